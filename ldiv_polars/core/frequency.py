@@ -1,0 +1,104 @@
+"""The frequency set: the only pass over the rows.
+
+``frequency_set(data, qi, sensitive)`` is a lazy ``group_by(qi + sensitive).len()``; every privacy
+model of the library is an aggregation over it.
+
+>>> import polars as pl
+>>> df = pl.DataFrame({"zip": ["130", "130", "148"], "age": [1, 1, 2], "s": ["a", "b", "a"]})
+>>> frequency_set(df, ["zip", "age"], "s").sort("zip", "s").collect().rows()
+[('130', 1, 'a', 1), ('130', 1, 'b', 1), ('148', 2, 'a', 1)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+
+import polars as pl
+
+from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.validate import (
+    NullPolicy,
+    check_null_policy,
+    raise_on_nulls,
+    validate_columns,
+)
+
+COUNT = "n"
+"""Name of the count column of a frequency set."""
+
+STREAMING = "streaming"
+
+
+def _null_guard(df: pl.DataFrame, columns: tuple[str, ...]) -> pl.DataFrame:
+    raise_on_nulls(df, columns, COUNT)
+    return df
+
+
+def frequency_set(
+    data: TableLike,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str] | None,
+    *,
+    nulls: NullPolicy = "error",
+    separator: str | None = None,
+) -> pl.LazyFrame:
+    """Lazy frequency set ``(qi..., sensitive..., n)`` of ``data``; nothing is collected.
+
+    Columns are validated against the schema at once. With ``nulls="error"`` (default) the plan
+    raises :class:`~ldiv_polars.errors.NullValuesError` when collected if a quasi-identifier or
+    sensitive column holds nulls (the check reads the small grouped result, not the rows);
+    ``nulls="value"`` keeps null as a value of its own. ``sensitive`` may be ``None`` for a
+    QI-only frequency set (class sizes).
+    """
+    return FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator).frame
+
+
+@dataclass(frozen=True)
+class FrequencySet:
+    """A frequency set with its column roles. ``frame`` may be lazy over the rows or over an
+    already collected table (see :meth:`materialize`)."""
+
+    frame: pl.LazyFrame
+    qi: tuple[str, ...]
+    sensitive: tuple[str, ...]
+
+    @classmethod
+    def build(
+        cls,
+        data: TableLike,
+        qi: str | Iterable[str],
+        sensitive: str | Iterable[str] | None,
+        *,
+        nulls: NullPolicy = "error",
+        separator: str | None = None,
+        require_sensitive: bool = False,
+    ) -> FrequencySet:
+        check_null_policy(nulls)
+        lf = to_lazyframe(data, separator=separator)
+        qi_t, s_t = validate_columns(
+            lf, qi, sensitive, reserved=(COUNT,), require_sensitive=require_sensitive
+        )
+        keys = [*qi_t, *s_t]
+        fs = lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(COUNT))
+        if nulls == "error":
+            schema = fs.collect_schema()
+            fs = fs.map_batches(
+                partial(_null_guard, columns=tuple(keys)),
+                schema=schema,
+                streamable=False,
+            )
+        return cls(fs, qi_t, s_t)
+
+    @property
+    def keys(self) -> list[str]:
+        return [*self.qi, *self.sensitive]
+
+    def materialize(self) -> FrequencySet:
+        """Collect the frequency set (streaming engine) and return one backed by it."""
+        df = self.frame.collect(engine=STREAMING)
+        return FrequencySet(df.lazy(), self.qi, self.sensitive)
+
+    def collect(self) -> pl.DataFrame:
+        return self.frame.collect(engine=STREAMING)

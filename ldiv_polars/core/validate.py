@@ -1,0 +1,146 @@
+"""Column and parameter validation, done on the schema before any row is read.
+
+>>> import polars as pl
+>>> lf = pl.LazyFrame({"age": [30], "zip": ["13053"], "disease": ["flu"]})
+>>> validate_columns(lf, ["age", "zip"], ["disease"])
+(('age', 'zip'), ('disease',))
+>>> validate_columns(lf, ["age", "zipp"], ["disease"])
+Traceback (most recent call last):
+...
+ldiv_polars.errors.UnknownColumnError: unknown column(s): 'zipp' (available: 'age', 'zip', 'disease')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import polars as pl
+
+from ldiv_polars.errors import (
+    DuplicateColumnError,
+    EmptyQuasiIdentifierError,
+    InvalidParameterError,
+    NullValuesError,
+    SensitiveInQuasiIdentifierError,
+    UnknownColumnError,
+)
+
+NullPolicy = Literal["error", "value"]
+"""How nulls in a quasi-identifier or sensitive column are handled: ``"error"`` raises
+:class:`~ldiv_polars.errors.NullValuesError` naming each column and its null count;
+``"value"`` treats null as a value of its own (one more equivalence class / sensitive value)."""
+
+
+def as_names(columns: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Normalize a column argument (one name, a comma-free iterable, or None) to a tuple."""
+    if columns is None:
+        return ()
+    if isinstance(columns, str):
+        return (columns,)
+    names = tuple(columns)
+    for c in names:
+        if not isinstance(c, str):
+            raise InvalidParameterError(f"column names must be strings, got {c!r}")
+    return names
+
+
+def validate_columns(
+    lf: pl.LazyFrame,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str] | None,
+    *,
+    reserved: Sequence[str] = (),
+    require_sensitive: bool = True,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Check the column lists against ``lf``'s schema and return them as tuples.
+
+    Raises :class:`EmptyQuasiIdentifierError`, :class:`DuplicateColumnError`,
+    :class:`SensitiveInQuasiIdentifierError` or :class:`UnknownColumnError`. ``reserved`` names
+    columns the caller will create (e.g. the count column) and which therefore may not be used.
+    """
+    qi_t = as_names(qi)
+    s_t = as_names(sensitive)
+    if not qi_t:
+        raise EmptyQuasiIdentifierError("the list of quasi-identifier columns is empty")
+    if require_sensitive and not s_t:
+        raise InvalidParameterError("a sensitive column is required")
+    for group, label in ((qi_t, "quasi-identifier"), (s_t, "sensitive")):
+        dup = sorted({c for c in group if group.count(c) > 1})
+        if dup:
+            raise DuplicateColumnError(f"{label} column(s) named twice: {', '.join(map(repr, dup))}")
+    both = [c for c in s_t if c in qi_t]
+    if both:
+        raise SensitiveInQuasiIdentifierError(
+            f"sensitive column(s) {', '.join(map(repr, both))} also listed as quasi-identifier"
+        )
+    schema = lf.collect_schema()
+    names = schema.names()
+    missing = [c for c in (*qi_t, *s_t) if c not in schema]
+    if missing:
+        raise UnknownColumnError(missing, names)
+    clash = [c for c in (*qi_t, *s_t) if c in reserved]
+    if clash:
+        raise InvalidParameterError(
+            f"column(s) {', '.join(map(repr, clash))} clash with the name the library uses for "
+            f"its count column; rename them or pass another count name"
+        )
+    return qi_t, s_t
+
+
+def check_null_policy(nulls: str) -> None:
+    if nulls not in ("error", "value"):
+        raise InvalidParameterError(f"nulls must be 'error' or 'value', got {nulls!r}")
+
+
+def null_counts_in(df: pl.DataFrame, columns: Sequence[str], count: str) -> dict[str, int]:
+    """Rows with a null in each of ``columns`` of a frequency set (weighted by ``count``)."""
+    out: dict[str, int] = {}
+    if df.height == 0:
+        return out
+    row = df.select(
+        [pl.col(count).filter(pl.col(c).is_null()).sum().alias(c) for c in columns]
+    ).row(0)
+    for c, n in zip(columns, row):
+        if n:
+            out[c] = int(n)
+    return out
+
+
+def raise_on_nulls(df: pl.DataFrame, columns: Sequence[str], count: str) -> None:
+    counts = null_counts_in(df, columns, count)
+    if counts:
+        raise NullValuesError(counts)
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+
+def require_int_at_least(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
+        isinstance(value, float) and value.is_integer()
+    ):
+        raise InvalidParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+    v = int(value)  # type: ignore[arg-type]
+    if v < low:
+        raise InvalidParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+    return v
+
+
+def require_real(name: str, value: object, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(float(value)):
+        raise InvalidParameterError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    bad = False
+    if low is not None and (v < low or (low_open and v == low)):
+        bad = True
+    if high is not None and (v > high or (high_open and v == high)):
+        bad = True
+    if bad:
+        lo = "(" if low_open else "["
+        hi = ")" if high_open else "]"
+        rng = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
+        raise InvalidParameterError(f"{name} must be in {rng}, got {value!r}")
+    return v
