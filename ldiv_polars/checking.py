@@ -1,0 +1,141 @@
+"""Plain-function interface: check a table against privacy models, list its classes, list the
+violating classes with reasons.
+
+>>> import polars as pl
+>>> from ldiv_polars.models import KAnonymity, DistinctLDiversity
+>>> df = pl.DataFrame({"zip": ["130", "130", "148", "148"], "s": ["a", "b", "a", "a"]})
+>>> result = check(df, ["zip"], "s", [KAnonymity(2), DistinctLDiversity(2)])
+>>> result.passed, [m.passed for m in result.models]
+(False, [True, False])
+>>> violations(df, ["zip"], "s", [DistinctLDiversity(2)]).collect()["reasons"].to_list()
+[['1 distinct sensitive value(s) < l=2']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.validate import NullPolicy
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import SIZE, Model, ModelResult, evaluate_classes, table_results
+from ldiv_polars.models.multi_attribute import MultiAttribute
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Verdicts of several models on one table."""
+
+    rows: int
+    classes: int
+    models: list[ModelResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(m.passed for m in self.models)
+
+    def __getitem__(self, key: str) -> ModelResult:
+        for m in self.models:
+            if m.key == key or m.model == key:
+                return m
+        raise KeyError(key)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rows": self.rows,
+            "classes": self.classes,
+            "passed": self.passed,
+            "models": {m.key: m.to_dict() for m in self.models},
+        }
+
+
+def _check_models(models: Sequence[Model] | Model, sensitive: tuple[str, ...]) -> list[Model]:
+    if isinstance(models, Model):
+        models = [models]
+    models = list(models)
+    for m in models:
+        if not isinstance(m, Model):
+            raise InvalidParameterError(f"not a privacy model: {m!r}")
+    if len(sensitive) > 1:
+        single = [m.describe() for m in models if m.needs_sensitive and not isinstance(
+            m, MultiAttribute)]
+        if single:
+            raise InvalidParameterError(
+                f"{', '.join(single)} read(s) one sensitive column but {len(sensitive)} were "
+                "given: wrap the model in MultiAttribute(...) or pass one sensitive column"
+            )
+    return models
+
+
+def _prepare(
+    data: TableLike,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str] | None,
+    models: Sequence[Model] | Model,
+    nulls: NullPolicy,
+    separator: str | None,
+) -> tuple[FrequencySet, list[Model]]:
+    fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator)
+    return fs, _check_models(models, fs.sensitive)
+
+
+def check(
+    data: TableLike,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str] | None,
+    models: Sequence[Model] | Model,
+    *,
+    nulls: NullPolicy = "error",
+    separator: str | None = None,
+    reference: pl.DataFrame | pl.LazyFrame | None = None,
+) -> CheckResult:
+    """Evaluate ``models`` on ``data``: one streaming pass builds the frequency set, everything
+    else reads it. Columns, parameters and model compatibility are validated first."""
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
+    fs = fs.materialize()
+    for m in models:
+        m.validate(fs)
+    classes = evaluate_classes(fs, models, reference=reference).collect()
+    rows = int(classes.get_column(SIZE).sum() or 0)
+    return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))
+
+
+def classes(
+    data: TableLike,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str] | None,
+    models: Sequence[Model] | Model = (),
+    *,
+    nulls: NullPolicy = "error",
+    separator: str | None = None,
+) -> pl.LazyFrame:
+    """Lazy table of equivalence classes: qi columns, ``size``, ``distinct`` (when a sensitive
+    column is given), each model's statistics and ``pass_<key>`` columns. Nothing is collected."""
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
+    return evaluate_classes(fs, models)
+
+
+def violations(
+    data: TableLike,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str] | None,
+    models: Sequence[Model] | Model,
+    *,
+    nulls: NullPolicy = "error",
+    separator: str | None = None,
+) -> pl.LazyFrame:
+    """Lazy table of the classes failing at least one model: qi columns, ``size`` and
+    ``reasons`` (a list of strings, one per failed model)."""
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
+    if not models:
+        raise InvalidParameterError("violations() needs at least one model")
+    evaluated = evaluate_classes(fs, models)
+    reasons = pl.concat_list(
+        [pl.when(~pl.col(f"pass_{m.key}")).then(m.reason()).otherwise(None) for m in models]
+    ).list.drop_nulls()
+    failing = pl.any_horizontal([~pl.col(f"pass_{m.key}") for m in models])
+    return evaluated.filter(failing).select(*fs.qi, SIZE, reasons.alias("reasons"))

@@ -1,0 +1,51 @@
+"""Privacy models over a frequency set (the ``models`` layer: knows no search, prints nothing)."""
+
+from ldiv_polars.models.base import (
+    DISTINCT,
+    ENTROPY_TOLERANCE,
+    SIZE,
+    ClassContext,
+    Model,
+    ModelResult,
+    evaluate_classes,
+    table_results,
+)
+from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
+from ldiv_polars.models.k_anonymity import KAnonymity
+from ldiv_polars.models.l_diversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    EntropyLDiversityDontCare,
+    NegativePositiveDisclosureRecursive,
+    PositiveDisclosureRecursive,
+    RecursiveCLDiversity,
+)
+from ldiv_polars.models.multi_attribute import MultiAttribute
+from ldiv_polars.models.risk import RiskReport, class_sizes, risk_profile
+from ldiv_polars.models.t_closeness import TCloseness
+
+__all__ = [
+    "DISTINCT",
+    "ENTROPY_TOLERANCE",
+    "SIZE",
+    "AlphaKAnonymity",
+    "BetaLikeness",
+    "ClassContext",
+    "DeltaDisclosure",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "EntropyLDiversityDontCare",
+    "KAnonymity",
+    "Model",
+    "ModelResult",
+    "MultiAttribute",
+    "NegativePositiveDisclosureRecursive",
+    "PositiveDisclosureRecursive",
+    "RecursiveCLDiversity",
+    "RiskReport",
+    "TCloseness",
+    "class_sizes",
+    "evaluate_classes",
+    "risk_profile",
+    "table_results",
+]

@@ -1,0 +1,42 @@
+"""k-anonymity (Def 2.2 of the l-diversity paper): every class has at least k rows.
+
+>>> import polars as pl
+>>> from ldiv_polars import check
+>>> df = pl.DataFrame({"zip": ["130", "130", "148"], "s": ["a", "b", "a"]})
+>>> check(df, ["zip"], None, [KAnonymity(2)]).passed
+False
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ldiv_polars.core.validate import require_int_at_least
+from ldiv_polars.models.base import SIZE, ClassContext, Model
+
+
+class KAnonymity(Model):
+    """Every equivalence class has ``size >= k``. Achieved value: the smallest class size."""
+
+    name = "k_anonymity"
+    monotone = True
+    higher_is_better = True
+    needs_sensitive = False
+
+    def __init__(self, k: int) -> None:
+        self.k = require_int_at_least("k", k, 1)
+
+    def params(self) -> dict[str, object]:
+        return {"k": self.k}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        return []
+
+    def value(self) -> pl.Expr:
+        return pl.col(SIZE)
+
+    def passes(self) -> pl.Expr:
+        return pl.col(SIZE) >= self.k
+
+    def reason(self) -> pl.Expr:
+        return pl.format(f"class size {{}} < k={self.k}", pl.col(SIZE))

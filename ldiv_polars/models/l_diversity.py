@@ -1,0 +1,391 @@
+"""The l-diversity family of Machanavajjhala et al. (TKDD 2007), exact to the definitions.
+
+- :class:`DistinctLDiversity`: at least l distinct sensitive values per class (an extension:
+  the paper does not define it, see paper-notes §2.11).
+- :class:`EntropyLDiversity` (Def 4.1): ``-sum p ln p >= ln l`` (natural log, ``>=``).
+- :class:`RecursiveCLDiversity` (Def 4.2): ``r1 < c (r_l + ... + r_m)``, strict; a class with
+  fewer than l values fails; l = 1 always passes.
+- :class:`PositiveDisclosureRecursive` (Def 4.3) with a don't-care set Y, and
+  :class:`NegativePositiveDisclosureRecursive` (Def 4.4) adding the c2-percent rule for W.
+- :class:`EntropyLDiversityDontCare`: adjusted entropy (Def 4.5, Algorithm 1) >= ln l.
+
+>>> import polars as pl
+>>> from ldiv_polars import check
+>>> fig4 = pl.DataFrame({"q": [1] * 4 + [2] * 4 + [3] * 4,
+...                      "s": ["HD", "VI", "C", "C", "C", "HD", "VI", "VI", "HD", "VI", "C", "C"]})
+>>> round(check(fig4, ["q"], "s", [EntropyLDiversity(2.8)]).models[0].achieved, 4)
+2.8284
+>>> check(fig4, ["q"], "s", [EntropyLDiversity(2.9)]).passed
+False
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import polars as pl
+
+from ldiv_polars.core.frequency import COUNT
+from ldiv_polars.core.validate import require_real
+from ldiv_polars.models.base import (
+    DISTINCT,
+    ENTROPY_TOLERANCE,
+    ROW_P,
+    ROW_RANK,
+    ClassContext,
+    Model,
+)
+
+
+def _require_l(l: float, *, integer: bool) -> float:
+    v = require_real("l", l, low=1.0)
+    if integer and not float(v).is_integer():
+        from ldiv_polars.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"l must be an integer >= 1 for this model, got {l!r}")
+    return int(v) if float(v).is_integer() else v
+
+
+class DistinctLDiversity(Model):
+    """At least ``l`` distinct sensitive values in every class. Achieved: the smallest count."""
+
+    name = "distinct_l"
+    higher_is_better = True
+
+    def __init__(self, l: int) -> None:
+        self.l = int(_require_l(l, integer=True))
+
+    def params(self) -> dict[str, object]:
+        return {"l": self.l}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        return []
+
+    def value(self) -> pl.Expr:
+        return pl.col(DISTINCT)
+
+    def passes(self) -> pl.Expr:
+        return pl.col(DISTINCT) >= self.l
+
+    def reason(self) -> pl.Expr:
+        return pl.format(f"{{}} distinct sensitive value(s) < l={self.l}", pl.col(DISTINCT))
+
+
+def entropy_expr() -> pl.Expr:
+    """Class entropy in nats from the frequency-set rows: ``-sum p ln p``."""
+    return -(pl.col(ROW_P) * pl.col(ROW_P).log()).sum()
+
+
+class EntropyLDiversity(Model):
+    """Entropy l-diversity (Def 4.1). Achieved: ``exp(min over classes of H)`` (e.g. 2.83 for
+    Fig. 4). ``l`` may be fractional."""
+
+    name = "entropy_l"
+    higher_is_better = True
+
+    def __init__(self, l: float) -> None:
+        self.l = _require_l(l, integer=False)
+
+    def params(self) -> dict[str, object]:
+        return {"l": self.l}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        return [entropy_expr().alias(self.col("H"))]
+
+    def value(self) -> pl.Expr:
+        return pl.col(self.col("H")).exp()
+
+    def achieved(self) -> pl.Expr:
+        return pl.col(self.col("H")).min().exp()
+
+    def passes(self) -> pl.Expr:
+        return pl.col(self.col("H")) >= math.log(self.l) - ENTROPY_TOLERANCE
+
+    def reason(self) -> pl.Expr:
+        return pl.format(
+            f"entropy {{}} nats < ln({self.l})", pl.col(self.col("H")).round(6)
+        )
+
+
+class RecursiveCLDiversity(Model):
+    """Recursive (c,l)-diversity (Def 4.2): ``r1 < c * (r_l + ... + r_m)`` (strict).
+
+    Achieved value: the largest ``r1 / (r_l + ... + r_m)`` over classes (the table passes iff
+    ``c`` exceeds it); infinite when some class has fewer than l distinct values."""
+
+    name = "recursive_cl"
+    higher_is_better = False
+    needs_rank = True
+
+    def __init__(self, c: float, l: int) -> None:
+        self.c = require_real("c", c, low=0.0, low_open=True)
+        self.l = int(_require_l(l, integer=True))
+
+    def params(self) -> dict[str, object]:
+        return {"c": self.c, "l": self.l}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        return [
+            pl.col(COUNT).max().alias(self.col("r1")),
+            pl.col(COUNT).filter(pl.col(ROW_RANK) >= self.l).sum().alias(self.col("tail")),
+        ]
+
+    def value(self) -> pl.Expr:
+        r1, tail = pl.col(self.col("r1")), pl.col(self.col("tail"))
+        return pl.when(tail > 0).then(r1 / tail).otherwise(float("inf"))
+
+    def passes(self) -> pl.Expr:
+        if self.l == 1:
+            return pl.lit(True)
+        return pl.col(self.col("r1")) < self.c * pl.col(self.col("tail"))
+
+    def reason(self) -> pl.Expr:
+        return pl.format(
+            f"r1={{}} not < c={self.c} * (r_{self.l}+...+r_m)={{}}",
+            pl.col(self.col("r1")),
+            pl.col(self.col("tail")),
+        )
+
+
+def _value_set(values: Iterable[object] | None) -> list[object]:
+    if values is None:
+        return []
+    if isinstance(values, (str, bytes)):
+        return [values]
+    return sorted(set(values), key=repr)
+
+
+class PositiveDisclosureRecursive(Model):
+    """Positive-disclosure-recursive (c,l)-diversity with a don't-care set Y (Def 4.3).
+
+    Let s_y be the most frequent value not in Y, r_y its count; tail(s_y) is the class total
+    minus r_y minus the l-2 largest other counts (the single-formula form of the two cases,
+    paper-notes §2.7). A class passes iff ``r_y < c * tail``; a class holding only don't-care
+    values (r_y = 0) passes; l = 1 always passes. Achieved: the largest ``r_y / tail``.
+
+    >>> import polars as pl
+    >>> from ldiv_polars import check
+    >>> df = pl.DataFrame({"sex": ["M"] * 1000 + ["F"] * 1000,
+    ...     "s": ["Healthy"] * 700 + ["Hepatitis"] * 300 + ["Healthy"] * 700 + ["Cancer"] * 300})
+    >>> check(df, ["sex"], "s", [PositiveDisclosureRecursive(0.43, 2, {"Healthy"})]).passed
+    True
+    >>> check(df, ["sex"], "s", [PositiveDisclosureRecursive(3 / 7, 2, {"Healthy"})]).passed
+    False
+    """
+
+    name = "pd_recursive_cl"
+    higher_is_better = False
+    needs_rank = True
+
+    def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
+        self.c = require_real("c", c, low=0.0, low_open=True)
+        self.l = int(_require_l(l, integer=True))
+        self.dont_care = _value_set(dont_care)
+
+    def params(self) -> dict[str, object]:
+        return {"c": self.c, "l": self.l, "Y": self.dont_care}
+
+    def _not_y(self, s: str) -> pl.Expr:
+        if not self.dont_care:
+            return pl.lit(True)
+        return ~pl.col(s).is_in(self.dont_care)
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        s = ctx.s
+        not_y = self._not_y(s)
+        n, rank = pl.col(COUNT), pl.col(ROW_RANK)
+        r_y = n.filter(not_y).max().fill_null(0)
+        pos_y = rank.filter(not_y).min()
+        l = self.l
+        top_prev = n.filter(rank <= l - 1).sum()  # l-1 largest of all values
+        top_other = pl.when(pos_y <= l - 1).then(top_prev - r_y).otherwise(
+            n.filter(rank <= l - 2).sum()
+        )
+        tail = (n.sum() - r_y - top_other).fill_null(0)
+        return [r_y.alias(self.col("r_y")), tail.alias(self.col("tail"))]
+
+    def value(self) -> pl.Expr:
+        r_y, tail = pl.col(self.col("r_y")), pl.col(self.col("tail"))
+        return (
+            pl.when(r_y == 0).then(0.0).when(tail > 0).then(r_y / tail).otherwise(float("inf"))
+        )
+
+    def passes(self) -> pl.Expr:
+        if self.l == 1:
+            return pl.lit(True)
+        r_y, tail = pl.col(self.col("r_y")), pl.col(self.col("tail"))
+        return (r_y == 0) | (r_y < self.c * tail)
+
+    def reason(self) -> pl.Expr:
+        return pl.format(
+            f"r_y={{}} not < c={self.c} * tail={{}}",
+            pl.col(self.col("r_y")),
+            pl.col(self.col("tail")),
+        )
+
+
+class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
+    """npd-recursive (c1,c2,l)-diversity (Def 4.4): pd-recursive (c1,l) with don't-care set Y,
+    and every value of W at ``>= c2`` percent of every class (a missing value is 0%).
+
+    Achieved value: as for pd-recursive (the c1 needed); the smallest W share is reported in
+    the class statistics (``<key>__w_pct``)."""
+
+    name = "npd_recursive_cl"
+
+    def __init__(
+        self,
+        c1: float,
+        c2: float,
+        l: int,
+        dont_care: Iterable[object] | None = None,
+        protected: Iterable[object] | None = None,
+    ) -> None:
+        super().__init__(c1, l, dont_care)
+        self.c2 = require_real("c2", c2, low=0.0, high=100.0, high_open=True)
+        self.protected = _value_set(protected)
+
+    def params(self) -> dict[str, object]:
+        return {"c1": self.c, "c2": self.c2, "l": self.l, "Y": self.dont_care, "W": self.protected}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        out = super().aggs(ctx)
+        if self.protected:
+            s = ctx.s
+            shares = [
+                (pl.col(COUNT).filter(pl.col(s) == w).sum() * 100.0 / pl.col(COUNT).sum())
+                for w in self.protected
+            ]
+            out.append(pl.min_horizontal(shares).alias(self.col("w_pct")))
+        else:
+            out.append(pl.lit(100.0).alias(self.col("w_pct")))
+        return out
+
+    def passes(self) -> pl.Expr:
+        return super().passes() & (pl.col(self.col("w_pct")) >= self.c2)
+
+    def reason(self) -> pl.Expr:
+        return pl.format(
+            f"r_y={{}}, tail={{}} (c1={self.c}); smallest W share {{}}% (c2={self.c2})",
+            pl.col(self.col("r_y")),
+            pl.col(self.col("tail")),
+            pl.col(self.col("w_pct")).round(4),
+        )
+
+
+class EntropyLDiversityDontCare(Model):
+    """Entropy l-diversity with a don't-care set Y: the adjusted entropy (Def 4.5, computed by
+    the paper's Algorithm 1 in closed form) must be ``>= ln l``.
+
+    Algorithm 1 fixes don't-care counts in ascending order while ``ln(phi) < M(fixed)`` (M is
+    the log-entropic mean) and lowers the rest to ``exp(M)``; here the loop is the number of
+    leading don't-care counts (sorted ascending) whose log is below the running mean, computed
+    with cumulative sums per class. A class with only don't-care values passes (the paper's
+    ``r_y = 0`` case). Achieved: ``exp(min adjusted entropy)``.
+    """
+
+    name = "entropy_l_dont_care"
+    higher_is_better = True
+
+    def __init__(self, l: float, dont_care: Iterable[object]) -> None:
+        self.l = _require_l(l, integer=False)
+        self.dont_care = _value_set(dont_care)
+
+    def params(self) -> dict[str, object]:
+        return {"l": self.l, "Y": self.dont_care}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        return []
+
+    def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
+        qi, s = list(ctx.qi), ctx.s
+        n = pl.col(COUNT).cast(pl.Float64)
+        is_y = pl.col(s).is_in(self.dont_care) if self.dont_care else pl.lit(
+            False
+        )
+        rows = ctx.rows.select(*qi, s, COUNT).with_columns(is_y.alias("__y"))
+        nlogn = (n * n.log()).alias("__nlogn")
+        base = rows.filter(~pl.col("__y")).group_by(qi).agg(
+            n.sum().alias("__A0"), (n * n.log()).sum().alias("__B0")
+        )
+        phis = rows.filter(pl.col("__y")).with_columns(nlogn, n.alias("__phi"))
+        # running sums over the don't-care counts sorted ascending (ties: any order, the test
+        # below is the same for equal counts)
+        phis = phis.join(base, on=qi, how="left", nulls_equal=True).with_columns(
+            pl.col("__A0").fill_null(0.0), pl.col("__B0").fill_null(0.0)
+        )
+        order = [pl.col("__phi"), pl.col(s)]
+        phis = phis.with_columns(
+            (pl.col("__phi").cum_sum().over(qi, order_by=order) - pl.col("__phi")).alias("__cA"),
+            (pl.col("__nlogn").cum_sum().over(qi, order_by=order) - pl.col("__nlogn")).alias(
+                "__cB"
+            ),
+        ).with_columns(
+            # fixed before this phi: A = A0 + cA, B = B0 + cB; loop continues while ln(phi) < B/A
+            ((pl.col("__A0") + pl.col("__cA")) > 0).alias("__defined"),
+        ).with_columns(
+            (
+                pl.col("__defined")
+                & (pl.col("__phi").log() * (pl.col("__A0") + pl.col("__cA"))
+                   < (pl.col("__B0") + pl.col("__cB")))
+            ).alias("__fix")
+        ).with_columns(
+            # fixed = leading run of True in ascending order
+            ((~pl.col("__fix")).cast(pl.Int64).cum_sum().over(qi, order_by=order) == 0).alias(
+                "__fixed"
+            )
+        )
+        fixed = phis.group_by(qi).agg(
+            pl.col("__phi").filter(pl.col("__fixed")).sum().alias("__fA"),
+            pl.col("__nlogn").filter(pl.col("__fixed")).sum().alias("__fB"),
+            (~pl.col("__fixed")).sum().alias("__K"),
+        )
+        classes = rows.select(qi).unique().join(base, on=qi, how="left", nulls_equal=True).join(
+            fixed, on=qi, how="left", nulls_equal=True
+        ).with_columns(
+            pl.col("__A0").fill_null(0.0),
+            pl.col("__B0").fill_null(0.0),
+            pl.col("__fA").fill_null(0.0),
+            pl.col("__fB").fill_null(0.0),
+            pl.col("__K").fill_null(0).cast(pl.Float64),
+        )
+        A = pl.col("__A0") + pl.col("__fA")
+        B = pl.col("__B0") + pl.col("__fB")
+        M = B / A
+        v = M.exp()
+        T = A + pl.col("__K") * v
+        H = T.log() - (B + pl.col("__K") * v * M) / T
+        return [
+            classes.select(
+                *qi,
+                pl.when(pl.col("__A0") > 0).then(H).otherwise(None).alias(self.col("H")),
+            )
+        ]
+
+    def value(self) -> pl.Expr:
+        return pl.col(self.col("H")).exp().fill_null(float("inf"))
+
+    def achieved(self) -> pl.Expr:
+        return pl.col(self.col("H")).min().exp().fill_null(float("inf"))
+
+    def passes(self) -> pl.Expr:
+        h = pl.col(self.col("H"))
+        return h.is_null() | (h >= math.log(self.l) - ENTROPY_TOLERANCE)
+
+    def reason(self) -> pl.Expr:
+        return pl.format(
+            f"adjusted entropy {{}} nats < ln({self.l})", pl.col(self.col("H")).round(6)
+        )
+
+
+__all__ = [
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "EntropyLDiversityDontCare",
+    "NegativePositiveDisclosureRecursive",
+    "PositiveDisclosureRecursive",
+    "RecursiveCLDiversity",
+    "entropy_expr",
+]
+

@@ -1,0 +1,85 @@
+"""Multi-attribute l-diversity (Def 4.6): with sensitive attributes S_1..S_m, the table is
+l-diverse when, for every i, it is l-diverse with S_i as the sole sensitive attribute and the
+other S_j added to the quasi-identifier. Any single-attribute model can be plugged in.
+
+No monotonicity result is stated for it (paper-notes §3), so ``monotone`` is False and a lattice
+search will not prune with it.
+
+>>> import polars as pl
+>>> from ldiv_polars import check
+>>> from ldiv_polars.models import DistinctLDiversity
+>>> block = pl.DataFrame({"q": [1] * 4, "S": ["s1", "s1", "s2", "s3"], "V": ["v1", "v2", "v3", "v3"]})
+>>> check(block, ["q"], ["S", "V"], [MultiAttribute(DistinctLDiversity(2))]).passed
+False
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import ClassContext, Model, evaluate_classes
+
+
+class MultiAttribute(Model):
+    """Def 4.6 around ``inner``. Per class: passes iff every sub-class (class x values of the
+    other sensitive columns) passes ``inner`` for every sensitive column. Achieved: the worst
+    of ``inner``'s achieved values over all attributes."""
+
+    name = "multi_attribute"
+    monotone = False
+
+    def __init__(self, inner: Model) -> None:
+        if not isinstance(inner, Model) or isinstance(inner, MultiAttribute):
+            raise InvalidParameterError("MultiAttribute wraps one single-attribute model")
+        if not inner.needs_sensitive:
+            raise InvalidParameterError(
+                f"{inner.describe()} does not read the sensitive column; nothing to wrap"
+            )
+        self.inner = inner
+        self.higher_is_better = inner.higher_is_better  # type: ignore[misc]
+
+    def params(self) -> dict[str, object]:
+        return {"model": self.inner.key}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        return []
+
+    def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
+        if len(ctx.sensitive) < 2:
+            raise InvalidParameterError(
+                "multi-attribute l-diversity needs at least two sensitive columns"
+            )
+        qi = list(ctx.qi)
+        base = ctx.rows.select(*qi, *ctx.sensitive, COUNT)
+        parts = []
+        inner = self.inner
+        for s in ctx.sensitive:
+            others = [o for o in ctx.sensitive if o != s]
+            sub = FrequencySet(base, (*ctx.qi, *others), (s,))
+            parts.append(
+                evaluate_classes(sub, [inner]).select(
+                    *qi,
+                    pl.col(f"pass_{inner.key}").alias("__ok"),
+                    inner.value().cast(pl.Float64).alias("__v"),
+                )
+            )
+        worst = pl.col("__v").min() if inner.higher_is_better else pl.col("__v").max()
+        return [
+            pl.concat(parts)
+            .group_by(qi)
+            .agg(pl.col("__ok").all().alias(self.col("ok")), worst.alias(self.col("value")))
+        ]
+
+    def value(self) -> pl.Expr:
+        return pl.col(self.col("value"))
+
+    def passes(self) -> pl.Expr:
+        return pl.col(self.col("ok"))
+
+    def reason(self) -> pl.Expr:
+        return pl.format(
+            f"some sensitive attribute fails {self.inner.describe()} given the others: {{}}",
+            pl.col(self.col("value")),
+        )

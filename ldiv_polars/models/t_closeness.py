@@ -1,0 +1,239 @@
+"""t-closeness (Li, Li, Venkatasubramanian, ICDE 2007): the Earth Mover's Distance between each
+class's sensitive distribution P and the table's distribution Q is at most t.
+
+Three ground distances, all computed sparsely from the frequency set (only values present in a
+class are touched, so the cost is the size of the frequency set, not classes x domain):
+
+- ``"equal"`` (categorical): every pair of values at distance 1;
+  ``EMD = 1/2 sum_s |p_s - q_s|``.
+- ``"ordered"`` (numeric or ordinal): the domain sorted ascending, distance ``|i-j|/(m-1)``;
+  ``EMD = 1/(m-1) sum_{i<m} |P_i - Q_i|`` with cumulative P, Q. Between two values present in
+  the class P is constant, so each stretch is summed in closed form from prefix sums of Q.
+- ``"hierarchical"``: a value hierarchy (ARX layout: first column the value, one column per
+  level); ``EMD = sum_N level(N)/H * min(pos_extra(N), neg_extra(N))`` over inner nodes N.
+
+>>> import polars as pl
+>>> from ldiv_polars import check
+>>> df = pl.DataFrame({"q": [1, 1, 2, 2], "s": ["a", "a", "b", "b"]})
+>>> check(df, ["q"], "s", [TCloseness(0.5)]).models[0].achieved
+0.5
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import polars as pl
+
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.validate import require_real
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import ROW_P, ROW_Q, ClassContext, Model
+
+Distance = Literal["equal", "ordered", "hierarchical"]
+
+
+def hierarchy_frame(hierarchy: Any) -> pl.DataFrame:
+    """Accept a DataFrame in ARX layout or an object with a ``.frame`` DataFrame in that layout;
+    return it with every column cast to string."""
+    frame = getattr(hierarchy, "frame", hierarchy)
+    if not isinstance(frame, pl.DataFrame):
+        raise InvalidParameterError(
+            "a hierarchy must be a polars DataFrame in ARX layout (first column the value, one "
+            "column per level) or an object with such a `.frame`"
+        )
+    if frame.width < 2:
+        raise InvalidParameterError("a hierarchy needs the value column and at least one level")
+    frame = frame.select(pl.all().cast(pl.String))
+    if frame.null_count().sum_horizontal().item():
+        raise InvalidParameterError("the hierarchy has empty cells (ragged rows)")
+    return frame
+
+
+class TCloseness(Model):
+    """t-closeness with the chosen EMD ground distance. Achieved: the largest class EMD."""
+
+    name = "t_closeness"
+    higher_is_better = False
+    needs_q = True
+
+    def __init__(
+        self, t: float, distance: Distance = "equal", hierarchy: Any | None = None
+    ) -> None:
+        self.t = require_real("t", t, low=0.0, high=1.0)
+        if distance not in ("equal", "ordered", "hierarchical"):
+            raise InvalidParameterError(
+                f"distance must be 'equal', 'ordered' or 'hierarchical', got {distance!r}"
+            )
+        self.distance: Distance = distance
+        self._hierarchy: pl.DataFrame | None = None
+        if distance == "hierarchical":
+            if hierarchy is None:
+                raise InvalidParameterError("hierarchical t-closeness needs a hierarchy")
+            self._hierarchy = _with_root(hierarchy_frame(hierarchy))
+        elif hierarchy is not None:
+            raise InvalidParameterError("a hierarchy is only used with distance='hierarchical'")
+
+    def params(self) -> dict[str, object]:
+        return {"t": self.t, "distance": self.distance}
+
+    def validate(self, fs: FrequencySet) -> None:
+        if self._hierarchy is None:
+            return
+        s = fs.sensitive[0]
+        leaves = self._hierarchy.get_column(self._hierarchy.columns[0])
+        values = fs.frame.select(pl.col(s).cast(pl.String).unique()).collect().to_series()
+        missing = values.filter(~values.is_in(leaves.implode()) | values.is_null())
+        if missing.len():
+            shown = ", ".join(repr(v) for v in missing.head(5).to_list())
+            raise InvalidParameterError(
+                f"{missing.len()} value(s) of {s!r} missing from the hierarchy, e.g. {shown}"
+            )
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        if self.distance == "equal":
+            p, q = pl.col(ROW_P), pl.col(ROW_Q)
+            return [(0.5 * (1.0 + ((p - q).abs() - q).sum())).alias(self.col("emd"))]
+        return []
+
+    def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
+        if self.distance == "ordered":
+            return [_ordered_emd(ctx, self.col("emd"))]
+        if self.distance == "hierarchical":
+            assert self._hierarchy is not None
+            return [_hierarchical_emd(ctx, self._hierarchy, self.col("emd"))]
+        return []
+
+    def value(self) -> pl.Expr:
+        return pl.col(self.col("emd"))
+
+    def passes(self) -> pl.Expr:
+        return pl.col(self.col("emd")) <= self.t
+
+    def reason(self) -> pl.Expr:
+        return pl.format(
+            f"EMD ({self.distance}) {{}} > t={self.t}", pl.col(self.col("emd")).round(6)
+        )
+
+
+def _ordered_emd(ctx: ClassContext, out: str) -> pl.LazyFrame:
+    qi, s = list(ctx.qi), ctx.s
+    domain = (
+        ctx.reference.sort(s)
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("__idx"),
+            pl.col(ROW_Q).cum_sum().alias("__Q"),
+            pl.len().cast(pl.Int64).alias("__m"),
+        )
+        .with_columns(pl.col("__Q").cum_sum().alias("__SQ"))
+    )
+    sq = domain.select("__idx", "__SQ")
+    rows = ctx.rows.select(*qi, s, ROW_P).join(
+        domain.select(s, "__idx", "__m"), on=s, how="left", nulls_equal=True
+    )
+    rows = rows.with_columns(
+        pl.col(ROW_P).cum_sum().over(qi, order_by="__idx").alias("__P"),
+        (
+            pl.col("__idx").shift(-1).over(qi, order_by="__idx").fill_null(pl.col("__m") - 1)
+            - 1
+        ).alias("__b"),
+        (pl.col("__idx") == pl.col("__idx").min().over(qi)).alias("__first"),
+    )
+    # g = last domain index with Q_g <= P (-1 if none)
+    rows = (
+        rows.sort("__P")
+        .join_asof(
+            domain.select(pl.col("__Q"), pl.col("__idx").alias("__g")).sort("__Q"),
+            left_on="__P",
+            right_on="__Q",
+            strategy="backward",
+        )
+        .with_columns(pl.col("__g").fill_null(-1))
+        .with_columns(
+            pl.min_horizontal(pl.max_horizontal(pl.col("__g"), pl.col("__idx") - 1), pl.col("__b"))
+            .alias("__split")
+        )
+    )
+
+    def lookup(frame: pl.LazyFrame, key: str, name: str) -> pl.LazyFrame:
+        return frame.join(
+            sq.rename({"__idx": key, "__SQ": name}), on=key, how="left"
+        ).with_columns(pl.col(name).fill_null(0.0))
+
+    rows = rows.with_columns((pl.col("__idx") - 1).alias("__a1"))
+    rows = lookup(rows, "__a1", "__SQa1")
+    rows = lookup(rows, "__split", "__SQs")
+    rows = lookup(rows, "__b", "__SQb")
+    P = pl.col("__P")
+    seg = (
+        pl.when(pl.col("__b") >= pl.col("__idx"))
+        .then(
+            P * (pl.col("__split") - pl.col("__idx") + 1)
+            - (pl.col("__SQs") - pl.col("__SQa1"))
+            + (pl.col("__SQb") - pl.col("__SQs"))
+            - P * (pl.col("__b") - pl.col("__split"))
+        )
+        .otherwise(0.0)
+    )
+    head = pl.when(pl.col("__first")).then(pl.col("__SQa1")).otherwise(0.0)
+    return rows.group_by(qi).agg(
+        pl.when(pl.col("__m").first() > 1)
+        .then((seg + head).sum() / (pl.col("__m").first() - 1))
+        .otherwise(0.0)
+        .alias(out)
+    )
+
+
+def _with_root(frame: pl.DataFrame) -> pl.DataFrame:
+    last = frame.columns[-1]
+    if frame.get_column(last).n_unique() > 1:
+        frame = frame.with_columns(pl.lit("*").alias(f"{last}__root"))
+    return frame
+
+
+def _hierarchical_emd(ctx: ClassContext, hierarchy: pl.DataFrame, out: str) -> pl.LazyFrame:
+    qi, s = list(ctx.qi), ctx.s
+    levels = hierarchy.columns  # level 0 = leaf ... level H = root
+    H = len(levels) - 1
+    names = [f"__h{j}" for j in range(H + 1)]
+    hier = hierarchy.rename(dict(zip(levels, names))).lazy()
+    rows = (
+        ctx.rows.select(*qi, pl.col(s).cast(pl.String).alias("__h0"), ROW_P)
+        .join(hier, on="__h0", how="left")
+    )
+    ref = ctx.reference.select(pl.col(s).cast(pl.String).alias("__h0"), ROW_Q).join(
+        hier, on="__h0", how="left"
+    )
+    parts: list[pl.LazyFrame] = []
+    for h in range(1, H + 1):
+        child, node = names[h - 1], names[h]
+        q_child = ref.group_by(child).agg(pl.col(ROW_Q).sum().alias("__qc"))
+        q_node = ref.group_by(node).agg(pl.col(ROW_Q).sum().alias("__qn"))
+        per_child = (
+            rows.group_by(*qi, node, child)
+            .agg(pl.col(ROW_P).sum().alias("__pc"))
+            .join(q_child, on=child, how="left")
+            .with_columns((pl.col("__pc") - pl.col("__qc")).alias("__extra"))
+        )
+        per_node = (
+            per_child.group_by(*qi, node)
+            .agg(
+                pl.col("__extra").clip(lower_bound=0.0).sum().alias("__pos"),
+                pl.col("__pc").sum().alias("__pn"),
+            )
+            .join(q_node, on=node, how="left")
+            .with_columns((pl.col("__pn") - pl.col("__qn")).alias("__extraN"))
+            .select(
+                *qi,
+                (
+                    (h / H)
+                    * pl.min_horizontal(pl.col("__pos"), pl.col("__pos") - pl.col("__extraN"))
+                ).alias("__cost"),
+            )
+        )
+        parts.append(per_node)
+    return pl.concat(parts).group_by(qi).agg(
+        pl.col("__cost").sum().clip(lower_bound=0.0).alias(out)
+    )
+
+

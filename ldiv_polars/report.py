@@ -1,0 +1,111 @@
+"""The one-object summary of a table (the JSON of ``ldiv check``).
+
+>>> import polars as pl
+>>> df = pl.DataFrame({"q": [1, 1, 2, 2], "s": ["a", "b", "a", "a"]})
+>>> summary(df, ["q"], "s", l=2)["l_distinct"]
+1
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import polars as pl
+
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.validate import NullPolicy, require_int_at_least
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import SIZE, evaluate_classes, table_results
+from ldiv_polars.models.disclosure import AlphaKAnonymity, DeltaDisclosure
+from ldiv_polars.models.k_anonymity import KAnonymity
+from ldiv_polars.models.l_diversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+)
+from ldiv_polars.models.t_closeness import TCloseness
+
+SUMMARY_KEYS = (
+    "rows",
+    "classes",
+    "k",
+    "l_distinct",
+    "l_entropy",
+    "recursive_c",
+    "alpha",
+    "t",
+    "delta",
+    "prosecutor_max",
+    "prosecutor_avg",
+    "sample_uniques",
+)
+"""The keys of :func:`summary`, in order (also the JSON of ``ldiv check`` and the columns of
+the SQL ``ldiv_summary`` macro)."""
+
+
+def is_ordered_dtype(dtype: pl.DataType) -> bool:
+    """Whether t-closeness uses the ordered distance for a sensitive column of this type."""
+    return dtype.is_numeric() or dtype.is_temporal()
+
+
+def _finite(v: float | None) -> float | None:
+    if v is None or math.isinf(v) or math.isnan(v):
+        return None
+    return float(v)
+
+
+def summary(
+    data: TableLike,
+    qi: str | Iterable[str],
+    sensitive: str,
+    l: int = 2,
+    *,
+    nulls: NullPolicy = "error",
+    separator: str | None = None,
+) -> dict[str, object]:
+    """Every headline statistic of the table in one pass (see :data:`SUMMARY_KEYS`).
+
+    ``recursive_c`` is the largest ``r1/(r_l+...+r_m)`` over classes for the given ``l`` (the
+    table is recursive (c,l)-diverse iff c exceeds it; None when some class has fewer than l
+    values); ``t`` uses the equal distance for a string/boolean column and the ordered distance
+    for a numeric or temporal one; ``delta`` is None when infinite.
+    """
+    l = require_int_at_least("l", l, 1)
+    if not isinstance(sensitive, str):
+        raise InvalidParameterError("summary() takes exactly one sensitive column")
+    fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
+                            require_sensitive=True).materialize()
+    dtype = fs.frame.collect_schema()[sensitive]
+    models = [
+        KAnonymity(1),
+        DistinctLDiversity(1),
+        EntropyLDiversity(1),
+        RecursiveCLDiversity(1.0, l),
+        AlphaKAnonymity(1.0, 1),
+        TCloseness(1.0, "ordered" if is_ordered_dtype(dtype) else "equal"),
+        DeltaDisclosure(float("inf")),
+    ]
+    classes = evaluate_classes(fs, models).collect()
+    if classes.height == 0:
+        return {key: (0 if key in ("rows", "classes", "sample_uniques") else None)
+                for key in SUMMARY_KEYS}
+    res = {m.model: m.achieved for m in table_results(classes, models)}
+    rows = int(classes.get_column(SIZE).sum())
+    k = int(res["k_anonymity"])  # type: ignore[arg-type]
+    uniques = int(classes.filter(pl.col(SIZE) == 1).get_column(SIZE).sum() or 0)
+    return {
+        "rows": rows,
+        "classes": classes.height,
+        "k": k,
+        "l_distinct": int(res["distinct_l"]),  # type: ignore[arg-type]
+        "l_entropy": _finite(res["entropy_l"]),
+        "recursive_c": _finite(res["recursive_cl"]),
+        "alpha": _finite(res["alpha_k"]),
+        "t": _finite(res["t_closeness"]),
+        "delta": _finite(res["delta_disclosure"]),
+        "prosecutor_max": 1.0 / k,
+        "prosecutor_avg": classes.height / rows,
+        "sample_uniques": uniques,
+    }
