@@ -1,0 +1,457 @@
+-- ldiv_polars: privacy models as DuckDB SQL macros (closed forms).
+--
+-- Load with the DuckDB CLI:   .read sql/ldiv.sql
+-- or from Python:             import ldiv_polars.duckdb as ld; ld.install(con)
+--
+-- Every table macro takes
+--   tbl  the name of a table or view (a string; wrap read_parquet(...) in a view),
+--   qi   a list of quasi-identifier column names, e.g. ['age', 'zip'],
+--   s    the name of the sensitive column,
+-- and selects the columns with COLUMNS(lambda c: ...): names are compared as strings, never
+-- pasted into SQL, so any column name works (spaces, quotes, reserved words, unicode).
+-- The only pass over the rows is one GROUP BY qi..., s (the frequency set); everything else
+-- reads that small relation. NULL is a value of its own (GROUP BY groups NULLs together);
+-- the Python API raises on NULLs unless nulls='value'.
+--
+-- Internal macros start with ldiv__ (two underscores); their "f" argument names a relation
+-- (ec STRUCT, sv, n) = class key, sensitive value, count.
+
+-- ---------------------------------------------------------------------------------------------
+-- Frequency set and equivalence classes
+-- ---------------------------------------------------------------------------------------------
+
+-- Frequency set: one row per (quasi-identifier vector, sensitive value) with its count n.
+-- Columns: the QI columns (in table order), the sensitive column, n.
+CREATE OR REPLACE MACRO ldiv_frequency_set(tbl, qi, s) AS TABLE
+    SELECT COLUMNS(lambda c: list_contains(qi, c)), COLUMNS(lambda c: c = s), count(*) AS n
+    FROM query_table(tbl)
+    GROUP BY ALL;
+
+-- Internal frequency set: class key packed into one struct (so that no QI name can clash with
+-- the helper columns), sensitive value renamed sv.
+CREATE OR REPLACE MACRO ldiv__fs(tbl, qi, s) AS TABLE
+    SELECT struct_pack(*COLUMNS(lambda c: list_contains(qi, c))) AS ec,
+           COLUMNS(lambda c: c = s) AS sv,
+           "ldiv__n" AS n
+    FROM (SELECT COLUMNS(lambda c: list_contains(qi, c) OR c = s), count(*) AS "ldiv__n"
+          FROM query_table(tbl)
+          GROUP BY ALL);
+
+-- Class sizes only (no sensitive column): one row per equivalence class.
+CREATE OR REPLACE MACRO ldiv__sizes(tbl, qi) AS TABLE
+    SELECT "ldiv__n" AS size
+    FROM (SELECT COLUMNS(lambda c: list_contains(qi, c)), count(*) AS "ldiv__n"
+          FROM query_table(tbl)
+          GROUP BY ALL);
+
+-- TRUE for the numeric DuckDB types (t-closeness then uses the ordered distance).
+CREATE OR REPLACE MACRO ldiv_is_numeric(x) AS
+    typeof(x) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT',
+                  'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE')
+    OR typeof(x) LIKE 'DECIMAL%';
+
+-- Sensitive-value domain of the whole table: value, table count tn, rank drk in ascending
+-- order (NULL first, as Polars sorts), cumulative table count ctn.
+CREATE OR REPLACE MACRO ldiv__dom(f) AS TABLE
+    SELECT sv, tn,
+           row_number() OVER (ORDER BY sv ASC NULLS FIRST) AS drk,
+           sum(tn) OVER (ORDER BY sv ASC NULLS FIRST
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS ctn
+    FROM (SELECT sv, sum(n)::BIGINT AS tn FROM query_table(f) GROUP BY sv);
+
+-- Frequency set joined with per-class and per-table quantities:
+-- cid (class id), size (class size), rk (rank of the count in its class, descending),
+-- tn/drk/ctn (see ldiv__dom), total (row count), m (distinct sensitive values in the table).
+CREATE OR REPLACE MACRO ldiv__fsx(f) AS TABLE
+    WITH d AS (FROM ldiv__dom(f))
+    SELECT x.cid, x.ec, x.sv, x.n, x.size, x.rk, d.tn, d.drk, d.ctn, t.total, t.m
+    FROM (SELECT ec, sv, n,
+                 dense_rank() OVER (ORDER BY ec) AS cid,
+                 sum(n) OVER (PARTITION BY ec)::BIGINT AS size,
+                 row_number() OVER (PARTITION BY ec ORDER BY n DESC) AS rk
+          FROM query_table(f)) x
+    JOIN d ON x.sv IS NOT DISTINCT FROM d.sv
+    CROSS JOIN (SELECT sum(tn)::BIGINT AS total, count(*)::BIGINT AS m FROM d) t;
+
+-- Per-class statistics of a frequency set f (ec, sv, n); l is the recursive-(c,l) tail start.
+--   size, distinct_values, entropy (natural log), max_count, counts (descending),
+--   tail = r_l + ... + r_m (NULL when fewer than l distinct values; l <= 1: the whole class),
+--   alpha = max_count/size, emd_equal (t-closeness, equal distance), delta_present
+--   (max |ln(p/q)| over values present), missing_values (table values absent from the class),
+--   beta (max (p-q)/q over p > q, 0 if none).
+CREATE OR REPLACE MACRO ldiv__class_stats(f, l) AS TABLE
+    SELECT cid, ec,
+           any_value(size) AS size,
+           ldiv_is_numeric(any_value(sv)) AS sv_numeric,
+           count(*)::BIGINT AS distinct_values,
+           -sum((n / size) * ln(n / size)) AS entropy,
+           max(n) AS max_count,
+           list(n ORDER BY n DESC) AS counts,
+           CASE WHEN count(*) >= greatest(l, 1)
+                THEN sum(n) FILTER (WHERE rk >= greatest(l, 1)) END::BIGINT AS tail,
+           max(n) / any_value(size) AS alpha,
+           0.5 * (sum(abs(n / size - tn / total))
+                  + (any_value(total) - sum(tn)) / any_value(total)) AS emd_equal,
+           max(abs(ln((n / size) / (tn / total)))) AS delta_present,
+           (any_value(m) - count(*))::BIGINT AS missing_values,
+           coalesce(max((n / size - tn / total) / (tn / total))
+                    FILTER (WHERE n / size > tn / total), 0.0) AS beta
+    FROM ldiv__fsx(f)
+    GROUP BY cid, ec;
+
+-- Ordered-distance EMD per class (numeric sensitive values, sorted ascending):
+-- (1/(m-1)) * sum_{i<m} |P_i - Q_i| with cumulative distributions P (class) and Q (table);
+-- 0 when m = 1. Dense over classes x domain values. Computed only when distance = 'ordered',
+-- or distance = 'auto' and the sensitive column is numeric (empty result otherwise).
+CREATE OR REPLACE MACRO ldiv__emd_ordered(f, distance) AS TABLE
+    WITH x AS (SELECT * FROM ldiv__fsx(f)
+               WHERE distance = 'ordered' OR (distance = 'auto' AND ldiv_is_numeric(sv))),
+         c AS (SELECT DISTINCT cid, size, total, m FROM x),
+         d AS (SELECT DISTINCT drk, ctn FROM x),
+         g AS (SELECT c.cid, c.size, c.total, c.m, d.drk, d.ctn, coalesce(x.n, 0) AS n
+               FROM c CROSS JOIN d
+               LEFT JOIN x ON x.cid = c.cid AND x.drk = d.drk),
+         w AS (SELECT cid, size, total, m, drk, ctn,
+                      sum(n) OVER (PARTITION BY cid ORDER BY drk
+                                   ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cp
+               FROM g)
+    SELECT cid,
+           CASE WHEN any_value(m) <= 1 THEN 0.0
+                ELSE coalesce(sum(abs(cp / size - ctn / total)) FILTER (WHERE drk < m), 0.0)
+                     / (any_value(m) - 1) END AS emd_ordered
+    FROM w
+    GROUP BY cid;
+
+-- One row per equivalence class: the QI values, then size, distinct_values, entropy,
+-- l_entropy = exp(entropy), max_count, counts (descending), tail (r_l + ... + r_m), alpha,
+-- emd_equal, delta_present, missing_values, beta.
+CREATE OR REPLACE MACRO ldiv_classes(tbl, qi, s, l := 2) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    SELECT unnest(ec), size, distinct_values, entropy, exp(entropy) AS l_entropy, max_count,
+           counts, tail, alpha, emd_equal, delta_present, missing_values, beta
+    FROM ldiv__class_stats('ldiv__f', l)
+    ORDER BY size, cid;
+
+-- ---------------------------------------------------------------------------------------------
+-- One macro per model. Result columns (one row):
+--   model, passed, achieved, failing_classes, failing_rows
+-- achieved is the table's best parameter: smallest k, smallest distinct count, exp of the
+-- smallest entropy, largest r1/tail, largest alpha, largest EMD, largest |ln(p/q)|, largest
+-- (p-q)/q ... (NULL where the model has no finite value, e.g. recursive with too few values).
+-- ---------------------------------------------------------------------------------------------
+
+
+-- k-anonymity: every class has at least k rows. achieved = smallest class size.
+CREATE OR REPLACE MACRO ldiv_k_anonymity(tbl, qi, k) AS TABLE
+    SELECT 'k-anonymity' AS model,
+           coalesce(bool_and(size >= k), true) AS passed,
+           min(size)::DOUBLE AS achieved,
+           count(*) FILTER (WHERE size < k)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE size < k), 0)::BIGINT AS failing_rows
+    FROM ldiv__sizes(tbl, qi);
+
+-- Distinct l-diversity: at least l distinct sensitive values per class.
+CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT size, min_distinct: distinct_values, distinct_values >= l AS ok
+                FROM ldiv__class_stats('ldiv__f', 1))
+    SELECT 'distinct-l' AS model, coalesce(bool_and(ok), true) AS passed,
+           min(min_distinct)::DOUBLE AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM st;
+
+-- Entropy l-diversity: -sum p ln p >= ln(l) in every class (1e-12 tolerance so that an exactly
+-- uniform class at ln l passes). achieved = exp(smallest class entropy).
+CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT size, entropy, entropy >= ln(l) - 1e-12 AS ok
+                FROM ldiv__class_stats('ldiv__f', 1))
+    SELECT 'entropy-l' AS model, coalesce(bool_and(ok), true) AS passed,
+           exp(min(entropy)) AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM st;
+
+-- Recursive (c,l)-diversity: r1 < c * (r_l + ... + r_m) (strict); a class with fewer than l
+-- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
+-- (NULL when some class has fewer than l distinct values).
+CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT size, counts[1] AS r1, tail,
+                       l <= 1 OR (tail IS NOT NULL AND counts[1] < c * tail) AS ok
+                FROM ldiv__class_stats('ldiv__f', l))
+    SELECT 'recursive-(c,l)' AS model, coalesce(bool_and(ok), true) AS passed,
+           CASE WHEN bool_and(tail IS NOT NULL) THEN max(r1 / tail) END AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM st;
+
+-- (alpha,k)-anonymity: size >= k and max n/size <= alpha in every class.
+-- achieved = largest n/size (see achieved_k for the smallest class).
+CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT size, st.alpha AS a, size >= k AND st.alpha <= alpha AS ok
+                FROM ldiv__class_stats('ldiv__f', 1) st)
+    SELECT '(alpha,k)' AS model, coalesce(bool_and(ok), true) AS passed,
+           max(a) AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows,
+           min(size)::BIGINT AS achieved_k
+    FROM st;
+
+-- t-closeness: EMD(class, table) <= t in every class. distance: 'equal' (0.5 * sum |p - q|),
+-- 'ordered' (values sorted ascending, (1/(m-1)) sum |P_i - Q_i|) or 'auto' (ordered for a
+-- numeric sensitive column, equal otherwise). achieved = largest EMD.
+-- The hierarchical distance: ldiv_t_closeness_hierarchical below.
+CREATE OR REPLACE MACRO ldiv_t_closeness(tbl, qi, s, t, distance := 'auto') AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT size,
+                       CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_numeric)
+                            THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd
+                FROM ldiv__class_stats('ldiv__f', 1)
+                LEFT JOIN ldiv__emd_ordered('ldiv__f', distance) eo USING (cid)),
+         v AS (SELECT size, emd, emd <= t AS ok FROM st)
+    SELECT 't-closeness' AS model, coalesce(bool_and(ok), true) AS passed,
+           max(emd) AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM v
+    WHERE distance IN ('auto', 'equal', 'ordered')
+       OR error('distance must be ''auto'', ''equal'' or ''ordered''');
+
+-- Delta-disclosure: |ln(p/q)| < delta for every value present in a class, and no value of the
+-- table missing from a class. achieved = largest |ln(p/q)| (NULL = infinite when a class lacks
+-- a value of the table).
+CREATE OR REPLACE MACRO ldiv_delta_disclosure(tbl, qi, s, delta) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT size, missing_values, delta_present,
+                       missing_values = 0 AND delta_present < delta AS ok
+                FROM ldiv__class_stats('ldiv__f', 1))
+    SELECT 'delta-disclosure' AS model, coalesce(bool_and(ok), true) AS passed,
+           CASE WHEN coalesce(max(missing_values), 0) = 0 THEN max(delta_present) END AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM st;
+
+-- Beta-likeness: for every value with p > q in a class, (p - q)/q <= beta (basic) or
+-- <= min(beta, -ln q) (enhanced). achieved = largest (p - q)/q over p > q (0 if none).
+CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         x AS (SELECT cid, size, n / size AS p, tn / total AS q FROM ldiv__fsx('ldiv__f')),
+         st AS (SELECT cid, any_value(size) AS size,
+                       coalesce(max((p - q) / q) FILTER (WHERE p > q), 0.0) AS b,
+                       coalesce(bool_and((p - q) / q <= CASE WHEN enhanced
+                                                              THEN least(beta, -ln(q))
+                                                              ELSE beta END)
+                                FILTER (WHERE p > q), true) AS ok
+                FROM x GROUP BY cid)
+    SELECT CASE WHEN enhanced THEN 'enhanced-beta-likeness' ELSE 'beta-likeness' END AS model,
+           coalesce(bool_and(ok), true) AS passed,
+           coalesce(max(b), 0.0) AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM st;
+
+-- Prosecutor re-identification risk: 1/size per class. passed = largest risk <= max_risk.
+-- achieved = largest risk = 1/k; average_risk = classes / rows.
+CREATE OR REPLACE MACRO ldiv_prosecutor_risk(tbl, qi, max_risk := 1.0) AS TABLE
+    SELECT 'prosecutor-risk' AS model,
+           coalesce(bool_and(1.0 / size <= max_risk), true) AS passed,
+           1.0 / min(size) AS achieved,
+           count(*) FILTER (WHERE 1.0 / size > max_risk)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE 1.0 / size > max_risk), 0)::BIGINT AS failing_rows,
+           count(*) / sum(size) AS average_risk
+    FROM ldiv__sizes(tbl, qi);
+
+-- Marketer re-identification risk (sample = population): expected fraction of rows
+-- re-identified = classes / rows. A table-level measure: failing_classes/rows are NULL.
+CREATE OR REPLACE MACRO ldiv_marketer_risk(tbl, qi, max_risk := 1.0) AS TABLE
+    SELECT 'marketer-risk' AS model,
+           coalesce(count(*) / sum(size) <= max_risk, true) AS passed,
+           count(*) / sum(size) AS achieved,
+           NULL::BIGINT AS failing_classes,
+           NULL::BIGINT AS failing_rows
+    FROM ldiv__sizes(tbl, qi);
+
+-- Sample uniques: rows alone in their class. passed = uniques <= max_uniques.
+CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
+    SELECT 'sample-uniques' AS model,
+           count(*) FILTER (WHERE size = 1) <= max_uniques AS passed,
+           count(*) FILTER (WHERE size = 1)::DOUBLE AS achieved,
+           count(*) FILTER (WHERE size = 1)::BIGINT AS failing_classes,
+           count(*) FILTER (WHERE size = 1)::BIGINT AS failing_rows,
+           count(*) FILTER (WHERE size = 1) / sum(size) AS fraction
+    FROM ldiv__sizes(tbl, qi);
+
+-- ---------------------------------------------------------------------------------------------
+-- Violations and the summary
+-- ---------------------------------------------------------------------------------------------
+
+-- Classes that violate any of the requested models (NULL = not checked), with the reasons.
+-- Columns: the QI values, size, distinct_values, reasons (list of strings).
+CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entropy_l := NULL,
+                                        c := NULL, recursive_l := 2, alpha := NULL,
+                                        t := NULL, distance := 'auto', delta := NULL,
+                                        beta := NULL, enhanced := false) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         b AS (SELECT cid,
+                      coalesce(max((n / size - tn / total) / (tn / total))
+                               FILTER (WHERE n / size > tn / total
+                                         AND (n / size - tn / total) / (tn / total)
+                                             > CASE WHEN enhanced
+                                                    THEN least(beta, -ln(tn / total))
+                                                    ELSE beta END), 0.0) AS beta_bad
+               FROM ldiv__fsx('ldiv__f') WHERE beta IS NOT NULL GROUP BY cid),
+         st AS (SELECT st.*, CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_numeric)
+                                  THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd,
+                       coalesce(b.beta_bad, 0.0) AS beta_bad
+                FROM ldiv__class_stats('ldiv__f', recursive_l) st
+                LEFT JOIN ldiv__emd_ordered('ldiv__f',
+                                            CASE WHEN t IS NULL THEN 'none' ELSE distance END) eo
+                       USING (cid)
+                LEFT JOIN b USING (cid)),
+         r AS (SELECT ec, size, distinct_values, list_filter([
+                 CASE WHEN size < k THEN printf('k: size %d < %d', size, k) END,
+                 CASE WHEN distinct_values < l
+                      THEN printf('distinct-l: %d distinct value(s) < %s', distinct_values, l::VARCHAR) END,
+                 CASE WHEN entropy < ln(entropy_l) - 1e-12
+                      THEN printf('entropy-l: exp(entropy) %s < %s', round(exp(entropy), 6)::VARCHAR,
+                                  entropy_l::VARCHAR) END,
+                 CASE WHEN c IS NOT NULL AND recursive_l > 1 AND tail IS NULL
+                      THEN printf('recursive-(c,l): %d distinct value(s) < l = %d',
+                                  distinct_values, recursive_l)
+                      WHEN c IS NOT NULL AND recursive_l > 1 AND NOT (counts[1] < c * tail)
+                      THEN printf('recursive-(c,l): r1 = %d >= c * tail = %s * %d',
+                                  counts[1], c::VARCHAR, tail) END,
+                 CASE WHEN st.alpha > alpha
+                      THEN printf('alpha: max n/size %s > %s', round(st.alpha, 6)::VARCHAR,
+                                  alpha::VARCHAR) END,
+                 CASE WHEN emd > t THEN printf('t-closeness: EMD %s > %s', round(emd, 6)::VARCHAR, t::VARCHAR) END,
+                 CASE WHEN delta IS NOT NULL AND missing_values > 0
+                      THEN printf('delta-disclosure: %d value(s) of the table missing',
+                                  missing_values)
+                      WHEN delta_present >= delta
+                      THEN printf('delta-disclosure: max |ln(p/q)| %s >= %s',
+                                  round(delta_present, 6)::VARCHAR, delta::VARCHAR) END,
+                 CASE WHEN beta_bad > 0
+                      THEN printf('beta-likeness: (p-q)/q %s > bound', round(beta_bad, 6)::VARCHAR) END
+               ], lambda x: x IS NOT NULL) AS reasons
+               FROM st)
+    SELECT unnest(ec), size, distinct_values, reasons
+    FROM r
+    WHERE len(reasons) > 0
+    ORDER BY size, distinct_values;
+
+-- One row with the keys of ldiv_polars.summary (same names, same semantics):
+--   rows, classes, k, l_distinct, l_entropy, recursive_c, alpha, t, delta,
+--   prosecutor_max, prosecutor_avg, sample_uniques
+-- l is the recursive-(c,l) tail start; t uses the ordered distance for a numeric sensitive
+-- column and the equal distance otherwise; recursive_c and delta are NULL where infinite.
+CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT st.*, eo.emd_ordered
+                FROM ldiv__class_stats('ldiv__f', l) st
+                LEFT JOIN ldiv__emd_ordered('ldiv__f', 'auto') eo USING (cid))
+    SELECT coalesce(sum(size), 0)::BIGINT AS rows,
+           count(*)::BIGINT AS classes,
+           min(size)::BIGINT AS k,
+           min(distinct_values)::BIGINT AS l_distinct,
+           exp(min(entropy)) AS l_entropy,
+           CASE WHEN bool_and(tail IS NOT NULL) THEN max(counts[1] / tail) END AS recursive_c,
+           max(alpha) AS alpha,
+           max(CASE WHEN sv_numeric THEN coalesce(emd_ordered, 0.0) ELSE emd_equal END) AS t,
+           CASE WHEN coalesce(max(missing_values), 0) = 0 THEN max(delta_present) END AS delta,
+           1.0 / min(size) AS prosecutor_max,
+           count(*) / sum(size) AS prosecutor_avg,
+           count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques
+    FROM st;
+
+-- ---------------------------------------------------------------------------------------------
+-- Hierarchical t-closeness (closed form over a hierarchy relation)
+-- ---------------------------------------------------------------------------------------------
+-- hier names a relation with columns leaf (the sensitive value, any type castable to VARCHAR)
+-- and path (VARCHAR[]: the ancestors of the leaf from level 1 up to the root, all paths of the
+-- same length H). EMD (Li et al. 2007) = sum over internal nodes N at level j of
+-- (j / H) * min(pos_extra(N), neg_extra(N)), where extra(child) = sum over its leaves of p - q.
+-- Every value of the sensitive column must appear as a leaf.
+CREATE OR REPLACE MACRO ldiv__emd_hierarchical(f, hier) AS TABLE
+    WITH x AS (FROM ldiv__fsx(f)),
+         h AS (SELECT CAST(leaf AS VARCHAR) AS leaf, CAST(path AS VARCHAR[]) AS path,
+                      len(path) AS height FROM query_table(hier)),
+         c AS (SELECT DISTINCT cid, size, total FROM x),
+         d AS (SELECT DISTINCT CAST(sv AS VARCHAR) AS leaf, tn FROM x),
+         g AS (SELECT c.cid, d.leaf,
+                      coalesce(x.n, 0) / c.size - d.tn / c.total AS e
+               FROM c CROSS JOIN d
+               LEFT JOIN x ON x.cid = c.cid AND CAST(x.sv AS VARCHAR) = d.leaf),
+         lv AS (SELECT g.cid, g.e, j, h.height,
+                       h.path[j] AS node,
+                       CASE WHEN j = 1 THEN g.leaf ELSE h.path[j - 1] END AS child
+                FROM g JOIN h ON h.leaf = g.leaf,
+                     range(1, h.height + 1) AS r(j)),
+         ch AS (SELECT cid, j, height, node, child, sum(e) AS extra
+                FROM lv GROUP BY cid, j, height, node, child),
+         nd AS (SELECT cid, j, height, node,
+                       sum(greatest(extra, 0.0)) AS pos, sum(greatest(-extra, 0.0)) AS neg
+                FROM ch GROUP BY cid, j, height, node)
+    SELECT c.cid, coalesce(sum(j / height * least(pos, neg)), 0.0) AS emd_hierarchical
+    FROM c LEFT JOIN nd USING (cid)
+    GROUP BY c.cid;
+
+CREATE OR REPLACE MACRO ldiv_t_closeness_hierarchical(tbl, qi, s, t, hier) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
+                FROM ldiv__class_stats('ldiv__f', 1)
+                JOIN ldiv__emd_hierarchical('ldiv__f', hier) USING (cid))
+    SELECT 't-closeness-hierarchical' AS model, coalesce(bool_and(ok), true) AS passed,
+           max(emd) AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM st;
+
+-- ---------------------------------------------------------------------------------------------
+-- Scalar generalization macros (build views with them, then check the view)
+-- ---------------------------------------------------------------------------------------------
+
+-- Right-mask the last n characters of a code: ldiv_mask('13053', 2) -> '130**'.
+CREATE OR REPLACE MACRO ldiv_mask(code, n) AS
+    CASE WHEN code IS NULL THEN NULL
+         WHEN n <= 0 THEN CAST(code AS VARCHAR)
+         WHEN n >= length(CAST(code AS VARCHAR)) THEN repeat('*', length(CAST(code AS VARCHAR)))
+         ELSE left(CAST(code AS VARCHAR), length(CAST(code AS VARCHAR)) - n) || repeat('*', n)
+    END;
+
+-- Number as a short label: integral values without a decimal point.
+CREATE OR REPLACE MACRO ldiv__num_label(v) AS
+    CASE WHEN v = trunc(v) AND abs(v) < 1e15 THEN CAST(CAST(v AS BIGINT) AS VARCHAR)
+         ELSE CAST(v AS VARCHAR) END;
+
+-- Lower bound of the width-wide interval containing x (intervals start at origin).
+CREATE OR REPLACE MACRO ldiv_bin_lower(x, width, origin := 0) AS
+    origin + floor((x - origin) / width) * width;
+
+-- Interval label of x: ldiv_bin(37, 10) -> '[30, 40)'.
+CREATE OR REPLACE MACRO ldiv_bin(x, width, origin := 0) AS
+    CASE WHEN x IS NULL THEN NULL
+         ELSE '[' || ldiv__num_label(origin + floor((x - origin) / width) * width) || ', '
+              || ldiv__num_label(origin + floor((x - origin) / width) * width + width) || ')'
+    END;
+
+-- Date truncation to 'year', 'quarter', 'month', 'week' or 'day' (a DATE).
+CREATE OR REPLACE MACRO ldiv_date_trunc(d, unit) AS CAST(date_trunc(unit, d) AS DATE);
+
+-- Date label at a level: '2024', '2024-Q2', '2024-05', '2024-W19', '2024-05-07'.
+CREATE OR REPLACE MACRO ldiv_date_label(d, unit) AS
+    CASE unit WHEN 'year' THEN strftime(d, '%Y')
+              WHEN 'quarter' THEN strftime(d, '%Y') || '-Q' || CAST(quarter(d) AS VARCHAR)
+              WHEN 'month' THEN strftime(d, '%Y-%m')
+              WHEN 'week' THEN strftime(d, '%G-W%V')
+              WHEN 'day' THEN strftime(d, '%Y-%m-%d')
+              ELSE error('unit must be year, quarter, month, week or day') END;
+
+-- Top coding: values above cap become cap. Bottom coding: values below floor_ become floor_.
+CREATE OR REPLACE MACRO ldiv_top_code(x, cap) AS CASE WHEN x > cap THEN cap ELSE x END;
+CREATE OR REPLACE MACRO ldiv_bottom_code(x, floor_) AS CASE WHEN x < floor_ THEN floor_ ELSE x END;
+CREATE OR REPLACE MACRO ldiv_top_bottom_code(x, floor_, cap) AS
+    CASE WHEN x < floor_ THEN floor_ WHEN x > cap THEN cap ELSE x END;
