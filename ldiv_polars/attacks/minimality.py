@@ -1,0 +1,915 @@
+"""The minimality attack (Cormode, Srivastava, Li, Li, PVLDB 2010) and its exact special cases.
+
+An adversary who knows the grouping algorithm rejects every possible world (assignment of the
+released sensitive values to the tuples of a group) on which the algorithm would not have
+produced the published group, and reads its belief off the remaining worlds. This module gives
+
+- the **exact** posterior for Greedy Grouping (GG) under *binary* l-diversity: the closed form of
+  ``l * p(b_1)`` (proof of Theorem 6), Lemmas 9-11, and the full per-bucket vector by a dynamic
+  programme over buckets (which also handles RGG's weighting of voluntary merges by ``p``);
+- the exact posterior for Symmetric Grouping (SG) under binary l-diversity (one rejected split);
+- a **rejection Monte Carlo** attack for any deterministic grouper, vectorized over worlds with
+  numpy, one group at a time (groups are independent, §4.2), seeded; worlds are weighted (RGG:
+  ``p`` per voluntary merge) instead of merely accepted; small groups are enumerated exactly;
+- :func:`minimality_attack`, which analyses a grouped release and returns a
+  :class:`MinimalityReport` (per-tuple posterior, vulnerable fraction = share of tuples whose
+  posterior exceeds 1/l, max risk as a multiple of 1/l).
+
+>>> from fractions import Fraction
+>>> gg_posterior_b1(3, 3) * 3            # l * p(b_1) for m = 3 buckets of size l = 3
+Fraction(21, 10)
+>>> [3 * p for p in gg_bucket_posteriors(4, 3)]   # Theorem 8: non-increasing
+[Fraction(15, 7), Fraction(8, 7), Fraction(5, 7), Fraction(0, 1)]
+>>> sg_worst_case(6)
+Fraction(2, 11)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.validate import as_names, require_int_at_least, require_real
+from ldiv_polars.errors import InvalidParameterError, LdivError, UnknownColumnError
+
+__all__ = [
+    "Requirement",
+    "GGDecision",
+    "SGDecision",
+    "SplitDecision",
+    "GroupPosterior",
+    "GroupRisk",
+    "MinimalityReport",
+    "InconsistentReleaseError",
+    "gg_lemma9",
+    "gg_lemma10",
+    "gg_lemma11",
+    "gg_posterior_b1",
+    "gg_valid_worlds",
+    "gg_bucket_posteriors",
+    "sg_binary_posteriors",
+    "theorem6_bound",
+    "gg_limit",
+    "even_split_bound",
+    "sg_worst_case",
+    "rejection_posterior",
+    "exact_posterior",
+    "mondrian_candidate_masks",
+    "minimality_attack",
+]
+
+Algorithm = Literal["gg", "rgg", "sg", "mondrian-strict", "mondrian-relaxed"]
+ALGORITHMS: tuple[str, ...] = ("gg", "rgg", "sg", "mondrian-strict", "mondrian-relaxed")
+_EPS = 1e-9
+
+
+class InconsistentReleaseError(LdivError, ValueError):
+    """The release could not have been produced by the stated algorithm (e.g. a GG group whose
+    size is not a multiple of l, or a group that violates the requirement)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact results for GG under binary l-diversity (App. D)
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_ml(m: int, l: int, *, m_low: int = 2) -> tuple[int, int]:
+    return require_int_at_least("m", m, m_low), require_int_at_least("l", l, 2)
+
+
+def gg_lemma9(m: int, l: int, k: int) -> int:
+    """Lemma 9: ``N_k``, the number of valid worlds (SA permutations) with ``n_1 = k`` positives
+    in the first bucket, for a GG group of ``m`` buckets of size ``l`` under binary l-diversity.
+
+    >>> sum(gg_lemma9(3, 3, k) for k in (2, 3)) // (math.factorial(3) * math.factorial(6))
+    10
+    """
+    m, l = _check_ml(m, l)
+    k = require_int_at_least("k", k, 0)
+    if k < 2 or k > min(m, l):
+        return 0
+    n = Fraction(k - 1, m - 1) * math.comb(l, k) * math.comb(m * l - l, m - k)
+    n *= math.factorial(m) * math.factorial(m * l - m)
+    assert n.denominator == 1
+    return int(n)
+
+
+def gg_lemma10(m: int, l: int) -> int:
+    """Lemma 10: ``sum_k k N_k = l(l-1)/(m-1) C(ml-2, m-2) m! (ml-m)!``."""
+    m, l = _check_ml(m, l)
+    v = Fraction(l * (l - 1), m - 1) * math.comb(m * l - 2, m - 2)
+    v *= math.factorial(m) * math.factorial(m * l - m)
+    assert v.denominator == 1
+    return int(v)
+
+
+def gg_lemma11(m: int, l: int) -> int:
+    """Lemma 11 (with its stated factor l): ``sum_k l N_k = l/(m-1) C(ml-l, m) m! (ml-m)!``."""
+    m, l = _check_ml(m, l)
+    v = Fraction(l, m - 1) * math.comb(m * l - l, m) * math.factorial(m) * math.factorial(m * l - m)
+    assert v.denominator == 1
+    return int(v)
+
+
+def gg_posterior_b1(m: int, l: int) -> Fraction:
+    """Closed form of the adversary's belief that a tuple of the first bucket is positive, for a
+    GG group of ``m >= 2`` buckets of size ``l`` under binary l-diversity:
+    ``p(b_1) = (1/l) prod_{j=1}^{l-1} (ml-1-j)/(ml-m-j)`` (proof of Theorem 6).
+
+    >>> 6 * gg_posterior_b1(5, 6)
+    Fraction(585, 253)
+    >>> gg_posterior_b1(2, 7) * 7
+    Fraction(2, 1)
+    """
+    m, l = _check_ml(m, l)
+    v = Fraction(1)
+    for j in range(1, l):
+        v *= Fraction(m * l - 1 - j, m * l - m - j)
+    return v / l
+
+
+def theorem6_bound(l: float) -> float:
+    """Theorem 6: under GG every bucket posterior is below ``e / l``."""
+    return math.e / require_real("l", l, low=1.0, low_open=True)
+
+
+def gg_limit(l: int) -> float:
+    """``lim_{m -> inf} p(b_1) = (l/(l-1))^(l-1) / l`` for fixed l (notes, [derived])."""
+    l = require_int_at_least("l", l, 2)
+    return (l / (l - 1)) ** (l - 1) / l
+
+
+def even_split_bound(s: int, l: float) -> Fraction | float:
+    """Theorem 5's bound ``s / ((s-1) l)`` for an even split into children of sizes s-1 and s."""
+    s = require_int_at_least("s", s, 2)
+    if isinstance(l, int) and not isinstance(l, bool):
+        return Fraction(s, (s - 1) * l)
+    return s / ((s - 1) * require_real("l", l, low=1.0))
+
+
+def sg_worst_case(l: int) -> Fraction:
+    """The worst posterior after one rejected SG split under binary l-diversity: ``2/(2l-1)``
+    (n = 4l-1 tuples, 2 positives), i.e. ``1/(l - 1/2)``, inside the appendix bound 1/(l-2/3)."""
+    l = require_int_at_least("l", l, 2)
+    return Fraction(2, 2 * l - 1)
+
+
+def _prefix_factor(i: int, c: int, m: int, r: int, p: Fraction) -> Fraction:
+    """Weight of reaching cumulative count c after bucket i (1-based) in a GG/RGG group."""
+    if i == m:
+        return Fraction(1) if c == r else Fraction(0)
+    # prefix of i buckets has i*l tuples; binary l-diverse iff positives <= i
+    return p if c <= i else Fraction(1)
+
+
+@lru_cache(maxsize=4096)
+def _gg_dp(m: int, l: int, r: int, p: Fraction) -> tuple[Fraction, tuple[Fraction, ...]]:
+    """Total weight of valid placements and E[n_i] per bucket (exact)."""
+    choose = [math.comb(l, x) for x in range(l + 1)]
+    fwd: list[dict[int, Fraction]] = [{0: Fraction(1)}]
+    for i in range(1, m + 1):
+        nxt: dict[int, Fraction] = {}
+        for c, w in fwd[-1].items():
+            for x in range(0, min(l, r - c) + 1):
+                f = _prefix_factor(i, c + x, m, r, p)
+                if f:
+                    nxt[c + x] = nxt.get(c + x, Fraction(0)) + w * choose[x] * f
+        fwd.append(nxt)
+    total = fwd[m].get(r, Fraction(0))
+    bwd: list[dict[int, Fraction]] = [dict() for _ in range(m + 1)]
+    bwd[m] = {r: Fraction(1)}
+    for i in range(m - 1, -1, -1):
+        cur: dict[int, Fraction] = {}
+        for c in fwd[i]:
+            acc = Fraction(0)
+            for x in range(0, min(l, r - c) + 1):
+                nb = bwd[i + 1].get(c + x)
+                if nb:
+                    acc += choose[x] * _prefix_factor(i + 1, c + x, m, r, p) * nb
+            if acc:
+                cur[c] = acc
+        bwd[i] = cur
+    expect = []
+    for i in range(1, m + 1):
+        e = Fraction(0)
+        for c, w in fwd[i - 1].items():
+            for x in range(1, min(l, r - c) + 1):
+                nb = bwd[i].get(c + x)
+                if nb:
+                    e += w * choose[x] * _prefix_factor(i, c + x, m, r, p) * x * nb
+        expect.append(e / total if total else Fraction(0))
+    return total, tuple(expect)
+
+
+def gg_valid_worlds(m: int, l: int, *, positives: int | None = None) -> int:
+    """Number of placements of the positives (valid worlds divided by ``m!(ml-m)!`` when
+    ``positives = m``) in a GG group of ``m`` buckets of size ``l`` under binary l-diversity:
+    every proper prefix fails, the whole group passes. Equals ``C(ml-l, m)/(m-1)`` for m >= 2.
+
+    >>> gg_valid_worlds(3, 3), gg_valid_worlds(4, 4), gg_valid_worlds(5, 3)
+    (10, 165, 198)
+    """
+    m = require_int_at_least("m", m, 1)
+    l = require_int_at_least("l", l, 2)
+    r = m if positives is None else require_int_at_least("positives", positives, 0)
+    total, _ = _gg_dp(m, l, r, Fraction(0))
+    assert total.denominator == 1
+    return int(total)
+
+
+def gg_bucket_posteriors(
+    m: int, l: int, *, positives: int | None = None, p: float | Fraction = 0
+) -> list[Fraction]:
+    """Exact per-bucket posteriors ``p(b_1), ..., p(b_m)`` that a tuple is positive, for a group of
+    ``m`` buckets of size ``l`` produced by GG (``p = 0``) or RGG (merge probability ``p``) under
+    binary l-diversity, holding ``positives`` positives (default m, the only possibility for GG
+    when m >= 2). Each world is weighted by ``p`` per voluntary merge (a proper prefix that was
+    already diverse); the paper's App. C.4 is the one-merge case of this weighting.
+
+    >>> [2 * x for x in gg_bucket_posteriors(4, 2)]
+    [Fraction(2, 1), Fraction(6, 5), Fraction(4, 5), Fraction(0, 1)]
+    >>> gg_bucket_posteriors(1, 5, positives=1)
+    [Fraction(1, 5)]
+    """
+    m = require_int_at_least("m", m, 1)
+    l = require_int_at_least("l", l, 2)
+    r = m if positives is None else require_int_at_least("positives", positives, 0)
+    if r > m:
+        raise InconsistentReleaseError(
+            f"a group of {m} bucket(s) of size {l} with {r} positives is not binary {l}-diverse"
+        )
+    pf = p if isinstance(p, Fraction) else Fraction(str(require_real("p", p, low=0, high=1,
+                                                                     high_open=True)))
+    total, expect = _gg_dp(m, l, r, pf)
+    if total == 0:
+        raise InconsistentReleaseError(
+            f"no world is consistent with a GG group of {m} bucket(s) of size {l} and {r} "
+            f"positive(s) at p={p}: GG would have closed the group earlier"
+        )
+    return [e / l for e in expect]
+
+
+def sg_binary_posteriors(size: int, positives: int, l: int) -> tuple[Fraction, Fraction]:
+    """Exact posteriors (left half, right half) that a tuple is positive in a group kept by SG
+    under binary l-diversity: the split into ``ceil(size/2)`` and ``floor(size/2)`` tuples was
+    rejected, i.e. at least one half is not diverse. Groups SG could not split at all (a half of
+    fewer than l tuples cannot fail by arrangement alone) are handled the same way: if every
+    arrangement is rejected-consistent the posterior is the group fraction.
+
+    >>> sg_binary_posteriors(4 * 6 - 1, 2, 6)     # both positives must be in the right half
+    (Fraction(0, 1), Fraction(2, 11))
+    """
+    size = require_int_at_least("size", size, 1)
+    r = require_int_at_least("positives", positives, 0)
+    l = require_int_at_least("l", l, 2)
+    nl, nr = (size + 1) // 2, size // 2
+    total = Fraction(0)
+    left_pos = Fraction(0)
+    for a in range(max(0, r - nr), min(nl, r) + 1):
+        w = math.comb(nl, a) * math.comb(nr, r - a)
+        split_ok = nr > 0 and a * l <= nl and (r - a) * l <= nr
+        if split_ok:
+            continue
+        total += w
+        left_pos += w * a
+    if total == 0:
+        raise InconsistentReleaseError(
+            f"SG would have split a group of {size} with {r} positive(s) under binary {l}-diversity"
+        )
+    pl_ = left_pos / total / nl
+    pr_ = (Fraction(r) - left_pos / total) / nr if nr else Fraction(0)
+    return pl_, pr_
+
+
+# ---------------------------------------------------------------------------------------------
+# Requirements and grouper decisions, vectorized over worlds
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """The privacy requirement the grouper enforced, evaluated on count matrices.
+
+    ``kind``: ``"binary"`` (share of positive values ``<= 1/l``; ``positive`` lists the codes),
+    ``"simple"`` (every value ``<= 1/l`` of the group, i.e. (1/l, k)-anonymity),
+    ``"distinct"`` (``>= l`` distinct values) or ``"entropy"`` (entropy ``>= ln l``); plus
+    ``k`` (minimum group size).
+
+    >>> import numpy as np
+    >>> Requirement("binary", 2, positive=frozenset({1})).holds(np.array([[1, 1], [0, 2]]))
+    array([ True, False])
+    """
+
+    kind: Literal["binary", "simple", "distinct", "entropy"]
+    l: float
+    positive: frozenset[int] = frozenset()
+    k: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("binary", "simple", "distinct", "entropy"):
+            raise InvalidParameterError(
+                f"requirement kind must be binary/simple/distinct/entropy, got {self.kind!r}"
+            )
+        require_real("l", self.l, low=1.0)
+        require_int_at_least("k", self.k, 1)
+
+    def holds(self, counts: np.ndarray) -> np.ndarray:
+        """Verdict per row of ``counts`` (``(..., V)``, the count of each value code)."""
+        counts = np.asarray(counts)
+        size = counts.sum(axis=-1)
+        ok = size >= self.k
+        if self.kind == "binary":
+            idx = [c for c in self.positive if c < counts.shape[-1]]
+            pos = counts[..., idx].sum(axis=-1) if idx else np.zeros_like(size)
+            return ok & (pos * self.l <= size + _EPS)
+        if self.kind == "simple":
+            return ok & (counts.max(axis=-1) * self.l <= size + _EPS)
+        if self.kind == "distinct":
+            return ok & ((counts > 0).sum(axis=-1) >= self.l)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = counts / np.maximum(size, 1)[..., None]
+            h = -np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0).sum(axis=-1)
+        return ok & (h >= math.log(self.l) - 1e-12)
+
+    def risk(self, posterior: np.ndarray) -> np.ndarray:
+        """Per-tuple risk from a posterior matrix ``(n, V)``: the probability of being positive
+        (binary) or the largest probability of any single value."""
+        if self.kind == "binary":
+            idx = [c for c in self.positive if c < posterior.shape[-1]]
+            return posterior[..., idx].sum(axis=-1) if idx else np.zeros(posterior.shape[:-1])
+        return posterior.max(axis=-1)
+
+
+def _counts(worlds: np.ndarray, n_values: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Value counts per world (``(W, V)``), optionally over the positions where ``mask``."""
+    w = worlds if mask is None else worlds[:, mask]
+    out = np.zeros((worlds.shape[0], n_values), dtype=np.int64)
+    for v in range(n_values):
+        out[:, v] = (w == v).sum(axis=1)
+    return out
+
+
+class Decision:
+    """A grouper's decision about one published group, as a weight per world (0 = the grouper
+    could not have produced the group from that world). ``cacheable`` decisions depend only on
+    the group's size and value multiset, not on its QI values."""
+
+    cacheable: bool = True
+
+    def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+
+@dataclass
+class GGDecision(Decision):
+    """GG (p = 0) or RGG (p > 0) over buckets of ``bucket`` tuples: every proper bucket prefix
+    that already satisfies the requirement contributes a factor ``p`` (a voluntary merge), so
+    under GG such worlds are rejected."""
+
+    requirement: Requirement
+    bucket: int
+    p: float = 0.0
+
+    def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:
+        n = worlds.shape[1]
+        w = np.ones(worlds.shape[0])
+        onehot = worlds[:, :, None] == np.arange(n_values)[None, None, :]
+        cum = np.cumsum(onehot, axis=1, dtype=np.int32)
+        for b in range(self.bucket, n, self.bucket):
+            ok = self.requirement.holds(cum[:, b - 1, :])
+            w = np.where(ok, w * self.p, w)
+        return w
+
+
+@dataclass
+class SGDecision(Decision):
+    """SG kept the group: splitting it into ``ceil(n/2)`` and ``floor(n/2)`` tuples (in order)
+    would leave a half that fails the requirement."""
+
+    requirement: Requirement
+
+    def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:
+        n = worlds.shape[1]
+        left = np.zeros(n, dtype=bool)
+        left[: (n + 1) // 2] = True
+        if n < 2:
+            return np.ones(worlds.shape[0])
+        both = self.requirement.holds(_counts(worlds, n_values, left)) & self.requirement.holds(
+            _counts(worlds, n_values, ~left)
+        )
+        return (~both).astype(float)
+
+
+@dataclass
+class SplitDecision(Decision):
+    """A partitioning algorithm (Mondrian) stopped at this group: none of its candidate splits
+    (boolean left-side masks over the group's tuples, fixed by the QIs) was allowed."""
+
+    requirement: Requirement
+    left_masks: np.ndarray
+    cacheable = False
+
+    def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:
+        w = np.ones(worlds.shape[0])
+        for mask in np.atleast_2d(self.left_masks):
+            mask = np.asarray(mask, dtype=bool)
+            if mask.all() or not mask.any():
+                continue
+            both = self.requirement.holds(_counts(worlds, n_values, mask)) & self.requirement.holds(
+                _counts(worlds, n_values, ~mask)
+            )
+            w = np.where(both, 0.0, w)
+        return w
+
+
+def mondrian_candidate_masks(qi_values: np.ndarray, *, relaxed: bool) -> np.ndarray:
+    """Left-side masks of the median splits Mondrian (as implemented in
+    :mod:`ldiv_polars.partition.mondrian`) considers for a partition whose tuples have the QI
+    matrix ``qi_values`` (``(n, d)``, numeric codes, rows in the release order). Strict: left =
+    values below the upper median (or up to it when that would leave the left side empty);
+    relaxed: the first ``ceil(n/2)`` tuples in (value, row order). Dimensions with a single value
+    give no candidate.
+
+    >>> mondrian_candidate_masks(np.array([[0], [1], [2], [2], [2], [3]]), relaxed=False)
+    array([[ True,  True, False, False, False, False]])
+    """
+    x = np.asarray(qi_values)
+    if x.ndim == 1:
+        x = x[:, None]
+    n = x.shape[0]
+    masks = []
+    for j in range(x.shape[1]):
+        col = x[:, j]
+        if n < 2 or col.min() == col.max():
+            continue
+        if relaxed:
+            order = np.lexsort((np.arange(n), col))
+            mask = np.zeros(n, dtype=bool)
+            mask[order[: (n + 1) // 2]] = True
+        else:
+            med = np.sort(col, kind="stable")[n // 2]
+            mask = col < med
+            if not mask.any():
+                mask = col <= med
+        if mask.any() and not mask.all():
+            masks.append(mask)
+    return np.array(masks, dtype=bool).reshape(len(masks), n)
+
+
+# ---------------------------------------------------------------------------------------------
+# Posterior of one group: enumeration or rejection sampling
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GroupPosterior:
+    """Posterior of one group: ``posterior[i, v]`` = P(tuple i has value code v | release)."""
+
+    posterior: np.ndarray
+    method: str
+    drawn: int
+    accepted: float
+    """Number of accepted worlds (sum of weights for RGG-style weighting)."""
+
+
+def _multiset_permutations(codes: Sequence[int]) -> Iterable[tuple[int, ...]]:
+    items = sorted(codes)
+    n = len(items)
+    a = list(items)
+    # Knuth's algorithm L (lexicographic next permutation), generating each distinct one once
+    while True:
+        yield tuple(a)
+        i = n - 2
+        while i >= 0 and a[i] >= a[i + 1]:
+            i -= 1
+        if i < 0:
+            return
+        j = n - 1
+        while a[j] <= a[i]:
+            j -= 1
+        a[i], a[j] = a[j], a[i]
+        a[i + 1:] = reversed(a[i + 1:])
+
+
+def _n_arrangements(codes: np.ndarray) -> int:
+    _, counts = np.unique(codes, return_counts=True)
+    out = math.factorial(len(codes))
+    for c in counts:
+        out //= math.factorial(int(c))
+    return out
+
+
+def exact_posterior(codes: Sequence[int] | np.ndarray, decision: Decision, n_values: int,
+                    *, limit: int = 200_000) -> GroupPosterior:
+    """Exact posterior by enumerating every distinct arrangement of the group's values (each
+    distinct arrangement stands for the same number of permutation-worlds). Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` above ``limit`` arrangements."""
+    codes = np.asarray(codes, dtype=np.int64)
+    count = _n_arrangements(codes)
+    if count > limit:
+        raise InvalidParameterError(f"{count} arrangements exceed the enumeration limit {limit}")
+    worlds = np.array(list(_multiset_permutations(codes.tolist())), dtype=np.int64)
+    return _accumulate(worlds, decision, n_values, "exact", len(worlds))
+
+
+def _accumulate(worlds: np.ndarray, decision: Decision, n_values: int, method: str,
+                drawn: int) -> GroupPosterior:
+    w = decision.weights(worlds, n_values)
+    total = float(w.sum())
+    post = np.zeros((worlds.shape[1], n_values))
+    for v in range(n_values):
+        post[:, v] = w @ (worlds == v)
+    if total > 0:
+        post /= total
+    return GroupPosterior(post, method, drawn, total)
+
+
+def rejection_posterior(
+    codes: Sequence[int] | np.ndarray,
+    decision: Decision,
+    n_values: int,
+    *,
+    samples: int = 4000,
+    rng: np.random.Generator | int | None = 0,
+    batch_cells: int = 4_000_000,
+) -> GroupPosterior:
+    """Rejection Monte Carlo posterior of one group (§5.1): draw ``samples`` uniformly random
+    permutations of the group's values (vectorized, in batches), weight each by the grouper's
+    decision, and average the one-hot value matrices of the accepted worlds. Seeded by ``rng``.
+    If no drawn world is accepted the posterior is all zeros and ``accepted == 0``.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    samples = require_int_at_least("samples", samples, 1)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    n = codes.shape[0]
+    per = max(16, min(samples, batch_cells // max(1, n * max(1, n_values))))
+    post = np.zeros((n, n_values))
+    total = 0.0
+    drawn = 0
+    while drawn < samples:
+        b = min(per, samples - drawn)
+        worlds = gen.permuted(np.broadcast_to(codes, (b, n)), axis=1)
+        w = decision.weights(worlds, n_values)
+        total += float(w.sum())
+        for v in range(n_values):
+            post[:, v] += w @ (worlds == v)
+        drawn += b
+    if total > 0:
+        post /= total
+    return GroupPosterior(post, "monte-carlo", drawn, total)
+
+
+# ---------------------------------------------------------------------------------------------
+# Report on a grouped release
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupRisk:
+    """Attack result for one published group."""
+
+    group: object
+    size: int
+    max_posterior: float
+    vulnerable_tuples: int
+    method: str
+    drawn: int = 0
+    accepted: float = 0.0
+
+    def to_dict(self, l: float) -> dict[str, object]:
+        return {
+            "group": self.group,
+            "size": self.size,
+            "max_posterior": self.max_posterior,
+            "max_risk_times_l": self.max_posterior * l,
+            "vulnerable_tuples": self.vulnerable_tuples,
+            "vulnerable": self.vulnerable_tuples > 0,
+            "method": self.method,
+            "drawn_worlds": self.drawn,
+            "accepted_worlds": self.accepted,
+        }
+
+
+@dataclass
+class MinimalityReport:
+    """Result of :func:`minimality_attack`.
+
+    ``tuples`` holds one row per released tuple (``row`` = position in the release, the group,
+    the tuple's ``posterior`` = risk: probability of being positive under binary l-diversity,
+    otherwise the largest probability of any single sensitive value, and ``vulnerable``).
+    """
+
+    algorithm: str
+    l: float
+    requirement: Requirement
+    tuples: pl.DataFrame
+    groups: list[GroupRisk] = field(default_factory=list)
+
+    @property
+    def vulnerable_fraction(self) -> float:
+        """Share of tuples whose posterior exceeds 1/l."""
+        h = self.tuples.height
+        return float(self.tuples["vulnerable"].sum()) / h if h else 0.0
+
+    @property
+    def max_risk(self) -> float:
+        return float(self.tuples["posterior"].max() or 0.0) if self.tuples.height else 0.0
+
+    @property
+    def max_risk_times_l(self) -> float:
+        return self.max_risk * self.l
+
+    @property
+    def vulnerable_groups(self) -> int:
+        return sum(1 for g in self.groups if g.vulnerable_tuples > 0)
+
+    def to_dict(self, *, details: bool = False) -> dict[str, object]:
+        out: dict[str, object] = {
+            "algorithm": self.algorithm,
+            "l": self.l,
+            "requirement": self.requirement.kind,
+            "tuples": self.tuples.height,
+            "groups": len(self.groups),
+            "vulnerable_fraction": self.vulnerable_fraction,
+            "vulnerable_groups": self.vulnerable_groups,
+            "max_risk": self.max_risk,
+            "max_risk_times_l": self.max_risk_times_l,
+            "methods": sorted({g.method for g in self.groups}),
+        }
+        if details:
+            out["group_details"] = [g.to_dict(self.l) for g in self.groups]
+        return out
+
+
+def _vulnerable(post: np.ndarray, l: float, tol: float) -> np.ndarray:
+    return post > 1.0 / l + tol
+
+
+def minimality_attack(
+    release: TableLike,
+    *,
+    group: str,
+    sensitive: str,
+    l: float,
+    algorithm: Algorithm = "gg",
+    positive: Iterable[object] | None = None,
+    p: float = 0.0,
+    k: int = 1,
+    qi: str | Iterable[str] | None = None,
+    order: str | None = None,
+    requirement: Literal["simple", "distinct", "entropy"] = "simple",
+    samples: int = 4000,
+    seed: int = 0,
+    exact_limit: int = 20_000,
+    tolerance: float = 1e-9,
+) -> MinimalityReport:
+    """Run the minimality attack on a grouped release.
+
+    ``release`` has one row per tuple with a group id column and the sensitive column, rows in
+    the order the grouper scanned them (or sorted by ``order``). ``positive`` switches to binary
+    l-diversity (the listed sensitive values are positive); otherwise ``requirement`` names the
+    l-diversity variant the grouper enforced (``simple`` = every value at most 1/l).
+    ``algorithm``: ``gg``/``rgg`` (buckets of l tuples, ``p`` for RGG), ``sg``, or
+    ``mondrian-strict``/``mondrian-relaxed`` (needs the raw ``qi`` columns, numeric or
+    categorical, and ``k``). Groups are analysed independently: exactly where a closed form or
+    dynamic programme exists (GG/RGG/SG under binary l-diversity), by enumeration when a group
+    has at most ``exact_limit`` arrangements, otherwise by ``samples`` rejection-sampled worlds
+    (seeded). A tuple is vulnerable when its posterior exceeds ``1/l + tolerance``.
+
+    >>> import polars as pl
+    >>> fig6a = pl.DataFrame({"g": [0, 0, 0, 0], "s": ["+", "+", "-", "-"]})
+    >>> r = minimality_attack(fig6a, group="g", sensitive="s", l=2, positive=["+"])
+    >>> r.tuples["posterior"].to_list(), r.max_risk_times_l
+    ([1.0, 1.0, 0.0, 0.0], 2.0)
+    """
+    if algorithm not in ALGORITHMS:
+        raise InvalidParameterError(f"algorithm must be one of {', '.join(ALGORITHMS)}, "
+                                    f"got {algorithm!r}")
+    l_val = require_real("l", l, low=1.0, low_open=True)
+    p = require_real("p", p, low=0.0, high=1.0, high_open=True)
+    k = require_int_at_least("k", k, 1)
+    samples = require_int_at_least("samples", samples, 1)
+    if algorithm != "rgg" and p:
+        raise InvalidParameterError("p applies only to algorithm='rgg'")
+    qi_t = as_names(qi)
+    if algorithm.startswith("mondrian") and not qi_t:
+        raise InvalidParameterError(f"algorithm {algorithm!r} needs the qi columns of the release")
+    binary = positive is not None
+    if binary and not isinstance(positive, (list, tuple, set, frozenset)):
+        positive = list(positive)  # type: ignore[arg-type]
+    if binary and not positive:
+        raise InvalidParameterError("positive must list at least one sensitive value")
+    lf = to_lazyframe(release)
+    names = lf.collect_schema().names()
+    wanted = [group, sensitive, *qi_t] + ([order] if order else [])
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise UnknownColumnError(missing, names)
+    if group == sensitive or group in qi_t or sensitive in qi_t:
+        raise InvalidParameterError("group, sensitive and qi columns must be distinct")
+
+    cols = [group, sensitive, *qi_t]
+    plan = lf.select(*cols, *([order] if order else []))
+    plan = plan.with_row_index("row")
+    if order:
+        plan = plan.sort(order, "row", maintain_order=True)
+    df = plan.collect()
+    nulls = {c: int(df[c].null_count()) for c in cols if df[c].null_count()}
+    if nulls:
+        from ldiv_polars.errors import NullValuesError
+
+        raise NullValuesError(nulls)
+    values = df[sensitive].unique().sort()
+    n_values = values.len()
+    code_of = {v: i for i, v in enumerate(values.to_list())}
+    if binary:
+        unknown = [v for v in positive if v not in code_of]  # type: ignore[union-attr]
+        if unknown and len(unknown) == len(list(positive)):  # type: ignore[arg-type]
+            raise InvalidParameterError(
+                f"none of the positive values {list(positive)!r} occurs in column {sensitive!r}"  # type: ignore[arg-type]
+            )
+        req = Requirement("binary", l_val, frozenset(code_of[v] for v in positive if v in code_of),  # type: ignore[union-attr]
+                          k)
+    else:
+        req = Requirement(requirement, l_val, frozenset(), k)
+    s_codes = df[sensitive].replace_strict(code_of, return_dtype=pl.Int64).to_numpy()
+    # groups in order of first appearance; rows of a group must be contiguous for gg/rgg/sg
+    gids = df[group]
+    ginfo = (
+        df.select(pl.col(group), pl.int_range(pl.len()).alias("pos"))
+        .group_by(group, maintain_order=True)
+        .agg(pl.col("pos").first().alias("first"), pl.col("pos").last().alias("last"),
+             pl.len().alias("size"))
+    )
+    if algorithm in ("gg", "rgg", "sg"):
+        bad = ginfo.filter(pl.col("last") - pl.col("first") + 1 != pl.col("size"))
+        if bad.height:
+            raise InconsistentReleaseError(
+                f"{bad.height} group(s) are not contiguous in the release order (e.g. group "
+                f"{bad[group][0]!r}); {algorithm} groups are runs of the ordered table"
+            )
+    qi_codes = None
+    if qi_t:
+        qi_codes = np.column_stack([
+            (df[c].rank("dense").to_numpy() if not df[c].dtype.is_numeric()
+             else df[c].cast(pl.Float64).to_numpy())
+            for c in qi_t
+        ])
+    # rows of each group (positions in df), via one sort
+    order_idx = np.argsort(gids.rank("dense").to_numpy(), kind="stable")
+    sizes_sorted = ginfo.sort("first")
+    post = np.zeros(df.height)
+    rng = np.random.default_rng(seed)
+    cache: dict[tuple, GroupPosterior] = {}
+    results: list[GroupRisk] = []
+    dense = gids.rank("dense").to_numpy()
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(dense)[1:])])
+    first_seen = {g: i for i, g in enumerate(sizes_sorted[group].to_list())}
+    group_list = list(first_seen)
+    dense_of = (
+        sizes_sorted.select(pl.col(group), pl.col(group).rank("dense").alias("d"))
+        ["d"].to_list()
+    )
+    for g, d in zip(group_list, dense_of):
+        rows = order_idx[bounds[d - 1]: bounds[d]]
+        codes = s_codes[rows]
+        gp = _group_posterior(codes, rows, req, algorithm, l_val, p, n_values, qi_codes,
+                              samples, rng, exact_limit, cache)
+        risk = req.risk(gp.posterior)
+        post[rows] = risk
+        results.append(GroupRisk(
+            group=g, size=len(rows), max_posterior=float(risk.max()) if len(risk) else 0.0,
+            vulnerable_tuples=int(_vulnerable(risk, l_val, tolerance).sum()), method=gp.method,
+            drawn=gp.drawn, accepted=gp.accepted,
+        ))
+    tuples = pl.DataFrame({
+        "row": df["row"],
+        "group": gids,
+        "posterior": post,
+        "vulnerable": _vulnerable(post, l_val, tolerance),
+    }).sort("row")
+    return MinimalityReport(algorithm, l_val, req, tuples, results)
+
+
+def _group_posterior(codes: np.ndarray, rows: np.ndarray, req: Requirement, algorithm: str,
+                     l: float, p: float, n_values: int, qi_codes: np.ndarray | None,
+                     samples: int, rng: np.random.Generator, exact_limit: int,
+                     cache: dict[tuple, GroupPosterior]) -> GroupPosterior:
+    n = len(codes)
+    counts = np.bincount(codes, minlength=n_values)
+    if not bool(req.holds(counts[None, :])[0]):
+        raise InconsistentReleaseError(
+            f"a published group of {n} tuple(s) does not satisfy the {req.kind} requirement with "
+            f"l={l}, k={req.k}: it cannot be the output of {algorithm}"
+        )
+    fraction = np.broadcast_to(counts / n, (n, n_values)).copy()
+    integral_l = float(l).is_integer()
+    if algorithm in ("gg", "rgg"):
+        if not integral_l:
+            raise InvalidParameterError(f"GG/RGG buckets have l tuples: l must be an integer, "
+                                        f"got {l}")
+        li = int(l)
+        if n % li:
+            raise InconsistentReleaseError(
+                f"a GG group of {n} tuples is not a whole number of buckets of size {li}"
+            )
+        m = n // li
+        if m == 1:
+            return GroupPosterior(fraction, "trivial", 0, 1.0)
+        if req.kind == "binary" and req.k <= li:
+            r = int(counts[list(req.positive)].sum()) if req.positive else 0
+            vec = gg_bucket_posteriors(m, li, positives=r, p=p)
+            post = np.zeros((n, n_values))
+            per_tuple = np.repeat(np.array([float(x) for x in vec]), li)
+            # spread the positive probability over the positive values by their shares
+            pos_idx = sorted(req.positive)
+            if r:
+                for v in pos_idx:
+                    post[:, v] = per_tuple * counts[v] / r
+            neg = [v for v in range(n_values) if v not in req.positive]
+            nneg = n - r
+            for v in neg:
+                post[:, v] = (1 - per_tuple) * (counts[v] / nneg if nneg else 0)
+            return GroupPosterior(post, "exact-dp", 0, 1.0)
+        decision: Decision = GGDecision(req, li, p)
+    elif algorithm == "sg":
+        if req.kind == "binary":
+            r = int(counts[list(req.positive)].sum()) if req.positive else 0
+            if integral_l and n >= 2:
+                left, right = sg_binary_posteriors(n, r, int(l))
+                per_tuple = np.concatenate([np.full((n + 1) // 2, float(left)),
+                                            np.full(n // 2, float(right))])
+                post = np.zeros((n, n_values))
+                for v in sorted(req.positive):
+                    post[:, v] = per_tuple * (counts[v] / r if r else 0)
+                nneg = n - r
+                for v in range(n_values):
+                    if v not in req.positive:
+                        post[:, v] = (1 - per_tuple) * (counts[v] / nneg if nneg else 0)
+                return GroupPosterior(post, "exact", 0, 1.0)
+        if n < 2:
+            return GroupPosterior(fraction, "trivial", 0, 1.0)
+        decision = SGDecision(req)
+    else:
+        assert qi_codes is not None
+        masks = mondrian_candidate_masks(qi_codes[rows], relaxed=algorithm == "mondrian-relaxed")
+        if masks.shape[0] == 0:
+            return GroupPosterior(fraction, "trivial", 0, 1.0)
+        decision = SplitDecision(req, masks)
+
+    # canonical relabelling: local codes by count desc, then global code (cache key)
+    present = np.flatnonzero(counts)
+    ranked = present[np.lexsort((present, -counts[present]))]
+    local_of = np.full(n_values, -1)
+    local_of[ranked] = np.arange(len(ranked))
+    local = local_of[codes]
+    local_req = Requirement(req.kind, req.l, frozenset(int(local_of[v]) for v in req.positive
+                                                       if local_of[v] >= 0), req.k)
+    if isinstance(decision, GGDecision):
+        decision = GGDecision(local_req, decision.bucket, decision.p)
+    elif isinstance(decision, SGDecision):
+        decision = SGDecision(local_req)
+    else:
+        decision = SplitDecision(local_req, decision.left_masks)  # type: ignore[attr-defined]
+    key = None
+    if decision.cacheable:
+        key = (algorithm, n, tuple(counts[ranked]), tuple(sorted(local_req.positive)), p)
+        if key in cache:
+            gp = cache[key]
+            return _delocalize(gp, ranked, n_values)
+    nv = len(ranked)
+    if _n_arrangements(local) <= exact_limit:
+        gp = exact_posterior(local, decision, nv, limit=exact_limit)
+    else:
+        gp = rejection_posterior(local, decision, nv, samples=samples, rng=rng)
+    if gp.accepted <= 0:
+        if gp.method == "exact":
+            raise InconsistentReleaseError(
+                f"no arrangement of a published group of {n} tuple(s) is consistent with "
+                f"{algorithm}: the release was not produced by it"
+            )
+        gp = GroupPosterior(np.broadcast_to(np.bincount(local, minlength=nv) / n, (n, nv)).copy(),
+                            "monte-carlo-no-accept", gp.drawn, 0.0)
+    elif gp.method == "monte-carlo" and gp.accepted >= gp.drawn:
+        # no drawn world was rejected: the constraint was never active in the sample
+        gp = GroupPosterior(np.broadcast_to(np.bincount(local, minlength=nv) / n,
+                                            (n, nv)).copy(), "monte-carlo-all-accepted",
+                            gp.drawn, gp.accepted)
+    if key is not None:
+        cache[key] = gp
+    return _delocalize(gp, ranked, n_values)
+
+
+def _delocalize(gp: GroupPosterior, ranked: np.ndarray, n_values: int) -> GroupPosterior:
+    post = np.zeros((gp.posterior.shape[0], n_values))
+    post[:, ranked] = gp.posterior
+    return GroupPosterior(post, gp.method, gp.drawn, gp.accepted)
