@@ -109,3 +109,60 @@ def summary(
         "prosecutor_avg": classes.height / rows,
         "sample_uniques": uniques,
     }
+
+
+def verdicts(
+    stats: dict[str, object],
+    *,
+    k: int | None = None,
+    l: float | None = None,
+    l_models: tuple[str, ...] = ("distinct",),
+    c: float | None = None,
+    t: float | None = None,
+    alpha: float | None = None,
+    delta: float | None = None,
+) -> list[tuple[str, str, bool]]:
+    """Turn requested thresholds into ``(model, requirement, passed)`` rows using a
+    :func:`summary` dict. Each comparison is the table-level form of the model's class test:
+    k: smallest class ``>= k``; distinct l: ``l_distinct >= l``; entropy l: smallest entropy
+    ``>= ln l`` (same tolerance as :class:`EntropyLDiversity`); recursive (c,l): ``c >
+    recursive_c`` (strict, fails when a class has fewer than l values); t: ``t_achieved <= t``;
+    alpha: ``alpha_achieved <= alpha``; delta: ``delta_achieved < delta`` (fails when infinite).
+    """
+    from ldiv_polars.models.base import ENTROPY_TOLERANCE
+
+    out: list[tuple[str, str, bool]] = []
+
+    def num(key: str) -> float | None:
+        v = stats.get(key)
+        return None if v is None else float(v)  # type: ignore[arg-type]
+
+    if k is not None:
+        v = num("k")
+        out.append(("k-anonymity", f"k >= {k}", v is not None and v >= k))
+    if l is not None:
+        if "distinct" in l_models:
+            v = num("l_distinct")
+            out.append(("distinct l-diversity", f"l >= {l:g}", v is not None and v >= l))
+        if "entropy" in l_models:
+            v = num("l_entropy")
+            ok = v is not None and math.log(v) >= math.log(l) - ENTROPY_TOLERANCE
+            out.append(("entropy l-diversity", f"exp(H) >= {l:g}", ok))
+        if "recursive" in l_models or c is not None:
+            if c is None:
+                raise InvalidParameterError("recursive (c,l)-diversity needs --c")
+            v = num("recursive_c")
+            out.append(
+                (f"recursive ({c:g},{l:g})-diversity", f"r1 < {c:g}*(r_l+...+r_m)",
+                 v is not None and c > v)
+            )
+    if t is not None:
+        v = num("t")
+        out.append(("t-closeness", f"EMD <= {t:g}", v is not None and v <= t))
+    if alpha is not None:
+        v = num("alpha")
+        out.append(("alpha-disclosure", f"max share <= {alpha:g}", v is not None and v <= alpha))
+    if delta is not None:
+        v = num("delta")
+        out.append(("delta-disclosure", f"|ln(p/q)| < {delta:g}", v is not None and v < delta))
+    return out

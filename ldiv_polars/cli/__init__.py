@@ -42,7 +42,7 @@ _register_all()
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ldiv`` script; returns the process exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)
     except LdivError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
@@ -50,16 +50,15 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.exit_code or 0)
     except SystemExit as exc:  # pragma: no cover - click internals
         return int(exc.code or 0)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:
+        # usage errors of the (vendored) click layer: show the message, exit 2
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
             return 2
-        if isinstance(exc, click.exceptions.Abort):
+        if type(exc).__name__ == "Abort":
             return 1
         raise
-    return 0
+    return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
