@@ -44,10 +44,13 @@ CREATE OR REPLACE MACRO ldiv__sizes(tbl, qi) AS TABLE
           FROM query_table(tbl)
           GROUP BY ALL);
 
--- TRUE for the numeric DuckDB types (t-closeness then uses the ordered distance).
-CREATE OR REPLACE MACRO ldiv_is_numeric(x) AS
+-- TRUE for numeric and temporal DuckDB types: t-closeness then uses the ordered distance
+-- (as the Polars side does for numeric and temporal dtypes).
+CREATE OR REPLACE MACRO ldiv_is_ordered(x) AS
     typeof(x) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT',
-                  'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE')
+                  'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE',
+                  'DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS',
+                  'TIMESTAMP WITH TIME ZONE', 'TIME WITH TIME ZONE', 'INTERVAL')
     OR typeof(x) LIKE 'DECIMAL%';
 
 -- Sensitive-value domain of the whole table: value, table count tn, rank drk in ascending
@@ -82,7 +85,7 @@ CREATE OR REPLACE MACRO ldiv__fsx(f) AS TABLE
 CREATE OR REPLACE MACRO ldiv__class_stats(f, l) AS TABLE
     SELECT cid, ec,
            any_value(size) AS size,
-           ldiv_is_numeric(any_value(sv)) AS sv_numeric,
+           ldiv_is_ordered(any_value(sv)) AS sv_ordered,
            count(*)::BIGINT AS distinct_values,
            -sum((n / size) * ln(n / size)) AS entropy,
            max(n) AS max_count,
@@ -102,10 +105,10 @@ CREATE OR REPLACE MACRO ldiv__class_stats(f, l) AS TABLE
 -- Ordered-distance EMD per class (numeric sensitive values, sorted ascending):
 -- (1/(m-1)) * sum_{i<m} |P_i - Q_i| with cumulative distributions P (class) and Q (table);
 -- 0 when m = 1. Dense over classes x domain values. Computed only when distance = 'ordered',
--- or distance = 'auto' and the sensitive column is numeric (empty result otherwise).
+-- or distance = 'auto' and the sensitive column is numeric or temporal (empty result otherwise).
 CREATE OR REPLACE MACRO ldiv__emd_ordered(f, distance) AS TABLE
     WITH x AS (SELECT * FROM ldiv__fsx(f)
-               WHERE distance = 'ordered' OR (distance = 'auto' AND ldiv_is_numeric(sv))),
+               WHERE distance = 'ordered' OR (distance = 'auto' AND ldiv_is_ordered(sv))),
          c AS (SELECT DISTINCT cid, size, total, m FROM x),
          d AS (SELECT DISTINCT drk, ctn FROM x),
          g AS (SELECT c.cid, c.size, c.total, c.m, d.drk, d.ctn, coalesce(x.n, 0) AS n
@@ -135,139 +138,171 @@ CREATE OR REPLACE MACRO ldiv_classes(tbl, qi, s, l := 2) AS TABLE
 -- ---------------------------------------------------------------------------------------------
 -- One macro per model. Result columns (one row):
 --   model, passed, achieved, failing_classes, failing_rows
--- achieved is the table's best parameter: smallest k, smallest distinct count, exp of the
--- smallest entropy, largest r1/tail, largest alpha, largest EMD, largest |ln(p/q)|, largest
--- (p-q)/q ... (NULL where the model has no finite value, e.g. recursive with too few values).
+-- model is the name used by the Polars side (k_anonymity, distinct_l, ...). achieved is the
+-- table's best parameter: smallest k, smallest distinct count, exp of the smallest entropy,
+-- largest r1/tail, largest alpha, largest EMD, largest |ln(p/q)|, largest (p-q)/q ...; NULL
+-- where the Polars side reports infinity (e.g. recursive (c,l) with too few values).
+-- Each public macro ldiv_<model>(tbl, qi, s, ...) has a twin ldiv__<model>_fs(f, ...) reading a
+-- frequency set relation f (ec, sv, n), so that several models share one pass over the rows.
 -- ---------------------------------------------------------------------------------------------
 
+-- Class sizes of a frequency set relation.
+CREATE OR REPLACE MACRO ldiv__sizes_fs(f) AS TABLE
+    SELECT sum(n)::BIGINT AS size FROM query_table(f) GROUP BY ec;
 
 -- k-anonymity: every class has at least k rows. achieved = smallest class size.
-CREATE OR REPLACE MACRO ldiv_k_anonymity(tbl, qi, k) AS TABLE
-    SELECT 'k-anonymity' AS model,
+CREATE OR REPLACE MACRO ldiv__k_anonymity_of(sizes_rel, k) AS TABLE
+    SELECT 'k_anonymity' AS model,
            coalesce(bool_and(size >= k), true) AS passed,
            min(size)::DOUBLE AS achieved,
            count(*) FILTER (WHERE size < k)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE size < k), 0)::BIGINT AS failing_rows
-    FROM ldiv__sizes(tbl, qi);
+    FROM query_table(sizes_rel);
+CREATE OR REPLACE MACRO ldiv__k_anonymity_fs(f, k) AS TABLE
+    WITH "ldiv__z" AS (FROM ldiv__sizes_fs(f)) FROM ldiv__k_anonymity_of('ldiv__z', k);
+CREATE OR REPLACE MACRO ldiv_k_anonymity(tbl, qi, k) AS TABLE
+    WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi)) FROM ldiv__k_anonymity_of('ldiv__z', k);
 
 -- Distinct l-diversity: at least l distinct sensitive values per class.
-CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT size, min_distinct: distinct_values, distinct_values >= l AS ok
-                FROM ldiv__class_stats('ldiv__f', 1))
-    SELECT 'distinct-l' AS model, coalesce(bool_and(ok), true) AS passed,
-           min(min_distinct)::DOUBLE AS achieved,
+CREATE OR REPLACE MACRO ldiv__distinct_l_fs(f, l) AS TABLE
+    WITH st AS (SELECT size, distinct_values AS dv, distinct_values >= l AS ok
+                FROM ldiv__class_stats(f, 1))
+    SELECT 'distinct_l' AS model, coalesce(bool_and(ok), true) AS passed,
+           min(dv)::DOUBLE AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__distinct_l_fs('ldiv__f', l);
 
 -- Entropy l-diversity: -sum p ln p >= ln(l) in every class (1e-12 tolerance so that an exactly
 -- uniform class at ln l passes). achieved = exp(smallest class entropy).
-CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT size, entropy, entropy >= ln(l) - 1e-12 AS ok
-                FROM ldiv__class_stats('ldiv__f', 1))
-    SELECT 'entropy-l' AS model, coalesce(bool_and(ok), true) AS passed,
-           exp(min(entropy)) AS achieved,
+CREATE OR REPLACE MACRO ldiv__entropy_l_fs(f, l) AS TABLE
+    WITH st AS (SELECT size, entropy AS h, entropy >= ln(l) - 1e-12 AS ok
+                FROM ldiv__class_stats(f, 1))
+    SELECT 'entropy_l' AS model, coalesce(bool_and(ok), true) AS passed,
+           exp(min(h)) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__entropy_l_fs('ldiv__f', l);
 
 -- Recursive (c,l)-diversity: r1 < c * (r_l + ... + r_m) (strict); a class with fewer than l
 -- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
--- (NULL when some class has fewer than l distinct values).
-CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT size, counts[1] AS r1, tail,
+-- (NULL = infinite when some class has fewer than l distinct values).
+CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l) AS TABLE
+    WITH st AS (SELECT size, counts[1] AS r1, tail AS tl,
                        l <= 1 OR (tail IS NOT NULL AND counts[1] < c * tail) AS ok
-                FROM ldiv__class_stats('ldiv__f', l))
-    SELECT 'recursive-(c,l)' AS model, coalesce(bool_and(ok), true) AS passed,
-           CASE WHEN bool_and(tail IS NOT NULL) THEN max(r1 / tail) END AS achieved,
+                FROM ldiv__class_stats(f, l))
+    SELECT 'recursive_cl' AS model, coalesce(bool_and(ok), true) AS passed,
+           CASE WHEN bool_and(tl IS NOT NULL) THEN max(r1 / tl) END AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__recursive_cl_fs('ldiv__f', c, l);
 
--- (alpha,k)-anonymity: size >= k and max n/size <= alpha in every class.
--- achieved = largest n/size (see achieved_k for the smallest class).
-CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT size, st.alpha AS a, size >= k AND st.alpha <= alpha AS ok
-                FROM ldiv__class_stats('ldiv__f', 1) st)
-    SELECT '(alpha,k)' AS model, coalesce(bool_and(ok), true) AS passed,
+-- (alpha,k)-anonymity: size >= k and max n <= alpha * size in every class (with the Polars
+-- side's 1e-15 relative slack so that alpha given as a decimal fraction is exact).
+-- achieved = largest n/size; achieved_k = smallest class size.
+CREATE OR REPLACE MACRO ldiv__alpha_k_fs(f, alpha, k) AS TABLE
+    WITH st AS (SELECT size, max_count / size AS a,
+                       size >= k AND max_count <= alpha * size * (1 + 1e-15) AS ok
+                FROM ldiv__class_stats(f, 1))
+    SELECT 'alpha_k' AS model, coalesce(bool_and(ok), true) AS passed,
            max(a) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows,
            min(size)::BIGINT AS achieved_k
     FROM st;
+CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__alpha_k_fs('ldiv__f', alpha, k);
 
 -- t-closeness: EMD(class, table) <= t in every class. distance: 'equal' (0.5 * sum |p - q|),
 -- 'ordered' (values sorted ascending, (1/(m-1)) sum |P_i - Q_i|) or 'auto' (ordered for a
--- numeric sensitive column, equal otherwise). achieved = largest EMD.
+-- numeric or temporal sensitive column, equal otherwise). achieved = largest EMD.
 -- The hierarchical distance: ldiv_t_closeness_hierarchical below.
-CREATE OR REPLACE MACRO ldiv_t_closeness(tbl, qi, s, t, distance := 'auto') AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT size,
-                       CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_numeric)
+CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance) AS TABLE
+    WITH st AS (SELECT size,
+                       CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
                             THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd
-                FROM ldiv__class_stats('ldiv__f', 1)
-                LEFT JOIN ldiv__emd_ordered('ldiv__f', distance) eo USING (cid)),
+                FROM ldiv__class_stats(f, 1)
+                LEFT JOIN ldiv__emd_ordered(f, distance) eo USING (cid)),
          v AS (SELECT size, emd, emd <= t AS ok FROM st)
-    SELECT 't-closeness' AS model, coalesce(bool_and(ok), true) AS passed,
+    SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
            max(emd) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM v
     WHERE distance IN ('auto', 'equal', 'ordered')
        OR error('distance must be ''auto'', ''equal'' or ''ordered''');
+CREATE OR REPLACE MACRO ldiv_t_closeness(tbl, qi, s, t, distance := 'auto') AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__t_closeness_fs('ldiv__f', t, distance);
 
 -- Delta-disclosure: |ln(p/q)| < delta for every value present in a class, and no value of the
 -- table missing from a class. achieved = largest |ln(p/q)| (NULL = infinite when a class lacks
 -- a value of the table).
-CREATE OR REPLACE MACRO ldiv_delta_disclosure(tbl, qi, s, delta) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT size, missing_values, delta_present,
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_fs(f, delta) AS TABLE
+    WITH st AS (SELECT size, missing_values AS mv, delta_present AS dp,
                        missing_values = 0 AND delta_present < delta AS ok
-                FROM ldiv__class_stats('ldiv__f', 1))
-    SELECT 'delta-disclosure' AS model, coalesce(bool_and(ok), true) AS passed,
-           CASE WHEN coalesce(max(missing_values), 0) = 0 THEN max(delta_present) END AS achieved,
+                FROM ldiv__class_stats(f, 1))
+    SELECT 'delta_disclosure' AS model, coalesce(bool_and(ok), true) AS passed,
+           CASE WHEN coalesce(max(mv), 0) = 0 THEN max(dp) END AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv_delta_disclosure(tbl, qi, s, delta) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__delta_disclosure_fs('ldiv__f', delta);
 
 -- Beta-likeness: for every value with p > q in a class, (p - q)/q <= beta (basic) or
--- <= min(beta, -ln q) (enhanced). achieved = largest (p - q)/q over p > q (0 if none).
-CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         x AS (SELECT cid, size, n / size AS p, tn / total AS q FROM ldiv__fsx('ldiv__f')),
+-- <= min(beta, -ln q) (enhanced). achieved = largest (p - q)/q over p > q (0 if none);
+-- enhanced: NULL (infinite) when some gain exceeds its own cap -ln q, whatever beta.
+CREATE OR REPLACE MACRO ldiv__beta_likeness_fs(f, beta, enhanced) AS TABLE
+    WITH x AS (SELECT cid, size, n / size AS p, tn / total AS q FROM ldiv__fsx(f)),
          st AS (SELECT cid, any_value(size) AS size,
-                       coalesce(max((p - q) / q) FILTER (WHERE p > q), 0.0) AS b,
+                       coalesce(max((p - q) / q) FILTER (WHERE p > q), 0.0) AS gain,
+                       coalesce(max(((p - q) / q) / (-ln(q))) FILTER (WHERE p > q), 0.0) AS cap,
                        coalesce(bool_and((p - q) / q <= CASE WHEN enhanced
                                                               THEN least(beta, -ln(q))
                                                               ELSE beta END)
                                 FILTER (WHERE p > q), true) AS ok
                 FROM x GROUP BY cid)
-    SELECT CASE WHEN enhanced THEN 'enhanced-beta-likeness' ELSE 'beta-likeness' END AS model,
+    SELECT 'beta_likeness' AS model,
            coalesce(bool_and(ok), true) AS passed,
-           coalesce(max(b), 0.0) AS achieved,
+           CASE WHEN enhanced AND max(cap) > 1.0 THEN NULL
+                ELSE coalesce(max(gain), 0.0) END AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__beta_likeness_fs('ldiv__f', beta, enhanced);
 
 -- Prosecutor re-identification risk: 1/size per class. passed = largest risk <= max_risk.
 -- achieved = largest risk = 1/k; average_risk = classes / rows.
-CREATE OR REPLACE MACRO ldiv_prosecutor_risk(tbl, qi, max_risk := 1.0) AS TABLE
-    SELECT 'prosecutor-risk' AS model,
+CREATE OR REPLACE MACRO ldiv__prosecutor_risk_of(sizes_rel, max_risk) AS TABLE
+    SELECT 'prosecutor_risk' AS model,
            coalesce(bool_and(1.0 / size <= max_risk), true) AS passed,
            1.0 / min(size) AS achieved,
            count(*) FILTER (WHERE 1.0 / size > max_risk)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE 1.0 / size > max_risk), 0)::BIGINT AS failing_rows,
            count(*) / sum(size) AS average_risk
-    FROM ldiv__sizes(tbl, qi);
+    FROM query_table(sizes_rel);
+CREATE OR REPLACE MACRO ldiv_prosecutor_risk(tbl, qi, max_risk := 1.0) AS TABLE
+    WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi))
+    FROM ldiv__prosecutor_risk_of('ldiv__z', max_risk);
 
 -- Marketer re-identification risk (sample = population): expected fraction of rows
 -- re-identified = classes / rows. A table-level measure: failing_classes/rows are NULL.
 CREATE OR REPLACE MACRO ldiv_marketer_risk(tbl, qi, max_risk := 1.0) AS TABLE
-    SELECT 'marketer-risk' AS model,
+    SELECT 'marketer_risk' AS model,
            coalesce(count(*) / sum(size) <= max_risk, true) AS passed,
            count(*) / sum(size) AS achieved,
            NULL::BIGINT AS failing_classes,
@@ -276,7 +311,7 @@ CREATE OR REPLACE MACRO ldiv_marketer_risk(tbl, qi, max_risk := 1.0) AS TABLE
 
 -- Sample uniques: rows alone in their class. passed = uniques <= max_uniques.
 CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
-    SELECT 'sample-uniques' AS model,
+    SELECT 'sample_uniques' AS model,
            count(*) FILTER (WHERE size = 1) <= max_uniques AS passed,
            count(*) FILTER (WHERE size = 1)::DOUBLE AS achieved,
            count(*) FILTER (WHERE size = 1)::BIGINT AS failing_classes,
@@ -290,6 +325,7 @@ CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
 
 -- Classes that violate any of the requested models (NULL = not checked), with the reasons.
 -- Columns: the QI values, size, distinct_values, reasons (list of strings).
+-- c checks recursive (c, recursive_l); t uses distance ('auto', 'equal', 'ordered').
 CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entropy_l := NULL,
                                         c := NULL, recursive_l := 2, alpha := NULL,
                                         t := NULL, distance := 'auto', delta := NULL,
@@ -303,7 +339,7 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                                                     THEN least(beta, -ln(tn / total))
                                                     ELSE beta END), 0.0) AS beta_bad
                FROM ldiv__fsx('ldiv__f') WHERE beta IS NOT NULL GROUP BY cid),
-         st AS (SELECT st.*, CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_numeric)
+         st AS (SELECT st.*, CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
                                   THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd,
                        coalesce(b.beta_bad, 0.0) AS beta_bad
                 FROM ldiv__class_stats('ldiv__f', recursive_l) st
@@ -314,7 +350,8 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
          r AS (SELECT ec, size, distinct_values, list_filter([
                  CASE WHEN size < k THEN printf('k: size %d < %d', size, k) END,
                  CASE WHEN distinct_values < l
-                      THEN printf('distinct-l: %d distinct value(s) < %s', distinct_values, l::VARCHAR) END,
+                      THEN printf('distinct-l: %d distinct value(s) < %s', distinct_values,
+                                  l::VARCHAR) END,
                  CASE WHEN entropy < ln(entropy_l) - 1e-12
                       THEN printf('entropy-l: exp(entropy) %s < %s', round(exp(entropy), 6)::VARCHAR,
                                   entropy_l::VARCHAR) END,
@@ -324,10 +361,11 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                       WHEN c IS NOT NULL AND recursive_l > 1 AND NOT (counts[1] < c * tail)
                       THEN printf('recursive-(c,l): r1 = %d >= c * tail = %s * %d',
                                   counts[1], c::VARCHAR, tail) END,
-                 CASE WHEN st.alpha > alpha
+                 CASE WHEN max_count > alpha * size * (1 + 1e-15)
                       THEN printf('alpha: max n/size %s > %s', round(st.alpha, 6)::VARCHAR,
                                   alpha::VARCHAR) END,
-                 CASE WHEN emd > t THEN printf('t-closeness: EMD %s > %s', round(emd, 6)::VARCHAR, t::VARCHAR) END,
+                 CASE WHEN emd > t THEN printf('t-closeness: EMD %s > %s', round(emd, 6)::VARCHAR,
+                                               t::VARCHAR) END,
                  CASE WHEN delta IS NOT NULL AND missing_values > 0
                       THEN printf('delta-disclosure: %d value(s) of the table missing',
                                   missing_values)
@@ -335,7 +373,8 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                       THEN printf('delta-disclosure: max |ln(p/q)| %s >= %s',
                                   round(delta_present, 6)::VARCHAR, delta::VARCHAR) END,
                  CASE WHEN beta_bad > 0
-                      THEN printf('beta-likeness: (p-q)/q %s > bound', round(beta_bad, 6)::VARCHAR) END
+                      THEN printf('beta-likeness: (p-q)/q %s > bound', round(beta_bad, 6)::VARCHAR)
+                 END
                ], lambda x: x IS NOT NULL) AS reasons
                FROM st)
     SELECT unnest(ec), size, distinct_values, reasons
@@ -343,38 +382,43 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
     WHERE len(reasons) > 0
     ORDER BY size, distinct_values;
 
--- One row with the keys of ldiv_polars.summary (same names, same semantics):
---   rows, classes, k, l_distinct, l_entropy, recursive_c, alpha, t, delta,
---   prosecutor_max, prosecutor_avg, sample_uniques
--- l is the recursive-(c,l) tail start; t uses the ordered distance for a numeric sensitive
--- column and the equal distance otherwise; recursive_c and delta are NULL where infinite.
-CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT st.*, eo.emd_ordered
-                FROM ldiv__class_stats('ldiv__f', l) st
-                LEFT JOIN ldiv__emd_ordered('ldiv__f', 'auto') eo USING (cid))
+-- The summary of a frequency set relation f (see ldiv_summary).
+CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
+    WITH st AS (SELECT st.*, eo.emd_ordered
+                FROM ldiv__class_stats(f, l) st
+                LEFT JOIN ldiv__emd_ordered(f, 'auto') eo USING (cid))
     SELECT coalesce(sum(size), 0)::BIGINT AS rows,
            count(*)::BIGINT AS classes,
            min(size)::BIGINT AS k,
            min(distinct_values)::BIGINT AS l_distinct,
            exp(min(entropy)) AS l_entropy,
            CASE WHEN bool_and(tail IS NOT NULL) THEN max(counts[1] / tail) END AS recursive_c,
-           max(alpha) AS alpha,
-           max(CASE WHEN sv_numeric THEN coalesce(emd_ordered, 0.0) ELSE emd_equal END) AS t,
+           max(max_count / size) AS alpha,
+           max(CASE WHEN sv_ordered THEN coalesce(emd_ordered, 0.0) ELSE emd_equal END) AS t,
            CASE WHEN coalesce(max(missing_values), 0) = 0 THEN max(delta_present) END AS delta,
            1.0 / min(size) AS prosecutor_max,
            count(*) / sum(size) AS prosecutor_avg,
            count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques
     FROM st;
 
+-- One row with the keys of ldiv_polars.summary (same names, same semantics):
+--   rows, classes, k, l_distinct, l_entropy, recursive_c, alpha, t, delta,
+--   prosecutor_max, prosecutor_avg, sample_uniques
+-- l is the recursive-(c,l) tail start; t uses the ordered distance for a numeric or temporal
+-- sensitive column and the equal distance otherwise; recursive_c and delta are NULL where
+-- infinite; on an empty table everything but rows, classes, sample_uniques (0) is NULL.
+CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__summary_fs('ldiv__f', l);
+
 -- ---------------------------------------------------------------------------------------------
 -- Hierarchical t-closeness (closed form over a hierarchy relation)
 -- ---------------------------------------------------------------------------------------------
--- hier names a relation with columns leaf (the sensitive value, any type castable to VARCHAR)
--- and path (VARCHAR[]: the ancestors of the leaf from level 1 up to the root, all paths of the
--- same length H). EMD (Li et al. 2007) = sum over internal nodes N at level j of
--- (j / H) * min(pos_extra(N), neg_extra(N)), where extra(child) = sum over its leaves of p - q.
--- Every value of the sensitive column must appear as a leaf.
+-- hier names a relation with columns leaf (the sensitive value as VARCHAR) and path (VARCHAR[]:
+-- the ancestors of the leaf from level 1 up to the root; all paths of the same length H).
+-- EMD (Li et al. 2007) = sum over inner nodes N at level j of (j / H) * min(pos_extra(N),
+-- neg_extra(N)), extra(child) = sum over the child's leaves of p - q. Every value of the
+-- sensitive column must be a leaf (ldiv_polars.duckdb.register_hierarchy checks that).
 CREATE OR REPLACE MACRO ldiv__emd_hierarchical(f, hier) AS TABLE
     WITH x AS (FROM ldiv__fsx(f)),
          h AS (SELECT CAST(leaf AS VARCHAR) AS leaf, CAST(path AS VARCHAR[]) AS path,
@@ -395,20 +439,23 @@ CREATE OR REPLACE MACRO ldiv__emd_hierarchical(f, hier) AS TABLE
          nd AS (SELECT cid, j, height, node,
                        sum(greatest(extra, 0.0)) AS pos, sum(greatest(-extra, 0.0)) AS neg
                 FROM ch GROUP BY cid, j, height, node)
-    SELECT c.cid, coalesce(sum(j / height * least(pos, neg)), 0.0) AS emd_hierarchical
+    SELECT c.cid, greatest(coalesce(sum(j / height * least(pos, neg)), 0.0), 0.0)
+               AS emd_hierarchical
     FROM c LEFT JOIN nd USING (cid)
     GROUP BY c.cid;
 
-CREATE OR REPLACE MACRO ldiv_t_closeness_hierarchical(tbl, qi, s, t, hier) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
-         st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
-                FROM ldiv__class_stats('ldiv__f', 1)
-                JOIN ldiv__emd_hierarchical('ldiv__f', hier) USING (cid))
-    SELECT 't-closeness-hierarchical' AS model, coalesce(bool_and(ok), true) AS passed,
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_fs(f, t, hier) AS TABLE
+    WITH st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
+                FROM ldiv__class_stats(f, 1)
+                JOIN ldiv__emd_hierarchical(f, hier) USING (cid))
+    SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
            max(emd) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv_t_closeness_hierarchical(tbl, qi, s, t, hier) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__t_closeness_hierarchical_fs('ldiv__f', t, hier);
 
 -- ---------------------------------------------------------------------------------------------
 -- Scalar generalization macros (build views with them, then check the view)
