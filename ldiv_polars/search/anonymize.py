@@ -1,0 +1,268 @@
+"""``anonymize``: least generalization (full-domain, with optional record suppression) satisfying
+every requested privacy model, optimal under a utility metric, re-verified before it is returned.
+
+>>> import polars as pl
+>>> from ldiv_polars.models import KAnonymity
+>>> from ldiv_polars.hierarchy import masking_hierarchy, interval_hierarchy
+>>> df = pl.DataFrame({"zip": ["13053", "13068", "13053", "13068"], "age": [28, 29, 21, 23],
+...                    "disease": ["flu", "cold", "flu", "cold"]})
+>>> hs = {"zip": masking_hierarchy(df["zip"]), "age": interval_hierarchy(df["age"], [10])}
+>>> res = anonymize(df, ["zip", "age"], "disease", hs, [KAnonymity(2)], metric="height")
+>>> res.levels, res.classes, res.suppressed_rows
+({'zip': 0, 'age': 1}, 2, 0)
+>>> res.output.collect().rows()
+[('13053', '20-29', 'flu'), ('13068', '20-29', 'cold'), ('13053', '20-29', 'flu'), ('13068', '20-29', 'cold')]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.validate import NullPolicy, require_real
+from ldiv_polars.errors import InvalidParameterError, LdivError
+from ldiv_polars.hierarchy.generalize import generalize_expr
+from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
+from ldiv_polars.models.base import Model
+from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
+from ldiv_polars.search.metrics import MetricSuite, check_metric
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
+
+SuppressionMode = Literal["mask", "drop"]
+_FLAG = "__ldiv_suppressed"
+
+
+class VerificationError(LdivError, RuntimeError):
+    """The anonymized output failed re-verification by the checker (a bug; please report)."""
+
+
+@dataclass
+class AnonymizationResult:
+    """Outcome of :func:`anonymize`.
+
+    ``levels`` is the chosen node (``None`` when no node satisfies the models within the
+    suppression limit; then ``output`` is ``None`` too). ``output`` is a lazy plan over the
+    input (generalize + suppression); sink or collect it. ``verification`` is the checker's
+    verdict on the retained (not suppressed) output rows.
+    """
+
+    qi: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    rows: int
+    levels: dict[str, int] | None
+    metric: str
+    value: float | None
+    metrics: dict[str, float]
+    classes: int | None
+    suppressed_rows: int
+    suppressed_classes: int
+    suppression_limit_rows: int
+    suppression_mode: str
+    minimal: list[dict[str, int]] | None
+    minimal_complete: bool
+    lattice_size: int
+    checked: int
+    evaluations: int
+    rollups: int
+    strategy: str
+    monotone: bool
+    monotone_reason: str
+    notes: list[str]
+    elapsed_s: float
+    output: pl.LazyFrame | None = field(repr=False)
+    verification: Any = field(repr=False, default=None)
+
+    @property
+    def found(self) -> bool:
+        return self.levels is not None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready summary (the keys of ``ldiv anonymize --json``)."""
+        return {
+            "lattice_size": self.lattice_size,
+            "checked": self.checked,
+            "rollups": self.rollups,
+            "evaluations": self.evaluations,
+            "strategy": self.strategy,
+            "monotone": self.monotone,
+            "rows": self.rows,
+            "suppression_limit_rows": self.suppression_limit_rows,
+            "optimum": None if self.levels is None else {
+                "levels": self.levels,
+                "metric": self.metric,
+                "value": self.value,
+                "classes": self.classes,
+                "suppressed": self.suppressed_rows,
+                "metrics": self.metrics,
+            },
+            "minimal": self.minimal,
+            "minimal_complete": self.minimal_complete,
+            "verified": None if self.verification is None else bool(self.verification.passed),
+            "notes": self.notes,
+            "elapsed_s": round(self.elapsed_s, 4),
+        }
+
+
+def _as_models(models: Sequence[Model] | Model) -> list[Model]:
+    if isinstance(models, Model):
+        models = [models]
+    out = list(models)
+    if not out:
+        raise InvalidParameterError("anonymize() needs at least one privacy model")
+    for m in out:
+        if not isinstance(m, Model):
+            raise InvalidParameterError(f"not a privacy model: {m!r}")
+    return out
+
+
+def prepare_hierarchies(
+    qi: Sequence[str], hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
+    *, separator: str = ";",
+) -> dict[str, Hierarchy]:
+    missing = [q for q in qi if q not in hierarchies]
+    if missing:
+        raise InvalidParameterError(
+            f"no hierarchy given for quasi-identifier(s) {', '.join(map(repr, missing))}"
+        )
+    return {q: as_hierarchy(hierarchies[q], name=q, separator=separator) for q in qi}
+
+
+def anonymize(
+    data: TableLike,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str] | None,
+    hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
+    models: Sequence[Model] | Model,
+    *,
+    suppression: float = 0.0,
+    metric: str = "aecs",
+    suppression_mode: SuppressionMode = "mask",
+    strategy: str = "auto",
+    verify: bool = True,
+    nulls: NullPolicy = "error",
+    separator: str | None = None,
+    progress: Progress | None = None,
+) -> AnonymizationResult:
+    """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
+
+    One streaming pass over ``data`` builds the frequency set; the lattice search rolls it up
+    (never rescanning rows). ``suppression`` is the largest fraction of rows that may be
+    suppressed (rows of classes failing a model); ``suppression_mode`` ``"mask"`` keeps them
+    with every QI set to ``*``, ``"drop"`` removes them; their number is always reported.
+    ``metric`` is the optimization target (``aecs``, ``discernibility``, ``entropy``,
+    ``height``, ``kl``, ``loss``, ``precision``; lower is better). ``strategy``: ``auto``
+    (Flash when the predicate is monotone, otherwise exhaustive), ``flash``, ``exhaustive``,
+    ``bounded`` (optimum only, by lower-bound pruning). QI columns of the output are Strings
+    (the hierarchy labels). The output is re-verified with :func:`ldiv_polars.check` on the
+    retained rows (``verify=False`` skips that extra pass).
+    """
+    t0 = time.perf_counter()
+    models = _as_models(models)
+    metric = check_metric(metric)
+    if suppression_mode not in ("mask", "drop"):
+        raise InvalidParameterError(
+            f"suppression_mode must be 'mask' or 'drop', got {suppression_mode!r}"
+        )
+    if strategy not in STRATEGIES:
+        raise InvalidParameterError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    require_real("suppression", suppression, low=0.0, high=1.0)
+    lf = to_lazyframe(data, separator=separator)
+    fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
+    if len(fs.sensitive) > 1:
+        from ldiv_polars.models.multi_attribute import MultiAttribute
+
+        single = [m.describe() for m in models if m.needs_sensitive
+                  and not isinstance(m, MultiAttribute)]
+        if single:
+            raise InvalidParameterError(
+                f"{', '.join(single)} read(s) one sensitive column but {len(fs.sensitive)} were "
+                "given: wrap the model in MultiAttribute(...) or pass one sensitive column"
+            )
+    hs = prepare_hierarchies(fs.qi, hierarchies)
+    fs = fs.materialize()
+    for m in models:
+        m.validate(fs)
+    efs = EncodedFrequencySet(fs, hs)
+    limit = suppression_limit_rows(suppression, efs.total)
+    outcome: SearchOutcome = search_lattice(efs, models, limit, metric, strategy=strategy,
+                                            progress=progress)
+    lat = outcome.lattice
+    qi_t = fs.qi
+
+    def as_levels(node: int) -> dict[str, int]:
+        return dict(zip(qi_t, lat.levels(node)))
+
+    minimal = None if outcome.minimal is None else [as_levels(n) for n in outcome.minimal]
+    common: dict[str, Any] = dict(
+        qi=qi_t, sensitive=fs.sensitive, rows=efs.total, metric=metric,
+        suppression_limit_rows=limit, suppression_mode=suppression_mode, minimal=minimal,
+        minimal_complete=outcome.minimal is not None, lattice_size=lat.size,
+        strategy=outcome.strategy, monotone=outcome.monotone, monotone_reason=outcome.reason,
+        notes=outcome.notes,
+    )
+    if outcome.optimum is None:
+        return AnonymizationResult(
+            levels=None, value=None, metrics={}, classes=None, suppressed_rows=0,
+            suppressed_classes=0, checked=outcome.checked, evaluations=outcome.evaluations,
+            rollups=efs.rollups, elapsed_s=time.perf_counter() - t0, output=None, **common,
+        )
+    levels = lat.levels(outcome.optimum)
+    rolled = efs.rollup(levels, cache=False)
+    checker = NodeChecker(efs, models, limit)
+    verdict = checker.check(rolled)
+    if not verdict.passed:  # pragma: no cover - the search only returns passing nodes
+        raise VerificationError(f"the chosen node {levels} does not pass on re-evaluation")
+    suite = MetricSuite(efs)
+    values = suite.values(rolled, verdict.suppressed)
+    output, retained = _output_plan(lf, efs, rolled, verdict.suppressed, hs, suppression_mode)
+    verification = None
+    if verify:
+        from ldiv_polars.checking import check
+
+        verification = check(retained, qi_t, fs.sensitive or None, models, nulls=nulls)
+        if not verification.passed:
+            failing = [m.key for m in verification.models if not m.passed]
+            raise VerificationError(
+                f"re-verification of the anonymized output failed for {', '.join(failing)} "
+                f"at node {dict(zip(qi_t, levels))}"
+            )
+    return AnonymizationResult(
+        levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
+        classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
+        suppressed_classes=int(verdict.suppressed.sum()), checked=outcome.checked,
+        evaluations=outcome.evaluations + verdict.evaluations, rollups=efs.rollups,
+        elapsed_s=time.perf_counter() - t0, output=output, verification=verification, **common,
+    )
+
+
+def _output_plan(
+    lf: pl.LazyFrame, efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray,
+    hs: Mapping[str, Hierarchy], mode: str,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(output, retained rows) as lazy plans: generalize, then mask or drop suppressed classes."""
+    levels = rolled.snapshot.levels
+    qi = list(efs.qi)
+    gen = lf.with_columns(
+        [generalize_expr(q, hs[q], lv).alias(q) for q, lv in zip(qi, levels)]
+    )
+    if not suppressed.any():
+        return gen, gen
+    supp = efs.class_labels(rolled, np.flatnonzero(suppressed)).with_columns(
+        pl.lit(True).alias(_FLAG)
+    )
+    flagged = gen.join(supp.lazy(), on=qi, how="left", maintain_order="left")
+    retained = flagged.filter(pl.col(_FLAG).is_null()).drop(_FLAG)
+    if mode == "drop":
+        return retained, retained
+    masked = flagged.with_columns(
+        [pl.when(pl.col(_FLAG)).then(pl.lit("*")).otherwise(pl.col(q)).alias(q) for q in qi]
+    ).drop(_FLAG)
+    return masked, retained

@@ -1,0 +1,310 @@
+"""Globally optimal, exact lattice search (Flash-like), with sound fallbacks.
+
+Three strategies, chosen from the models' monotonicity and the suppression limit:
+
+``flash`` (the predicate "node passes" is monotone)
+    Bottom-up over the lattice by height; from every untagged node, a path is built upwards
+    through untagged nodes and binary-searched (Kohlmayer et al.'s Flash). A passing node tags
+    all its generalizations as passing, a failing node all its specializations as failing
+    (*predictive tagging*); every tag follows from monotonicity, so the set of minimal
+    satisfying nodes is exact. The optimum: with a monotone metric it is one of the minimal
+    nodes; otherwise (suppression > 0 and a metric other than height) a best-first walk upwards
+    from the minimal nodes, ordered by the metric's suppression-free lower bound (monotone), stops
+    once the bound reaches the best exact value found — sound pruning by a bound.
+``exhaustive`` (predicate not monotone; default then)
+    Every node is decided. The only tagging used is sound without suppression-monotonicity: a node
+    passing with *nothing* suppressed, under models that are monotone without suppression, has
+    only generalizations that pass with nothing suppressed (their metric is then the
+    suppression-free value). Minimal set and optimum are exact.
+``bounded`` (predicate not monotone, optimum only)
+    Best-first from the bottom by the metric's lower bound, checking each popped node, stopping
+    when the bound reaches the best exact value: the optimum is exact, the minimal set is not
+    computed (``minimal_complete=False``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import Model
+from ldiv_polars.search.lattice import Lattice
+from ldiv_polars.search.metrics import (
+    BOUND_WITHOUT_ROLLUP,
+    HAS_LOWER_BOUND,
+    MONOTONE_WITH_SUPPRESSION,
+    MetricSuite,
+)
+from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled
+from ldiv_polars.search.suppression import NodeChecker, NodeVerdict, predicate_monotone
+
+STRATEGIES = ("auto", "flash", "exhaustive", "bounded")
+
+Progress = Callable[[int, int], None]
+"""``progress(decided_nodes, lattice_size)``, called after each check."""
+
+
+@dataclass
+class NodeRecord:
+    passed: bool
+    suppressed_rows: int
+    classes: int  # retained classes
+    value: float  # target metric
+    checked: bool  # False when decided by tagging only
+
+
+@dataclass
+class SearchOutcome:
+    lattice: Lattice
+    strategy: str
+    monotone: bool
+    reason: str
+    checked: int
+    evaluations: int
+    rollups: int
+    records: dict[int, NodeRecord]
+    passing: np.ndarray  # boolean over nodes; for "bounded" only the decided ones
+    minimal: list[int] | None
+    optimum: int | None
+    metric: str
+    limit_rows: int
+    notes: list[str] = field(default_factory=list)
+
+
+class _Search:
+    def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
+                 metric: str, progress: Progress | None) -> None:
+        self.efs = efs
+        self.lattice = Lattice([h.height for h in efs.hierarchies])
+        self.checker = NodeChecker(efs, models, limit_rows)
+        self.metrics = MetricSuite(efs)
+        self.metric = metric
+        self.limit = limit_rows
+        self.models = list(models)
+        self.all_monotone = all(m.monotone for m in self.models)
+        self.metric_monotone = limit_rows == 0 or metric in MONOTONE_WITH_SUPPRESSION
+        self.tags = np.zeros(self.lattice.size, dtype=np.int8)  # 1 pass, -1 fail, 0 unknown
+        # nodes known to pass with nothing suppressed (above a zero-suppression pass)
+        self.zero = np.zeros(self.lattice.size, dtype=bool)
+        self.records: dict[int, NodeRecord] = {}
+        self.checked = 0
+        self.progress = progress
+        self._bounds: dict[int, float] = {}
+
+    # --- node evaluation ----------------------------------------------------------------------
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(int((self.tags != 0).sum()), self.lattice.size)
+
+    def check(self, node: int) -> NodeRecord:
+        rec = self.records.get(node)
+        if rec is not None and rec.checked:
+            return rec
+        rolled = self.efs.rollup(self.lattice.levels(node))
+        verdict: NodeVerdict = self.checker.check(rolled)
+        self.checked += 1
+        value = self.metrics.value(self.metric, rolled, verdict.suppressed) if verdict.passed \
+            else math.inf
+        rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
+                         int((~verdict.suppressed).sum()), value, True)
+        self.records[node] = rec
+        if self.tags[node] == 0:
+            self.tags[node] = 1 if verdict.passed else -1
+        self._after_check(node, rec)
+        return rec
+
+    def unsuppressed_record(self, node: int) -> NodeRecord:
+        """Record of a node known to pass with nothing suppressed (no model evaluation)."""
+        rec = self.records.get(node)
+        if rec is not None:
+            return rec
+        levels = self.lattice.levels(node)
+        if self.metric in BOUND_WITHOUT_ROLLUP:
+            value = self.metrics.bound_from_levels(self.metric, levels)
+            classes = -1
+        else:
+            rolled = self.efs.rollup(levels)
+            value = self.metrics.value(self.metric, rolled, None)
+            classes = rolled.classes
+        rec = NodeRecord(True, 0, classes, value, False)
+        self.records[node] = rec
+        return rec
+
+    def exact(self, node: int) -> NodeRecord:
+        """Exact record of a node, checking it unless that is implied."""
+        rec = self.records.get(node)
+        if rec is not None:
+            return rec
+        if self.zero[node] or (self.tags[node] == 1 and self.metric == "height"):
+            return self.unsuppressed_record(node)
+        return self.check(node)
+
+    def _after_check(self, node: int, rec: NodeRecord) -> None:
+        if rec.checked and rec.passed and rec.suppressed_rows == 0 and self.all_monotone:
+            m = self.lattice.above(node)
+            self.zero |= m
+            self.tags[m & (self.tags == 0)] = 1
+
+    def bound(self, node: int) -> float:
+        """Suppression-free metric value: a lower bound of the value, monotone over the lattice."""
+        b = self._bounds.get(node)
+        if b is None:
+            if self.metric not in HAS_LOWER_BOUND:
+                b = 0.0
+            elif self.metric in BOUND_WITHOUT_ROLLUP:
+                b = self.metrics.bound_from_levels(self.metric, self.lattice.levels(node))
+            else:
+                rolled = self.efs.rollup(self.lattice.levels(node))
+                b = self.metrics.value(self.metric, rolled, None)
+            self._bounds[node] = b
+        return b
+
+    # --- strategies ---------------------------------------------------------------------------
+
+    def _tag_up(self, node: int) -> None:
+        m = self.lattice.above(node) & (self.tags == 0)
+        self.tags[m] = 1
+
+    def _tag_down(self, node: int) -> None:
+        m = self.lattice.below(node) & (self.tags == 0)
+        self.tags[m] = -1
+
+    def _path(self, start: int) -> list[int]:
+        lat = self.lattice
+        path = [start]
+        node = start
+        while True:
+            nxt = [s for s in lat.successors(node) if self.tags[s] == 0]
+            if not nxt:
+                return path
+            # generalize first the QI whose step loses the least (relative level)
+            node = min(nxt, key=lambda s: (self._rel(s), s))
+            path.append(node)
+
+    def _rel(self, node: int) -> float:
+        lv = self.lattice.nodes[node]
+        return float(sum(v / (h - 1) for v, h in zip(lv, self.lattice.heights) if h > 1))
+
+    def flash(self) -> None:
+        lat = self.lattice
+        order = np.lexsort((np.arange(lat.size), lat.node_height))
+        for start in order:
+            if self.tags[start] != 0:
+                continue
+            path = self._path(int(start))
+            lo, hi = 0, len(path) - 1
+            while lo <= hi:
+                mid = (lo + hi) // 2
+                node = path[mid]
+                tag = self.tags[node]
+                if tag == 0:
+                    passed = self.check(node).passed
+                    if passed:
+                        self._tag_up(node)
+                    else:
+                        self._tag_down(node)
+                    self._report()
+                else:
+                    passed = tag == 1
+                if passed:
+                    hi = mid - 1
+                else:
+                    lo = mid + 1
+
+    def exhaustive(self) -> None:
+        lat = self.lattice
+        order = np.lexsort((np.arange(lat.size), lat.node_height))
+        for node in order:
+            node = int(node)
+            if self.zero[node] or node in self.records:
+                continue  # decided: passes with nothing suppressed
+            self.check(node)
+            self._report()
+
+    def best_first(self, starts: Sequence[int]) -> int | None:
+        """Best-first by the lower bound from ``starts``; exact optimum over the passing nodes
+        reachable upwards from them (all of them when starting at the bottom)."""
+        heap = [(self.bound(s), s) for s in starts]
+        heapq.heapify(heap)
+        seen = set(starts)
+        best_val, best = math.inf, None
+        while heap:
+            lb, node = heapq.heappop(heap)
+            if lb >= best_val:
+                break
+            rec = self.exact(node)
+            if rec.passed and rec.value < best_val:
+                best_val, best = rec.value, node
+            self._report()
+            for s in self.lattice.successors(node):
+                if s not in seen:
+                    seen.add(s)
+                    heapq.heappush(heap, (self.bound(s), s))
+        return best
+
+    def optimum_among(self, nodes: Sequence[int]) -> int | None:
+        best_val, best = math.inf, None
+        for node in sorted(nodes, key=lambda n: (self.lattice.height(n), n)):
+            rec = self.exact(node)
+            if rec.passed and rec.value < best_val:
+                best_val, best = rec.value, node
+        return best
+
+
+def search_lattice(
+    efs: EncodedFrequencySet,
+    models: Sequence[Model],
+    limit_rows: int,
+    metric: str,
+    *,
+    strategy: str = "auto",
+    progress: Progress | None = None,
+) -> SearchOutcome:
+    """Search the lattice of ``efs``'s hierarchies for the minimal satisfying nodes and the
+    optimum under ``metric`` (see the module docstring for the strategies)."""
+    if strategy not in STRATEGIES:
+        raise InvalidParameterError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    s = _Search(efs, models, limit_rows, metric, progress)
+    monotone, reason = predicate_monotone(models, limit_rows > 0)
+    if strategy == "auto":
+        strategy = "flash" if monotone else "exhaustive"
+    if strategy == "flash" and not monotone:
+        raise InvalidParameterError(f"strategy 'flash' needs a monotone predicate; {reason}")
+    notes: list[str] = []
+    minimal: list[int] | None
+    if strategy == "flash":
+        s.flash()
+        passing = s.tags == 1
+        minimal = s.lattice.minimal_of(passing)
+        if s.metric_monotone:
+            optimum = s.optimum_among(minimal)
+            notes.append(f"metric {metric!r} is monotone here: the optimum is a minimal node")
+        else:
+            optimum = s.best_first(minimal) if minimal else None
+            notes.append(f"metric {metric!r} is not monotone with suppression: best-first from "
+                         f"the minimal nodes, pruned by its suppression-free lower bound")
+    elif strategy == "exhaustive":
+        s.exhaustive()
+        passing = s.tags == 1
+        minimal = s.lattice.minimal_of(passing)
+        cand = [int(i) for i in np.flatnonzero(passing)]
+        optimum = s.optimum_among(cand) if cand else None
+        notes.append("predicate not monotone: every node decided (zero-suppression passes "
+                     "tagged upwards only)")
+    else:
+        optimum = s.best_first([s.lattice.bottom])
+        passing = s.tags == 1
+        minimal = None
+        notes.append("bounded: optimum exact by lower-bound pruning; minimal nodes not computed")
+    return SearchOutcome(
+        lattice=s.lattice, strategy=strategy, monotone=monotone, reason=reason,
+        checked=s.checked, evaluations=s.checker.evaluations, rollups=efs.rollups,
+        records=s.records, passing=passing, minimal=minimal, optimum=optimum, metric=metric,
+        limit_rows=limit_rows, notes=notes,
+    )

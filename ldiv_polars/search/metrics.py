@@ -1,0 +1,176 @@
+"""Utility (information-loss) metrics of a generalized table; lower is better for all of them.
+
+All are computed from a node's rolled-up frequency set plus per-QI, per-level arrays built once
+(number of raw values under each group, row count of each group) — never from the rows.
+``N`` is the number of input rows and ``q`` the number of quasi-identifiers. Suppressed rows
+are the rows of suppressed classes; they are treated as generalized to ``*`` in every QI.
+
+- ``height``: sum of the node's levels (Machanavajjhala et al. §6: generalization height).
+- ``precision``: Sweeney's Prec as a loss, ``sum over cells of level/max_level / (N q)``;
+  a suppressed cell costs 1 (Sweeney's Prec is ``1 - precision``).
+- ``loss``: Iyengar's LM (NCP for categorical hierarchies), ``sum over cells of
+  (leaves(g) - 1)/(|domain| - 1) / (N q)``; a suppressed cell costs 1.
+- ``discernibility``: ``sum over retained classes |E|^2 + |suppressed rows| * N`` (Bayardo &
+  Agrawal; the ``|D|`` penalty for suppressed rows).
+- ``aecs``: average equivalence class size ``N / classes``, the suppressed rows counting as one
+  class (the all-``*`` class of the masked output).
+- ``entropy``: non-uniform entropy (Gionis & Tassa), ``sum over cells of
+  log2(N_g / N_v)`` with ``N_g`` the rows generalizing to the published group and ``N_v`` the
+  rows with the raw value; a suppressed cell costs ``log2(N / N_v)``.
+- ``kl``: KL-divergence of Machanavajjhala et al. §6 over ``Q x S`` (natural log): the
+  empirical distribution against the one spreading each published cell's count uniformly over
+  its area (product of the raw values under each generalized QI value, the domain being the
+  hierarchy's raw values); suppressed rows are spread over the whole QI domain (per
+  sensitive value).
+
+Without suppression every metric is monotone (never decreases under generalization). With
+suppression only ``height`` stays monotone; for the others the value without suppression is a
+monotone *lower bound* (suppressing a row never lowers its cost), which the search uses to prune
+soundly (``kl`` has no such bound; it is searched exhaustively).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled
+
+METRICS = ("aecs", "discernibility", "entropy", "height", "kl", "loss", "precision")
+"""Names accepted as the optimization target (``metric=``)."""
+
+MONOTONE_WITH_SUPPRESSION = frozenset({"height"})
+"""Metrics that stay monotone when rows are suppressed."""
+
+BOUND_WITHOUT_ROLLUP = frozenset({"height", "precision", "loss", "entropy"})
+"""Metrics whose suppression-free lower bound needs only the node's levels (O(q))."""
+
+HAS_LOWER_BOUND = frozenset(METRICS) - {"kl"}
+
+
+def check_metric(name: str) -> str:
+    if name not in METRICS:
+        raise InvalidParameterError(f"unknown metric {name!r} (use one of {', '.join(METRICS)})")
+    return name
+
+
+def _xlog2x(x: np.ndarray) -> float:
+    x = x[x > 0].astype(np.float64)
+    return float((x * np.log2(x)).sum())
+
+
+class MetricSuite:
+    """Per-QI, per-level tables for the metrics of one encoded frequency set."""
+
+    def __init__(self, efs: EncodedFrequencySet) -> None:
+        self.efs = efs
+        self.N = efs.total
+        self.q = len(efs.qi)
+        base = efs.base
+        self.max_level = [h.height - 1 for h in efs.hierarchies]
+        self.dom = [len(h) for h in efs.hierarchies]
+        self.leaves: list[list[np.ndarray]] = []
+        self.marg: list[list[np.ndarray]] = []
+        self.xlogx: list[list[float]] = []
+        self.loss_cost: list[list[np.ndarray]] = []
+        self.loss_total: list[list[float]] = []
+        for i in range(self.q):
+            lv_leaves, lv_marg, lv_xlogx, lv_cost, lv_tot = [], [], [], [], []
+            for j, m in enumerate(efs.level_maps[i]):
+                card = efs.cards[i][j]
+                leaves = np.bincount(m, minlength=card).astype(np.int64)
+                marg = np.bincount(m[base.codes[:, i]], weights=base.n, minlength=card)
+                cost = (leaves - 1) / (self.dom[i] - 1) if self.dom[i] > 1 else np.zeros(card)
+                lv_leaves.append(leaves)
+                lv_marg.append(marg)
+                lv_xlogx.append(_xlog2x(marg))
+                lv_cost.append(cost)
+                lv_tot.append(float((marg * cost).sum()))
+            self.leaves.append(lv_leaves)
+            self.marg.append(lv_marg)
+            self.xlogx.append(lv_xlogx)
+            self.loss_cost.append(lv_cost)
+            self.loss_total.append(lv_tot)
+        p = base.n[base.n > 0] / self.N if self.N else np.zeros(0)
+        self.kl_const = float((p * np.log(p)).sum())
+        self.log_dom = float(sum(math.log(d) for d in self.dom))
+
+    # --- bounds -------------------------------------------------------------------------------
+
+    def bound_from_levels(self, name: str, levels: Sequence[int]) -> float:
+        """Suppression-free value of ``height``/``precision``/``loss``/``entropy`` from the levels
+        alone (a lower bound of the value with suppression)."""
+        if name == "height":
+            return float(sum(levels))
+        if self.N == 0:
+            return 0.0
+        if name == "precision":
+            return sum(lv / m if m else 0.0 for lv, m in zip(levels, self.max_level)) / self.q
+        if name == "loss":
+            return sum(self.loss_total[i][lv] for i, lv in enumerate(levels)) / (self.N * self.q)
+        if name == "entropy":
+            return sum(self.xlogx[i][lv] - self.xlogx[i][0] for i, lv in enumerate(levels))
+        raise InvalidParameterError(f"{name!r} needs the roll-up for its bound")
+
+    # --- values -------------------------------------------------------------------------------
+
+    def value(self, name: str, rolled: Rolled, suppressed: np.ndarray | None = None) -> float:
+        """The metric at a node; ``suppressed`` is a boolean mask over the node's classes."""
+        levels = rolled.snapshot.levels
+        size = rolled.class_size
+        supp = np.zeros(size.shape[0], dtype=bool) if suppressed is None else suppressed
+        n_supp = int(size[supp].sum())
+        N = self.N
+        if name == "height":
+            return float(sum(levels))
+        if N == 0:
+            return 0.0
+        if name in ("precision", "loss", "entropy"):
+            base = self.bound_from_levels(name, levels)
+            if not n_supp:
+                return base
+            codes = rolled.class_codes[supp]
+            w = size[supp].astype(np.float64)
+            if name == "precision":
+                extra = sum(float(w.sum()) * (1 - (lv / m if m else 0.0))
+                            for lv, m in zip(levels, self.max_level))
+                return base + extra / (N * self.q)
+            if name == "loss":
+                extra = sum(float((w * (1 - self.loss_cost[i][lv][codes[:, i]])).sum())
+                            for i, lv in enumerate(levels))
+                return base + extra / (N * self.q)
+            extra = sum(float((w * np.log2(N / self.marg[i][lv][codes[:, i]])).sum())
+                        for i, lv in enumerate(levels))
+            return base + extra
+        if name == "discernibility":
+            s = size.astype(np.float64)
+            return float((s[~supp] ** 2).sum() + n_supp * float(N))
+        if name == "aecs":
+            classes = int((~supp).sum()) + (1 if n_supp else 0)
+            return N / classes if classes else 0.0
+        if name == "kl":
+            return self._kl(rolled, supp)
+        raise InvalidParameterError(f"unknown metric {name!r}")
+
+    def values(self, rolled: Rolled, suppressed: np.ndarray | None = None) -> dict[str, float]:
+        return {m: self.value(m, rolled, suppressed) for m in METRICS}
+
+    def _kl(self, rolled: Rolled, supp: np.ndarray) -> float:
+        N = float(self.N)
+        snap = rolled.snapshot
+        n = snap.n.astype(np.float64)
+        row_supp = supp[rolled.row_class]
+        log_area = np.zeros(n.shape[0])
+        for i, lv in enumerate(snap.levels):
+            log_area += np.log(self.leaves[i][lv][snap.codes[:, i]].astype(np.float64))
+        # published density of each row's cell, plus the suppressed rows of its sensitive
+        # value spread over the whole QI domain
+        dens = np.where(row_supp, 0.0, n / N * np.exp(-log_area))
+        if row_supp.any():
+            s_supp = np.bincount(snap.s[row_supp], weights=n[row_supp],
+                                 minlength=self.efs.n_sensitive)
+            dens = dens + s_supp[snap.s] / N * math.exp(-self.log_dom)
+        return self.kl_const - float((n / N * np.log(dens)).sum())

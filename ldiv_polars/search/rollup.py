@@ -1,0 +1,229 @@
+"""Roll-ups of an integer-encoded frequency set (ARX's snapshot idea, in numpy).
+
+The frequency set ``(qi..., s..., n)`` is built once by the engine (the only pass over the
+rows) and encoded once: every quasi-identifier value becomes the index of its raw value in the
+hierarchy, every distinct sensitive tuple an integer. A lattice node is then evaluated by
+*rolling up* a snapshot (the encoded frequency set of a more specific node, possibly the base)
+with numpy lookup arrays (level-a code -> level-b code), a mixed-radix class key and
+``np.unique``/``np.bincount`` — never by rescanning rows. Snapshots of checked nodes are cached
+and the smallest cached specialization of a node is the source of its roll-up.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
+
+CLASS = "__ldiv_class"
+"""The single class-key column of a rolled-up frequency set handed to the models."""
+
+_KEY_LIMIT = 2**62
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Encoded frequency set of one lattice node: one row per (class, sensitive tuple)."""
+
+    levels: tuple[int, ...]
+    codes: np.ndarray  # (rows, q) int32: per QI, the group code at ``levels[q]``
+    s: np.ndarray  # (rows,) int32: sensitive tuple id
+    n: np.ndarray  # (rows,) int64
+
+    @property
+    def rows(self) -> int:
+        return int(self.n.shape[0])
+
+
+@dataclass(frozen=True)
+class Rolled:
+    """A node's roll-up: its snapshot plus the class structure."""
+
+    snapshot: Snapshot
+    row_class: np.ndarray  # (rows,) int64 class index of each row
+    class_codes: np.ndarray  # (classes, q) int32 group codes of each class
+    class_size: np.ndarray  # (classes,) int64
+
+    @property
+    def classes(self) -> int:
+        return int(self.class_size.shape[0])
+
+
+class EncodedFrequencySet:
+    """A materialized frequency set encoded against the QI hierarchies.
+
+    Raises :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` (naming up to five
+    values) when a QI value is not a raw value of its hierarchy.
+    """
+
+    def __init__(self, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
+                 *, cache_size: int = 200) -> None:
+        self.qi = tuple(fs.qi)
+        self.sensitive = tuple(fs.sensitive)
+        missing = [q for q in self.qi if q not in hierarchies]
+        if missing:
+            raise InvalidParameterError(
+                f"no hierarchy for quasi-identifier(s) {', '.join(map(repr, missing))}"
+            )
+        self.hierarchies = [hierarchies[q] for q in self.qi]
+        df = fs.frame.collect() if isinstance(fs.frame, pl.LazyFrame) else fs.frame
+        self.total = int(df.get_column(COUNT).sum()) if df.height else 0
+        self.base_rows = df.height
+        codes = np.empty((df.height, len(self.qi)), dtype=np.int32)
+        for i, (q, h) in enumerate(zip(self.qi, self.hierarchies)):
+            col = df.get_column(q).cast(pl.String)
+            known = h.column(0)
+            bad = col.filter(~col.is_in(known.implode()) | col.is_null()).unique().sort()
+            if bad.len():
+                raise HierarchyValueMissingError(q, bad.head(5).fill_null("<null>").to_list(), bad.len())
+            codes[:, i] = col.replace_strict(
+                known, pl.arange(0, known.len(), eager=True), return_dtype=pl.Int32
+            ).to_numpy()
+        if self.sensitive:
+            sdf = df.select(self.sensitive).unique(maintain_order=True)
+            sid = (
+                df.select(self.sensitive)
+                .with_row_index("__row")
+                .join(sdf.with_row_index("__s"), on=list(self.sensitive), how="left",
+                      nulls_equal=True)
+                .sort("__row")
+                .get_column("__s")
+                .to_numpy()
+                .astype(np.int32)
+            )
+            self.sensitive_table = sdf
+        else:
+            sid = np.zeros(df.height, dtype=np.int32)
+            self.sensitive_table = pl.DataFrame()
+        self.n_sensitive = max(int(self.sensitive_table.height), 1)
+        self.base = Snapshot(
+            tuple(0 for _ in self.qi), codes, sid,
+            df.get_column(COUNT).to_numpy().astype(np.int64) if df.height else np.zeros(0, np.int64),
+        )
+        # per QI, per level: raw index -> group code; number of groups; labels
+        self.level_maps = [[m for m, _ in h.level_codes()] for h in self.hierarchies]
+        self.level_labels = [[lab for _, lab in h.level_codes()] for h in self.hierarchies]
+        self.cards = [[len(lab) for lab in labs] for labs in self.level_labels]
+        # per QI, per level: one raw index representing each group (to build a->b maps)
+        self._rep = []
+        for maps in self.level_maps:
+            reps = []
+            for m in maps:
+                first = np.full(int(m.max()) + 1, -1, dtype=np.int64)
+                # first raw index of each group (reverse order so the smallest index wins)
+                first[m[::-1]] = np.arange(m.shape[0] - 1, -1, -1)
+                reps.append(first)
+            self._rep.append(reps)
+        self._up: dict[tuple[int, int, int], np.ndarray] = {}
+        self._cache: OrderedDict[tuple[int, ...], Snapshot] = OrderedDict()
+        self.cache_size = cache_size
+        self.rollups = 0
+
+    # --- maps ---------------------------------------------------------------------------------
+
+    def up(self, q: int, a: int, b: int) -> np.ndarray:
+        """Lookup array: level-``a`` code of QI ``q`` -> its level-``b`` code (a <= b)."""
+        key = (q, a, b)
+        arr = self._up.get(key)
+        if arr is None:
+            arr = self.level_maps[q][b][self._rep[q][a]].astype(np.int32)
+            self._up[key] = arr
+        return arr
+
+    # --- roll-ups -----------------------------------------------------------------------------
+
+    def source_for(self, levels: Sequence[int]) -> Snapshot:
+        """The smallest cached snapshot that specializes ``levels`` (or the base)."""
+        best = self.base
+        target = np.asarray(levels)
+        for lv, snap in self._cache.items():
+            if snap.rows < best.rows and (np.asarray(lv) <= target).all():
+                best = snap
+        return best
+
+    def rollup(self, levels: Sequence[int], *, cache: bool = True) -> Rolled:
+        """Roll the best cached snapshot up to ``levels``; counts one roll-up."""
+        levels = tuple(int(v) for v in levels)
+        src = self.source_for(levels)
+        self.rollups += 1
+        q = len(self.qi)
+        cols = []
+        for i in range(q):
+            a, b = src.levels[i], levels[i]
+            c = src.codes[:, i]
+            cols.append(c if a == b else self.up(i, a, b)[c])
+        class_key = self._combine(cols, [self.cards[i][levels[i]] for i in range(q)])
+        key = class_key * self.n_sensitive + src.s
+        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        n = np.bincount(inv, weights=src.n, minlength=uniq.shape[0]).astype(np.int64)
+        codes = np.stack([c[first] for c in cols], axis=1) if q else np.zeros((len(uniq), 0), np.int32)
+        snap = Snapshot(levels, codes.astype(np.int32, copy=False),
+                        src.s[first].astype(np.int32, copy=False), n)
+        ck = class_key[first]
+        cuniq, cfirst, cinv = np.unique(ck, return_index=True, return_inverse=True)
+        rolled = Rolled(
+            snap,
+            cinv.astype(np.int64),
+            snap.codes[cfirst],
+            np.bincount(cinv, weights=n, minlength=cuniq.shape[0]).astype(np.int64),
+        )
+        if cache and levels != self.base.levels:
+            self._remember(snap, src)
+        return rolled
+
+    def _remember(self, snap: Snapshot, src: Snapshot) -> None:
+        # ARX's policy: keep snapshots that are clearly smaller than their source
+        if snap.rows > 0.8 * src.rows:
+            return
+        self._cache[snap.levels] = snap
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    @staticmethod
+    def _combine(cols: list[np.ndarray], cards: list[int]) -> np.ndarray:
+        """Mixed-radix int64 key of the code columns, re-densified before it could overflow."""
+        if not cols:
+            return np.zeros(0, dtype=np.int64)
+        key = cols[0].astype(np.int64)
+        span = max(cards[0], 1)
+        for c, card in zip(cols[1:], cards[1:]):
+            card = max(card, 1)
+            if span * card * 4096 >= _KEY_LIMIT:
+                _, key = np.unique(key, return_inverse=True)
+                key = key.astype(np.int64)
+                span = int(key.max()) + 1 if key.size else 1
+            key = key * card + c
+            span *= card
+        return key
+
+    # --- frames for the models ----------------------------------------------------------------
+
+    def model_frame(self, rolled: Rolled, keep: np.ndarray | None = None) -> pl.DataFrame:
+        """The rolled-up frequency set as ``(CLASS, sensitive..., n)`` for ``evaluate_classes``;
+        ``keep`` optionally masks the rows to retain."""
+        snap = rolled.snapshot
+        cls, s, n = rolled.row_class, snap.s, snap.n
+        if keep is not None:
+            cls, s, n = cls[keep], s[keep], n[keep]
+        data: dict[str, object] = {CLASS: cls}
+        frame = pl.DataFrame(data)
+        if self.sensitive:
+            frame = pl.concat([frame, self.sensitive_table[s]], how="horizontal")
+        return frame.with_columns(pl.Series(COUNT, n, dtype=pl.Int64))
+
+    def class_labels(self, rolled: Rolled, which: np.ndarray | None = None) -> pl.DataFrame:
+        """Generalized labels (one String column per QI) of the classes (or of ``which``)."""
+        codes = rolled.class_codes if which is None else rolled.class_codes[which]
+        lv = rolled.snapshot.levels
+        return pl.DataFrame(
+            {q: pl.Series(q, self.level_labels[i][lv[i]], dtype=pl.String)[codes[:, i]]
+             for i, q in enumerate(self.qi)},
+            schema={q: pl.String for q in self.qi},
+        )

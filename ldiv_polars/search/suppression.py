@@ -1,0 +1,122 @@
+"""Checking one lattice node with a suppression limit.
+
+A node *passes* when the rows of the classes failing any model can be suppressed within the
+limit. The models are evaluated only through the foundation's
+:func:`~ldiv_polars.models.evaluate_classes` on the node's rolled-up frequency set.
+
+Semantics (decided and documented in ``docs/anonymize.md``):
+
+- The models judge the **retained** rows: a suppressed row belongs to no class. For models
+  that compare a class with the table's distribution (t-closeness, delta-disclosure,
+  beta-likeness: ``model.needs_q``), the reference is the distribution of the retained rows —
+  the table that is actually published, and the one :func:`ldiv_polars.check` recomputes when
+  the output is re-verified. Removing classes changes that distribution, so the failing set is
+  computed as a fixpoint: evaluate, drop the failing classes, re-evaluate the rest against the
+  new reference, until nothing new fails or the limit is exceeded.
+- Monotonicity with suppression ("if a node passes, every generalization passes"): it holds
+  when every model is *union-closed* — a class that contains a passing class passes. Then the
+  failing rows of a generalization are a subset of the failing rows of the node. k-anonymity
+  (a union of a class of size >= k has size >= k) and distinct l-diversity (>= l distinct
+  values) are union-closed; entropy/recursive l-diversity, (alpha,k), t-closeness and the
+  other distribution models are not (a large homogeneous class can drag a diverse one down
+  when merged), so with suppression > 0 they are searched without predicate pruning.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.validate import require_real
+from ldiv_polars.models.base import Model, evaluate_classes
+from ldiv_polars.models.k_anonymity import KAnonymity
+from ldiv_polars.models.l_diversity import DistinctLDiversity
+from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet, Rolled
+
+UNION_CLOSED = (KAnonymity, DistinctLDiversity)
+"""Models whose per-class verdict survives merging a passing class with anything."""
+
+
+def suppression_limit_rows(fraction: float, total: int) -> int:
+    """Largest number of rows that may be suppressed: ``floor(fraction * total)``."""
+    f = require_real("suppression", fraction, low=0.0, high=1.0)
+    return int(math.floor(f * total + 1e-9))
+
+
+def predicate_monotone(models: Sequence[Model], suppression: bool) -> tuple[bool, str]:
+    """Whether "node passes" is monotone over the lattice, and why (for the result)."""
+    non = [m.describe() for m in models if not m.monotone]
+    if non:
+        return False, f"not monotone under generalization: {', '.join(non)}"
+    if suppression:
+        open_ = [m.describe() for m in models if not isinstance(m, UNION_CLOSED)]
+        if open_:
+            return False, (f"with suppression > 0, {', '.join(open_)} is not monotone (a merged "
+                           f"class can fail where a part passed)")
+        return True, "monotone: every model is union-closed, so suppression keeps monotonicity"
+    return True, "monotone: every model is monotone and nothing is suppressed"
+
+
+@dataclass(frozen=True)
+class NodeVerdict:
+    passed: bool
+    suppressed: np.ndarray  # boolean mask over the node's classes
+    suppressed_rows: int
+    evaluations: int
+
+    @property
+    def zero_suppression(self) -> bool:
+        return self.passed and self.suppressed_rows == 0
+
+
+class NodeChecker:
+    """Evaluates nodes' rolled-up frequency sets with the models and the suppression limit."""
+
+    def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int) -> None:
+        self.efs = efs
+        self.models = list(models)
+        self.limit = int(limit_rows)
+        self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
+        self.pass_cols = [f"pass_{m.key}" for m in self.models]
+        self.evaluations = 0
+
+    def _failing(self, rolled: Rolled, keep_rows: np.ndarray | None) -> np.ndarray:
+        frame = self.efs.model_frame(rolled, keep_rows)
+        fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
+        ok_expr = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
+        cl = (
+            evaluate_classes(fs, self.models)
+            .select(pl.col(CLASS), ok_expr.alias("__ok"))
+            .collect()
+        )
+        self.evaluations += 1
+        fail = np.zeros(rolled.classes, dtype=bool)
+        ids = cl.get_column(CLASS).to_numpy()
+        fail[ids] = ~cl.get_column("__ok").to_numpy().astype(bool)
+        return fail
+
+    def check(self, rolled: Rolled) -> NodeVerdict:
+        size = rolled.class_size
+        evals_before = self.evaluations
+        if rolled.classes == 0:
+            return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
+        fail = self._failing(rolled, None)
+        supp_rows = int(size[fail].sum())
+        if self.global_models:
+            # fixpoint: the reference distribution is that of the retained rows
+            while fail.any() and supp_rows <= self.limit:
+                keep = ~fail[rolled.row_class]
+                if not keep.any():
+                    break
+                more = self._failing(rolled, keep) & ~fail
+                if not more.any():
+                    break
+                fail |= more
+                supp_rows = int(size[fail].sum())
+        passed = supp_rows <= self.limit
+        return NodeVerdict(passed, fail, supp_rows, self.evaluations - evals_before)
