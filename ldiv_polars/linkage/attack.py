@@ -1,0 +1,245 @@
+"""The linkage attack across releases (§2.3 of Rameshwar & Tandon).
+
+An adversary knows the raw QI vector ``q`` of a user present in all t releases. In release j it
+finds the class ``c_j`` holding ``q`` and computes ``n_[t](s) = min_j n^(c_j)(s)``; the linkage
+is ``{(s, n_[t](s)) : n_[t](s) > 0}`` and its *diversity* the number of such ``s``. Everything
+is a join of the releases' count tables in the engine:
+
+* :func:`link` — one target: the linkage, its diversity and the class hit in every release;
+* :func:`post_linkage` — every distinct QI vector of a universe (or the known domain): its
+  post-linkage class ``(c_1, ..., c_t)``, diversity, the overall ``l_[t] = min`` and the targets
+  that collapse to one value (full disclosure).
+
+>>> from ldiv_polars.linkage.examples import table2_releases
+>>> lk = link(table2_releases(), {"gender": "Female", "postal": "560010"})
+>>> lk.diversity, lk.counts.rows()
+(1, [('Cervical cancer', 1)])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from ldiv_polars.core.frequency import COUNT
+from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
+from ldiv_polars.linkage.release import Release, ReleaseError, check_counts
+
+DIVERSITY = "diversity"
+REVEALED = "revealed"
+STREAMING = "streaming"
+
+
+def _check_releases(releases: Sequence[Release]) -> list[Release]:
+    rs = list(releases)
+    if len(rs) < 1:
+        raise InvalidParameterError("give at least one release")
+    for r in rs:
+        if not isinstance(r, Release):
+            raise InvalidParameterError(f"not a Release: {r!r}")
+    s0 = rs[0].table.collect_schema()[rs[0].sensitive]
+    for r in rs[1:]:
+        s = r.table.collect_schema()[r.sensitive]
+        if s != s0 and not (s.is_numeric() and s0.is_numeric()):
+            raise ReleaseError(
+                f"sensitive columns differ in type across releases ({s0} vs {s}); cast them")
+    return rs
+
+
+def _prefix(j: int) -> str:
+    return f"__c{j}_"
+
+
+def _class_cols(r: Release, j: int) -> list[str]:
+    return [f"{_prefix(j)}{k}" for k in range(len(r.class_columns))]
+
+
+def _counts_j(r: Release, j: int, s_name: str, s_dtype: pl.DataType) -> pl.LazyFrame:
+    return r.counts(prefix=_prefix(j)).rename({r.sensitive: s_name, COUNT: f"__n{j}"}).with_columns(
+        pl.col(s_name).cast(s_dtype))
+
+
+@dataclass(frozen=True, eq=False)
+class Linkage:
+    """The result of linking t releases on one target."""
+
+    target: dict[str, Any]
+    counts: pl.DataFrame  # (sensitive, n) with n = min_j n^(c_j)(s) > 0, largest first
+    diversity: int
+    classes: list[dict[str, Any] | None]  # the class hit in every release (None: not covered)
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def covered(self) -> bool:
+        """Whether every release maps the target to a non-empty class (Assumption 1)."""
+        return all(c is not None for c in self.classes) and self.diversity > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.counts.columns[0]
+        return {
+            "target": self.target,
+            "linkage": [{"s": v, "n": int(n)} for v, n in self.counts.select(s, COUNT).rows()],
+            "diversity": self.diversity,
+            "classes": {name: c for name, c in zip(self.names, self.classes)},
+        }
+
+
+def link(releases: Sequence[Release], target: Mapping[str, Any] | pl.DataFrame) -> Linkage:
+    """Link ``releases`` on one raw QI vector ``target`` (a dict ``{qi column: value}`` or a
+    one-row DataFrame): ``n_[t](s) = min_j n^(c_j)(s)`` as an inner join of the count tables on
+    ``s`` in the engine. A target that some release does not cover gets diversity 0."""
+    rs = _check_releases(releases)
+    if isinstance(target, pl.DataFrame):
+        if target.height != 1:
+            raise InvalidParameterError("target must be one row")
+        tgt = target.row(0, named=True)
+    elif isinstance(target, Mapping):
+        tgt = dict(target)
+    else:
+        raise InvalidParameterError("target must be a dict or a one-row DataFrame")
+    needed = sorted({c for r in rs for c in r.qi})
+    missing = [c for c in needed if c not in tgt]
+    if missing:
+        raise UnknownColumnError(missing, list(tgt))
+    tlf = pl.DataFrame({c: [tgt[c]] for c in needed}).lazy()
+    s_name = rs[0].sensitive
+    s_dtype = rs[0].table.collect_schema()[s_name]
+    hit: list[dict[str, Any] | None] = []
+    joined: pl.LazyFrame | None = None
+    for j, r in enumerate(rs):
+        cc = _class_cols(r, j)
+        keyed = r.classify(tlf, _prefix(j)).select(cc)
+        key_row = keyed.collect()
+        vals = key_row.row(0) if key_row.height else tuple(None for _ in cc)
+        hit.append(None if any(v is None for v in vals)
+                   else dict(zip(r.class_columns, vals)))
+        part = keyed.join(_counts_j(r, j, s_name, s_dtype), on=cc, how="inner").select(
+            s_name, f"__n{j}")
+        joined = part if joined is None else joined.join(part, on=s_name, how="inner",
+                                                         nulls_equal=True)
+    assert joined is not None
+    ncols = [f"__n{j}" for j in range(len(rs))]
+    out = (joined.select(s_name, pl.min_horizontal(ncols).alias(COUNT))
+           .filter(pl.col(COUNT) > 0)
+           .sort([COUNT, s_name], descending=[True, False])
+           .collect())
+    return Linkage(target=tgt, counts=out, diversity=out.height, classes=hit,
+                   names=[r.label(j) for j, r in enumerate(rs)])
+
+
+@dataclass(frozen=True, eq=False)
+class PostLinkage:
+    """Post-linkage view of every target of a universe.
+
+    ``targets``: one row per distinct raw QI vector (QI columns, the class key in every release
+    ``<release>.<class column>``, ``diversity``, ``revealed`` = the single value when diversity is
+    1). ``classes``: one row per post-linkage class (class keys, ``diversity``, ``size``).
+    ``dataset``: the overall post-linkage dataset D_[t] as counts (class keys, s, n).
+    """
+
+    targets: pl.DataFrame
+    classes: pl.DataFrame
+    dataset: pl.DataFrame
+    class_columns: list[str]
+    sensitive: str
+    qi: list[str]
+
+    @property
+    def covered(self) -> pl.DataFrame:
+        """Targets present in every release (diversity > 0)."""
+        return self.targets.filter(pl.col(DIVERSITY) > 0)
+
+    @property
+    def uncovered(self) -> int:
+        """Targets that some release does not cover (or whose classes share no value)."""
+        return int(self.targets.filter(pl.col(DIVERSITY) == 0).height)
+
+    @property
+    def l_t(self) -> int | None:
+        """Overall post-linkage diversity l_[t] = min over covered targets (None if none)."""
+        cov = self.covered
+        return None if cov.height == 0 else int(cov[DIVERSITY].min())  # type: ignore[arg-type]
+
+    @property
+    def collapsed(self) -> pl.DataFrame:
+        """Targets whose linkage has one value left: the adversary learns it (``revealed``)."""
+        return self.targets.filter(pl.col(DIVERSITY) == 1)
+
+    def check(self, l: int) -> Any:
+        """``DistinctLDiversity(l)`` of the overall post-linkage dataset by the foundation
+        checker (a ``ModelResult``; cross-checks :attr:`l_t`)."""
+        return check_counts(self.dataset.lazy(), self.class_columns, self.sensitive, l)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "l_t": self.l_t,
+            "collapsed": self.collapsed.height,
+            "targets": self.targets.height,
+            "uncovered": self.uncovered,
+            "post_linkage_classes": self.classes.height,
+        }
+
+
+def post_linkage(releases: Sequence[Release], universe: TableLike | None = None) -> PostLinkage:
+    """Post-linkage class and diversity of every distinct raw QI vector of ``universe`` (a table
+    with the QI columns, e.g. the population or one of the raw tables; ``None``: the domain
+    known to the first release's class map).
+
+    Lazy throughout: the releases are only read by their group-bys (streaming engine); the
+    joins run on count tables whose size is bounded by (post-linkage classes) x |S|.
+    """
+    rs = _check_releases(releases)
+    needed = list(dict.fromkeys(c for r in rs for c in r.qi))
+    if universe is None:
+        u = rs[0].domain()
+        names = u.collect_schema().names()
+        absent = [c for c in needed if c not in names]
+        if absent:
+            raise InvalidParameterError(
+                f"the first release's domain lacks QI column(s) {absent}; pass a universe")
+    else:
+        u = to_lazyframe(universe)
+        names = u.collect_schema().names()
+        absent = [c for c in needed if c not in names]
+        if absent:
+            raise UnknownColumnError(absent, names)
+    u = u.select(needed).unique()
+    s_name = rs[0].sensitive
+    s_dtype = rs[0].table.collect_schema()[s_name]
+    all_cc: list[str] = []
+    for j, r in enumerate(rs):
+        u = r.classify(u, _prefix(j))
+        all_cc += _class_cols(r, j)
+    u = u.collect(engine=STREAMING)
+    combos = u.select(all_cc).unique().drop_nulls().lazy()
+    lk = combos
+    for j, r in enumerate(rs):
+        cc = _class_cols(r, j)
+        on = cc if j == 0 else [*cc, s_name]
+        lk = lk.join(_counts_j(r, j, s_name, s_dtype), on=on, how="inner", nulls_equal=True)
+    ncols = [f"__n{j}" for j in range(len(rs))]
+    dataset = (lk.select(*all_cc, s_name, pl.min_horizontal(ncols).alias(COUNT))
+               .filter(pl.col(COUNT) > 0)
+               .collect(engine=STREAMING))
+    classes = dataset.group_by(all_cc).agg(
+        pl.len().cast(pl.Int64).alias(DIVERSITY),
+        pl.col(COUNT).sum().alias("size"),
+        pl.when(pl.len() == 1).then(pl.col(s_name).first()).alias(REVEALED),
+    )
+    targets = (u.join(classes.select(*all_cc, DIVERSITY, REVEALED), on=all_cc, how="left")
+               .with_columns(pl.col(DIVERSITY).fill_null(0)))
+    pretty = {}
+    for j, r in enumerate(rs):
+        for k, c in enumerate(r.class_columns):
+            pretty[f"{_prefix(j)}{k}"] = f"{r.label(j)}.{c}"
+    if len(set(pretty.values())) == len(pretty):
+        targets = targets.rename(pretty)
+        classes = classes.rename(pretty)
+        dataset = dataset.rename(pretty)
+        all_cc = [pretty[c] for c in all_cc]
+    return PostLinkage(targets=targets.sort(needed), classes=classes.sort(all_cc),
+                       dataset=dataset, class_columns=all_cc, sensitive=s_name, qi=needed)

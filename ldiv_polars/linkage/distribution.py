@@ -1,0 +1,459 @@
+"""The joint distribution P_{Q,S} of the (l,delta) mechanism, held exactly as integer weights.
+
+``P(q, s) = w(q, s) / total`` over an *ordered* quasi-identifier domain (row ``i`` of
+:attr:`JointDistribution.domain` is the i-th QI vector of the order) and a list of sensitive
+values. Two layouts:
+
+* **sparse** (general joint): the non-zero cells ``(q_idx, s_idx, weight)`` sorted by
+  ``(s_idx, q_idx)`` as int64 numpy arrays, e.g. the frequency set of a reference table;
+* **product** (``P = P_Q * P_S``): ``wq`` (int64 numpy, one weight per QI vector) and ``ws``
+  (exact Python integers, one per sensitive value), ``total = sum(wq) * sum(ws)``. Exact
+  geometric marginals need big integers (``rho = 19/20`` over 50 values is ~ 20**49), which only
+  the sensitive side has to hold.
+
+Every comparison ``P(class, s) >= p`` of the mechanism is done on these integers (see
+``paper-notes/ell-delta-diversity.md`` §3: the float64 version loses a class in the paper's own
+setting).
+
+>>> d = JointDistribution.uniform(6, 3)
+>>> d.n_qi, d.n_sensitive, d.kind
+(6, 3, 'product')
+>>> d.p_sorted()
+[Fraction(1, 3), Fraction(1, 3), Fraction(1, 3)]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.validate import NullPolicy, require_int_at_least
+from ldiv_polars.errors import InvalidParameterError, LdivError
+
+INT64_SAFE = 2**62
+"""Totals above this cannot be summed twice in int64; such inputs are rejected."""
+
+Exact = int | float | Fraction | str
+
+
+class DistributionError(LdivError, ValueError):
+    """A joint distribution that the mechanism cannot use (empty, negative, not independent...)."""
+
+
+def as_fraction(name: str, value: Exact) -> Fraction:
+    """Read a number exactly. Floats are read as their shortest decimal representation
+    (``0.01 -> 1/100``), which is what a caller typing ``0.01`` means; ``Fraction`` and ``int``
+    are kept, strings such as ``"1/3"`` or ``"2e-4"`` are parsed.
+
+    >>> as_fraction("beta", 0.01)
+    Fraction(1, 100)
+    >>> as_fraction("p", "2e-4")
+    Fraction(1, 5000)
+    """
+    if isinstance(value, bool):
+        raise InvalidParameterError(f"{name} must be a number, got {value!r}")
+    try:
+        if isinstance(value, Fraction):
+            out = value
+        elif isinstance(value, int):
+            out = Fraction(value)
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise InvalidParameterError(f"{name} must be finite, got {value!r}")
+            out = Fraction(repr(value))
+        elif isinstance(value, str):
+            out = Fraction(value.strip())
+        elif isinstance(value, (np.integer, np.floating)):
+            return as_fraction(name, value.item())
+        else:
+            raise InvalidParameterError(f"{name} must be a number, got {value!r}")
+    except (ValueError, ZeroDivisionError) as exc:
+        raise InvalidParameterError(f"{name} must be a number, got {value!r}") from exc
+    return out
+
+
+def _int_weights(name: str, values: Iterable[Exact]) -> list[int]:
+    """Exact non-negative integer weights proportional to ``values`` (common denominator)."""
+    fr = [as_fraction(name, v) for v in values]
+    if not fr:
+        raise DistributionError(f"{name} is empty")
+    if any(f < 0 for f in fr):
+        raise DistributionError(f"{name} has a negative entry")
+    den = 1
+    for f in fr:
+        den = den * f.denominator // math.gcd(den, f.denominator)
+    ints = [int(f * den) for f in fr]
+    g = 0
+    for v in ints:
+        g = math.gcd(g, v)
+    if g == 0:
+        raise DistributionError(f"{name} sums to zero")
+    return [v // g for v in ints]
+
+
+def _domain_frame(domain: pl.DataFrame | Sequence[object] | None, n: int, name: str) -> pl.DataFrame:
+    if domain is None:
+        return pl.DataFrame({name: np.arange(n, dtype=np.int64)})
+    if isinstance(domain, pl.DataFrame):
+        df = domain
+    else:
+        df = pl.DataFrame({name: list(domain)})
+    if df.height != n:
+        raise DistributionError(f"{name} domain has {df.height} rows but {n} weights were given")
+    if df.is_duplicated().any():
+        raise DistributionError(f"{name} domain lists a value twice")
+    return df
+
+
+@dataclass(frozen=True, eq=False)
+class JointDistribution:
+    """P_{Q,S} as exact integer weights over an ordered QI domain (see the module docstring).
+
+    Build it with :meth:`from_frequency_set` (estimate from a reference table),
+    :meth:`product` / :meth:`uniform` / :meth:`geometric_product` (given marginals),
+    :meth:`from_matrix` (a dense weight matrix) or :meth:`paper_setting` (§5 of the paper).
+    """
+
+    domain: pl.DataFrame
+    sensitive_values: pl.Series
+    total: int
+    q_idx: np.ndarray | None = None
+    s_idx: np.ndarray | None = None
+    weight: np.ndarray | None = None
+    wq: np.ndarray | None = None
+    ws: tuple[int, ...] | None = None
+
+    # --- shape ----------------------------------------------------------------------------------
+
+    @property
+    def kind(self) -> Literal["sparse", "product"]:
+        return "product" if self.wq is not None else "sparse"
+
+    @property
+    def n_qi(self) -> int:
+        return self.domain.height
+
+    @property
+    def n_sensitive(self) -> int:
+        return self.sensitive_values.len()
+
+    @property
+    def qi(self) -> tuple[str, ...]:
+        return tuple(self.domain.columns)
+
+    @property
+    def sensitive(self) -> str:
+        return self.sensitive_values.name
+
+    # --- constructors ---------------------------------------------------------------------------
+
+    @classmethod
+    def product(
+        cls,
+        wq: Sequence[Exact] | np.ndarray,
+        ws: Sequence[Exact],
+        *,
+        domain: pl.DataFrame | Sequence[object] | None = None,
+        sensitive_values: Sequence[object] | pl.Series | None = None,
+        qi_name: str = "q",
+        sensitive_name: str = "s",
+    ) -> JointDistribution:
+        """Independent QI and sensitive marginals, given as weights or probabilities (read
+        exactly, see :func:`as_fraction`). ``domain`` lists the QI vectors in order.
+
+        >>> d = JointDistribution.product([1, 1, 2], ["1/2", "1/4", "1/4"])
+        >>> d.total, d.ws
+        (16, (2, 1, 1))
+        """
+        if isinstance(wq, np.ndarray) and wq.dtype.kind in "iu":
+            wq_arr = wq.astype(np.int64)
+            if (wq_arr < 0).any():
+                raise DistributionError("P_Q has a negative entry")
+            if int(wq_arr.sum()) == 0:
+                raise DistributionError("P_Q sums to zero")
+        else:
+            wq_arr = np.asarray(_int_weights("P_Q", list(wq)), dtype=object)
+            if max(wq_arr) >= INT64_SAFE:
+                raise DistributionError("P_Q weights too large for int64; pass integer weights")
+            wq_arr = wq_arr.astype(np.int64)
+        ws_int = _int_weights("P_S", list(ws))
+        if any(w == 0 for w in ws_int):
+            raise DistributionError("P_S has a zero entry; drop sensitive values of probability 0")
+        zq = int(wq_arr.sum())
+        if zq >= INT64_SAFE:
+            raise DistributionError("P_Q weights sum beyond int64; rescale them")
+        dom = _domain_frame(domain, len(wq_arr), qi_name)
+        if isinstance(sensitive_values, pl.Series):
+            sv = sensitive_values
+        elif sensitive_values is None:
+            sv = pl.Series(sensitive_name, np.arange(len(ws_int), dtype=np.int64))
+        else:
+            sv = pl.Series(sensitive_name, list(sensitive_values))
+        if sv.len() != len(ws_int):
+            raise DistributionError(
+                f"{sv.len()} sensitive values but {len(ws_int)} sensitive weights")
+        return cls(domain=dom, sensitive_values=sv, total=zq * sum(ws_int), wq=wq_arr,
+                   ws=tuple(ws_int))
+
+    @classmethod
+    def uniform(cls, n_qi: int, n_sensitive: int, **kw: object) -> JointDistribution:
+        """Uniform P_Q on ``n_qi`` vectors times uniform P_S on ``n_sensitive`` values."""
+        n_qi = require_int_at_least("n_qi", n_qi, 1)
+        n_sensitive = require_int_at_least("n_sensitive", n_sensitive, 1)
+        return cls.product(np.ones(n_qi, dtype=np.int64), [1] * n_sensitive, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def geometric_product(cls, n_qi: int, n_sensitive: int, rho: Exact = "0.95",
+                          **kw: object) -> JointDistribution:
+        """Uniform P_Q times geometric P_S(s) = p_1 rho^(s-1), exact (``rho`` read exactly)."""
+        n_qi = require_int_at_least("n_qi", n_qi, 1)
+        n_sensitive = require_int_at_least("n_sensitive", n_sensitive, 1)
+        r = as_fraction("rho", rho)
+        if not 0 < r <= 1:
+            raise InvalidParameterError(f"rho must be in (0, 1], got {rho!r}")
+        a, b = r.numerator, r.denominator
+        ws = [a**i * b ** (n_sensitive - 1 - i) for i in range(n_sensitive)]
+        return cls.product(np.ones(n_qi, dtype=np.int64), ws, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def paper_setting(cls, marginal: Literal["uniform", "geometric"] = "uniform",
+                      rho: Exact = "0.95") -> JointDistribution:
+        """§5 of the paper: QI = Postal-Code x Gender x Age (10 x 3 x 100 = 3000 vectors,
+        lexicographic order, uniform P_Q), 50 diseases with a uniform or geometric marginal."""
+        domain = pl.DataFrame({
+            "postal": np.repeat(np.arange(560001, 560011, dtype=np.int64), 300),
+            "gender": np.tile(np.repeat(np.array(["F", "M", "X"]), 100), 10),
+            "age": np.tile(np.arange(100, dtype=np.int64), 30),
+        })
+        sv = pl.Series("disease", [f"d{i:02d}" for i in range(1, 51)])
+        if marginal == "uniform":
+            return cls.uniform(3000, 50, domain=domain, sensitive_values=sv)
+        if marginal == "geometric":
+            return cls.geometric_product(3000, 50, rho, domain=domain, sensitive_values=sv)
+        raise InvalidParameterError(f"marginal must be 'uniform' or 'geometric', got {marginal!r}")
+
+    @classmethod
+    def from_matrix(
+        cls,
+        weights: np.ndarray | Sequence[Sequence[int]],
+        *,
+        domain: pl.DataFrame | Sequence[object] | None = None,
+        sensitive_values: Sequence[object] | pl.Series | None = None,
+        qi_name: str = "q",
+        sensitive_name: str = "s",
+    ) -> JointDistribution:
+        """A dense ``|Q| x |S|`` matrix of non-negative integer weights (rows in QI order)."""
+        w = np.asarray(weights)
+        if w.ndim != 2 or w.size == 0:
+            raise DistributionError("weights must be a non-empty 2-D matrix (|Q| x |S|)")
+        if w.dtype.kind not in "iu":
+            raise DistributionError(
+                "weights must be integers (counts); scale probabilities to integers first")
+        w = w.astype(np.int64)
+        if (w < 0).any():
+            raise DistributionError("weights must be non-negative")
+        q, s = np.nonzero(w.T)  # sorted by (s, q)
+        s_idx, q_idx = q.astype(np.int64), s.astype(np.int64)
+        vals = w[q_idx, s_idx]
+        dom = _domain_frame(domain, w.shape[0], qi_name)
+        if sensitive_values is None:
+            sv = pl.Series(sensitive_name, np.arange(w.shape[1], dtype=np.int64))
+        elif isinstance(sensitive_values, pl.Series):
+            sv = sensitive_values
+        else:
+            sv = pl.Series(sensitive_name, list(sensitive_values))
+        return cls._sparse(dom, sv, q_idx, s_idx, vals)
+
+    @classmethod
+    def _sparse(cls, dom: pl.DataFrame, sv: pl.Series, q_idx: np.ndarray, s_idx: np.ndarray,
+                w: np.ndarray) -> JointDistribution:
+        keep = w > 0
+        q_idx, s_idx, w = q_idx[keep], s_idx[keep], w[keep]
+        if w.size == 0:
+            raise DistributionError("the joint distribution has no positive cell")
+        order = np.lexsort((q_idx, s_idx))
+        q_idx, s_idx, w = q_idx[order], s_idx[order], w[order]
+        total = int(w.sum(dtype=np.int64))
+        if total >= INT64_SAFE:
+            raise DistributionError("weights sum beyond int64; rescale them")
+        present = np.unique(s_idx)
+        if present.size != sv.len():
+            missing = sorted(set(range(sv.len())) - set(present.tolist()))
+            raise DistributionError(
+                f"sensitive value(s) {[sv[i] for i in missing[:5]]} have probability 0; "
+                "drop them from sensitive_values")
+        return cls(domain=dom, sensitive_values=sv, total=total, q_idx=q_idx, s_idx=s_idx,
+                   weight=w)
+
+    @classmethod
+    def from_frequency_set(
+        cls,
+        data: TableLike | FrequencySet,
+        qi: str | Iterable[str] | None = None,
+        sensitive: str | None = None,
+        *,
+        order: Literal["lexicographic"] | pl.DataFrame = "lexicographic",
+        nulls: NullPolicy = "error",
+    ) -> JointDistribution:
+        """Estimate P_{Q,S} by the empirical frequencies of a reference table (counts, exact).
+
+        Only the frequency set is collected (one streaming group-by), never the rows.
+        ``order`` is ``"lexicographic"`` (sort the QI vectors by the columns in ``qi`` order)
+        or a DataFrame listing every QI vector in the wanted order (vectors absent from the data
+        get weight 0 and still belong to a class).
+
+        >>> df = pl.DataFrame({"age": [30, 30, 31, 32], "s": ["a", "b", "a", "c"]})
+        >>> d = JointDistribution.from_frequency_set(df, ["age"], "s")
+        >>> d.domain["age"].to_list(), d.total, d.p_sorted()[0]
+        ([30, 31, 32], 4, Fraction(1, 2))
+        """
+        if isinstance(data, FrequencySet):
+            fs = data
+            if len(fs.sensitive) != 1:
+                raise InvalidParameterError("the (l,delta) mechanism needs one sensitive column")
+        else:
+            if qi is None or sensitive is None:
+                raise InvalidParameterError("qi and sensitive are required")
+            if not isinstance(sensitive, str):
+                raise InvalidParameterError("the (l,delta) mechanism needs one sensitive column")
+            fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, require_sensitive=True)
+        counts = fs.collect()
+        qi_cols = list(fs.qi)
+        s_col = fs.sensitive[0]
+        if counts.height == 0:
+            raise DistributionError("the reference table is empty")
+        if isinstance(order, str):
+            if order != "lexicographic":
+                raise InvalidParameterError(
+                    f"order must be 'lexicographic' or a DataFrame of QI vectors, got {order!r}")
+            dom = counts.select(qi_cols).unique().sort(qi_cols, nulls_last=True)
+        elif isinstance(order, pl.DataFrame):
+            missing = [c for c in qi_cols if c not in order.columns]
+            if missing:
+                raise InvalidParameterError(f"order lacks the QI column(s) {missing}")
+            dom = order.select(qi_cols)
+            if dom.is_duplicated().any():
+                raise DistributionError("order lists a QI vector twice")
+            uncovered = counts.select(qi_cols).unique().join(
+                dom, on=qi_cols, how="anti", nulls_equal=True)
+            if uncovered.height:
+                raise DistributionError(
+                    f"order misses {uncovered.height} QI vector(s) of the data, e.g. "
+                    f"{uncovered.row(0)}")
+        else:
+            raise InvalidParameterError("order must be 'lexicographic' or a DataFrame")
+        sv = counts.get_column(s_col).unique().sort(nulls_last=True)
+        pos = dom.with_row_index("__q").with_columns(pl.col("__q").cast(pl.Int64))
+        spos = sv.to_frame().with_row_index("__s").with_columns(pl.col("__s").cast(pl.Int64))
+        cells = (
+            counts.join(pos, on=qi_cols, nulls_equal=True)
+            .join(spos, on=s_col, nulls_equal=True)
+            .select("__q", "__s", pl.col(COUNT).cast(pl.Int64))
+        )
+        return cls._sparse(dom, sv, cells["__q"].to_numpy(), cells["__s"].to_numpy(),
+                           cells[COUNT].to_numpy())
+
+    # --- marginals ------------------------------------------------------------------------------
+
+    def sensitive_weights(self) -> list[int]:
+        """W_S(s) = total * P_S(s), exact, in the order of :attr:`sensitive_values`."""
+        if self.ws is not None:
+            assert self.wq is not None
+            zq = int(self.wq.sum())
+            return [zq * w for w in self.ws]
+        assert self.s_idx is not None and self.weight is not None
+        starts = np.searchsorted(self.s_idx, np.arange(self.n_sensitive))
+        return [int(v) for v in np.add.reduceat(self.weight, starts)]
+
+    def qi_weights(self) -> np.ndarray:
+        """W_Q(q) per QI position (int64; for a product joint, up to the factor sum(ws))."""
+        if self.wq is not None:
+            return self.wq
+        assert self.q_idx is not None and self.weight is not None
+        out = np.zeros(self.n_qi, dtype=np.int64)
+        np.add.at(out, self.q_idx, self.weight)
+        return out
+
+    def p_sorted(self) -> list[Fraction]:
+        """p_1 >= p_2 >= ... : the sensitive marginal sorted decreasingly, exact."""
+        return sorted((Fraction(w, self.total) for w in self.sensitive_weights()), reverse=True)
+
+    def p_l(self, l: int) -> Fraction:
+        """p_l, the l-th largest value of P_S."""
+        l = require_int_at_least("l", l, 1)
+        if l > self.n_sensitive:
+            raise InvalidParameterError(
+                f"l={l} exceeds the number of sensitive values ({self.n_sensitive})")
+        return self.p_sorted()[l - 1]
+
+    def dense(self) -> np.ndarray:
+        """The ``|Q| x |S|`` weight matrix as Python ints (object array): small domains only."""
+        if self.n_qi * self.n_sensitive > 5_000_000:
+            raise InvalidParameterError("dense(): domain too large")
+        out = np.zeros((self.n_qi, self.n_sensitive), dtype=object)
+        if self.wq is not None:
+            assert self.ws is not None
+            for i, wq in enumerate(self.wq.tolist()):
+                for j, w in enumerate(self.ws):
+                    out[i, j] = wq * w
+        else:
+            assert self.q_idx is not None and self.s_idx is not None and self.weight is not None
+            for q, s, w in zip(self.q_idx.tolist(), self.s_idx.tolist(), self.weight.tolist()):
+                out[q, s] = w
+        return out
+
+    def is_independent(self) -> bool:
+        """Exact test of P = P_Q * P_S."""
+        if self.kind == "product":
+            return True
+        assert self.q_idx is not None and self.s_idx is not None and self.weight is not None
+        if self.weight.size != self.n_qi * self.n_sensitive:
+            return False
+        wq = self.qi_weights().astype(object)
+        ws = np.asarray(self.sensitive_weights(), dtype=object)
+        lhs = self.weight.astype(object) * self.total
+        rhs = wq[self.q_idx] * ws[self.s_idx]
+        return bool((lhs == rhs).all())
+
+    def as_product(self) -> JointDistribution:
+        """The same distribution in product layout; raises when it is not independent."""
+        if self.kind == "product":
+            return self
+        if not self.is_independent():
+            raise DistributionError(
+                "P_{Q,S} is not P_Q * P_S (Algorithm 3 needs independence); use greedy_generalize")
+        wq = self.qi_weights()
+        g = int(np.gcd.reduce(wq))
+        ws = self.sensitive_weights()
+        gs = 0
+        for w in ws:
+            gs = math.gcd(gs, w)
+        wq_r = wq // g
+        ws_r = tuple(w // gs for w in ws)
+        return JointDistribution(domain=self.domain, sensitive_values=self.sensitive_values,
+                                 total=int(wq_r.sum()) * sum(ws_r), wq=wq_r, ws=ws_r)
+
+    def to_sparse(self) -> JointDistribution:
+        """The same distribution in sparse layout (product joints only; int64 must suffice)."""
+        if self.kind == "sparse":
+            return self
+        assert self.wq is not None and self.ws is not None
+        if max(self.ws) * int(self.wq.max()) >= INT64_SAFE or self.total >= INT64_SAFE:
+            raise DistributionError("weights too large for the sparse int64 layout")
+        nq, ns = self.n_qi, self.n_sensitive
+        s_idx = np.repeat(np.arange(ns, dtype=np.int64), nq)
+        q_idx = np.tile(np.arange(nq, dtype=np.int64), ns)
+        w = np.repeat(np.asarray(self.ws, dtype=np.int64), nq) * np.tile(self.wq, ns)
+        return JointDistribution._sparse(self.domain, self.sensitive_values, q_idx, s_idx, w)
+
+    def __repr__(self) -> str:
+        return (f"JointDistribution({self.kind}, |Q|={self.n_qi}, |S|={self.n_sensitive}, "
+                f"total={self.total})")
