@@ -1,0 +1,28 @@
+"""Every notebook in notebooks/ executes top to bottom without error (cwd = notebooks/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_executes(path: Path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    shared = path.parents[2] / "shared" / "data"
+    if not shared.exists():
+        pytest.skip(f"reference data not found at {shared}")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()
+    errors = [
+        out for cell in nb.cells if cell.cell_type == "code"
+        for out in cell.get("outputs", []) if out.get("output_type") == "error"
+    ]
+    assert not errors
