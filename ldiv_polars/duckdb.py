@@ -1,0 +1,557 @@
+"""The DuckDB engine: the same privacy checks as SQL macros, out of core.
+
+``install(con)`` runs the packaged ``sql/*.sql`` files (plain ``CREATE OR REPLACE MACRO``
+statements, also usable from the DuckDB CLI with ``.read``) on a connection and registers the
+vectorized Python UDFs of the models without a closed SQL form. :func:`summary` and
+:func:`check` are the Python entry points; they take a CSV/Parquet path, a table or view name
+(with ``con``), a Polars frame or a pyarrow table, validate the column names against the
+table *before* running anything, and pass every name to DuckDB as a bound list parameter
+(never pasted into SQL), so a name that looks like SQL is just a missing column.
+
+>>> import polars as pl
+>>> df = pl.DataFrame({"zip": ["130", "130", "148", "148"], "s": ["a", "b", "a", "a"]})
+>>> summary(df, ["zip"], "s")["l_distinct"]
+1
+>>> con = install(duckdb.connect())
+>>> con.execute("SELECT ldiv_mask('13053', 2)").fetchall()[0][0]
+'130**'
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from ldiv_polars.core.inputs import _sniff_separator
+from ldiv_polars.core.validate import (
+    NullPolicy,
+    as_names,
+    check_null_policy,
+    require_int_at_least,
+    validate_columns,
+)
+from ldiv_polars.errors import InputFormatError, InvalidParameterError, NullValuesError
+
+__all__ = [
+    "SQL_FILES",
+    "SUMMARY_KEYS",
+    "adjusted_entropy",
+    "check",
+    "install",
+    "register_hierarchy",
+    "sql_dir",
+    "sql_text",
+    "summary",
+]
+
+SQL_FILES = ("ldiv.sql", "ldiv_udf.sql")
+"""The macro files, in load order: closed forms first, then the macros calling Python UDFs."""
+
+SUMMARY_KEYS = (
+    "rows",
+    "classes",
+    "k",
+    "l_distinct",
+    "l_entropy",
+    "recursive_c",
+    "alpha",
+    "t",
+    "delta",
+    "prosecutor_max",
+    "prosecutor_avg",
+    "sample_uniques",
+)
+"""Columns of the ``ldiv_summary`` macro and keys of :func:`summary` (same as the Polars
+``ldiv_polars.summary``)."""
+
+_INT_KEYS = frozenset({"rows", "classes", "k", "l_distinct", "sample_uniques"})
+_PARQUET = {".parquet", ".pq"}
+_CSV = {".csv", ".tsv", ".txt"}
+
+# --------------------------------------------------------------------------------------------
+# Locating and installing the SQL
+# --------------------------------------------------------------------------------------------
+
+
+def sql_dir() -> Any:
+    """Directory holding the macro files: ``ldiv_polars/sql`` inside an installed wheel, else
+    the repository's ``sql/`` next to the package (editable or source checkout)."""
+    packaged = resources.files("ldiv_polars").joinpath("sql")
+    if packaged.is_dir() and packaged.joinpath(SQL_FILES[0]).is_file():
+        return packaged
+    repo = Path(__file__).resolve().parent.parent / "sql"
+    if (repo / SQL_FILES[0]).is_file():
+        return repo
+    raise InputFormatError(  # pragma: no cover - broken installation
+        "the ldiv SQL files were not found (neither ldiv_polars/sql nor sql/ next to the package)"
+    )
+
+
+def sql_text(name: str = "ldiv.sql") -> str:
+    """Text of one packaged SQL file (see :data:`SQL_FILES`)."""
+    if name not in SQL_FILES:
+        raise InvalidParameterError(f"unknown SQL file {name!r}; expected one of {SQL_FILES}")
+    return sql_dir().joinpath(name).read_text(encoding="utf-8")
+
+
+def adjusted_entropy(phi: Sequence[float], p: Sequence[float]) -> float | None:
+    """Adjusted entropy (Def 4.5) of one class by the paper's Algorithm 1, in nats.
+
+    ``phi`` are the don't-care counts, ``p`` the other counts. Don't-care counts are fixed in
+    ascending order while ``ln(phi) < M(fixed)`` (M = log-entropic mean); the rest are lowered
+    to ``exp(M)``. None when ``p`` holds no positive count (a class of don't-care values only).
+
+    >>> round(adjusted_entropy([11, 10, 3, 2], [3, 4]), 5)
+    1.77297
+    """
+    ps = [float(x) for x in p if x and x > 0]
+    if not ps:
+        return None
+    a = sum(ps)
+    b = sum(x * math.log(x) for x in ps)
+    rest = sorted(float(x) for x in phi if x and x > 0)
+    i = 0
+    while i < len(rest) and math.log(rest[i]) * a < b:
+        a += rest[i]
+        b += rest[i] * math.log(rest[i])
+        i += 1
+    k = len(rest) - i
+    m = b / a
+    v = math.exp(m)
+    total = a + k * v
+    return math.log(total) - (b + k * v * m) / total
+
+
+def _adjusted_entropy_udf(phi: pa.Array, p: pa.Array) -> pa.Array:
+    """Arrow UDF: one adjusted entropy per class of the batch (a loop over classes, never rows)."""
+    phis = phi.to_pylist()
+    ps = p.to_pylist()
+    out = np.empty(len(ps), dtype=np.float64)
+    mask = np.zeros(len(ps), dtype=bool)
+    for i, (f, q) in enumerate(zip(phis, ps)):
+        h = adjusted_entropy(f or [], q or [])
+        if h is None:
+            mask[i] = True
+            out[i] = 0.0
+        else:
+            out[i] = h
+    return pa.array(out, mask=mask)
+
+
+def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
+    dbl_list = duckdb.list_type(duckdb.sqltypes.DOUBLE)
+    try:
+        con.remove_function("ldiv_adjusted_entropy")
+    except Exception:  # noqa: BLE001 - not registered yet on this connection
+        pass
+    con.create_function(
+        "ldiv_adjusted_entropy",
+        _adjusted_entropy_udf,
+        [dbl_list, dbl_list],
+        duckdb.sqltypes.DOUBLE,
+        type="arrow",
+        null_handling="special",
+    )
+
+
+def install(
+    con: duckdb.DuckDBPyConnection | None = None, *, udfs: bool = True
+) -> duckdb.DuckDBPyConnection:
+    """Create every ``ldiv_*`` macro on ``con`` (a new in-memory connection when None) and,
+    with ``udfs=True``, register the Python UDFs and the macros that call them. Installing
+    twice is harmless (``CREATE OR REPLACE``). Returns the connection.
+
+    >>> con = install()
+    >>> con.execute("SELECT count(*) > 10 FROM duckdb_functions() "
+    ...             "WHERE function_name LIKE 'ldiv_%'").fetchall()[0][0]
+    True
+    """
+    if con is None:
+        con = duckdb.connect()
+    for stmt in con.extract_statements(sql_text("ldiv.sql")):
+        con.execute(stmt)
+    if udfs:
+        _register_udfs(con)
+        for stmt in con.extract_statements(sql_text("ldiv_udf.sql")):
+            con.execute(stmt)
+    return con
+
+
+def _installed(con: duckdb.DuckDBPyConnection, udfs: bool) -> bool:
+    names = ["ldiv_summary", "ldiv__fs"] + (["ldiv_adjusted_entropy"] if udfs else [])
+    row = con.execute(
+        "SELECT count(DISTINCT function_name) FROM duckdb_functions() "
+        "WHERE list_contains(?, function_name)",
+        [names],
+    ).fetchall()
+    return bool(row and row[0][0] == len(names))
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Source:
+    con: duckdb.DuckDBPyConnection
+    name: str
+    columns: list[str]
+
+
+def _tmp(prefix: str) -> str:
+    return f"ldiv_{prefix}_{uuid.uuid4().hex}"
+
+
+def _quote(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+def _columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    try:
+        cur = con.execute("SELECT * FROM query_table(?) LIMIT 0", [name])
+    except duckdb.CatalogException as exc:
+        raise InputFormatError(f"no table or view named {name!r} on this connection") from exc
+    names = [d[0] for d in cur.description]
+    cur.fetchall()  # complete the result: DuckDB 2 refuses other work on a pending one
+    return names
+
+
+@contextmanager
+def _source(
+    data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
+) -> Iterator[_Source]:
+    """Resolve ``data`` to a relation name on a connection; temporary objects are dropped on
+    exit and a connection opened here is closed."""
+    own = con is None
+    conn = duckdb.connect() if con is None else con
+    cleanup: list[tuple[str, str]] = []
+    try:
+        if isinstance(data, (str, Path)) and _looks_like_file(data, con):
+            name = _tmp("src")
+            _file_relation(conn, data, separator).create_view(name, replace=True)
+            cleanup.append(("view", name))
+        elif isinstance(data, str):
+            name = data  # a table or view name on `con`
+        elif isinstance(data, (pl.DataFrame, pl.LazyFrame, pa.Table)):
+            if isinstance(data, pl.LazyFrame):
+                data = data.collect(engine="streaming")
+            table = data.to_arrow() if isinstance(data, pl.DataFrame) else data
+            name = _tmp("src")
+            conn.register(name, table)
+            cleanup.append(("register", name))
+        elif isinstance(data, duckdb.DuckDBPyRelation):
+            name = _tmp("src")
+            data.create_view(name, replace=True)
+            cleanup.append(("view", name))
+        else:
+            raise InputFormatError(
+                "expected a CSV/Parquet path, a table or view name (with con=...), a polars "
+                f"DataFrame/LazyFrame, a pyarrow Table or a DuckDB relation, got "
+                f"{type(data).__name__}"
+            )
+        yield _Source(conn, name, _columns_of(conn, name))
+    finally:
+        for kind, name in reversed(cleanup):
+            try:
+                if kind == "register":
+                    conn.unregister(name)
+                else:
+                    conn.execute(f"DROP VIEW IF EXISTS {_quote(name)}")
+            except Exception:  # noqa: BLE001 - connection may already be closed
+                pass
+        if own:
+            conn.close()
+
+
+def _looks_like_file(data: str | Path, con: duckdb.DuckDBPyConnection | None) -> bool:
+    if isinstance(data, Path) or con is None:
+        return True
+    s = str(data)
+    if os.path.exists(s):
+        return True
+    return Path(s).suffix.lower() in _PARQUET | _CSV and any(ch in s for ch in "*?[")
+
+
+def _file_relation(
+    con: duckdb.DuckDBPyConnection, data: str | Path, separator: str | None
+) -> duckdb.DuckDBPyRelation:
+    path = Path(data)
+    text = str(data)
+    globbed = any(ch in text for ch in "*?[")
+    if not globbed and not path.exists():
+        raise InputFormatError(f"no such file: {text!r}")
+    suffix = path.suffix.lower()
+    if suffix in _PARQUET or (path.is_dir() and not globbed):
+        target = str(path / "**" / "*.parquet") if path.is_dir() else text
+        return con.read_parquet(target)
+    if suffix in _CSV:
+        if separator is not None:
+            sep = separator
+        else:
+            sep = "," if globbed else _sniff_separator(path, suffix)
+        return con.read_csv(text, sep=sep, header=True)
+    raise InputFormatError(
+        f"cannot tell the format of {text!r}: use a .csv/.tsv/.txt or .parquet file"
+    )
+
+
+def _validate(src: _Source, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
+              *, require_sensitive: bool = True) -> tuple[list[str], list[str]]:
+    """The foundation's column checks (same errors and messages), on the table's names."""
+    schema = pl.LazyFrame(schema={c: pl.Null for c in src.columns})
+    qi_t, s_t = validate_columns(schema, qi, sensitive, require_sensitive=require_sensitive)
+    return list(qi_t), list(s_t)
+
+
+# --------------------------------------------------------------------------------------------
+# Frequency set (materialized once per call) and the null policy
+# --------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _frequency_set(src: _Source, qi: list[str], s: str, nulls: NullPolicy) -> Iterator[str]:
+    """Materialize ``ldiv__fs(src, qi, s)`` (ec STRUCT, sv, n) into a temp table: the only
+    pass over the rows. Raises NullValuesError (from the small table) under nulls='error'."""
+    con = src.con
+    name = _tmp("fs")
+    con.execute(
+        f"CREATE TEMP TABLE {_quote(name)} AS FROM ldiv__fs(?, ?, ?)", [src.name, qi, s]
+    )
+    try:
+        if nulls == "error":
+            order = [c for c in src.columns if c in qi]  # struct fields follow the table order
+            exprs = [
+                f"coalesce(sum(n) FILTER (WHERE struct_extract_at(ec, {i}) IS NULL), 0)"
+                for i in range(1, len(order) + 1)
+            ]
+            exprs.append("coalesce(sum(n) FILTER (WHERE sv IS NULL), 0)")
+            row = con.execute(f"SELECT {', '.join(exprs)} FROM {_quote(name)}").fetchall()[0]
+            by_name = dict(zip([*order, s], (int(v) for v in row)))
+            counts = {c: by_name[c] for c in [*qi, s] if by_name[c]}
+            if counts:
+                raise NullValuesError(counts)
+        yield name
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None
+    return v
+
+
+def _single_sensitive(sensitive: str | Iterable[str]) -> str:
+    names = as_names(sensitive)
+    if len(names) != 1:
+        raise InvalidParameterError(
+            f"the DuckDB engine takes exactly one sensitive column, got {len(names)}"
+        )
+    return names[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------------
+
+
+def summary(
+    data: Any,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str],
+    l: int = 2,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    separator: str | None = None,
+    nulls: NullPolicy = "error",
+) -> dict[str, object]:
+    """The summary of ``ldiv_polars.summary`` computed by the ``ldiv_summary`` macro in DuckDB:
+    a dict with exactly :data:`SUMMARY_KEYS` (None where infinite or undefined).
+
+    ``data``: a CSV/Parquet path (CSV separator sniffed as on the Polars side unless given), a
+    table or view name on ``con``, a Polars DataFrame/LazyFrame (a LazyFrame is collected), a
+    pyarrow Table or a DuckDB relation. Column names are validated first
+    (:class:`~ldiv_polars.errors.UnknownColumnError`, ...); with ``nulls="error"`` a null in a
+    quasi-identifier or the sensitive column raises
+    :class:`~ldiv_polars.errors.NullValuesError`, ``nulls="value"`` keeps null as a value.
+
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"q": [1, 1, 2, 2], "s": ["a", "b", "a", "a"]})
+    >>> out = summary(df, ["q"], "s", l=2)
+    >>> out["k"], out["l_distinct"], out["recursive_c"], out["t"]
+    (2, 1, None, 0.25)
+    """
+    l = require_int_at_least("l", l, 1)
+    check_null_policy(nulls)
+    if not isinstance(sensitive, str):
+        raise InvalidParameterError("summary() takes exactly one sensitive column")
+    with _source(data, con, separator) as src:
+        qi_l, s_l = _validate(src, qi, sensitive)
+        if not _installed(src.con, udfs=False):
+            install(src.con, udfs=False)
+        with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
+            cur = src.con.execute("FROM ldiv__summary_fs(?, ?)", [fs, l])
+            names = [d[0] for d in cur.description]
+            row = cur.fetchall()[0]
+    assert tuple(names) == SUMMARY_KEYS
+    out: dict[str, object] = {}
+    for key, v in zip(names, row):
+        if v is not None and key in _INT_KEYS:
+            v = int(v)
+        elif v is not None:
+            v = float(v)
+        out[key] = _finite(v)
+    return out
+
+
+def register_hierarchy(
+    con: duckdb.DuckDBPyConnection, name: str, hierarchy: Any
+) -> str:
+    """Register a value hierarchy for ``ldiv_t_closeness_hierarchical`` as a relation
+    ``(leaf VARCHAR, path VARCHAR[])`` named ``name`` on ``con``.
+
+    ``hierarchy``: a Polars DataFrame in ARX layout (first column the value, one column per
+    level) or an object with such a ``.frame`` (``ldiv_polars.hierarchy.Hierarchy``). As on the
+    Polars side, a root level ``*`` is added when the last column has more than one value.
+    """
+    frame = getattr(hierarchy, "frame", hierarchy)
+    if not isinstance(frame, pl.DataFrame) or frame.width < 2:
+        raise InvalidParameterError(
+            "a hierarchy must be a polars DataFrame in ARX layout (first column the value, one "
+            "column per level) or an object with such a `.frame`"
+        )
+    frame = frame.select(pl.all().cast(pl.String))
+    if frame.null_count().sum_horizontal().item():
+        raise InvalidParameterError("the hierarchy has empty cells (ragged rows)")
+    cols = frame.columns
+    path = pl.concat_list([pl.col(c) for c in cols[1:]])
+    if frame.get_column(cols[-1]).n_unique() > 1:
+        path = pl.concat_list([path, pl.lit(["*"])])
+    table = frame.select(pl.col(cols[0]).alias("leaf"), path.alias("path")).to_arrow()
+    con.register(name, table)
+    return name
+
+
+def check(
+    data: Any,
+    qi: str | Iterable[str],
+    sensitive: str | Iterable[str],
+    models: Any,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    separator: str | None = None,
+    nulls: NullPolicy = "error",
+) -> list[dict[str, object]]:
+    """Evaluate foundation model objects (``ldiv_polars.models``) with the SQL macros: one pass
+    over the rows builds the frequency set, each model's ``ldiv__<model>_fs`` macro reads it.
+
+    Returns one dict per model: ``model``, ``key``, ``passed``, ``achieved`` (None where the
+    Polars side reports infinity), ``failing_classes``, ``failing_rows``. Supported:
+    KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, AlphaKAnonymity,
+    TCloseness (equal, ordered, hierarchical), DeltaDisclosure, BetaLikeness (basic and
+    enhanced), EntropyLDiversityDontCare (Python UDF). Others raise InvalidParameterError.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.models import KAnonymity
+    >>> df = pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "a"]})
+    >>> [(r["model"], r["passed"], r["achieved"]) for r in check(df, "q", "s", [KAnonymity(2)])]
+    [('k_anonymity', False, 1.0)]
+    """
+    from ldiv_polars.models import Model
+
+    check_null_policy(nulls)
+    s = _single_sensitive(sensitive)
+    model_list = [models] if isinstance(models, Model) else list(models)
+    for m in model_list:
+        if not isinstance(m, Model):
+            raise InvalidParameterError(f"not a privacy model: {m!r}")
+    calls = [_sql_call(m) for m in model_list]  # fail on unsupported models before any work
+    with _source(data, con, separator) as src:
+        qi_l, s_l = _validate(src, qi, s)
+        if not _installed(src.con, udfs=True):
+            install(src.con, udfs=True)
+        out: list[dict[str, object]] = []
+        with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
+            hier_names: list[str] = []
+            try:
+                for m, (macro, params, hierarchy) in zip(model_list, calls):
+                    args: list[Any] = [fs, *params]
+                    if hierarchy is not None:
+                        hname = register_hierarchy(src.con, _tmp("hier"), hierarchy)
+                        hier_names.append(hname)
+                        _check_leaves(src.con, fs, hname)
+                        args.append(hname)
+                    marks = ", ".join("?" for _ in args)
+                    cur = src.con.execute(
+                        f"SELECT model, passed, achieved, failing_classes, failing_rows "
+                        f"FROM {macro}({marks})",
+                        args,
+                    )
+                    model, passed, achieved, fc, fr = cur.fetchall()[0]
+                    out.append({
+                        "model": model,
+                        "key": m.key,
+                        "passed": bool(passed),
+                        "achieved": None if achieved is None else _finite(float(achieved)),
+                        "failing_classes": int(fc),
+                        "failing_rows": int(fr),
+                    })
+            finally:
+                for hname in hier_names:
+                    src.con.unregister(hname)
+    return out
+
+
+def _check_leaves(con: duckdb.DuckDBPyConnection, fs: str, hier: str) -> None:
+    row = con.execute(
+        "SELECT count(*), list(v ORDER BY v)[1:5] FROM (SELECT DISTINCT CAST(sv AS VARCHAR) AS v "
+        "FROM query_table(?)) WHERE v IS NULL OR v NOT IN (SELECT leaf FROM query_table(?))",
+        [fs, hier],
+    ).fetchall()[0]
+    if row[0]:
+        raise InvalidParameterError(
+            f"{row[0]} sensitive value(s) missing from the hierarchy, e.g. "
+            f"{', '.join(repr(v) for v in row[1])}"
+        )
+
+
+def _sql_call(m: Any) -> tuple[str, list[Any], Any]:
+    """(fs-level macro, parameters after the fs name, hierarchy or None) for a model object."""
+    from ldiv_polars import models as M
+
+    if isinstance(m, M.KAnonymity):
+        return "ldiv__k_anonymity_fs", [m.k], None
+    if isinstance(m, M.DistinctLDiversity):
+        return "ldiv__distinct_l_fs", [m.l], None
+    if isinstance(m, M.EntropyLDiversityDontCare):
+        return "ldiv__entropy_l_dont_care_fs", [float(m.l), [str(v) for v in m.dont_care]], None
+    if isinstance(m, M.EntropyLDiversity):
+        return "ldiv__entropy_l_fs", [float(m.l)], None
+    if type(m) is M.RecursiveCLDiversity:
+        return "ldiv__recursive_cl_fs", [m.c, m.l], None
+    if isinstance(m, M.AlphaKAnonymity):
+        return "ldiv__alpha_k_fs", [m.alpha, m.k], None
+    if isinstance(m, M.TCloseness):
+        if m.distance == "hierarchical":
+            return "ldiv__t_closeness_hierarchical_fs", [m.t], m._hierarchy
+        return "ldiv__t_closeness_fs", [m.t, m.distance], None
+    if isinstance(m, M.DeltaDisclosure):
+        return "ldiv__delta_disclosure_fs", [m.delta], None
+    if isinstance(m, M.BetaLikeness):
+        return "ldiv__beta_likeness_fs", [m.beta, m.enhanced], None
+    raise InvalidParameterError(
+        f"{m.describe()} has no SQL form in the DuckDB engine yet; use the Polars engine"
+    )

@@ -1,0 +1,302 @@
+"""Property tests: the DuckDB macros agree with the Polars engine and with a brute-force
+reference written here (plain Python dictionaries over the rows), on random tables including
+adversarial shapes (one class, all-unique classes, one sensitive value, numeric and string
+sensitive columns, nulls as values)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+import duckdb
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ldiv_polars as lp
+import ldiv_polars.duckdb as ld
+from ldiv_polars.models import (
+    AlphaKAnonymity,
+    BetaLikeness,
+    DeltaDisclosure,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    EntropyLDiversityDontCare,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+
+SETTINGS = settings(
+    max_examples=35,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@pytest.fixture(scope="module")
+def con() -> duckdb.DuckDBPyConnection:
+    c = ld.install(duckdb.connect())
+    yield c
+    c.close()
+
+
+def close(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+# ------------------------------------------------------------------------------------------
+# Brute-force reference (independent of both engines)
+# ------------------------------------------------------------------------------------------
+
+
+def _sort_key(v: Any) -> tuple[int, Any]:
+    return (0, 0) if v is None else (1, v)  # nulls first, as both engines sort
+
+
+def reference_summary(rows: list[tuple[tuple[Any, ...], Any]], l: int,
+                      ordered: bool) -> dict[str, Any]:
+    classes: dict[tuple[Any, ...], Counter[Any]] = defaultdict(Counter)
+    for q, s in rows:
+        classes[q][s] += 1
+    table = Counter(s for _, s in rows)
+    total = len(rows)
+    domain = sorted(table, key=_sort_key)
+    m = len(domain)
+    qd = {v: table[v] / total for v in domain}
+    sizes, distincts, entropies, rec, alphas, emds, deltas = [], [], [], [], [], [], []
+    missing = False
+    for counts in classes.values():
+        size = sum(counts.values())
+        sizes.append(size)
+        distincts.append(len(counts))
+        entropies.append(-sum((n / size) * math.log(n / size) for n in counts.values()))
+        r = sorted(counts.values(), reverse=True)
+        tail = sum(r[l - 1:])
+        rec.append(r[0] / tail if len(r) >= l else math.inf)
+        alphas.append(r[0] / size)
+        p = {v: counts.get(v, 0) / size for v in domain}
+        if ordered:
+            cp = cq = 0.0
+            acc = 0.0
+            for v in domain[:-1]:
+                cp += p[v]
+                cq += qd[v]
+                acc += abs(cp - cq)
+            emds.append(acc / (m - 1) if m > 1 else 0.0)
+        else:
+            emds.append(0.5 * sum(abs(p[v] - qd[v]) for v in domain))
+        if len(counts) < m:
+            missing = True
+        deltas.append(max(abs(math.log(p[v] / qd[v])) for v in counts))
+    k = min(sizes)
+    rc = max(rec)
+    return {
+        "rows": total,
+        "classes": len(classes),
+        "k": k,
+        "l_distinct": min(distincts),
+        "l_entropy": math.exp(min(entropies)),
+        "recursive_c": None if math.isinf(rc) else rc,
+        "alpha": max(alphas),
+        "t": max(emds),
+        "delta": None if missing else max(deltas),
+        "prosecutor_max": 1.0 / k,
+        "prosecutor_avg": len(classes) / total,
+        "sample_uniques": sum(1 for s in sizes if s == 1),
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# Random tables
+# ------------------------------------------------------------------------------------------
+
+S_VALUES = {
+    "int": st.integers(0, 4),
+    "str": st.sampled_from(["flu", "hiv", "cold", "cancer", "ok"]),
+    "float": st.sampled_from([0.5, 1.25, 2.0, 3.75, 10.0]),
+}
+S_DTYPES = {"int": pl.Int64, "str": pl.String, "float": pl.Float64}
+
+
+@st.composite
+def tables(draw: st.DrawFn, *, allow_nulls: bool = False) -> tuple[pl.DataFrame, str, bool]:
+    shape = draw(st.sampled_from(["random", "one_class", "all_unique", "single_value"]))
+    kind = draw(st.sampled_from(sorted(S_VALUES)))
+    n = draw(st.integers(1, 30))
+    if shape == "one_class":
+        q1 = [7] * n
+        q2 = ["x"] * n
+    elif shape == "all_unique":
+        q1 = list(range(n))
+        q2 = [draw(st.sampled_from(["x", "y"])) for _ in range(n)]
+    else:
+        q1 = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+        q2 = draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n))
+    if shape == "single_value":
+        s = [draw(S_VALUES[kind])] * n
+    else:
+        s = draw(st.lists(S_VALUES[kind], min_size=n, max_size=n))
+    has_nulls = False
+    if allow_nulls and draw(st.booleans()):
+        idx = draw(st.lists(st.integers(0, n - 1), max_size=3))
+        for i in idx:
+            if draw(st.booleans()):
+                s[i] = None
+            else:
+                q2[i] = None  # type: ignore[call-overload]
+            has_nulls = True
+    df = pl.DataFrame(
+        {"q1": q1, "q2": q2, "s": s},
+        schema={"q1": pl.Int64, "q2": pl.String, "s": S_DTYPES[kind]},
+    )
+    return df, kind, has_nulls
+
+
+def rows_of(df: pl.DataFrame) -> list[tuple[tuple[Any, ...], Any]]:
+    return [((a, b), s) for a, b, s in df.iter_rows()]
+
+
+# ------------------------------------------------------------------------------------------
+# Summary
+# ------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(data=tables(allow_nulls=True), l=st.integers(1, 3))
+def test_summary_matches_polars_and_reference(con, data, l) -> None:
+    df, kind, has_nulls = data
+    nulls = "value" if has_nulls else "error"
+    got = ld.summary(df, ["q1", "q2"], "s", l=l, con=con, nulls=nulls)
+    polars_side = lp.summary(df, ["q1", "q2"], "s", l=l, nulls=nulls)
+    ref = reference_summary(rows_of(df), l, ordered=kind != "str")
+    assert list(got) == list(lp.SUMMARY_KEYS) == list(ld.SUMMARY_KEYS)
+    for key in got:
+        assert close(got[key], polars_side[key]), (key, got[key], polars_side[key])
+        assert close(got[key], ref[key]), (key, got[key], ref[key])
+        assert type(got[key]) is type(polars_side[key]), key
+
+
+@SETTINGS
+@given(data=tables(), l=st.integers(1, 3))
+def test_summary_macro_from_sql_equals_python_api(con, data, l) -> None:
+    df, _, _ = data
+    con.register("ldiv_t_parity", df.to_arrow())
+    try:
+        row = con.execute("FROM ldiv_summary('ldiv_t_parity', ['q1', 'q2'], 's', ?)",
+                          [l]).fetchall()[0]
+    finally:
+        con.unregister("ldiv_t_parity")
+    api = ld.summary(df, ["q1", "q2"], "s", l=l, con=con)
+    for key, v in zip(ld.SUMMARY_KEYS, row):
+        assert close(None if v is None else (float(v) if isinstance(api[key], float) else v),
+                     api[key]), key
+
+
+# ------------------------------------------------------------------------------------------
+# Every model with a SQL form
+# ------------------------------------------------------------------------------------------
+
+# thresholds chosen off the rationals small tables produce, so that no verdict sits on a
+# float tie between the two engines' summation orders
+MODELS = st.sampled_from([
+    KAnonymity(1), KAnonymity(2), KAnonymity(3),
+    DistinctLDiversity(1), DistinctLDiversity(2), DistinctLDiversity(3),
+    EntropyLDiversity(1), EntropyLDiversity(1.7), EntropyLDiversity(2), EntropyLDiversity(3),
+    RecursiveCLDiversity(0.5, 2), RecursiveCLDiversity(2, 2), RecursiveCLDiversity(3, 3),
+    RecursiveCLDiversity(1.5, 1),
+    AlphaKAnonymity(0.5, 1), AlphaKAnonymity(0.7, 2), AlphaKAnonymity(1.0, 3),
+    TCloseness(0.1234567), TCloseness(0.3141593), TCloseness(0.5772157),
+    TCloseness(0.2718281, "ordered"), TCloseness(0.4142135, "ordered"),
+    DeltaDisclosure(0.7123457), DeltaDisclosure(1.3456789), DeltaDisclosure(100.0),
+    BetaLikeness(0.8765432), BetaLikeness(2.2345678),
+    BetaLikeness(0.8765432, enhanced=True), BetaLikeness(5.4321, enhanced=True),
+])
+
+
+def assert_same_result(sql: dict[str, Any], pol: Any) -> None:
+    assert sql["model"] == pol.model
+    assert sql["key"] == pol.key
+    assert sql["passed"] == pol.passed, (pol.key, sql, pol)
+    assert sql["failing_classes"] == pol.failing_classes, (pol.key, sql, pol)
+    assert sql["failing_rows"] == pol.failing_rows, (pol.key, sql, pol)
+    expected = None if pol.achieved is None or math.isinf(pol.achieved) else pol.achieved
+    assert close(sql["achieved"], expected), (pol.key, sql["achieved"], pol.achieved)
+
+
+@SETTINGS
+@given(data=tables(allow_nulls=True), models=st.lists(MODELS, min_size=1, max_size=4,
+                                                       unique_by=lambda m: m.key))
+def test_every_model_matches_polars(con, data, models) -> None:
+    df, _, has_nulls = data
+    nulls = "value" if has_nulls else "error"
+    sql = ld.check(df, ["q1", "q2"], "s", models, con=con, nulls=nulls)
+    pol = lp.check(df, ["q1", "q2"], "s", models, nulls=nulls)
+    assert len(sql) == len(pol.models)
+    for a, b in zip(sql, pol.models):
+        assert_same_result(a, b)
+
+
+@SETTINGS
+@given(data=tables(), l=st.sampled_from([1.5, 2.0, 2.5]),
+       dont_care=st.sampled_from([["flu"], ["ok", "cold"], ["0", "1"], ["10.0"], []]))
+def test_entropy_dont_care_udf_matches_polars(con, data, l, dont_care) -> None:
+    df, kind, _ = data
+    if kind == "int":
+        values: list[Any] = [int(v) for v in dont_care if v.isdigit()]
+    elif kind == "float":
+        values = [float(v) for v in dont_care if v.replace(".", "").isdigit()]
+    else:
+        values = dont_care
+    model = EntropyLDiversityDontCare(l, values)
+    sql = ld.check(df, ["q1", "q2"], "s", [model], con=con)
+    pol = lp.check(df, ["q1", "q2"], "s", [model])
+    assert_same_result(sql[0], pol.models[0])
+
+
+HIER = pl.DataFrame({
+    "value": ["flu", "cold", "hiv", "cancer", "ok"],
+    "l1": ["infectious", "infectious", "infectious", "chronic", "healthy"],
+    "l2": ["ill", "ill", "ill", "ill", "healthy"],
+})
+
+
+@SETTINGS
+@given(data=tables(), t=st.sampled_from([0.1234567, 0.3141593]))
+def test_hierarchical_emd_matches_polars(con, data, t) -> None:
+    df, kind, _ = data
+    if kind != "str":
+        df = df.with_columns(pl.col("s").cast(pl.Int64).mod(5).replace_strict(
+            list(range(5)), HIER["value"].to_list()).alias("s"))
+    model = TCloseness(t, "hierarchical", hierarchy=HIER)
+    sql = ld.check(df, ["q1", "q2"], "s", [model], con=con)
+    pol = lp.check(df, ["q1", "q2"], "s", [model])
+    assert_same_result(sql[0], pol.models[0])
+
+
+def test_hierarchical_emd_worked_example(con) -> None:
+    # one class {flu, flu} against table {flu, cold, hiv, cancer}: p - q = (+.5, -.25, 0, -.25)
+    # level 1 node 'infectious' (children flu, cold, hiv): pos .5, neg .25 -> 1/2 * .25;
+    # level 2 root: children infectious (+.25), chronic (-.25) -> 2/2 * .25. EMD = .375
+    df = pl.DataFrame({"q": [1, 1, 2, 2], "s": ["flu", "flu", "cold", "cancer"]})
+    hier = HIER.filter(pl.col("value") != "ok").with_columns(pl.lit("*").alias("l2"))
+    res = ld.check(df, "q", "s", [TCloseness(0.3, "hierarchical", hierarchy=hier)], con=con)
+    # class 2 {cold, cancer}: p - q = (-.5, +.25, 0, +.25) -> same by symmetry, .375
+    assert res[0]["achieved"] == pytest.approx(0.375)
+    assert res[0]["failing_classes"] == 2
+
+
+def test_adjusted_entropy_paper_example() -> None:
+    # l-diversity paper Algorithm 1 worked example (paper-notes §2.9): 1.77297 nats
+    assert ld.adjusted_entropy([11, 10, 3, 2], [3, 4]) == pytest.approx(1.77297, abs=1e-5)
+    # gender example: 700 healthy (don't care) lowered to 300 -> exactly ln 2
+    assert ld.adjusted_entropy([700], [300]) == pytest.approx(math.log(2), abs=1e-12)
+    assert ld.adjusted_entropy([5, 6], []) is None
+    # no don't-care values: plain entropy
+    assert ld.adjusted_entropy([], [2, 1, 1]) == pytest.approx(1.0397207708, abs=1e-9)
