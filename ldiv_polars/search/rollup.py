@@ -11,7 +11,6 @@ and the smallest cached specialization of a node is the source of its roll-up.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -99,6 +98,7 @@ class EncodedFrequencySet:
                 .astype(np.int32)
             )
             self.sensitive_table = sdf
+            self._sensitive_cols = [sdf.get_column(c) for c in self.sensitive]
         else:
             sid = np.zeros(df.height, dtype=np.int32)
             self.sensitive_table = pl.DataFrame()
@@ -122,8 +122,12 @@ class EncodedFrequencySet:
                 reps.append(first)
             self._rep.append(reps)
         self._up: dict[tuple[int, int, int], np.ndarray] = {}
-        self._cache: OrderedDict[tuple[int, ...], Snapshot] = OrderedDict()
-        self.cache_size = cache_size
+        self._cache: dict[tuple[int, ...], Snapshot] = {}
+        self._cache_keys: list[tuple[int, ...]] = []
+        self.cache_size = max(int(cache_size), 1)
+        self._cache_levels = np.zeros((self.cache_size, len(self.qi)), dtype=np.int16)
+        self._cache_rows = np.zeros(self.cache_size, dtype=np.int64)
+        self.codes_only = False
         self.rollups = 0
 
     # --- maps ---------------------------------------------------------------------------------
@@ -141,12 +145,16 @@ class EncodedFrequencySet:
 
     def source_for(self, levels: Sequence[int]) -> Snapshot:
         """The smallest cached snapshot that specializes ``levels`` (or the base)."""
-        best = self.base
-        target = np.asarray(levels)
-        for lv, snap in self._cache.items():
-            if snap.rows < best.rows and (np.asarray(lv) <= target).all():
-                best = snap
-        return best
+        if not self._cache:
+            return self.base
+        target = np.asarray(levels, dtype=np.int16)
+        ok = (self._cache_levels[: len(self._cache_keys)] <= target).all(axis=1)
+        if not ok.any():
+            return self.base
+        rows = np.where(ok, self._cache_rows[: len(self._cache_keys)], np.iinfo(np.int64).max)
+        i = int(np.argmin(rows))
+        snap = self._cache[self._cache_keys[i]]
+        return snap if snap.rows < self.base.rows else self.base
 
     def rollup(self, levels: Sequence[int], *, cache: bool = True) -> Rolled:
         """Roll the best cached snapshot up to ``levels``; counts one roll-up."""
@@ -166,13 +174,18 @@ class EncodedFrequencySet:
         codes = np.stack([c[first] for c in cols], axis=1) if q else np.zeros((len(uniq), 0), np.int32)
         snap = Snapshot(levels, codes.astype(np.int32, copy=False),
                         src.s[first].astype(np.int32, copy=False), n)
+        # rows are sorted by (class key, sensitive): classes are contiguous runs
         ck = class_key[first]
-        cuniq, cfirst, cinv = np.unique(ck, return_index=True, return_inverse=True)
+        starts = np.flatnonzero(np.diff(ck)) + 1 if ck.shape[0] else np.zeros(0, np.int64)
+        cfirst = np.concatenate([[0], starts]).astype(np.int64) if ck.shape[0] else starts
+        cinv = np.zeros(ck.shape[0], dtype=np.int64)
+        cinv[starts] = 1
+        cinv = np.cumsum(cinv)
         rolled = Rolled(
             snap,
-            cinv.astype(np.int64),
+            cinv,
             snap.codes[cfirst],
-            np.bincount(cinv, weights=n, minlength=cuniq.shape[0]).astype(np.int64),
+            np.add.reduceat(n, cfirst) if n.shape[0] else np.zeros(0, np.int64),
         )
         if cache and levels != self.base.levels:
             self._remember(snap, src)
@@ -180,11 +193,19 @@ class EncodedFrequencySet:
 
     def _remember(self, snap: Snapshot, src: Snapshot) -> None:
         # ARX's policy: keep snapshots that are clearly smaller than their source
-        if snap.rows > 0.8 * src.rows:
+        if snap.rows > 0.8 * src.rows or snap.levels in self._cache:
             return
+        if len(self._cache) >= self.cache_size:
+            # evict the oldest snapshot; keep the arrays aligned with the key list
+            old = self._cache_keys.pop(0)
+            del self._cache[old]
+            self._cache_levels[:-1] = self._cache_levels[1:].copy()
+            self._cache_rows[:-1] = self._cache_rows[1:].copy()
+        i = len(self._cache_keys)
+        self._cache_keys.append(snap.levels)
         self._cache[snap.levels] = snap
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        self._cache_levels[i] = snap.levels
+        self._cache_rows[i] = snap.rows
 
     @staticmethod
     def _combine(cols: list[np.ndarray], cards: list[int]) -> np.ndarray:
@@ -212,11 +233,15 @@ class EncodedFrequencySet:
         cls, s, n = rolled.row_class, snap.s, snap.n
         if keep is not None:
             cls, s, n = cls[keep], s[keep], n[keep]
-        data: dict[str, object] = {CLASS: cls}
-        frame = pl.DataFrame(data)
+        cols = [pl.Series(CLASS, cls)]
         if self.sensitive:
-            frame = pl.concat([frame, self.sensitive_table[s]], how="horizontal")
-        return frame.with_columns(pl.Series(COUNT, n, dtype=pl.Int64))
+            if self.codes_only:
+                # the models read only the identity of sensitive values: hand them the codes
+                cols.append(pl.Series(self.sensitive[0], s))
+            else:
+                cols.extend(self._sensitive_cols[i].gather(s) for i in range(len(self.sensitive)))
+        cols.append(pl.Series(COUNT, n, dtype=pl.Int64))
+        return pl.DataFrame(cols)
 
     def class_labels(self, rolled: Rolled, which: np.ndarray | None = None) -> pl.DataFrame:
         """Generalized labels (one String column per QI) of the classes (or of ``which``)."""

@@ -62,6 +62,17 @@ def predicate_monotone(models: Sequence[Model], suppression: bool) -> tuple[bool
     return True, "monotone: every model is monotone and nothing is suppressed"
 
 
+def _identity_only(m: Model) -> bool:
+    from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
+    from ldiv_polars.models.l_diversity import EntropyLDiversity, RecursiveCLDiversity
+    from ldiv_polars.models.t_closeness import TCloseness
+
+    if type(m) in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity,
+                   AlphaKAnonymity, DeltaDisclosure, BetaLikeness):
+        return True
+    return type(m) is TCloseness and getattr(m, "distance", None) == "equal"
+
+
 @dataclass(frozen=True)
 class NodeVerdict:
     passed: bool
@@ -84,6 +95,8 @@ class NodeChecker:
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
         self.evaluations = 0
+        # models that read only the identity of sensitive values get integer codes (cheaper)
+        efs.codes_only = len(efs.sensitive) == 1 and all(_identity_only(m) for m in self.models)
 
     def _failing(self, rolled: Rolled, keep_rows: np.ndarray | None) -> np.ndarray:
         frame = self.efs.model_frame(rolled, keep_rows)

@@ -1,0 +1,177 @@
+"""``ldiv anonymize``: optimal full-domain generalization (with suppression) of a table, written
+to Parquet or CSV, with the search's figures (nodes checked, roll-ups, optimum, minimal nodes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.errors import InputFormatError, InvalidParameterError
+
+
+def find_hierarchy(directory: Path, column: str) -> Path:
+    """``DIR/*_hierarchy_<column>.csv`` or ``DIR/<column>.csv``."""
+    if not directory.is_dir():
+        raise InputFormatError(f"--hierarchies: not a directory: {str(directory)!r}")
+    exact = directory / f"{column}.csv"
+    if exact.exists():
+        return exact
+    found = sorted(directory.glob(f"*_hierarchy_{column}.csv"))
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise InputFormatError(
+            f"several hierarchy files for {column!r} in {str(directory)!r}: "
+            f"{', '.join(p.name for p in found)}"
+        )
+    raise InputFormatError(
+        f"no hierarchy for column {column!r} in {str(directory)!r} (expected "
+        f"'*_hierarchy_{column}.csv' or '{column}.csv')"
+    )
+
+
+def build_models(k: int | None, l: float | None, model: str, c: float | None, t: float | None,
+                 sensitive: list[str]) -> list[Any]:
+    from ldiv_polars.models import (
+        DistinctLDiversity,
+        EntropyLDiversity,
+        KAnonymity,
+        RecursiveCLDiversity,
+        TCloseness,
+    )
+
+    models: list[Any] = []
+    if k is not None:
+        models.append(KAnonymity(k))
+    if l is not None:
+        if model == "distinct":
+            if float(l) != int(l):
+                raise InvalidParameterError(f"--l must be an integer for distinct l-diversity, got {l}")
+            models.append(DistinctLDiversity(int(l)))
+        elif model == "entropy":
+            models.append(EntropyLDiversity(l))
+        elif model == "recursive":
+            if c is None:
+                raise InvalidParameterError("--model recursive needs --c")
+            if float(l) != int(l):
+                raise InvalidParameterError(f"--l must be an integer for recursive (c,l), got {l}")
+            models.append(RecursiveCLDiversity(c, int(l)))
+        else:
+            raise InvalidParameterError(
+                f"--model must be distinct, entropy or recursive, got {model!r}")
+    elif c is not None:
+        raise InvalidParameterError("--c is only used with --l and --model recursive")
+    if t is not None:
+        models.append(TCloseness(t, "equal"))
+    if not models:
+        raise InvalidParameterError("give at least one requirement: --k, --l or --t")
+    if len(models) > (1 if k is not None else 0) and not sensitive:
+        raise InvalidParameterError("--l and --t need --sensitive")
+    return models
+
+
+def write_output(lf: Any, out: Path) -> None:
+    suffix = out.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        lf.sink_parquet(out)
+    elif suffix == ".csv":
+        lf.sink_csv(out)
+    else:
+        raise InputFormatError(f"OUT must end in .parquet or .csv, got {str(out)!r}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("anonymize")
+    def anonymize_cmd(
+        path: Annotated[Path, typer.Argument(help="input CSV or Parquet file")],
+        out: Annotated[Path, typer.Argument(help="output .parquet or .csv")],
+        qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
+        hierarchies: Annotated[Path, typer.Option(
+            "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv")],
+        sensitive: Annotated[str | None, typer.Option(
+            "--sensitive", help="sensitive column(s), comma-separated")] = None,
+        k: Annotated[int | None, typer.Option("--k", help="k-anonymity")] = None,
+        l: Annotated[float | None, typer.Option("--l", help="l of the l-diversity model")] = None,
+        model: Annotated[str, typer.Option(
+            "--model", help="l-diversity model: distinct, entropy, recursive")] = "distinct",
+        c: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l)")] = None,
+        t: Annotated[float | None, typer.Option("--t", help="t-closeness (equal distance)")] = None,
+        suppression: Annotated[float, typer.Option(
+            "--suppression", help="largest fraction of rows that may be suppressed")] = 0.0,
+        metric: Annotated[str, typer.Option(
+            "--metric", help="aecs, discernibility, loss, precision, height, entropy, kl")] = "aecs",
+        mode: Annotated[str, typer.Option(
+            "--mode", help="suppressed rows: mask (QIs set to *) or drop")] = "mask",
+        strategy: Annotated[str, typer.Option(
+            "--strategy", help="auto, flash, exhaustive or bounded")] = "auto",
+        separator: Annotated[str | None, typer.Option("--separator", help="input CSV separator")] = None,
+        hierarchy_separator: Annotated[str, typer.Option(
+            "--hierarchy-separator", help="separator of the hierarchy CSVs")] = ";",
+        as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+    ) -> None:
+        """Find the least generalization satisfying the requirements and write the table."""
+        from ldiv_polars.hierarchy import Hierarchy
+        from ldiv_polars.search import anonymize
+
+        qi_cols = split_columns(qi, "--qi")
+        s_cols = split_columns(sensitive, "--sensitive")
+        models = build_models(k, l, model, c, t, s_cols)
+        if out.suffix.lower() not in (".parquet", ".pq", ".csv"):
+            raise InputFormatError(f"OUT must end in .parquet or .csv, got {str(out)!r}")
+        hs = {q: Hierarchy.from_csv(find_hierarchy(hierarchies, q), separator=hierarchy_separator,
+                                    name=q) for q in qi_cols}
+        kwargs: dict[str, Any] = dict(
+            suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
+            separator=separator,
+        )
+        if as_json:
+            result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            with Progress("[progress.description]{task.description}", BarColumn(),
+                          MofNCompleteColumn(), TimeElapsedColumn(), transient=True,
+                          console=Console(stderr=True)) as bar:
+                task = bar.add_task("searching the lattice", total=None)
+
+                def progress(done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                result = anonymize(str(path), qi_cols, s_cols or None, hs, models,
+                                   progress=progress, **kwargs)
+        if result.output is not None:
+            write_output(result.output, out)
+        if as_json:
+            echo_json(result.to_dict())
+        else:
+            _print(result, out)
+        if not result.found:
+            raise typer.Exit(1)
+
+
+def _print(result: Any, out: Path) -> None:
+    console = Console()
+    table = Table(title="ldiv anonymize", show_header=False)
+    table.add_column("")
+    table.add_column("", justify="right")
+    table.add_row("lattice nodes", f"{result.lattice_size:,}")
+    table.add_row("nodes checked", f"{result.checked:,}")
+    table.add_row("roll-ups", f"{result.rollups:,}")
+    table.add_row("strategy", result.strategy)
+    if result.found:
+        table.add_row("optimum", ", ".join(f"{q}={v}" for q, v in result.levels.items()))
+        table.add_row(f"{result.metric}", f"{result.value:.6g}")
+        table.add_row("classes", f"{result.classes:,}")
+        table.add_row("suppressed rows", f"{result.suppressed_rows:,} (limit "
+                                         f"{result.suppression_limit_rows:,}, {result.suppression_mode})")
+        table.add_row("minimal nodes", "—" if result.minimal is None else str(len(result.minimal)))
+        table.add_row("written", str(out))
+    else:
+        table.add_row("optimum", "[red]no node satisfies the requirements[/red]")
+    table.add_row("elapsed", f"{result.elapsed_s:.3f} s")
+    console.print(table)
