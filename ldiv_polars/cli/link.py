@@ -1,0 +1,100 @@
+"""``ldiv link``: the linkage attack across releases.
+
+Each release is an anonymized table (``--release PATH``, class columns + sensitive column) with
+its class map (``--mapping PATH``: the raw QI columns and the class columns, a class column named
+like a QI column appearing as ``<name>_class``). With ``--target col=value,...`` the JSON is the
+target's linkage (``target``, ``linkage``, ``diversity``); without it, every distinct QI vector
+of ``--universe`` (default: the first mapping's raw vectors) is linked and the JSON gives
+``l_t`` and the number of ``collapsed`` targets. ``--l`` makes the command exit 1 when the
+(post-)linkage diversity is below l.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.errors import InvalidParameterError
+
+
+def parse_target(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise InvalidParameterError(f"--target: expected col=value, got {part!r}")
+        k, v = part.split("=", 1)
+        k = k.strip()
+        if not k:
+            raise InvalidParameterError(f"--target: empty column name in {text!r}")
+        out[k] = v.strip()
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("link")
+    def link_cmd(
+        release: Annotated[list[Path], typer.Option("--release", help="anonymized table (repeat)")],
+        mapping: Annotated[list[Path], typer.Option("--mapping", help="its class map (repeat)")],
+        qi: Annotated[str, typer.Option("--qi", help="raw QI columns, comma-separated")],
+        sensitive: Annotated[str, typer.Option("--sensitive", help="sensitive column")],
+        class_columns: Annotated[str | None, typer.Option(
+            "--class-columns", help="class columns of the tables (default: the QI names)")] = None,
+        target: Annotated[str | None, typer.Option("--target", help="col=value,... of one user")] = None,
+        universe: Annotated[Path | None, typer.Option("--universe", help="table of QI vectors")] = None,
+        l: Annotated[int | None, typer.Option("--l", help="exit 1 when diversity < l")] = None,
+        separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    ) -> None:
+        """Link releases on a target (or on every QI vector) and report the diversity left."""
+        import polars as pl
+
+        from ldiv_polars.core.inputs import to_lazyframe
+        from ldiv_polars.linkage.attack import link, post_linkage
+        from ldiv_polars.linkage.release import Release
+
+        if len(release) != len(mapping):
+            raise InvalidParameterError(
+                f"{len(release)} --release but {len(mapping)} --mapping: give one map per release")
+        if l is not None and l < 1:
+            raise InvalidParameterError(f"--l must be >= 1, got {l}")
+        qi_cols = split_columns(qi, "--qi")
+        cc = split_columns(class_columns, "--class-columns") if class_columns else None
+        rels = []
+        for j, (tp, mp) in enumerate(zip(release, mapping)):
+            table = to_lazyframe(str(tp), separator=separator)
+            mframe = to_lazyframe(str(mp), separator=separator)
+            rels.append(Release.from_mapping(table, qi_cols, sensitive, mframe, class_columns=cc,
+                                             name=tp.stem if tp.stem else f"release_{j + 1}"))
+        if target is not None:
+            if universe is not None:
+                raise InvalidParameterError("give --target or --universe, not both")
+            lk = link(rels, parse_target(target))
+            out = lk.to_dict()
+            value = lk.diversity
+            if as_json:
+                echo_json({"target": out["target"], "linkage": out["linkage"],
+                           "diversity": out["diversity"]})
+            else:
+                typer.echo(f"target {out['target']}: diversity {lk.diversity}")
+                for row in out["linkage"]:
+                    typer.echo(f"  {row['s']}: {row['n']}")
+        else:
+            u = None if universe is None else to_lazyframe(str(universe), separator=separator)
+            post = post_linkage(rels, u)
+            d = post.to_dict()
+            value = d["l_t"] if d["l_t"] is not None else 0
+            if as_json:
+                echo_json({"l_t": d["l_t"], "collapsed": d["collapsed"],
+                           "targets": d["targets"], "uncovered": d["uncovered"]})
+            else:
+                typer.echo(f"l_t = {d['l_t']} over {d['targets'] - d['uncovered']} covered "
+                           f"target(s); {d['collapsed']} collapse to one value")
+                show = post.collapsed.select(*post.qi, "revealed").head(20)
+                if show.height:
+                    with pl.Config(tbl_rows=20):
+                        typer.echo(str(show))
+        if l is not None and value < l:
+            raise typer.Exit(1)
