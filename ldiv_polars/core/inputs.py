@@ -40,7 +40,7 @@ def to_lazyframe(data: TableLike, *, separator: str | None = None) -> pl.LazyFra
             return pl.scan_parquet(data)
         if suffix in _CSV_SUFFIXES:
             sep = separator or _sniff_separator(path, suffix)
-            return pl.scan_csv(data, separator=sep, infer_schema_length=10_000)
+            return pl.scan_csv(data, separator=sep)
         raise InputFormatError(
             f"cannot tell the format of {str(data)!r}: use a .csv/.tsv/.txt or .parquet file"
         )
