@@ -6,8 +6,9 @@
 --       adjusted entropy (l-diversity paper, Def 4.5, Algorithm 1) of one class with
 --       don't-care counts phi and other counts p; NULL when the class holds no value outside
 --       the don't-care set (such a class passes).
--- Load this file only after install(con) (the plain DuckDB CLI has no Python UDFs: reading it
--- there fails with "Scalar Function with name ldiv_adjusted_entropy does not exist").
+-- install(con) registers the UDF, then runs this file. The plain DuckDB CLI has no Python UDFs:
+-- `.read` of this file succeeds there, but calling the macros fails with "Scalar Function with
+-- name ldiv_adjusted_entropy does not exist".
 -- Requires sql/ldiv.sql.
 
 -- Entropy l-diversity with a don't-care set (values compared as VARCHAR): the adjusted entropy
