@@ -34,10 +34,8 @@ DISTINCT = "distinct"
 """Number of distinct sensitive values of the class (first sensitive column)."""
 
 # Columns added to the frequency-set rows before the per-class aggregation.
-ROW_SIZE = "__ldiv_size"
 ROW_P = "__ldiv_p"
 ROW_Q = "__ldiv_q"
-ROW_RANK = "__ldiv_rank"
 ROW_M = "__ldiv_m"
 
 ENTROPY_TOLERANCE = 1e-12
@@ -53,9 +51,9 @@ class ClassContext:
     qi: tuple[str, ...]
     sensitive: tuple[str, ...]
     rows: pl.LazyFrame
-    """The frequency set rows with helper columns ``ROW_SIZE``, ``ROW_P`` (n / class size), and
-    when requested ``ROW_Q`` (table frequency of the sensitive value) and ``ROW_RANK`` (1 for the
-    most frequent value of the class, ordinal ties)."""
+    """The frequency set rows; when a model compares classes with the table (``needs_q``) they
+    also carry ``ROW_P`` (n / class size, one window over the class) and ``ROW_Q`` (the table
+    frequency of the sensitive value, joined from :attr:`reference`)."""
     reference: pl.LazyFrame
     """Table distribution of the first sensitive column: columns ``(s, ROW_Q, ROW_M)`` (ROW_M:
     the number of distinct values of the table)."""
@@ -76,7 +74,6 @@ class Model(ABC):
     monotone: ClassVar[bool] = True
     higher_is_better: ClassVar[bool] = True
     needs_q: ClassVar[bool] = False
-    needs_rank: ClassVar[bool] = False
     needs_sensitive: ClassVar[bool] = True
     name: ClassVar[str] = "model"
 
@@ -188,28 +185,23 @@ def evaluate_classes(
                 f"{', '.join(needing)} need(s) a sensitive column; none was given"
             )
         classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE))
-        rows = fs.frame.with_columns(pl.col(COUNT).sum().over(qi).alias(ROW_SIZE))
-        ctx = ClassContext(fs.qi, fs.sensitive, rows, pl.LazyFrame())
+        ctx = ClassContext(fs.qi, fs.sensitive, fs.frame, pl.LazyFrame())
         aggs = [e for m in models for e in m.aggs(ctx)]
         if aggs:
             classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
         return classes.with_columns([m.passes().alias(f"pass_{m.key}") for m in models])
 
     s = fs.sensitive[0]
-    rows = fs.frame.with_columns(pl.col(COUNT).sum().over(qi).alias(ROW_SIZE)).with_columns(
-        (pl.col(COUNT) / pl.col(ROW_SIZE)).alias(ROW_P)
-    )
+    rows = fs.frame
     ref = (
         reference_distribution(reference, s)
         if reference is not None
         else _reference_from(fs.frame, s)
     )
     if any(m.needs_q for m in models):
-        rows = rows.join(ref, on=s, how="left", nulls_equal=True)
-    if any(m.needs_rank for m in models):
         rows = rows.with_columns(
-            pl.col(COUNT).rank("ordinal", descending=True).over(qi).alias(ROW_RANK)
-        )
+            (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
+        ).join(ref, on=s, how="left", nulls_equal=True)
     ctx = ClassContext(fs.qi, fs.sensitive, rows, ref)
     aggs = [e for m in models for e in m.aggs(ctx)]
     classes = rows.group_by(qi).agg(

@@ -31,8 +31,6 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import (
     DISTINCT,
     ENTROPY_TOLERANCE,
-    ROW_P,
-    ROW_RANK,
     ClassContext,
     Model,
 )
@@ -72,9 +70,17 @@ class DistinctLDiversity(Model):
         return pl.format(f"{{}} distinct sensitive value(s) < l={self.l}", pl.col(DISTINCT))
 
 
+def top_sum(j: int) -> pl.Expr:
+    """Sum of the ``j`` largest counts of the class (0 for j <= 0), in the aggregation."""
+    if j <= 0:
+        return pl.lit(0, dtype=pl.Int64)
+    return pl.col(COUNT).top_k(j).sum()
+
+
 def entropy_expr() -> pl.Expr:
-    """Class entropy in nats from the frequency-set rows: ``-sum p ln p``."""
-    return -(pl.col(ROW_P) * pl.col(ROW_P).log()).sum()
+    """Class entropy in nats, ``-sum p ln p = ln N - (sum n ln n) / N`` (plain aggregations)."""
+    n = pl.col(COUNT)
+    return n.sum().log() - (n * n.log()).sum() / n.sum()
 
 
 class EntropyLDiversity(Model):
@@ -116,7 +122,6 @@ class RecursiveCLDiversity(Model):
 
     name = "recursive_cl"
     higher_is_better = False
-    needs_rank = True
 
     def __init__(self, c: float, l: int) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True)
@@ -128,7 +133,7 @@ class RecursiveCLDiversity(Model):
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [
             pl.col(COUNT).max().alias(self.col("r1")),
-            pl.col(COUNT).filter(pl.col(ROW_RANK) >= self.l).sum().alias(self.col("tail")),
+            (pl.col(COUNT).sum() - top_sum(self.l - 1)).alias(self.col("tail")),
         ]
 
     def value(self) -> pl.Expr:
@@ -176,7 +181,6 @@ class PositiveDisclosureRecursive(Model):
 
     name = "pd_recursive_cl"
     higher_is_better = False
-    needs_rank = True
 
     def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True)
@@ -194,14 +198,14 @@ class PositiveDisclosureRecursive(Model):
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         s = ctx.s
         not_y = self._not_y(s)
-        n, rank = pl.col(COUNT), pl.col(ROW_RANK)
+        n = pl.col(COUNT)
         r_y = n.filter(not_y).max().fill_null(0)
-        pos_y = rank.filter(not_y).min()
         l = self.l
-        top_prev = n.filter(rank <= l - 1).sum()  # l-1 largest of all values
-        top_other = pl.when(pos_y <= l - 1).then(top_prev - r_y).otherwise(
-            n.filter(rank <= l - 2).sum()
-        )
+        # the (l-1)-th largest count of the class: s_y can be placed among the l-1 largest
+        # values iff r_y reaches it (ties included); then the l-2 largest *other* counts are
+        # the l-1 largest minus r_y, otherwise they are the l-2 largest of all
+        kth = n.top_k(max(l - 1, 1)).min()
+        top_other = pl.when(r_y >= kth).then(top_sum(l - 1) - r_y).otherwise(top_sum(l - 2))
         tail = (n.sum() - r_y - top_other).fill_null(0)
         return [r_y.alias(self.col("r_y")), tail.alias(self.col("tail"))]
 
