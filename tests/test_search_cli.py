@@ -1,0 +1,99 @@
+"""``ldiv anonymize`` in-process: JSON keys, files written, exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ldiv_polars.cli import main
+from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
+
+FIG1 = pl.DataFrame(
+    {
+        "zip": ["13053", "13068", "13068", "13053", "14853", "14853", "14850", "14850", "13053",
+                "13053", "13068", "13068"],
+        "age": [28, 29, 21, 23, 50, 55, 47, 49, 31, 37, 36, 35],
+        "condition": ["HD", "HD", "VI", "VI", "C", "HD", "VI", "VI", "C", "C", "C", "C"],
+    }
+)
+
+
+@pytest.fixture()
+def fig1_files(tmp_path: Path) -> tuple[Path, Path]:
+    data = tmp_path / "fig1.csv"
+    FIG1.write_csv(data)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    masking_hierarchy(FIG1["zip"], levels=2).to_csv(hdir / "fig1_hierarchy_zip.csv")
+    Hierarchy([[str(a), "<30" if a < 30 else ("3*" if a < 40 else ">=40"), "*"]
+               for a in FIG1["age"].to_list()]).to_csv(hdir / "age.csv")
+    return data, hdir
+
+
+def test_cli_json_and_output(fig1_files, tmp_path, capsys):
+    data, hdir = fig1_files
+    out = tmp_path / "out.parquet"
+    rc = main(["anonymize", str(data), str(out), "--qi", "zip,age", "--sensitive", "condition",
+               "--hierarchies", str(hdir), "--k", "4", "--l", "2", "--metric", "loss", "--json"])
+    assert rc == 0
+    payload = json.loads(capsys.readouterr().out)
+    for key in ("lattice_size", "checked", "optimum", "minimal", "elapsed_s"):
+        assert key in payload
+    assert payload["lattice_size"] == 12
+    opt = payload["optimum"]
+    assert set(opt) >= {"levels", "metric", "value", "classes", "suppressed"}
+    # (130**, age buckets) has a homogeneous Cancer class; (1305*/1306*/1485*, *) does not
+    assert opt["levels"] == {"zip": 1, "age": 2} and opt["metric"] == "loss"
+    assert opt["classes"] == 3 and opt["suppressed"] == 0
+    assert {"zip": 1, "age": 2} in payload["minimal"]
+    written = pl.read_parquet(out)
+    assert written.height == 12 and set(written["zip"]) == {"1305*", "1306*", "1485*"}
+
+
+def test_cli_suppression_csv_and_human_output(fig1_files, tmp_path, capsys):
+    data, hdir = fig1_files
+    out = tmp_path / "out.csv"
+    rc = main(["anonymize", str(data), str(out), "--qi", "zip,age", "--sensitive", "condition",
+               "--hierarchies", str(hdir), "--k", "4", "--suppression", "0.34",
+               "--metric", "height", "--mode", "drop"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "suppressed rows" in text and "nodes checked" in text
+    written = pl.read_csv(out, schema_overrides={"zip": pl.String, "age": pl.String})
+    assert written.height == 8  # the four 1485* rows were dropped
+
+
+def test_cli_exit_codes(fig1_files, tmp_path, capsys):
+    data, hdir = fig1_files
+    out = tmp_path / "none.parquet"
+    rc = main(["anonymize", str(data), str(out), "--qi", "zip,age", "--sensitive", "condition",
+               "--hierarchies", str(hdir), "--k", "13", "--json"])
+    assert rc == 1
+    assert json.loads(capsys.readouterr().out)["optimum"] is None
+    assert not out.exists()
+    rc = main(["anonymize", str(data), str(out), "--qi", "zip,condition", "--hierarchies",
+               str(hdir), "--k", "2"])
+    assert rc == 2
+    assert "no hierarchy for column 'condition'" in capsys.readouterr().err
+    rc = main(["anonymize", str(data), str(out), "--qi", "zip,age", "--hierarchies", str(hdir)])
+    assert rc == 2
+    rc = main(["anonymize", str(data), str(tmp_path / "x.txt"), "--qi", "zip,age",
+               "--hierarchies", str(hdir), "--k", "2"])
+    assert rc == 2
+
+
+def test_cli_adult_k5(adult_dir, adult_csv, tmp_path, capsys):
+    out = tmp_path / "adult.parquet"
+    qi = "sex,age,race,marital-status,education,native-country,workclass,occupation"
+    rc = main(["anonymize", str(adult_csv), str(out), "--qi", qi, "--sensitive", "salary-class",
+               "--hierarchies", str(adult_dir), "--k", "5", "--json"])
+    assert rc == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["lattice_size"] == 6480
+    assert payload["optimum"]["suppressed"] == 0
+    written = pl.read_parquet(out)
+    assert written.height == 30162
+    assert written.group_by(qi.split(",")).len()["len"].min() >= 5

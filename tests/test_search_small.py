@@ -1,0 +1,179 @@
+"""Hand-made tables with known minimal sets and optima (the l-diversity paper's Fig. 1
+inpatient table), suppression accounting (mask / drop), non-monotone models searched
+exhaustively and compared with a brute force built on the foundation checker."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+
+from ldiv_polars.checking import classes as foundation_classes
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.hierarchy import Hierarchy, HierarchyValueMissingError, generalize, masking_hierarchy
+from ldiv_polars.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from ldiv_polars.search import Lattice, anonymize, predicate_monotone
+
+FIG1 = pl.DataFrame(
+    {
+        "zip": ["13053", "13068", "13068", "13053", "14853", "14853", "14850", "14850", "13053",
+                "13053", "13068", "13068"],
+        "age": [28, 29, 21, 23, 50, 55, 47, 49, 31, 37, 36, 35],
+        "nationality": ["Russian", "American", "Japanese", "American", "Indian", "Russian",
+                        "American", "American", "American", "Indian", "Japanese", "American"],
+        "condition": ["Heart Disease", "Heart Disease", "Viral Infection", "Viral Infection",
+                      "Cancer", "Heart Disease", "Viral Infection", "Viral Infection", "Cancer",
+                      "Cancer", "Cancer", "Cancer"],
+    }
+)
+QI = ["zip", "age", "nationality"]
+
+
+def _age_bucket(a: int) -> str:
+    return "<30" if a < 30 else ("3*" if a < 40 else ">=40")
+
+
+HS = {
+    "zip": masking_hierarchy(FIG1["zip"], levels=2),  # raw, 1305*, 130**, *
+    "age": Hierarchy([[str(a), _age_bucket(a), "*"] for a in FIG1["age"].to_list()]),
+    "nationality": Hierarchy([[v, "*"] for v in FIG1["nationality"].unique().sort().to_list()]),
+}
+
+
+def _levels(res) -> set[tuple[int, ...]]:
+    return {tuple(m[q] for q in QI) for m in res.minimal}
+
+
+def test_fig1_k4_minimal_and_optimum_by_hand():
+    # worked out by hand: nationality must be suppressed (only 2 Russians); then
+    # (130**, age buckets) and (1305*/1306*/1485*, any age) -- the latter is Fig. 4's grouping
+    res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], metric="loss")
+    assert res.lattice_size == 24
+    assert _levels(res) == {(2, 1, 1), (1, 2, 1)}
+    # loss: (1/3 + 3/11 + 1)/3 = 53/99 at (2,1,1) vs (1/9 + 1 + 1)/3 = 19/27 at (1,2,1)
+    assert res.levels == {"zip": 2, "age": 1, "nationality": 1}
+    assert res.value == pytest.approx(53 / 99)
+    assert res.metrics["precision"] == pytest.approx(13 / 18)
+    assert res.classes == 3 and res.metrics["aecs"] == 4 and res.metrics["discernibility"] == 48
+    res_p = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], metric="precision")
+    assert res_p.levels == res.levels
+    out = res.output.collect()
+    assert out.height == 12
+    assert out.filter(pl.col("zip") == "130**", pl.col("age") == "3*")["condition"].to_list() == \
+        ["Cancer"] * 4  # the homogeneity attack on Bob
+
+
+def test_fig1_distinct_l2_picks_fig4_grouping():
+    # rows 9-12 (130**, 3*) are all Cancer, so (2,1,1) fails 2-diversity; Fig. 4's grouping passes
+    res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4), DistinctLDiversity(2)],
+                    metric="loss")
+    assert res.levels == {"zip": 1, "age": 2, "nationality": 1}
+    assert (1, 2, 1) in _levels(res)
+    assert res.verification.passed
+
+
+def test_suppression_accounting_mask_and_drop():
+    # limit 4 of 12 rows: (0,2,1) passes by suppressing the four 1485* rows (two classes of 2)
+    res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], suppression=1 / 3,
+                    metric="height")
+    assert res.suppression_limit_rows == 4
+    assert _levels(res) == {(0, 2, 1), (2, 1, 1)}
+    assert res.levels == {"zip": 0, "age": 2, "nationality": 1}
+    assert res.suppressed_rows == 4 and res.suppressed_classes == 2
+    out = res.output.collect()
+    assert out.height == 12
+    masked = out.filter(pl.col("zip") == "*")
+    assert masked.height == 4
+    assert masked.select(QI).unique().rows() == [("*", "*", "*")]
+    assert sorted(masked["condition"].to_list()) == sorted(
+        FIG1.filter(pl.col("zip").str.starts_with("1485"))["condition"].to_list())
+    dropped = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], suppression=1 / 3,
+                        metric="height", suppression_mode="drop")
+    d = dropped.output.collect()
+    assert d.height == 8 and dropped.suppressed_rows == 4
+    assert set(d["zip"].to_list()) == {"13053", "13068"}
+    # just below the limit (3 rows) that node no longer passes
+    res3 = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], suppression=3 / 12,
+                     metric="height")
+    assert res3.suppression_limit_rows == 3
+    assert _levels(res3) == {(2, 1, 1), (1, 2, 1)}
+
+
+def test_no_solution_reported():
+    res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(13)])
+    assert not res.found and res.output is None and res.minimal == []
+
+
+def _brute_force(models, limit_rows, metric_fn):
+    """Every node: generalize with the foundation's expressions, evaluate classes with the
+    foundation checker, suppress failing classes (local models only), apply the limit."""
+    heights = [HS[q].height for q in QI]
+    passing, values = {}, {}
+    for levels in itertools.product(*(range(h) for h in heights)):
+        gen = generalize(FIG1, HS, dict(zip(QI, levels))).collect()
+        cl = foundation_classes(gen, QI, "condition", models).collect()
+        ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in models])
+        failing = int(cl.filter(~ok)["size"].sum())
+        if failing <= limit_rows:
+            passing[levels] = True
+            values[levels] = metric_fn(levels)
+    return passing, values
+
+
+@pytest.mark.parametrize("model", [EntropyLDiversity(2), RecursiveCLDiversity(2, 2)])
+def test_non_monotone_with_suppression_exhaustive_equals_brute_force(model):
+    models = [model]
+    mono, reason = predicate_monotone(models, True)
+    assert not mono and "not monotone" in reason
+    res = anonymize(FIG1, QI, "condition", HS, models, suppression=4 / 12, metric="height")
+    assert res.strategy == "exhaustive" and res.minimal_complete
+    passing, values = _brute_force(models, 4, lambda lv: sum(lv))
+    lat = Lattice([HS[q].height for q in QI])
+    mask = np.zeros(lat.size, dtype=bool)
+    for lv in passing:
+        mask[lat.id_of(lv)] = True
+    expected = {lat.levels(i) for i in lat.minimal_of(mask)}
+    assert _levels(res) == expected
+    assert res.value == min(values.values())
+    bounded = anonymize(FIG1, QI, "condition", HS, models, suppression=4 / 12, metric="height",
+                        strategy="bounded")
+    assert bounded.value == res.value and bounded.minimal is None
+    assert not bounded.minimal_complete
+
+
+def test_t_closeness_with_suppression_is_verified():
+    res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(2), TCloseness(0.3)],
+                    suppression=0.25, metric="loss")
+    assert res.found and res.strategy == "exhaustive"
+    assert res.verification.passed  # checked on the retained rows
+    assert res.suppressed_rows <= 3
+
+
+def test_flash_refuses_non_monotone():
+    with pytest.raises(InvalidParameterError, match="monotone"):
+        anonymize(FIG1, QI, "condition", HS, [EntropyLDiversity(2)], suppression=0.1,
+                  strategy="flash")
+
+
+def test_bad_input_errors():
+    with pytest.raises(InvalidParameterError, match="no hierarchy"):
+        anonymize(FIG1, QI, "condition", {"zip": HS["zip"]}, [KAnonymity(2)])
+    with pytest.raises(InvalidParameterError, match="metric"):
+        anonymize(FIG1, QI, "condition", HS, [KAnonymity(2)], metric="utility")
+    with pytest.raises(InvalidParameterError, match="suppression"):
+        anonymize(FIG1, QI, "condition", HS, [KAnonymity(2)], suppression=1.5)
+    with pytest.raises(InvalidParameterError, match="suppression_mode"):
+        anonymize(FIG1, QI, "condition", HS, [KAnonymity(2)], suppression_mode="blank")
+    with pytest.raises(InvalidParameterError, match="at least one"):
+        anonymize(FIG1, QI, "condition", HS, [])
+    short = dict(HS, zip=masking_hierarchy(["13053", "13068"]))
+    with pytest.raises(HierarchyValueMissingError, match="'14850', '14853'"):
+        anonymize(FIG1, QI, "condition", short, [KAnonymity(2)])
