@@ -63,66 +63,95 @@ CREATE OR REPLACE MACRO ldiv__dom(f) AS TABLE
     FROM (SELECT sv, sum(n)::BIGINT AS tn FROM query_table(f) GROUP BY sv);
 
 -- Frequency set joined with per-class and per-table quantities:
--- cid (class id), size (class size), rk (rank of the count in its class, descending),
--- tn/drk/ctn (see ldiv__dom), total (row count), m (distinct sensitive values in the table).
+-- cid (class id, unique within one evaluation: materialize this relation once and share it),
+-- size (class size), tn/drk/ctn (see ldiv__dom), total (row count), m (distinct sensitive
+-- values in the table). Class sizes come from a GROUP BY joined back (cheaper than windows
+-- partitioned by the struct key).
 CREATE OR REPLACE MACRO ldiv__fsx(f) AS TABLE
-    WITH d AS (FROM ldiv__dom(f))
-    SELECT x.cid, x.ec, x.sv, x.n, x.size, x.rk, d.tn, d.drk, d.ctn, t.total, t.m
-    FROM (SELECT ec, sv, n,
-                 dense_rank() OVER (ORDER BY ec) AS cid,
-                 sum(n) OVER (PARTITION BY ec)::BIGINT AS size,
-                 row_number() OVER (PARTITION BY ec ORDER BY n DESC) AS rk
-          FROM query_table(f)) x
+    WITH d AS (FROM ldiv__dom(f)),
+         c AS (SELECT ec, sum(n)::BIGINT AS size, row_number() OVER () AS cid
+               FROM query_table(f) GROUP BY ec)
+    SELECT c.cid, x.ec, x.sv, x.n, c.size, d.tn, d.drk, d.ctn, t.total, t.m
+    FROM query_table(f) x
+    JOIN c ON x.ec IS NOT DISTINCT FROM c.ec
     JOIN d ON x.sv IS NOT DISTINCT FROM d.sv
     CROSS JOIN (SELECT sum(tn)::BIGINT AS total, count(*)::BIGINT AS m FROM d) t;
 
--- Per-class statistics of a frequency set f (ec, sv, n); l is the recursive-(c,l) tail start.
+-- Per-class statistics of an extended frequency set x (see ldiv__fsx); l is the
+-- recursive-(c,l) tail start.
 --   size, distinct_values, entropy (natural log), max_count, counts (descending),
 --   tail = r_l + ... + r_m (NULL when fewer than l distinct values; l <= 1: the whole class),
 --   alpha = max_count/size, emd_equal (t-closeness, equal distance), delta_present
 --   (max |ln(p/q)| over values present), missing_values (table values absent from the class),
 --   beta (max (p-q)/q over p > q, 0 if none).
-CREATE OR REPLACE MACRO ldiv__class_stats(f, l) AS TABLE
-    SELECT cid, ec,
-           any_value(size) AS size,
-           ldiv_is_ordered(any_value(sv)) AS sv_ordered,
-           count(*)::BIGINT AS distinct_values,
-           -sum((n / size) * ln(n / size)) AS entropy,
-           max(n) AS max_count,
-           list(n ORDER BY n DESC) AS counts,
-           CASE WHEN count(*) >= greatest(l, 1)
-                THEN sum(n) FILTER (WHERE rk >= greatest(l, 1)) END::BIGINT AS tail,
-           max(n) / any_value(size) AS alpha,
-           0.5 * (sum(abs(n / size - tn / total))
-                  + (any_value(total) - sum(tn)) / any_value(total)) AS emd_equal,
-           max(abs(ln((n / size) / (tn / total)))) AS delta_present,
-           (any_value(m) - count(*))::BIGINT AS missing_values,
-           coalesce(max((n / size - tn / total) / (tn / total))
-                    FILTER (WHERE n / size > tn / total), 0.0) AS beta
-    FROM ldiv__fsx(f)
-    GROUP BY cid, ec;
+CREATE OR REPLACE MACRO ldiv__class_stats_x(x, l) AS TABLE
+    SELECT cid, ec, size, sv_ordered, distinct_values, entropy, max_count, counts,
+           CASE WHEN distinct_values >= greatest(l, 1)
+                THEN list_sum(counts[CAST(greatest(l, 1) AS BIGINT):]) END::BIGINT AS tail,
+           max_count / size AS alpha, emd_equal, delta_present, missing_values, beta
+    FROM (SELECT cid, any_value(ec) AS ec,
+                 any_value(size) AS size,
+                 ldiv_is_ordered(any_value(sv)) AS sv_ordered,
+                 count(*)::BIGINT AS distinct_values,
+                 -sum((n / size) * ln(n / size)) AS entropy,
+                 max(n) AS max_count,
+                 list_sort(list(n), 'DESC') AS counts,
+                 0.5 * (sum(abs(n / size - tn / total))
+                        + (any_value(total) - sum(tn)) / any_value(total)) AS emd_equal,
+                 max(abs(ln((n / size) / (tn / total)))) AS delta_present,
+                 (any_value(m) - count(*))::BIGINT AS missing_values,
+                 coalesce(max((n / size - tn / total) / (tn / total))
+                          FILTER (WHERE n / size > tn / total), 0.0) AS beta
+          FROM query_table(x)
+          GROUP BY cid);
 
--- Ordered-distance EMD per class (numeric sensitive values, sorted ascending):
+-- Per-class statistics of a frequency set f (ec, sv, n): see ldiv__class_stats_x.
+CREATE OR REPLACE MACRO ldiv__class_stats(f, l) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__class_stats_x('ldiv__x', l);
+
+-- Ordered-distance EMD per class (values sorted ascending, NULL first):
 -- (1/(m-1)) * sum_{i<m} |P_i - Q_i| with cumulative distributions P (class) and Q (table);
--- 0 when m = 1. Dense over classes x domain values. Computed only when distance = 'ordered',
--- or distance = 'auto' and the sensitive column is numeric or temporal (empty result otherwise).
-CREATE OR REPLACE MACRO ldiv__emd_ordered(f, distance) AS TABLE
-    WITH x AS (SELECT * FROM ldiv__fsx(f)
+-- 0 when m = 1. Sparse: between two values present in a class P is constant, so each stretch
+-- is summed in closed form from prefix sums SQ of Q, split where Q crosses P (an ASOF join);
+-- the cost is the size of the frequency set, not classes x domain. Computed only when
+-- distance = 'ordered', or distance = 'auto' and the sensitive column is numeric or temporal
+-- (empty result otherwise). x is an extended frequency set (ldiv__fsx).
+CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
+    WITH r AS (SELECT cid, size, total, m, drk, ctn, n FROM query_table(x)
                WHERE distance = 'ordered' OR (distance = 'auto' AND ldiv_is_ordered(sv))),
-         c AS (SELECT DISTINCT cid, size, total, m FROM x),
-         d AS (SELECT DISTINCT drk, ctn FROM x),
-         g AS (SELECT c.cid, c.size, c.total, c.m, d.drk, d.ctn, coalesce(x.n, 0) AS n
-               FROM c CROSS JOIN d
-               LEFT JOIN x ON x.cid = c.cid AND x.drk = d.drk),
-         w AS (SELECT cid, size, total, m, drk, ctn,
-                      sum(n) OVER (PARTITION BY cid ORDER BY drk
-                                   ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cp
-               FROM g)
+         dq AS (SELECT drk, ctn / total AS q,
+                       sum(ctn / total) OVER (ORDER BY drk
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+                           AS sq
+                FROM (SELECT DISTINCT drk, ctn, total FROM r)),
+         seg AS (SELECT cid, m, drk AS a,
+                        sum(n) OVER (PARTITION BY cid ORDER BY drk
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / size
+                            AS p,
+                        least(coalesce(lead(drk) OVER (PARTITION BY cid ORDER BY drk) - 1, m - 1),
+                              m - 1) AS b,
+                        drk = min(drk) OVER (PARTITION BY cid) AS first
+                 FROM r),
+         g AS (SELECT seg.*, coalesce(dq.drk, 0) AS gi
+               FROM seg ASOF LEFT JOIN dq ON seg.p >= dq.q),
+         sp AS (SELECT *, least(greatest(gi, a - 1), b) AS split FROM g),
+         v AS (SELECT sp.cid, sp.m,
+                      CASE WHEN sp.b >= sp.a
+                           THEN sp.p * (sp.split - sp.a + 1)
+                                - (coalesce(s2.sq, 0.0) - coalesce(s1.sq, 0.0))
+                                + (coalesce(s3.sq, 0.0) - coalesce(s2.sq, 0.0))
+                                - sp.p * (sp.b - sp.split)
+                           ELSE 0.0 END
+                      + CASE WHEN sp.first THEN coalesce(s1.sq, 0.0) ELSE 0.0 END AS part
+               FROM sp
+               LEFT JOIN dq s1 ON s1.drk = sp.a - 1
+               LEFT JOIN dq s2 ON s2.drk = sp.split
+               LEFT JOIN dq s3 ON s3.drk = sp.b)
     SELECT cid,
            CASE WHEN any_value(m) <= 1 THEN 0.0
-                ELSE coalesce(sum(abs(cp / size - ctn / total)) FILTER (WHERE drk < m), 0.0)
-                     / (any_value(m) - 1) END AS emd_ordered
-    FROM w
+                ELSE sum(part) / (any_value(m) - 1) END AS emd_ordered
+    FROM v
     GROUP BY cid;
 
 -- One row per equivalence class: the QI values, then size, distinct_values, entropy,
@@ -228,11 +257,12 @@ CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
 -- numeric or temporal sensitive column, equal otherwise). achieved = largest EMD.
 -- The hierarchical distance: ldiv_t_closeness_hierarchical below.
 CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance) AS TABLE
-    WITH st AS (SELECT size,
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f)),
+         st AS (SELECT size,
                        CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
                             THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd
-                FROM ldiv__class_stats(f, 1)
-                LEFT JOIN ldiv__emd_ordered(f, distance) eo USING (cid)),
+                FROM ldiv__class_stats_x('ldiv__x', 1)
+                LEFT JOIN ldiv__emd_ordered_x('ldiv__x', distance) eo USING (cid)),
          v AS (SELECT size, emd, emd <= t AS ok FROM st)
     SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
            max(emd) AS achieved,
@@ -331,6 +361,7 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                                         t := NULL, distance := 'auto', delta := NULL,
                                         beta := NULL, enhanced := false) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx('ldiv__f')),
          b AS (SELECT cid,
                       coalesce(max((n / size - tn / total) / (tn / total))
                                FILTER (WHERE n / size > tn / total
@@ -338,12 +369,12 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                                              > CASE WHEN enhanced
                                                     THEN least(beta, -ln(tn / total))
                                                     ELSE beta END), 0.0) AS beta_bad
-               FROM ldiv__fsx('ldiv__f') WHERE beta IS NOT NULL GROUP BY cid),
+               FROM "ldiv__x" WHERE beta IS NOT NULL GROUP BY cid),
          st AS (SELECT st.*, CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
                                   THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd,
                        coalesce(b.beta_bad, 0.0) AS beta_bad
-                FROM ldiv__class_stats('ldiv__f', recursive_l) st
-                LEFT JOIN ldiv__emd_ordered('ldiv__f',
+                FROM ldiv__class_stats_x('ldiv__x', recursive_l) st
+                LEFT JOIN ldiv__emd_ordered_x('ldiv__x',
                                             CASE WHEN t IS NULL THEN 'none' ELSE distance END) eo
                        USING (cid)
                 LEFT JOIN b USING (cid)),
@@ -384,9 +415,10 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
 
 -- The summary of a frequency set relation f (see ldiv_summary).
 CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
-    WITH st AS (SELECT st.*, eo.emd_ordered
-                FROM ldiv__class_stats(f, l) st
-                LEFT JOIN ldiv__emd_ordered(f, 'auto') eo USING (cid))
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f)),
+         st AS (SELECT st.*, eo.emd_ordered
+                FROM ldiv__class_stats_x('ldiv__x', l) st
+                LEFT JOIN ldiv__emd_ordered_x('ldiv__x', 'auto') eo USING (cid))
     SELECT coalesce(sum(size), 0)::BIGINT AS rows,
            count(*)::BIGINT AS classes,
            min(size)::BIGINT AS k,
@@ -419,8 +451,8 @@ CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
 -- EMD (Li et al. 2007) = sum over inner nodes N at level j of (j / H) * min(pos_extra(N),
 -- neg_extra(N)), extra(child) = sum over the child's leaves of p - q. Every value of the
 -- sensitive column must be a leaf (ldiv_polars.duckdb.register_hierarchy checks that).
-CREATE OR REPLACE MACRO ldiv__emd_hierarchical(f, hier) AS TABLE
-    WITH x AS (FROM ldiv__fsx(f)),
+CREATE OR REPLACE MACRO ldiv__emd_hierarchical_x(x_rel, hier) AS TABLE
+    WITH x AS (FROM query_table(x_rel)),
          h AS (SELECT CAST(leaf AS VARCHAR) AS leaf, CAST(path AS VARCHAR[]) AS path,
                       len(path) AS height FROM query_table(hier)),
          c AS (SELECT DISTINCT cid, size, total FROM x),
@@ -445,9 +477,10 @@ CREATE OR REPLACE MACRO ldiv__emd_hierarchical(f, hier) AS TABLE
     GROUP BY c.cid;
 
 CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_fs(f, t, hier) AS TABLE
-    WITH st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
-                FROM ldiv__class_stats(f, 1)
-                JOIN ldiv__emd_hierarchical(f, hier) USING (cid))
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f)),
+         st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
+                FROM ldiv__class_stats_x('ldiv__x', 1)
+                JOIN ldiv__emd_hierarchical_x('ldiv__x', hier) USING (cid))
     SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
            max(emd) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
