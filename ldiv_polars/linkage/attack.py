@@ -112,13 +112,17 @@ def link(releases: Sequence[Release], target: Mapping[str, Any] | pl.DataFrame) 
     joined: pl.LazyFrame | None = None
     for j, r in enumerate(rs):
         cc = _class_cols(r, j)
-        keyed = r.classify(tlf, _prefix(j)).select(cc)
-        key_row = keyed.collect()
-        vals = key_row.row(0) if key_row.height else tuple(None for _ in cc)
-        hit.append(None if any(v is None for v in vals)
-                   else dict(zip(r.class_columns, vals)))
-        part = keyed.join(_counts_j(r, j, s_name, s_dtype), on=cc, how="inner").select(
-            s_name, f"__n{j}")
+        key_row = r.classify(tlf, _prefix(j)).select(cc).collect()
+        vals = key_row.row(0)
+        covered = not any(v is None for v in vals)
+        hit.append(dict(zip(r.class_columns, vals)) if covered else None)
+        counts = _counts_j(r, j, s_name, s_dtype)
+        if covered:  # the key filter is pushed below the release's group-by
+            counts = counts.filter(pl.all_horizontal(
+                [pl.col(c) == pl.lit(v) for c, v in zip(cc, vals)]))
+        else:
+            counts = counts.head(0)
+        part = counts.collect(engine=STREAMING).lazy().select(s_name, f"__n{j}")
         joined = part if joined is None else joined.join(part, on=s_name, how="inner",
                                                          nulls_equal=True)
     assert joined is not None
@@ -220,7 +224,10 @@ def post_linkage(releases: Sequence[Release], universe: TableLike | None = None)
     for j, r in enumerate(rs):
         cc = _class_cols(r, j)
         on = cc if j == 0 else [*cc, s_name]
-        lk = lk.join(_counts_j(r, j, s_name, s_dtype), on=on, how="inner", nulls_equal=True)
+        # counts first: each release's count table is one group-by in the engine, collected
+        # (it is bounded by classes x |S|); the joins then run on small frames
+        counts = _counts_j(r, j, s_name, s_dtype).collect(engine=STREAMING)
+        lk = lk.join(counts.lazy(), on=on, how="inner", nulls_equal=True)
     ncols = [f"__n{j}" for j in range(len(rs))]
     dataset = (lk.select(*all_cc, s_name, pl.min_horizontal(ncols).alias(COUNT))
                .filter(pl.col(COUNT) > 0)
