@@ -1,0 +1,199 @@
+"""Polars-facing microaggregation: QIs replaced by cell centroids, plus a cell id column.
+
+MDAV is a row-level algorithm on numeric data, so this transform collects the numeric
+quasi-identifier columns (and only those) into one ``(n, m)`` float64 matrix; every other
+column stays in the lazy plan. The output is a LazyFrame over the input plan with the QI
+columns replaced by the centroids (Float64) and a ``cell`` column; no row is dropped or
+reordered. Before returning, the output is re-verified with the library's checker: every
+combination of the new QI values must occur at least ``n_min`` (>= ``k``) times.
+
+>>> import polars as pl
+>>> df = pl.DataFrame({"age": [21, 22, 23, 40, 41, 42, 60, 61, 62], "disease": list("abcdefghi")})
+>>> out = microaggregate(df, ["age"], k=3).collect()
+>>> out["age"].to_list()
+[22.0, 22.0, 22.0, 41.0, 41.0, 41.0, 61.0, 61.0, 61.0]
+>>> out["cell"].to_list(), out["disease"].to_list() == list("abcdefghi")
+([1, 1, 1, 2, 2, 2, 0, 0, 0], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ldiv_polars.core import to_lazyframe
+from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.validate import as_names, require_int_at_least, require_real, validate_columns
+from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
+from ldiv_polars.microagg.mdav import MdavResult, mdav
+from ldiv_polars.microagg.participation import EffectiveAnonymity, effective_anonymity
+
+__all__ = ["InsufficientRecordsError", "Microaggregation", "microaggregate", "microaggregate_details"]
+
+
+class InsufficientRecordsError(InvalidParameterError):
+    """The table has fewer records than one cell needs (``k``, or ``n_min`` under participation)."""
+
+
+class VerificationError(LdivError, RuntimeError):
+    """The anonymized output failed its re-verification (a library bug; never expected)."""
+
+
+@dataclass(frozen=True)
+class Microaggregation:
+    """Output of :func:`microaggregate_details`.
+
+    Attributes:
+        frame: the anonymized lazy table (what :func:`microaggregate` returns).
+        n_min: the cell size used (``k`` without ``pi``).
+        participation: Algorithm A's result (``None`` without ``pi``).
+        mdav: the MDAV run (labels, centroids, distortion ``D``, weighted ``D``).
+        smallest_class: smallest equivalence class of the output on the QI columns
+            (re-verified with the checker).
+    """
+
+    frame: pl.LazyFrame
+    n_min: int
+    participation: EffectiveAnonymity | None
+    mdav: MdavResult
+    smallest_class: int
+
+    def summary(self) -> dict[str, object]:
+        """JSON-ready headline figures."""
+        out: dict[str, object] = {
+            "rows": int(self.mdav.labels.size),
+            "k": self.mdav.k if self.participation is None else self.participation.k,
+            "n_min": self.n_min,
+            "cells": self.mdav.n_cells,
+            "smallest_cell": int(self.mdav.sizes.min()),
+            "largest_cell": int(self.mdav.sizes.max()),
+            "smallest_class": self.smallest_class,
+            "distortion": self.mdav.distortion,
+            "weighted_distortion": self.mdav.weighted_distortion,
+        }
+        if self.participation is not None:
+            out.update(q_bar=self.participation.q_bar, p_bar=self.participation.p_bar)
+        return out
+
+
+def _numeric_columns(lf: pl.LazyFrame, columns: tuple[str, ...]) -> None:
+    schema = lf.collect_schema()
+    bad = [f"{c!r} ({schema[c]})" for c in columns if not schema[c].is_numeric()]
+    if bad:
+        raise InvalidParameterError(
+            f"microaggregation needs numeric quasi-identifiers; not numeric: {', '.join(bad)}"
+        )
+
+
+def microaggregate_details(
+    data: TableLike,
+    columns: str | Iterable[str],
+    *,
+    k: int,
+    pi: float | None = None,
+    p_bar: float | None = None,
+    cell_column: str = "cell",
+    weights: str | None = None,
+    standardize: bool = True,
+) -> Microaggregation:
+    """:func:`microaggregate` with the run's figures (``n_min``, ``q_bar``, ``D`` ...)."""
+    lf = to_lazyframe(data)
+    cols, _ = validate_columns(lf, columns, None, require_sensitive=False)
+    k = require_int_at_least("k", k, 1)
+    if not isinstance(cell_column, str) or not cell_column:
+        raise InvalidParameterError(f"cell_column must be a non-empty string, got {cell_column!r}")
+    names = lf.collect_schema().names()
+    if cell_column in names:
+        raise InvalidParameterError(
+            f"cell_column {cell_column!r} already exists in the data; pass another cell_column"
+        )
+    if weights is not None:
+        (w_col,) = as_names(weights) or (None,)
+        if w_col not in names:
+            from ldiv_polars.errors import UnknownColumnError
+
+            raise UnknownColumnError([str(w_col)], names)
+        if w_col in cols:
+            raise InvalidParameterError(f"the weights column {w_col!r} is also a quasi-identifier")
+    _numeric_columns(lf, cols)
+    part: EffectiveAnonymity | None = None
+    n_min = k
+    if pi is not None or p_bar is not None:
+        if pi is None or p_bar is None:
+            raise InvalidParameterError("pi and p_bar go together: give both or neither")
+        pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
+        p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
+        part = effective_anonymity(k, pi, p_bar)
+        n_min = part.n_min
+
+    wanted = [*cols, *([weights] if weights is not None else [])]
+    df = lf.select(wanted).collect(engine="streaming")
+    nulls = {c: int(n) for c, n in zip(df.columns, df.null_count().row(0)) if n}
+    if nulls:
+        raise NullValuesError(nulls)
+    n = df.height
+    if n < n_min:
+        need = f"n_min = {n_min} (k = {k}, pi = {pi}, p_bar = {p_bar})" if part else f"k = {k}"
+        raise InsufficientRecordsError(f"the table has {n} record(s); one cell needs {need}")
+    x = df.select(cols).to_numpy().astype(np.float64, copy=False)
+    w = df.get_column(weights).to_numpy().astype(np.float64) if weights is not None else None
+    res = mdav(x, n_min, weights=w, standardize=standardize)
+
+    per_row = res.centroids[res.labels]
+    replaced = [pl.lit(pl.Series(c, per_row[:, j], dtype=pl.Float64)) for j, c in enumerate(cols)]
+    out = lf.with_columns(*replaced, pl.lit(pl.Series(cell_column, res.labels, dtype=pl.Int64)))
+
+    smallest = _verify(out, cols, n_min)
+    return Microaggregation(frame=out, n_min=n_min, participation=part, mdav=res, smallest_class=smallest)
+
+
+def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:
+    from ldiv_polars.checking import check
+    from ldiv_polars.models import KAnonymity
+
+    result = check(out, list(cols), None, [KAnonymity(n_min)])
+    model = result.models[0]
+    if not result.passed:
+        raise VerificationError(
+            f"microaggregated output failed re-verification: {model.failing_classes} class(es) "
+            f"below {n_min} records"
+        )
+    return int(model.achieved)
+
+
+def microaggregate(
+    data: TableLike,
+    columns: str | Iterable[str],
+    *,
+    k: int,
+    pi: float | None = None,
+    p_bar: float | None = None,
+    cell_column: str = "cell",
+    weights: str | None = None,
+    standardize: bool = True,
+) -> pl.LazyFrame:
+    """k-anonymous (or p-probabilistically k-anonymous) MDAV microaggregation.
+
+    Args:
+        data: LazyFrame, DataFrame or CSV/Parquet path.
+        columns: the numeric quasi-identifiers to aggregate.
+        k: minimum number of records per cell.
+        pi, p_bar: constant participation probability and acceptable cell failure; cells then
+            have ``n_min`` records (Algorithm A) so that each is k-anonymous among the
+            respondents who actually take part with probability at least ``1 - p_bar``.
+        cell_column: name of the added cell id column (must not exist yet).
+        weights: optional column of per-record participation probabilities: centroids become
+            ``sum pi x / sum pi`` (§VI.B). It does not change the cell sizes.
+        standardize: columnwise zero mean / unit variance before MDAV (the paper's choice).
+
+    Returns a LazyFrame: every input row, the QI columns replaced by their cell's centroid
+    and the cell id added. The input plan must have a deterministic row order (it is
+    evaluated twice: once for the QI matrix, once when the result is collected).
+    """
+    return microaggregate_details(
+        data, columns, k=k, pi=pi, p_bar=p_bar, cell_column=cell_column, weights=weights,
+        standardize=standardize,
+    ).frame
