@@ -73,13 +73,15 @@ def run_pycanon(jobs: list[dict]) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
-def pycanon(adult_csv: Path, adult_decades: Path, tiny_csv: Path) -> dict[str, dict]:
+def pycanon(adult_csv: Path, adult_decades: Path, tiny_csv: Path,
+            homogeneous_csv: Path) -> dict[str, dict]:
     """pycanon's values for every table of this module, keyed by job name: one subprocess, one
     pandas import, each CSV read once, cached for the session."""
     reason = _pycanon_status()
     if reason:
         pytest.skip(reason)
-    paths = {"adult_csv": adult_csv, "adult_decades": adult_decades, "tiny_csv": tiny_csv}
+    paths = {"adult_csv": adult_csv, "adult_decades": adult_decades, "tiny_csv": tiny_csv,
+             "homogeneous_csv": homogeneous_csv}
     names, jobs = [], []
     for name, (fixture, qi, sa, metrics) in PYCANON_JOBS.items():
         names.append(name)
@@ -109,6 +111,18 @@ def tiny_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tiny") / "tiny.csv"
     rows = [("a", "x")] * 10 + [("a", "y"), ("a", "z")] + [("b", "x")] * 2 + [("b", "y"),
                                                                               ("b", "z")]
+    with out.open("w", newline="") as fh:
+        w = csv.writer(fh, delimiter=";")
+        w.writerow(["q", "s"])
+        w.writerows(rows)
+    return out
+
+
+@pytest.fixture(scope="session")
+def homogeneous_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A homogeneous class of 26 rows (entropy exactly 0, p = 1) and a class [2,1,1]."""
+    out = tmp_path_factory.mktemp("homog") / "homogeneous.csv"
+    rows = [("a", "x")] * 26 + [("b", "x")] * 2 + [("b", "y"), ("b", "z")]
     with out.open("w", newline="") as fh:
         w = csv.writer(fh, delimiter=";")
         w.writerow(["q", "s"])
@@ -228,6 +242,7 @@ ALL_METRICS = ["k", "l", "entropy_l", "recursive_cl", "alpha_k", "t", "delta", "
 PYCANON_JOBS = {
     "qi8": ("adult_decades", QI8, "occupation", ["k", "ec_sizes"]),
     "tiny": ("tiny_csv", ["q"], "s", ["k", "l", "entropy_l", "recursive_cl"]),
+    "homogeneous": ("homogeneous_csv", ["q"], "s", ["k", "l", "entropy_l"]),
     **{name: (*spec, ALL_METRICS) for name, spec in SMALL_SETS.items()},
 }
 
@@ -377,3 +392,19 @@ def test_enhanced_beta_pycanon_returns_min_of_basic_and_cap(small_set) -> None:
     else:
         assert ours == pytest.approx(basic, rel=1e-9)
         assert pc["enhanced_beta"] == pytest.approx(basic, rel=1e-9)
+
+
+def test_homogeneous_class_entropy_l_is_exactly_one(homogeneous_csv: Path, pycanon: dict) -> None:
+    """A class holding one value has p = 1 and H = -1 ln 1 = 0 exactly, so the table's entropy l
+    is exp(0) = 1 -- pycanon gets this right (1). Strict: an entropy computed as
+    ln N - sum(n ln n)/N leaves -4.4e-16 for N = 26 and reports 0.9999999999999996, whose floor
+    is 0 (no table is less than 1-diverse)."""
+    pc = pycanon["homogeneous"]
+    assert (pc["k"], pc["l"], pc["entropy_l"]) == (4, 1, 1)
+    classes, _ = plain(homogeneous_csv, ["q"], "s")
+    assert ref_entropy_l(classes) == 1.0
+    ours = lp.summary(homogeneous_csv, ["q"], "s")
+    assert ours["l_entropy"] == 1.0
+    assert math.floor(ours["l_entropy"]) == pc["entropy_l"]
+    e = lp.check(homogeneous_csv, ["q"], "s", [lp.EntropyLDiversity(1)]).models[0]
+    assert e.achieved == 1.0 and e.passed
