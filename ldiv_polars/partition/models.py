@@ -1,0 +1,71 @@
+"""The two l-diversity flavours of the minimality-attack paper (Cormode et al. 2010, §2.2), as
+foundation models so that groupings are verified by :func:`ldiv_polars.check`.
+
+- :class:`BinaryLDiversity`: the sensitive values listed as *positive* make up at most 1/l of
+  every class (negatives are not sensitive).
+- :func:`simple_l_diversity`: no value occurs more than 1/l of the time, i.e. (1/l, 1)-anonymity
+  (:class:`~ldiv_polars.models.AlphaKAnonymity`).
+
+>>> import polars as pl
+>>> from ldiv_polars import check
+>>> df = pl.DataFrame({"g": [1, 1, 1, 1], "s": ["+", "-", "-", "+"]})
+>>> check(df, ["g"], "s", [BinaryLDiversity(2, ["+"])]).passed
+True
+>>> check(df, ["g"], "s", [BinaryLDiversity(3, ["+"])]).passed
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+from ldiv_polars.core.frequency import COUNT
+from ldiv_polars.core.validate import require_real
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models import AlphaKAnonymity
+from ldiv_polars.models.base import SIZE, ClassContext, Model
+
+
+class BinaryLDiversity(Model):
+    """Binary l-diversity: ``positives * l <= size`` in every class (exact integer-safe
+    comparison). Achieved value: the largest positive share (lower is better)."""
+
+    name = "binary_l"
+    higher_is_better = False
+    monotone = True
+
+    def __init__(self, l: float, positive: Iterable[object]) -> None:
+        self.l = require_real("l", l, low=1.0)
+        if isinstance(positive, (str, bytes)):
+            positive = [positive]
+        self.positive = tuple(sorted(set(positive), key=str))
+        if not self.positive:
+            raise InvalidParameterError("binary l-diversity needs at least one positive value")
+
+    def params(self) -> dict[str, object]:
+        return {"l": self.l, "positive": self.positive}
+
+    def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
+        return [
+            pl.col(COUNT)
+            .filter(pl.col(ctx.s).is_in(list(self.positive)))
+            .sum()
+            .alias(self.col("pos"))
+        ]
+
+    def value(self) -> pl.Expr:
+        return pl.col(self.col("pos")) / pl.col(SIZE)
+
+    def passes(self) -> pl.Expr:
+        return pl.col(self.col("pos")) * self.l <= pl.col(SIZE) * (1 + 1e-12)
+
+    def reason(self) -> pl.Expr:
+        return pl.format(f"{{}} positive(s) of {{}} > 1/l (l={self.l})", pl.col(self.col("pos")),
+                         pl.col(SIZE))
+
+
+def simple_l_diversity(l: float, k: int = 1) -> AlphaKAnonymity:
+    """Simple l-diversity of the paper: every sensitive value at most 1/l of each class."""
+    return AlphaKAnonymity(1.0 / require_real("l", l, low=1.0), k)
