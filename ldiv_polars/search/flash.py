@@ -78,7 +78,7 @@ class SearchOutcome:
 
 class _Search:
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
-                 metric: str, progress: Progress | None) -> None:
+                 metric: str, progress: Progress | None, batch: int = 32) -> None:
         self.efs = efs
         self.lattice = Lattice([h.height for h in efs.hierarchies])
         self.checker = NodeChecker(efs, models, limit_rows)
@@ -95,6 +95,7 @@ class _Search:
         self.checked = 0
         self.progress = progress
         self._bounds: dict[int, float] = {}
+        self.batch = batch
 
     # --- node evaluation ----------------------------------------------------------------------
 
@@ -118,6 +119,25 @@ class _Search:
             self.tags[node] = 1 if verdict.passed else -1
         self._after_check(node, rec)
         return rec
+
+    def check_batch(self, nodes: Sequence[int]) -> list[NodeRecord]:
+        """Check several nodes with one batched model evaluation (same results as one by one)."""
+        todo = [n for n in nodes if not (n in self.records and self.records[n].checked)]
+        if len(todo) <= 1:
+            return [self.check(n) for n in nodes]
+        rolleds = [self.efs.rollup(self.lattice.levels(n)) for n in todo]
+        verdicts = self.checker.check_many(rolleds)
+        for node, rolled, verdict in zip(todo, rolleds, verdicts):
+            self.checked += 1
+            value = self.metrics.value(self.metric, rolled, verdict.suppressed) \
+                if verdict.passed else math.inf
+            rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
+                             int((~verdict.suppressed).sum()), value, True)
+            self.records[node] = rec
+            if self.tags[node] == 0:
+                self.tags[node] = 1 if verdict.passed else -1
+            self._after_check(node, rec)
+        return [self.records[n] for n in nodes]
 
     def unsuppressed_record(self, node: int) -> NodeRecord:
         """Record of a node known to pass with nothing suppressed (no model evaluation)."""
@@ -219,33 +239,41 @@ class _Search:
 
     def exhaustive(self) -> None:
         lat = self.lattice
-        order = np.lexsort((np.arange(lat.size), lat.node_height))
-        for node in order:
-            node = int(node)
-            if self.zero[node] or node in self.records:
-                continue  # decided: passes with nothing suppressed
-            self.check(node)
-            self._report()
+        for h in range(lat.max_height + 1):
+            # nodes of one height cannot tag each other: check them in batches
+            level = [int(n) for n in np.flatnonzero(lat.node_height == h)
+                     if not self.zero[n] and int(n) not in self.records]
+            for i in range(0, len(level), self.batch):
+                self.check_batch(level[i:i + self.batch])
+                self._report()
 
     def best_first(self, starts: Sequence[int]) -> int | None:
         """Best-first by the lower bound from ``starts``; exact optimum over the passing nodes
-        reachable upwards from them (all of them when starting at the bottom)."""
+        reachable upwards from them (all of them when starting at the bottom). Up to
+        ``batch`` nodes below the current best are popped and checked together; popping more
+        than strictly needed only checks extra nodes, it never skips one."""
         heap = [(self.bound(s), s) for s in starts]
         heapq.heapify(heap)
         seen = set(starts)
         best_val, best = math.inf, None
-        while heap:
-            lb, node = heapq.heappop(heap)
-            if lb >= best_val:
-                break
-            rec = self.exact(node)
-            if rec.passed and rec.value < best_val:
-                best_val, best = rec.value, node
+        while heap and heap[0][0] < best_val:
+            group = []
+            while heap and heap[0][0] < best_val and len(group) < self.batch:
+                group.append(heapq.heappop(heap)[1])
+            need = [n for n in group if n not in self.records and not (
+                self.zero[n] or (self.tags[n] == 1 and self.metric == "height"))]
+            if len(need) > 1:
+                self.check_batch(need)
+            for node in group:
+                rec = self.exact(node)
+                if rec.passed and (rec.value < best_val or (rec.value == best_val and best
+                                                            is not None and node < best)):
+                    best_val, best = rec.value, node
+                for s in self.lattice.successors(node):
+                    if s not in seen:
+                        seen.add(s)
+                        heapq.heappush(heap, (self.bound(s), s))
             self._report()
-            for s in self.lattice.successors(node):
-                if s not in seen:
-                    seen.add(s)
-                    heapq.heappush(heap, (self.bound(s), s))
         return best
 
     def optimum_among(self, nodes: Sequence[int]) -> int | None:
@@ -265,12 +293,13 @@ def search_lattice(
     *,
     strategy: str = "auto",
     progress: Progress | None = None,
+    batch: int = 32,
 ) -> SearchOutcome:
     """Search the lattice of ``efs``'s hierarchies for the minimal satisfying nodes and the
     optimum under ``metric`` (see the module docstring for the strategies)."""
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    s = _Search(efs, models, limit_rows, metric, progress)
+    s = _Search(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
     monotone, reason = predicate_monotone(models, limit_rows > 0)
     if strategy == "auto":
         strategy = "flash" if monotone else "exhaustive"

@@ -55,6 +55,28 @@ class Rolled:
         return int(self.class_size.shape[0])
 
 
+def _group(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group rows by ``key`` (ints in ``[0, span)``): one representative row index per
+    distinct key, in increasing key order, and the summed ``n``. Counting (O(rows + span)) when
+    the key space is small, one sort otherwise."""
+    rows = key.shape[0]
+    if rows == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if span <= max(4 * rows, 1 << 16):
+        sums = np.bincount(key, weights=n, minlength=span)
+        rep = np.empty(span, dtype=np.int64)
+        rep[key] = np.arange(rows, dtype=np.int64)
+        present = np.flatnonzero(np.bincount(key, minlength=span))
+        return rep[present], sums[present].astype(np.int64)
+    order = np.argsort(key, kind="quicksort")
+    sk = key[order]
+    flag = np.empty(rows, dtype=bool)
+    flag[0] = True
+    np.not_equal(sk[1:], sk[:-1], out=flag[1:])
+    starts = np.flatnonzero(flag)
+    return order[starts], np.add.reduceat(n[order], starts).astype(np.int64)
+
+
 class EncodedFrequencySet:
     """A materialized frequency set encoded against the QI hierarchies.
 
@@ -167,11 +189,11 @@ class EncodedFrequencySet:
             a, b = src.levels[i], levels[i]
             c = src.codes[:, i]
             cols.append(c if a == b else self.up(i, a, b)[c])
-        class_key = self._combine(cols, [self.cards[i][levels[i]] for i in range(q)])
+        class_key, span = self._combine(cols, [self.cards[i][levels[i]] for i in range(q)])
         key = class_key * self.n_sensitive + src.s
-        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-        n = np.bincount(inv, weights=src.n, minlength=uniq.shape[0]).astype(np.int64)
-        codes = np.stack([c[first] for c in cols], axis=1) if q else np.zeros((len(uniq), 0), np.int32)
+        span *= self.n_sensitive
+        first, n = _group(key, span, src.n)
+        codes = np.stack([c[first] for c in cols], axis=1) if q else np.zeros((len(first), 0), np.int32)
         snap = Snapshot(levels, codes.astype(np.int32, copy=False),
                         src.s[first].astype(np.int32, copy=False), n)
         # rows are sorted by (class key, sensitive): classes are contiguous runs
@@ -208,10 +230,10 @@ class EncodedFrequencySet:
         self._cache_rows[i] = snap.rows
 
     @staticmethod
-    def _combine(cols: list[np.ndarray], cards: list[int]) -> np.ndarray:
+    def _combine(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, int]:
         """Mixed-radix int64 key of the code columns, re-densified before it could overflow."""
         if not cols:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), 1
         key = cols[0].astype(np.int64)
         span = max(cards[0], 1)
         for c, card in zip(cols[1:], cards[1:]):
@@ -222,7 +244,7 @@ class EncodedFrequencySet:
                 span = int(key.max()) + 1 if key.size else 1
             key = key * card + c
             span *= card
-        return key
+        return key, span
 
     # --- frames for the models ----------------------------------------------------------------
 

@@ -113,12 +113,49 @@ class NodeChecker:
         fail[ids] = ~cl.get_column("__ok").to_numpy().astype(bool)
         return fail
 
-    def check(self, rolled: Rolled) -> NodeVerdict:
+    def _failing_many(self, rolleds: Sequence[Rolled]) -> list[np.ndarray]:
+        """First-round verdicts of several nodes in ONE ``evaluate_classes`` call: their frames
+        are stacked with disjoint class ids. Every node's rolled-up frequency set has the same
+        sensitive distribution (the whole table's), so the stacked reference is the same."""
+        offsets = np.cumsum([0] + [r.classes for r in rolleds])
+        frames = [
+            self.efs.model_frame(r).with_columns(pl.col(CLASS) + int(off))
+            for r, off in zip(rolleds, offsets[:-1])
+        ]
+        fs = FrequencySet(pl.concat(frames).lazy(), (CLASS,), self.efs.sensitive)
+        ok_expr = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
+        cl = evaluate_classes(fs, self.models).select(pl.col(CLASS), ok_expr.alias("__ok")).collect()
+        self.evaluations += 1
+        fail = np.zeros(int(offsets[-1]), dtype=bool)
+        fail[cl.get_column(CLASS).to_numpy()] = ~cl.get_column("__ok").to_numpy().astype(bool)
+        return [fail[offsets[i]:offsets[i + 1]].copy() for i in range(len(rolleds))]
+
+    def check_many(self, rolleds: Sequence[Rolled]) -> list[NodeVerdict]:
+        """Verdicts of several nodes; the first evaluation round is batched."""
+        if len(rolleds) == 1:
+            return [self.check(rolleds[0])]
+        nonempty = [r for r in rolleds if r.classes]
+        before = self.evaluations
+        firsts = iter(self._failing_many(nonempty)) if nonempty else iter(())
+        out = []
+        for r in rolleds:
+            if not r.classes:
+                out.append(NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0))
+                continue
+            out.append(self.check(r, first=next(firsts)))
+        if out:  # attribute the shared evaluation to the first verdict
+            v = out[0]
+            out[0] = NodeVerdict(v.passed, v.suppressed, v.suppressed_rows,
+                                 v.evaluations + (1 if nonempty else 0))
+        del before
+        return out
+
+    def check(self, rolled: Rolled, *, first: np.ndarray | None = None) -> NodeVerdict:
         size = rolled.class_size
         evals_before = self.evaluations
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
-        fail = self._failing(rolled, None)
+        fail = self._failing(rolled, None) if first is None else first
         supp_rows = int(size[fail].sum())
         if self.global_models:
             # fixpoint: the reference distribution is that of the retained rows
