@@ -1,0 +1,174 @@
+"""Out-of-core benchmark of the DuckDB engine: ``ldiv_summary`` over a synthetic Parquet file
+whose in-memory size is at least 4x DuckDB's ``memory_limit``, next to a bare
+``GROUP BY qi..., s`` + ``count(*)`` on the same file with the same limit (the frequency set's
+own cost, the floor of any check). Each measurement runs in its own subprocess, which reports
+its wall time and peak RSS; the parent prints a table and the ratio summary / bare group-by.
+Optionally (``--polars``) the Polars engine's ``ldiv_polars.summary`` (streaming) on the same
+file is timed too (Polars has no memory limit knob; its peak RSS is reported as is).
+
+Usage (from the repository root)::
+
+    .venv/bin/python bench/bench_out_of_core.py --rows 1000000
+    .venv/bin/python bench/bench_out_of_core.py --rows 10000000 --polars
+    .venv/bin/python bench/bench_out_of_core.py --rows 100000000 --limit-mb 1000   # long
+
+The synthetic file is cached in ``--dir`` (default: the system temp dir) by rows and seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+QI_SETS = {
+    # few classes (~18k): the frequency set is tiny, the scan dominates
+    "demo": ["age", "sex", "race", "education"],
+    # many classes (millions at 10M rows): the frequency set itself is large
+    "wide": ["age", "sex", "race", "zip"],
+}
+SENSITIVE = "disease"
+
+
+def bytes_per_row() -> float:
+    """In-memory (Arrow/Polars) bytes per row of the synthetic table, measured on a sample."""
+    from ldiv_polars.datasets.synth import synthesize
+
+    sample = synthesize(200_000, seed=1)
+    return sample.estimated_size() / sample.height
+
+
+def ensure_file(rows: int, seed: int, directory: Path) -> Path:
+    from ldiv_polars.datasets.synth import write_synthetic
+
+    path = directory / f"ldiv_synth_{rows}_{seed}.parquet"
+    if not path.exists():
+        t0 = time.perf_counter()
+        tmp = path.with_suffix(".tmp.parquet")
+        write_synthetic(tmp, rows, seed)
+        tmp.rename(path)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.0f} MB on disk) in "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# children
+# --------------------------------------------------------------------------------------------
+
+
+def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spill: str) -> dict:
+    import duckdb
+
+    t0 = time.perf_counter()
+    if kind == "polars":
+        import ldiv_polars as lp
+
+        out = lp.summary(path, qi, SENSITIVE, l=2)
+        result: object = out
+    else:
+        import ldiv_polars.duckdb as ld
+
+        con = duckdb.connect()
+        con.execute(f"SET memory_limit = '{int(limit_mb)}MB'")
+        con.execute(f"SET threads = {int(threads)}")
+        con.execute("SET temp_directory = ?", [spill])
+        con.execute("SET preserve_insertion_order = false")
+        ld.install(con, udfs=False)
+        con.read_parquet(path).create_view("data")
+        t0 = time.perf_counter()  # exclude connection set-up from both DuckDB timings
+        if kind == "summary":
+            cur = con.execute("FROM ldiv_summary('data', ?, ?, 2)", [qi, SENSITIVE])
+            names = [d[0] for d in cur.description]
+            result = dict(zip(names, cur.fetchall()[0]))
+        else:
+            row = con.execute(
+                "SELECT count(*), sum(c) FROM (SELECT COLUMNS(lambda c: list_contains(?, c)), "
+                "count(*) AS c FROM data GROUP BY ALL)",
+                [[*qi, SENSITIVE]],
+            ).fetchall()[0]
+            result = {"frequency_set_rows": row[0], "rows": int(row[1])}
+    seconds = time.perf_counter() - t0
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"kind": kind, "seconds": seconds, "peak_rss_mb": rss_mb, "result": result}
+
+
+def run_child(args: argparse.Namespace, kind: str, path: Path, qi: list[str],
+              limit_mb: int) -> dict:
+    cmd = [sys.executable, __file__, "--child", kind, "--path", str(path), "--qi", ",".join(qi),
+           "--limit-mb", str(limit_mb), "--threads", str(args.threads), "--spill",
+           str(args.spill)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    if proc.returncode != 0:
+        raise SystemExit(f"child {kind} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--qi-set", choices=sorted(QI_SETS), action="append",
+                    help="which QI set(s) to run (default: both)")
+    ap.add_argument("--limit-mb", type=int, default=None,
+                    help="DuckDB memory_limit; default: in-memory size / 4")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (best kept)")
+    ap.add_argument("--polars", action="store_true", help="also time the Polars engine")
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
+    ap.add_argument("--spill", type=Path, default=None)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--path", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--qi", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.child:
+        print(json.dumps(child(args.child, args.path, args.qi.split(","), args.limit_mb,
+                               args.threads, str(args.spill)), default=str))
+        return
+
+    args.spill = args.spill or (args.dir / "ldiv_duckdb_spill")
+    args.spill.mkdir(parents=True, exist_ok=True)
+    path = ensure_file(args.rows, args.seed, args.dir)
+    in_memory_mb = bytes_per_row() * args.rows / 2**20
+    limit_mb = args.limit_mb or max(int(in_memory_mb / 4), 1)
+    print(f"rows={args.rows:,}  parquet={path.stat().st_size / 2**20:.0f} MiB  "
+          f"in-memory~{in_memory_mb:.0f} MiB  duckdb memory_limit={limit_mb} MiB "
+          f"(data/limit = {in_memory_mb / limit_mb:.1f}x)  threads={args.threads}", flush=True)
+    for name in args.qi_set or sorted(QI_SETS):
+        qi = QI_SETS[name]
+        kinds = ["groupby", "summary"] + (["polars"] if args.polars else [])
+        best: dict[str, dict] = {}
+        for kind in kinds:
+            for _ in range(args.repeat):
+                r = run_child(args, kind, path, qi, limit_mb)
+                if kind not in best or r["seconds"] < best[kind]["seconds"]:
+                    best[kind] = r
+        base = best["groupby"]
+        print(f"\nQI set '{name}': {qi} / sensitive {SENSITIVE!r}; "
+              f"frequency set = {base['result']['frequency_set_rows']:,} rows")
+        print(f"  {'measurement':<34}{'time (s)':>10}{'peak RSS (MiB)':>16}{'vs group-by':>13}")
+        labels = {"groupby": "DuckDB bare GROUP BY count(*)", "summary": "DuckDB ldiv_summary",
+                  "polars": "Polars ldiv_polars.summary"}
+        for kind in kinds:
+            r = best[kind]
+            print(f"  {labels[kind]:<34}{r['seconds']:>10.2f}{r['peak_rss_mb']:>16.0f}"
+                  f"{r['seconds'] / base['seconds']:>12.2f}x")
+        s = best["summary"]["result"]
+        assert s["rows"] == args.rows == base["result"]["rows"], (s["rows"], args.rows)
+        print(f"  summary: classes={s['classes']:,} k={s['k']} l_distinct={s['l_distinct']} "
+              f"t={s['t']:.4f}")
+
+
+if __name__ == "__main__":
+    main()
