@@ -79,23 +79,29 @@ CREATE OR REPLACE MACRO ldiv__fsx(f) AS TABLE
 
 -- Per-class statistics of an extended frequency set x (see ldiv__fsx); l is the
 -- recursive-(c,l) tail start.
---   size, distinct_values, entropy (natural log), max_count, counts (descending),
---   tail = r_l + ... + r_m (NULL when fewer than l distinct values; l <= 1: the whole class),
+--   size, distinct_values, entropy (natural log), max_count,
+--   tail = r_l + ... + r_m (size minus the l-1 largest counts, a bounded top-k
+--   aggregate; NULL when fewer than l distinct values; l <= 1: the whole class),
+-- Grouped by the integer cid only, with fixed-size aggregate states (plus the top-k for
+-- l >= 3), so that the aggregation spills under a memory limit; join the class key back from x
+-- on cid where it is needed.
 --   alpha = max_count/size, emd_equal (t-closeness, equal distance), delta_present
 --   (max |ln(p/q)| over values present), missing_values (table values absent from the class),
 --   beta (max (p-q)/q over p > q, 0 if none).
 CREATE OR REPLACE MACRO ldiv__class_stats_x(x, l) AS TABLE
-    SELECT cid, ec, size, sv_ordered, distinct_values, entropy, max_count, counts,
-           CASE WHEN distinct_values >= greatest(l, 1)
-                THEN list_sum(counts[CAST(greatest(l, 1) AS BIGINT):]) END::BIGINT AS tail,
+    SELECT cid, size, sv_ordered, distinct_values, entropy, max_count,
+           CASE WHEN l <= 1 THEN size
+                WHEN distinct_values < l THEN NULL
+                WHEN l = 2 THEN size - max_count
+                ELSE size - list_sum(top) END::BIGINT AS tail,
            max_count / size AS alpha, emd_equal, delta_present, missing_values, beta
-    FROM (SELECT cid, any_value(ec) AS ec,
+    FROM (SELECT cid,
                  any_value(size) AS size,
                  ldiv_is_ordered(any_value(sv)) AS sv_ordered,
                  count(*)::BIGINT AS distinct_values,
                  -sum((n / size) * ln(n / size)) AS entropy,
                  max(n) AS max_count,
-                 list_sort(list(n), 'DESC') AS counts,
+                 max(n, CAST(greatest(l - 1, 1) AS BIGINT)) AS top,
                  0.5 * (sum(abs(n / size - tn / total))
                         + (any_value(total) - sum(tn)) / any_value(total)) AS emd_equal,
                  max(abs(ln((n / size) / (tn / total)))) AS delta_present,
@@ -125,7 +131,7 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
                                               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
                            AS sq
                 FROM (SELECT DISTINCT drk, ctn, total FROM r)),
-         seg AS (SELECT cid, m, drk AS a,
+         seg AS (SELECT cid, size, m, drk AS a,
                         sum(n) OVER (PARTITION BY cid ORDER BY drk
                                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) / size
                             AS p,
@@ -136,7 +142,7 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
          g AS (SELECT seg.*, coalesce(dq.drk, 0) AS gi
                FROM seg ASOF LEFT JOIN dq ON seg.p >= dq.q),
          sp AS (SELECT *, least(greatest(gi, a - 1), b) AS split FROM g),
-         v AS (SELECT sp.cid, sp.m,
+         v AS (SELECT sp.cid, sp.size, sp.m,
                       CASE WHEN sp.b >= sp.a
                            THEN sp.p * (sp.split - sp.a + 1)
                                 - (coalesce(s2.sq, 0.0) - coalesce(s1.sq, 0.0))
@@ -148,7 +154,7 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
                LEFT JOIN dq s1 ON s1.drk = sp.a - 1
                LEFT JOIN dq s2 ON s2.drk = sp.split
                LEFT JOIN dq s3 ON s3.drk = sp.b)
-    SELECT cid,
+    SELECT cid, any_value(size) AS size,
            CASE WHEN any_value(m) <= 1 THEN 0.0
                 ELSE sum(part) / (any_value(m) - 1) END AS emd_ordered
     FROM v
@@ -158,10 +164,13 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
 -- l_entropy = exp(entropy), max_count, counts (descending), tail (r_l + ... + r_m), alpha,
 -- emd_equal, delta_present, missing_values, beta.
 CREATE OR REPLACE MACRO ldiv_classes(tbl, qi, s, l := 2) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+         "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx('ldiv__f')),
+         cn AS (SELECT cid, any_value(ec) AS ec, list_sort(list(n), 'DESC') AS counts
+                FROM "ldiv__x" GROUP BY cid)
     SELECT unnest(ec), size, distinct_values, entropy, exp(entropy) AS l_entropy, max_count,
            counts, tail, alpha, emd_equal, delta_present, missing_values, beta
-    FROM ldiv__class_stats('ldiv__f', l)
+    FROM ldiv__class_stats_x('ldiv__x', l) JOIN cn USING (cid)
     ORDER BY size, cid;
 
 -- ---------------------------------------------------------------------------------------------
@@ -223,8 +232,8 @@ CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
 -- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
 -- (NULL = infinite when some class has fewer than l distinct values).
 CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l) AS TABLE
-    WITH st AS (SELECT size, counts[1] AS r1, tail AS tl,
-                       l <= 1 OR (tail IS NOT NULL AND counts[1] < c * tail) AS ok
+    WITH st AS (SELECT size, max_count AS r1, tail AS tl,
+                       l <= 1 OR (tail IS NOT NULL AND max_count < c * tail) AS ok
                 FROM ldiv__class_stats(f, l))
     SELECT 'recursive_cl' AS model, coalesce(bool_and(ok), true) AS passed,
            CASE WHEN bool_and(tl IS NOT NULL) THEN max(r1 / tl) END AS achieved,
@@ -257,12 +266,11 @@ CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
 -- numeric or temporal sensitive column, equal otherwise). achieved = largest EMD.
 -- The hierarchical distance: ldiv_t_closeness_hierarchical below.
 CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance) AS TABLE
-    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f)),
-         st AS (SELECT size,
-                       CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
-                            THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd
-                FROM ldiv__class_stats_x('ldiv__x', 1)
-                LEFT JOIN ldiv__emd_ordered_x('ldiv__x', distance) eo USING (cid)),
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f)),
+         st AS (SELECT size, emd_equal AS emd FROM ldiv__class_stats_x('ldiv__x', 1)
+                WHERE NOT (distance = 'ordered' OR (distance = 'auto' AND sv_ordered))
+                UNION ALL
+                SELECT size, emd_ordered AS emd FROM ldiv__emd_ordered_x('ldiv__x', distance)),
          v AS (SELECT size, emd, emd <= t AS ok FROM st)
     SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
            max(emd) AS achieved,
@@ -370,13 +378,16 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                                                     THEN least(beta, -ln(tn / total))
                                                     ELSE beta END), 0.0) AS beta_bad
                FROM "ldiv__x" WHERE beta IS NOT NULL GROUP BY cid),
-         st AS (SELECT st.*, CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
-                                  THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd,
+         ecs AS (SELECT cid, any_value(ec) AS ec FROM "ldiv__x" GROUP BY cid),
+         st AS (SELECT st.*, ecs.ec,
+                       CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
+                            THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd,
                        coalesce(b.beta_bad, 0.0) AS beta_bad
                 FROM ldiv__class_stats_x('ldiv__x', recursive_l) st
+                JOIN ecs USING (cid)
                 LEFT JOIN ldiv__emd_ordered_x('ldiv__x',
                                             CASE WHEN t IS NULL THEN 'none' ELSE distance END) eo
-                       USING (cid)
+                       USING (cid, size)
                 LEFT JOIN b USING (cid)),
          r AS (SELECT ec, size, distinct_values, list_filter([
                  CASE WHEN size < k THEN printf('k: size %d < %d', size, k) END,
@@ -389,9 +400,9 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                  CASE WHEN c IS NOT NULL AND recursive_l > 1 AND tail IS NULL
                       THEN printf('recursive-(c,l): %d distinct value(s) < l = %d',
                                   distinct_values, recursive_l)
-                      WHEN c IS NOT NULL AND recursive_l > 1 AND NOT (counts[1] < c * tail)
+                      WHEN c IS NOT NULL AND recursive_l > 1 AND NOT (max_count < c * tail)
                       THEN printf('recursive-(c,l): r1 = %d >= c * tail = %s * %d',
-                                  counts[1], c::VARCHAR, tail) END,
+                                  max_count, c::VARCHAR, tail) END,
                  CASE WHEN max_count > alpha * size * (1 + 1e-15)
                       THEN printf('alpha: max n/size %s > %s', round(st.alpha, 6)::VARCHAR,
                                   alpha::VARCHAR) END,
@@ -415,18 +426,18 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
 
 -- The summary of a frequency set relation f (see ldiv_summary).
 CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
-    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f)),
-         st AS (SELECT st.*, eo.emd_ordered
-                FROM ldiv__class_stats_x('ldiv__x', l) st
-                LEFT JOIN ldiv__emd_ordered_x('ldiv__x', 'auto') eo USING (cid))
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f)),
+         st AS (FROM ldiv__class_stats_x('ldiv__x', l)),
+         eo AS (FROM ldiv__emd_ordered_x('ldiv__x', 'auto'))
     SELECT coalesce(sum(size), 0)::BIGINT AS rows,
            count(*)::BIGINT AS classes,
            min(size)::BIGINT AS k,
            min(distinct_values)::BIGINT AS l_distinct,
            exp(min(entropy)) AS l_entropy,
-           CASE WHEN bool_and(tail IS NOT NULL) THEN max(counts[1] / tail) END AS recursive_c,
+           CASE WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
            max(max_count / size) AS alpha,
-           max(CASE WHEN sv_ordered THEN coalesce(emd_ordered, 0.0) ELSE emd_equal END) AS t,
+           CASE WHEN bool_or(sv_ordered) THEN (SELECT max(emd_ordered) FROM eo)
+                ELSE max(emd_equal) END AS t,
            CASE WHEN coalesce(max(missing_values), 0) = 0 THEN max(delta_present) END AS delta,
            1.0 / min(size) AS prosecutor_max,
            count(*) / sum(size) AS prosecutor_avg,
