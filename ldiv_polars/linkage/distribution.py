@@ -275,18 +275,29 @@ class JointDistribution:
     @classmethod
     def _sparse(cls, dom: pl.DataFrame, sv: pl.Series, q_idx: np.ndarray, s_idx: np.ndarray,
                 w: np.ndarray) -> JointDistribution:
+        q_idx = np.asarray(q_idx, dtype=np.int64)
+        s_idx = np.asarray(s_idx, dtype=np.int64)
+        w = np.asarray(w, dtype=np.int64)
         keep = w > 0
-        q_idx, s_idx, w = q_idx[keep], s_idx[keep], w[keep]
+        if not keep.all():
+            q_idx, s_idx, w = q_idx[keep], s_idx[keep], w[keep]
         if w.size == 0:
             raise DistributionError("the joint distribution has no positive cell")
-        order = np.lexsort((q_idx, s_idx))
-        q_idx, s_idx, w = q_idx[order], s_idx[order], w[order]
+        if (w < 0).any():
+            raise DistributionError("weights must be non-negative")
+        combined = s_idx * max(1, dom.height) + q_idx
+        if combined.size > 1 and not bool((combined[1:] > combined[:-1]).all()):
+            order = np.argsort(combined, kind="stable")
+            q_idx, s_idx, w = q_idx[order], s_idx[order], w[order]
+            combined = combined[order]
+            if bool((combined[1:] == combined[:-1]).any()):
+                raise DistributionError("a (QI, sensitive) cell is listed twice")
         total = int(w.sum(dtype=np.int64))
         if total >= INT64_SAFE:
             raise DistributionError("weights sum beyond int64; rescale them")
-        present = np.unique(s_idx)
-        if present.size != sv.len():
-            missing = sorted(set(range(sv.len())) - set(present.tolist()))
+        present = np.bincount(s_idx, minlength=sv.len()) > 0
+        if not present.all():
+            missing = np.flatnonzero(~present).tolist()
             raise DistributionError(
                 f"sensitive value(s) {[sv[i] for i in missing[:5]]} have probability 0; "
                 "drop them from sensitive_values")

@@ -193,22 +193,24 @@ def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction) -> list[int]:
     assert dist.q_idx is not None and dist.s_idx is not None and dist.weight is not None
     n, ns = dist.n_qi, dist.n_sensitive
     t = _threshold(dist, p)
-    q_idx = dist.q_idx
-    key = dist.s_idx * (n + 1) + q_idx
-    gx = np.concatenate(([0], np.cumsum(dist.weight, dtype=np.int64)))
-    col_end = np.searchsorted(dist.s_idx, np.arange(1, ns + 1))  # entry offsets, exclusive end
+    # CSC layout with one sentinel per column (q = n, weight t): a search that runs past the
+    # column's real entries lands on the sentinel, whose position n means "never"
+    col_end = np.searchsorted(dist.s_idx, np.arange(1, ns + 1))
+    ins = col_end  # insert the sentinel before each column's exclusive end
+    q_ext = np.insert(dist.q_idx, ins, n)
+    s_ext = np.insert(dist.s_idx, ins, np.arange(ns, dtype=np.int64))
+    w_ext = np.insert(dist.weight, ins, t)
+    key = s_ext * (n + 1) + q_ext
+    gx = np.concatenate(([0], np.cumsum(w_ext, dtype=np.int64)))
     base_keys = np.arange(ns, dtype=np.int64) * (n + 1)
-    big = np.int64(n)
     starts: list[int] = []
     a = 0
     while a < n:
         k = np.searchsorted(key, base_keys + a)
-        idx = np.searchsorted(gx, gx[k] + t, side="left")
-        ok = idx <= col_end
-        if int(np.count_nonzero(ok)) < l:
+        idx = np.searchsorted(gx, gx[k] + t)
+        end = int(np.partition(q_ext[idx - 1], l - 1)[l - 1])
+        if end >= n:
             break  # deficient tail
-        ends = np.where(ok, q_idx[np.minimum(idx, q_idx.size) - 1], big)
-        end = int(np.partition(ends, l - 1)[l - 1])
         starts.append(a)
         a = end + 1
     if not starts:
