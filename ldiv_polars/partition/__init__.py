@@ -10,11 +10,25 @@ from ldiv_polars.partition.grouping import (
     randomized_greedy_grouping,
     symmetric_grouping,
 )
+from ldiv_polars.partition.metrics import (
+    CountQuery,
+    average_relative_error,
+    count_query_workload,
+    grouping_metrics,
+)
 from ldiv_polars.partition.models import BinaryLDiversity, simple_l_diversity
+from ldiv_polars.partition.mondrian import MondrianResult, PartitionInfeasibleError, mondrian
 
 __all__ = [
     "AnatomyResult",
     "BinaryLDiversity",
+    "CountQuery",
+    "MondrianResult",
+    "PartitionInfeasibleError",
+    "average_relative_error",
+    "count_query_workload",
+    "grouping_metrics",
+    "mondrian",
     "Grouping",
     "GroupingError",
     "anatomize",
