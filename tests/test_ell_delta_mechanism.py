@@ -327,3 +327,19 @@ def test_apply_multi_column_domain_by_join(uniform):
     out = plan.apply(owner).collect()["ec"].to_list()
     # lexicographic order: (560001,F,59) is position 59 -> class 0; (560001,M,60) is 160 -> 2
     assert out == [0, 2, 49, None]
+
+
+def test_given_order_with_unseen_vectors_and_count_releases():
+    ref = pl.DataFrame({"zone": ["b", "b", "a", "a", "c", "c"], "s": ["x", "y", "x", "y", "x", "y"]})
+    order = pl.DataFrame({"zone": ["c", "z", "b", "a"]})  # "z" never seen: weight 0
+    d = JointDistribution.from_frequency_set(ref, ["zone"], "s", order=order)
+    assert d.domain["zone"].to_list() == ["c", "z", "b", "a"]
+    assert d.qi_weights().tolist() == [2, 0, 2, 2]
+    part = greedy_generalize(d, 2, Fraction(1, 6))
+    # c alone is admissible; z (weight 0) joins b; a alone
+    assert part.bounds() == [(0, 0), (1, 2), (3, 3)]
+    plan = plan_mechanism(d, 2, 0.1, p="1/6")
+    mapped = plan.apply(pl.DataFrame({"zone": ["z", "a", "q"]})).collect()["ec"].to_list()
+    assert mapped == [1, 2, None]
+    with pytest.raises(DistributionError, match="misses"):
+        JointDistribution.from_frequency_set(ref, ["zone"], "s", order=order.head(2))

@@ -162,3 +162,43 @@ def test_release_errors():
         link([], {"q": 1})
     with pytest.raises(InvalidParameterError):
         post_linkage([rel, "not a release"])  # type: ignore[list-item]
+
+
+def test_count_table_releases_match_row_releases():
+    rels = table2_releases()
+    counted = []
+    for r in rels:
+        counts = r.counts().collect()
+        mapping = r._map.frame.collect()
+        counted.append(Release.from_mapping(counts, ["gender", "postal"], "disease", mapping,
+                                            count="n", name=r.name))
+    a = post_linkage(rels, table1_raw())
+    b = post_linkage(counted, table1_raw())
+    assert a.targets.equals(b.targets) and a.dataset.sort(a.dataset.columns).equals(
+        b.dataset.sort(b.dataset.columns))
+
+
+def test_mechanism_releases_link_like_numpy():
+    import numpy as np
+
+    from ldiv_polars.linkage.distribution import JointDistribution
+    from ldiv_polars.linkage.mechanism import plan_mechanism
+    from ldiv_polars.linkage.simulate import dataset_frame, draw_dataset
+
+    d = JointDistribution.product([1, 2, 1, 3, 1, 2, 2, 1, 1, 3, 2, 1], [3, 2, 2, 1, 1])
+    plan = plan_mechanism(d, 3, 0.05, beta="1/2")
+    n = 60  # below the broadcast N: post-linkage diversity varies from seed to seed
+    rels, linked = [], None
+    for seed in (0, 1):
+        frame = dataset_frame(d, n, seed).rename({"s": "disease"})
+        anon = plan.anonymize(frame, "disease")
+        rels.append(anon.release(name=f"owner{seed}"))
+        q, s = draw_dataset(d, n, seed)
+        counts = np.zeros((plan.classes, d.n_sensitive), dtype=np.int64)
+        np.add.at(counts, (plan.partition.class_of_position()[q], s), 1)
+        linked = counts if linked is None else np.minimum(linked, counts)
+    post = post_linkage(rels)  # universe: the plan's domain
+    m = (linked > 0).sum(axis=1)
+    assert post.l_t == int(m[m > 0].min())
+    per_q = m[plan.partition.class_of_position()]
+    assert post.targets.sort("q")["diversity"].to_list() == per_q.tolist()
