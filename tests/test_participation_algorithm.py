@@ -211,7 +211,7 @@ def test_poisson_binomial_vs_enumeration(k: int, pis: list[float]) -> None:
     assert failure_vector(k, pis) == pytest.approx(rec, abs=1e-12)
     loo = leave_one_out_failure(k, pis)
     for j in range(n):
-        if pis[j] > 0:
+        if pis[j] > 1e-6:  # below that rec[j] / pis[j] is dominated by underflow
             assert loo[j] == pytest.approx(rec[j] / pis[j], abs=1e-9)
 
 
