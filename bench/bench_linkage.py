@@ -37,15 +37,15 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.linkage import (
+from ldiv_polars.core.frequency import FrequencySet  # noqa: E402
+from ldiv_polars.linkage import (  # noqa: E402
     JointDistribution,
     Release,
     greedy_generalize,
     plan_mechanism,
     post_linkage,
 )
-from ldiv_polars.linkage.simulate import simulate_mechanism
+from ldiv_polars.linkage.simulate import simulate_mechanism  # noqa: E402
 
 
 def timed(fn, reps: int = 1):

@@ -330,7 +330,8 @@ def test_apply_multi_column_domain_by_join(uniform):
 
 
 def test_given_order_with_unseen_vectors_and_count_releases():
-    ref = pl.DataFrame({"zone": ["b", "b", "a", "a", "c", "c"], "s": ["x", "y", "x", "y", "x", "y"]})
+    ref = pl.DataFrame({"zone": ["b", "b", "a", "a", "c", "c"],
+                        "s": ["x", "y", "x", "y", "x", "y"]})
     order = pl.DataFrame({"zone": ["c", "z", "b", "a"]})  # "z" never seen: weight 0
     d = JointDistribution.from_frequency_set(ref, ["zone"], "s", order=order)
     assert d.domain["zone"].to_list() == ["c", "z", "b", "a"]

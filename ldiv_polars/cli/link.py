@@ -42,8 +42,10 @@ def register(app: typer.Typer) -> None:
         sensitive: Annotated[str, typer.Option("--sensitive", help="sensitive column")],
         class_columns: Annotated[str | None, typer.Option(
             "--class-columns", help="class columns of the tables (default: the QI names)")] = None,
-        target: Annotated[str | None, typer.Option("--target", help="col=value,... of one user")] = None,
-        universe: Annotated[Path | None, typer.Option("--universe", help="table of QI vectors")] = None,
+        target: Annotated[str | None, typer.Option(
+            "--target", help="col=value,... of one user")] = None,
+        universe: Annotated[Path | None, typer.Option(
+            "--universe", help="table of QI vectors")] = None,
         l: Annotated[int | None, typer.Option("--l", help="exit 1 when diversity < l")] = None,
         separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,

@@ -21,10 +21,12 @@ from ldiv_polars.errors import InvalidParameterError
 def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan_cmd(
-        path: Annotated[Path | None, typer.Argument(help="reference table (CSV or Parquet)")] = None,
+        path: Annotated[Path | None, typer.Argument(
+            help="reference table (CSV or Parquet)")] = None,
         qi: Annotated[str | None, typer.Option("--qi", help="QI columns, comma-separated (their "
                                                "lexicographic order is the domain order)")] = None,
-        sensitive: Annotated[str | None, typer.Option("--sensitive", help="sensitive column")] = None,
+        sensitive: Annotated[str | None, typer.Option(
+            "--sensitive", help="sensitive column")] = None,
         paper: Annotated[str | None, typer.Option(
             "--paper", help="use the paper's §5 setting: uniform or geometric")] = None,
         l: Annotated[int, typer.Option("--l", help="l of (l,delta)-diversity")] = 2,
@@ -32,7 +34,8 @@ def register(app: typer.Typer) -> None:
         p: Annotated[str | None, typer.Option("--p", help="threshold p in (0, p_l]")] = None,
         beta: Annotated[str | None, typer.Option("--beta", help="p / p_l in (0, 1]")] = None,
         budget: Annotated[int | None, typer.Option("--budget", help="sample budget N")] = None,
-        method: Annotated[str, typer.Option("--method", help="greedy (Alg. 2) or ind (Alg. 3)")] = "greedy",
+        method: Annotated[str, typer.Option(
+            "--method", help="greedy (Alg. 2) or ind (Alg. 3)")] = "greedy",
         separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
     ) -> None:

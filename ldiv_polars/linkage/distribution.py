@@ -99,7 +99,8 @@ def _int_weights(name: str, values: Iterable[Exact]) -> list[int]:
     return [v // g for v in ints]
 
 
-def _domain_frame(domain: pl.DataFrame | Sequence[object] | None, n: int, name: str) -> pl.DataFrame:
+def _domain_frame(domain: pl.DataFrame | Sequence[object] | None, n: int,
+                  name: str) -> pl.DataFrame:
     if domain is None:
         return pl.DataFrame({name: np.arange(n, dtype=np.int64)})
     if isinstance(domain, pl.DataFrame):

@@ -9,8 +9,8 @@ classes are outside the theorem: the ledger reports no guarantee for them (pure 
 collapse to 1 under linkage, Prop. 3.1).
 
 >>> led = CompositionLedger()
->>> led.record("hospital A 2024", l=10, delta=0.01, classes="plan-1")
->>> led.record("hospital B 2024", l=10, delta=0.01, classes="plan-1")
+>>> _ = led.record("hospital A 2024", l=10, delta=0.01, classes="plan-1")
+>>> _ = led.record("hospital B 2024", l=10, delta=0.01, classes="plan-1")
 >>> g = led.guarantee()
 >>> g.l, round(g.delta, 6), g.applies
 (10, 0.02, True)

@@ -431,7 +431,8 @@ class MechanismPlan:
             passed = res.passed
             ach = res.models[0].achieved
             achieved = None if ach is None else int(ach)  # type: ignore[call-overload]
-        return AnonymizedTable(frame=released, rows=rows, suppressed=out, enough_rows=rows >= self.N,
+        return AnonymizedTable(frame=released, rows=rows, suppressed=out,
+                               enough_rows=rows >= self.N,
                                passed=passed, achieved_l=achieved, class_column=class_column,
                                sensitive=sensitive, plan=self)
 

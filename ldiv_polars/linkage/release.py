@@ -125,7 +125,8 @@ class Release:
             if mapping_class_columns is not None:
                 mcc = as_names(mapping_class_columns)
                 if len(mcc) != len(cc):
-                    raise ReleaseError("mapping_class_columns must name one column per class column")
+                    raise ReleaseError(
+                        "mapping_class_columns must name one column per class column")
             else:
                 mcc = tuple(f"{c}_class" if c in qi_t else c for c in cc)
             names = mlf.collect_schema().names()
@@ -199,7 +200,8 @@ class Release:
             df = h.frame if hasattr(h, "frame") and isinstance(h.frame, pl.DataFrame) else h
             if not isinstance(df, pl.DataFrame):
                 raise InvalidParameterError(
-                    f"hierarchy for {c!r} must be a Hierarchy or a DataFrame, got {type(h).__name__}")
+                    f"hierarchy for {c!r} must be a Hierarchy or a DataFrame, "
+                    f"got {type(h).__name__}")
             lvl = levels[c]
             if isinstance(lvl, bool) or not isinstance(lvl, int) or not 0 <= lvl < df.width:
                 raise ReleaseError(

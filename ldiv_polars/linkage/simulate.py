@@ -34,7 +34,6 @@ from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.linkage.distribution import JointDistribution
 from ldiv_polars.linkage.mechanism import (
     MechanismPlan,
-    Partition,
     class_weights,
     greedy_generalize,
 )
