@@ -21,6 +21,9 @@ Two modes (run from the repository root):
   ``python -m ldiv_polars synth --rows 10000000 --out bench/data/synth10m.parquet``)::
 
       .venv/bin/python bench/bench_check.py --parquet bench/data/synth10m.parquet
+      # both, written to BENCHMARKS.md (what the figures there come from):
+      .venv/bin/python bench/bench_check.py --parquet bench/data/synth10m.parquet \
+          --also-table --benchmarks-md BENCHMARKS.md
 
   Each measurement is a fresh wrapper process that starts the workload as its only child and
   reads the child's wall time and peak RSS (``resource.getrusage(RUSAGE_CHILDREN)``): the bare
@@ -61,16 +64,19 @@ SECTION = "## Foundation: ldiv check"
 
 # ------------------------------------------------------------------------------------ helpers
 
-def median_time(fn, reps: int, warmup: int = 1) -> tuple[float, object]:
-    out = None
+def median_times(fns: list, reps: int, warmup: int = 1) -> list[tuple[float, object]]:
+    """Median wall time of each function; repetitions are interleaved (f1, f2, ..., f1, f2,
+    ...) so that every function sees the same machine load."""
+    outs: list[object] = [None] * len(fns)
     for _ in range(warmup):
-        out = fn()
-    times = []
+        outs = [fn() for fn in fns]
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(reps):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            outs[i] = fn()
+            times[i].append(time.perf_counter() - t0)
+    return [(statistics.median(t), o) for t, o in zip(times, outs)]
 
 
 def measure_process(cmd: list[str]) -> dict:
@@ -211,13 +217,18 @@ def table_mode(args: argparse.Namespace) -> str:
         )
 
     ms = models()
-    t_bare, fs = median_time(bare, reps)
-    t_summary, summ = median_time(lambda: lp.summary(path, qi, s, l=2, separator=sep), reps)
-    t_check, res = median_time(lambda: lp.check(path, qi, s, ms, separator=sep), reps)
+    (t_bare, fs), (t_summary, summ), (t_check, res) = median_times(
+        [bare,
+         lambda: lp.summary(path, qi, s, l=2, separator=sep),
+         lambda: lp.check(path, qi, s, ms, separator=sep)],
+        reps,
+    )
     proc_reps = max(3, reps // 2)
-    bare_proc = [measure_process([sys.executable, "-c", bare_code(str(path), qi, s, sep)])
-                 for _ in range(proc_reps)]
-    cli_proc = [measure_process(cli_cmd(str(path), qi, s, sep)) for _ in range(proc_reps)]
+    bare_proc, cli_proc = [], []
+    for _ in range(proc_reps):  # interleaved
+        bare_proc.append(measure_process([sys.executable, "-c",
+                                          bare_code(str(path), qi, s, sep)]))
+        cli_proc.append(measure_process(cli_cmd(str(path), qi, s, sep)))
     cli_json = json.loads(cli_proc[-1]["stdout"])
     assert cli_json == json.loads(json.dumps(summ)), "CLI JSON differs from summary()"
     t_bare_proc = statistics.median(m["seconds"] for m in bare_proc)
@@ -226,8 +237,8 @@ def table_mode(args: argparse.Namespace) -> str:
 
     lines = [
         f"**{label}**; QI = {', '.join(qi)}; sensitive = {s}; {summ['classes']:,} classes, "
-        f"frequency set {fs.height:,} rows. Medians of {reps} repetitions after a warm-up "
-        f"(processes: {proc_reps}).",
+        f"frequency set {fs.height:,} rows. Medians of {reps} interleaved repetitions after a "
+        f"warm-up (processes: {proc_reps}; pycanon: one run each).",
         "",
         "| task | time | vs bare pass |",
         "|---|---:|---:|",
@@ -302,14 +313,20 @@ def parquet_mode(args: argparse.Namespace) -> str:
 # ---------------------------------------------------------------------------------- output
 
 def write_section(md: Path, body: str) -> None:
-    """Replace this benchmark's section of ``md`` (or append it), leaving others' sections."""
-    section = f"{SECTION}\n\n{body.strip()}\n"
+    """Replace this benchmark's section of ``md`` (or append it), leaving others' sections. A
+    hand-written ``### Notes`` block at the end of the section is kept."""
     text = md.read_text() if md.exists() else "# Benchmarks\n"
     start = text.find(SECTION + "\n")
+    notes = ""
+    if start >= 0:
+        end = text.find("\n## ", start + len(SECTION))
+        old = text[start:] if end < 0 else text[start:end + 1]
+        if "\n### Notes\n" in old:
+            notes = "\n" + old[old.index("\n### Notes\n") + 1:].rstrip("\n") + "\n"
+    section = f"{SECTION}\n\n{body.strip()}\n{notes}"
     if start < 0:
         text = text.rstrip("\n") + "\n\n" + section
     else:
-        end = text.find("\n## ", start + len(SECTION))
         text = text[:start] + section + ("" if end < 0 else text[end:])
     md.write_text(text)
 
@@ -326,15 +343,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--qi", type=lambda v: v.split(","), help="comma-separated QI columns")
     ap.add_argument("--sensitive", help="sensitive column")
     ap.add_argument("--reps", type=int, default=None,
-                    help="repetitions (default 7 in-memory, 3 for --parquet)")
+                    help="repetitions (default 11 in-memory, 3 for --parquet)")
+    ap.add_argument("--also-table", action="store_true",
+                    help="with --parquet: run the in-memory (Adult / --rows) benchmark too and "
+                         "print both")
+    ap.add_argument("--table-reps", type=int, default=11,
+                    help="repetitions of the in-memory benchmark with --also-table")
     ap.add_argument("--no-pycanon", action="store_true")
     ap.add_argument("--markdown", type=Path, help="also write the tables to this file")
     ap.add_argument("--benchmarks-md", type=Path,
                     help=f"replace or append the section '{SECTION}' of this file")
     args = ap.parse_args(argv)
     if args.reps is None:
-        args.reps = 3 if args.parquet else 7
-    body = parquet_mode(args) if args.parquet else table_mode(args)
+        args.reps = 3 if args.parquet else 11
+    if args.parquet and args.also_table:
+        big = parquet_mode(args)
+        args.reps = args.table_reps
+        body = table_mode(args) + "\n\n" + big
+    else:
+        body = parquet_mode(args) if args.parquet else table_mode(args)
     body += f"\n\nMachine: {machine()}."
     print(body)
     if args.markdown:
