@@ -13,14 +13,19 @@ from ldiv_polars.errors import InputFormatError
 from ldiv_polars.microagg.aggregate import microaggregate_details
 
 
-def _sink(lf, out: Path, separator: str) -> None:  # type: ignore[no-untyped-def]
+def _check_output(out: Path) -> str:
     suffix = out.suffix.lower()
+    if suffix not in (".parquet", ".pq", ".csv", ".tsv", ".txt"):
+        raise InputFormatError(f"cannot tell the output format of {str(out)!r}: use .csv or .parquet")
+    return suffix
+
+
+def _sink(lf, out: Path, separator: str) -> None:  # type: ignore[no-untyped-def]
+    suffix = _check_output(out)
     if suffix in (".parquet", ".pq"):
         lf.sink_parquet(out)
-    elif suffix in (".csv", ".tsv", ".txt"):
-        lf.sink_csv(out, separator="\t" if suffix == ".tsv" else separator)
     else:
-        raise InputFormatError(f"cannot tell the output format of {str(out)!r}: use .csv or .parquet")
+        lf.sink_csv(out, separator="\t" if suffix == ".tsv" else separator)
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +44,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Replace the QIs by MDAV cell centroids (cells of k, or n_min under participation)."""
         cols = split_columns(columns, "--columns")
+        _check_output(out)  # before any work
         lf = to_lazyframe(path, separator=separator)
         res = microaggregate_details(lf, cols, k=k, pi=pi, p_bar=p_bar, cell_column=cell_column,
                                      weights=weights)
