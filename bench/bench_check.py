@@ -201,11 +201,15 @@ def run_pycanon(path: Path, qi: list[str], s: str) -> dict | None:
 
 
 def table_mode(args: argparse.Namespace) -> str:
+    with tempfile.TemporaryDirectory(prefix="ldiv_bench_") as tmp:
+        return _table_mode(args, Path(tmp))
+
+
+def _table_mode(args: argparse.Namespace, workdir: Path) -> str:
     import polars as pl
 
     import ldiv_polars as lp
 
-    workdir = Path(tempfile.mkdtemp(prefix="ldiv_bench_"))
     label, path, qi, s = prepare_csv(args, workdir)
     sep = ";"
     reps = args.reps
