@@ -426,6 +426,11 @@ class Decision:
 
     cacheable: bool = True
 
+    def blocks(self, n: int) -> np.ndarray:
+        """Labels of exchangeable positions (the decision cannot tell them apart), used to
+        average Monte Carlo estimates; default: every position on its own."""
+        return np.arange(n)
+
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
@@ -439,6 +444,9 @@ class GGDecision(Decision):
     requirement: Requirement
     bucket: int
     p: float = 0.0
+
+    def blocks(self, n: int) -> np.ndarray:
+        return np.arange(n) // self.bucket
 
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:
         n = worlds.shape[1]
@@ -457,6 +465,9 @@ class SGDecision(Decision):
     would leave a half that fails the requirement."""
 
     requirement: Requirement
+
+    def blocks(self, n: int) -> np.ndarray:
+        return (np.arange(n) >= (n + 1) // 2).astype(np.int64)
 
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:
         n = worlds.shape[1]
@@ -478,6 +489,11 @@ class SplitDecision(Decision):
     requirement: Requirement
     left_masks: np.ndarray
     cacheable = False
+
+    def blocks(self, n: int) -> np.ndarray:
+        masks = np.atleast_2d(self.left_masks).reshape(-1, n)
+        _, labels = np.unique(masks.T, axis=0, return_inverse=True)
+        return labels.reshape(-1)
 
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:
         w = np.ones(worlds.shape[0])
@@ -626,6 +642,11 @@ def rejection_posterior(
         drawn += b
     if total > 0:
         post /= total
+        # positions the decision cannot tell apart have the same posterior: average them
+        labels = decision.blocks(n)
+        sums = np.zeros((int(labels.max()) + 1, n_values))
+        np.add.at(sums, labels, post)
+        post = sums[labels] / np.bincount(labels)[labels][:, None]
     return GroupPosterior(post, "monte-carlo", drawn, total)
 
 
