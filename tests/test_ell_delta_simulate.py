@@ -104,11 +104,49 @@ def test_numpy_flags_agree_with_engine_and_checker():
 
 def test_pure_l_diversity_collapses_under_linkage():
     d = JointDistribution.paper_setting("uniform")
-    res = simulate_pure(d, 10, 65606, t=2, trials=2, seed=0)
+    plan = plan_mechanism(d, 10, 0.01, beta=0.01)
+    res = simulate_pure(d, 10, 65606, t=2, trials=2, seed=0, plan=plan)
     assert all(lt < 10 for lt in res.l_t)  # dataset-dependent classes: l_[t] collapses
     assert all(c > 100 for cs in res.classes for c in cs)  # far more classes than the mechanism
-    mech = simulate_mechanism(plan_mechanism(d, 10, 0.01, beta=0.01), t=2, trials=2, seed=0)
+    assert res.mechanism_l_t is not None and min(res.mechanism_l_t) >= 10  # same draws
+    mech = simulate_mechanism(plan, t=2, trials=2, seed=0)
     assert min(mech.l_t_histogram) >= 10
+
+
+def test_pure_on_small_data_with_absent_values():
+    # few records: some sensitive values are absent from a dataset; pure greedy still runs
+    d = JointDistribution.uniform(30, 8)
+    plan = plan_mechanism(d, 2, 0.2, beta="1/2")
+    res = simulate_pure(d, 3, 15, t=2, trials=5, seed=4, plan=plan)
+    # literal reference on the same draws (same generator, same order of draws)
+    rng = np.random.default_rng(4)
+    cls_mech = plan.partition.class_of_position()
+    for trial in range(5):
+        pure_counts, mech_counts, present = [], [], np.ones(30, dtype=bool)
+        for _ in range(2):
+            q, s = draw_dataset(d, 15, rng)
+            counts = np.zeros((30, 8), dtype=np.int64)
+            np.add.at(counts, (q, s), 1)
+            present &= counts.sum(axis=1) > 0
+            bounds, start, seen = [], 0, set()
+            for pos in range(30):  # literal sweep: close when 3 distinct values are seen
+                seen |= set(np.flatnonzero(counts[pos]).tolist())
+                if len(seen) >= 3:
+                    bounds.append((start, pos))
+                    start, seen = pos + 1, set()
+            if start < 30:
+                bounds[-1] = (bounds[-1][0], 29)
+            per_q = np.zeros_like(counts)
+            for a_, b_ in bounds:
+                per_q[a_:b_ + 1] = counts[a_:b_ + 1].sum(axis=0)
+            pure_counts.append(per_q)
+            mc = np.zeros((plan.classes, 8), dtype=np.int64)
+            np.add.at(mc, cls_mech, counts)
+            mech_counts.append(mc)
+        m = (np.minimum(*pure_counts) > 0).sum(axis=1)[present]
+        assert res.l_t[trial] == int(m[m > 0].min())
+        mm = (np.minimum(*mech_counts) > 0).sum(axis=1)
+        assert res.mechanism_l_t[trial] == int(mm[mm > 0].min())
 
 
 def test_simulation_parameter_errors():

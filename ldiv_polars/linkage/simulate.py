@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from ldiv_polars.core.validate import require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
@@ -215,17 +216,21 @@ class PureResult:
     classes: list[list[int]]     # classes of each dataset, per trial
     collapse_rate: float         # P[l_[t] = 1]
     below_l_rate: float          # P[l_[t] < l]
+    mechanism_l_t: list[int] | None = None  # the plan's classes on the same draws
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials: int = 50,
-                  seed: int = 0) -> PureResult:
+                  seed: int = 0, plan: MechanismPlan | None = None) -> PureResult:
     """Each of t datasets (N i.i.d. records) anonymized on its own by the optimal contiguous
     *pure* l-diverse generalization of its empirical counts (Greedy-Generalize with threshold
     one record), then linked: for every QI vector present in all t datasets,
-    ``n_[t](s) = min_j n^(c_j(q))(s)``; ``l_[t]`` is the minimum distinct count."""
+    ``n_[t](s) = min_j n^(c_j(q))(s)``; ``l_[t]`` is the minimum distinct count.
+
+    With ``plan``, the *same* draws are also anonymized with the plan's broadcast classes and
+    linked (``mechanism_l_t``), so both anonymizers are compared on the same data."""
     t = require_int_at_least("t", t, 2)
     trials = require_int_at_least("trials", trials, 1)
     N = require_int_at_least("N", N, 1)
@@ -235,9 +240,14 @@ def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials
     sampler = _Sampler(dist)
     nq, ns = dist.n_qi, dist.n_sensitive
     lts: list[int] = []
+    mech_lts: list[int] = []
     all_classes: list[list[int]] = []
+    mech_cls = None if plan is None else plan.partition.class_of_position()
+    if plan is not None and plan.dist.n_qi != nq:
+        raise InvalidParameterError("the plan's domain differs from the distribution's")
     for _ in range(trials):
         linked: np.ndarray | None = None
+        mech_linked: np.ndarray | None = None
         present_all = np.ones(nq, dtype=bool)
         n_classes: list[int] = []
         for _j in range(t):
@@ -247,8 +257,10 @@ def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials
             if int((counts.sum(axis=0) > 0).sum()) < l:
                 raise InvalidParameterError(
                     f"a dataset of N={N} holds fewer than l={l} distinct values; raise N")
-            emp = JointDistribution.from_matrix(counts, domain=dist.domain,
-                                                sensitive_values=dist.sensitive_values)
+            seen = counts.sum(axis=0) > 0  # values absent from this dataset play no role
+            emp = JointDistribution.from_matrix(counts[:, seen], domain=dist.domain,
+                                                sensitive_values=dist.sensitive_values.filter(
+                                                    pl.Series(seen)))
             part = greedy_generalize(emp, l, _one_record(emp))
             cls = part.class_of_position()
             ccounts = np.zeros((part.classes, ns), dtype=np.int64)
@@ -256,6 +268,15 @@ def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials
             per_q = ccounts[cls]                     # class counts seen from every q: (nq, ns)
             linked = per_q if linked is None else np.minimum(linked, per_q)
             n_classes.append(part.classes)
+            if mech_cls is not None:
+                assert plan is not None
+                mc = np.zeros((plan.classes, ns), dtype=np.int64)
+                np.add.at(mc, mech_cls, counts)
+                mech_linked = mc if mech_linked is None else np.minimum(mech_linked, mc)
+        if mech_linked is not None:
+            mm = (mech_linked > 0).sum(axis=1)
+            mm = mm[mm > 0]
+            mech_lts.append(int(mm.min()) if mm.size else 0)
         assert linked is not None
         m_q = (linked > 0).sum(axis=1)[present_all]
         m_q = m_q[m_q > 0]  # a common user (Assumption 1) needs a shared value
@@ -264,7 +285,8 @@ def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials
     arr = np.asarray(lts)
     return PureResult(trials=trials, t=t, N=N, l=l, l_t=lts, classes=all_classes,
                       collapse_rate=float((arr == 1).mean()),
-                      below_l_rate=float((arr < l).mean()))
+                      below_l_rate=float((arr < l).mean()),
+                      mechanism_l_t=mech_lts if plan is not None else None)
 
 
 def _one_record(dist: JointDistribution) -> Any:
