@@ -99,8 +99,20 @@ def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spil
             ).fetchall()[0]
             result = {"frequency_set_rows": row[0], "rows": int(row[1])}
     seconds = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"kind": kind, "seconds": seconds, "peak_rss_mb": rss_mb, "result": result}
+    return {"kind": kind, "seconds": seconds, "peak_rss_mb": peak_rss_mb(), "result": result}
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process (VmHWM: fresh after exec, unlike ru_maxrss which
+    Linux carries over from the forking parent)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:  # not Linux
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_child(args: argparse.Namespace, kind: str, path: Path, qi: list[str],
