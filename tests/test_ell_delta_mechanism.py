@@ -344,3 +344,13 @@ def test_given_order_with_unseen_vectors_and_count_releases():
     assert mapped == [1, 2, None]
     with pytest.raises(DistributionError, match="misses"):
         JointDistribution.from_frequency_set(ref, ["zone"], "s", order=order.head(2))
+
+
+def test_degenerate_single_value_needs_one_record():
+    d = JointDistribution.uniform(4, 1)
+    plan = plan_mechanism(d, 1, 0.01, beta=1)
+    assert plan.p == 1 and plan.N == 1 and plan.classes == 1  # P(c, s) >= 1: whole domain
+    assert sample_size(1, 0.5, "1/2", 1) == 1  # 1 * (1/2)^1 <= 1/2
+    assert sample_size(1, 0.49, "1/2", 1) == 2
+    with pytest.raises(InvalidParameterError):
+        sample_size(1, 0.5, 0, 1)

@@ -94,13 +94,15 @@ def sample_size_real(l: int, delta: float, p: Exact, m: Exact) -> float:
     """
     l = require_int_at_least("l", l, 1)
     delta = _check_delta(delta)
-    pf = float(as_fraction("p", p))
+    pfr = as_fraction("p", p)
     mf = float(as_fraction("m", m))
-    if not 0 < pf < 1:
-        raise InvalidParameterError(f"p must be in (0, 1), got {p!r}")
+    if not 0 < pfr <= 1:
+        raise InvalidParameterError(f"p must be in (0, 1], got {p!r}")
     if mf <= 0:
         raise InvalidParameterError(f"m must be positive, got {m!r}")
-    return math.log(mf * l / delta) / -math.log1p(-pf)
+    if pfr == 1:
+        return 0.0  # every record hits every kept value: one record suffices
+    return math.log(mf * l / delta) / -math.log1p(-float(pfr))
 
 
 def sample_size(l: int, delta: float, p: Exact, m: Exact) -> int:
@@ -112,6 +114,8 @@ def sample_size(l: int, delta: float, p: Exact, m: Exact) -> int:
     (65606, 65606)
     """
     x_real = sample_size_real(l, delta, p, m)
+    if as_fraction("p", p) == 1:
+        return 1
     pf = float(as_fraction("p", p))
     target = math.log(float(as_fraction("m", m)) * l / delta)
     y = -math.log1p(-pf)
