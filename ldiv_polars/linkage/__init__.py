@@ -13,6 +13,7 @@
 
 from ldiv_polars.linkage.attack import Linkage, PostLinkage, link, post_linkage
 from ldiv_polars.linkage.distribution import DistributionError, JointDistribution, as_fraction
+from ldiv_polars.linkage.ledger import CompositionLedger, Guarantee, classes_fingerprint
 from ldiv_polars.linkage.mechanism import (
     AnonymizedTable,
     MechanismPlan,
@@ -27,6 +28,16 @@ from ldiv_polars.linkage.mechanism import (
     sample_size_real,
 )
 from ldiv_polars.linkage.release import Release, ReleaseError, check_counts
+from ldiv_polars.linkage.simulate import (
+    EngineResult,
+    PureResult,
+    SimulationResult,
+    dataset_frame,
+    draw_dataset,
+    simulate_engine,
+    simulate_mechanism,
+    simulate_pure,
+)
 from ldiv_polars.linkage.worst_case import (
     brute_force_worst_case_l,
     worst_case_construction,
@@ -36,18 +47,26 @@ from ldiv_polars.linkage.worst_case import (
 
 __all__ = [
     "AnonymizedTable",
+    "CompositionLedger",
     "DistributionError",
+    "EngineResult",
+    "Guarantee",
     "JointDistribution",
     "Linkage",
     "MechanismPlan",
     "Partition",
     "PostLinkage",
+    "PureResult",
     "Release",
     "ReleaseError",
+    "SimulationResult",
     "admissible_counts",
     "as_fraction",
     "brute_force_worst_case_l",
     "check_counts",
+    "classes_fingerprint",
+    "dataset_frame",
+    "draw_dataset",
     "generalize_ind",
     "greedy_generalize",
     "link",
@@ -57,6 +76,9 @@ __all__ = [
     "post_linkage",
     "sample_size",
     "sample_size_real",
+    "simulate_engine",
+    "simulate_mechanism",
+    "simulate_pure",
     "worst_case_construction",
     "worst_case_l",
     "worst_case_releases",
