@@ -60,7 +60,7 @@ def test_fig2_is_4_anonymous_but_not_2_diverse():
     k4, k5, ent, rec = res.models
     assert (k4.passed, k5.passed) == (True, False)
     assert res.classes == 3
-    assert ent.achieved == pytest.approx(1.0)  # the Cancer block has entropy 0
+    assert ent.achieved == 1.0  # the Cancer block has entropy exactly 0 (not -4e-16)
     assert not ent.passed and ent.failing_rows == 4
     assert not rec.passed and rec.failing_classes == 1  # homogeneous block fails for every c
 

@@ -1,8 +1,8 @@
 """The ``ldiv`` command line.
 
-Each subcommand lives in its own module of this package and exposes
-``register(app: typer.Typer) -> None``; modules are discovered at start-up, so adding a
-subcommand means adding a file. Bad input (any :class:`~ldiv_polars.errors.LdivError`)
+Each subcommand lives in its own module of this package, named like the command, and exposes
+``register(app: typer.Typer) -> None``; modules are discovered by name (only the one being run
+is imported), so adding a subcommand means adding a file. Bad input (any :class:`~ldiv_polars.errors.LdivError`)
 exits with code 2 and a one-line message.
 """
 
@@ -26,23 +26,46 @@ app = typer.Typer(
 )
 
 
-def _register_all() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+@app.callback()
+def _group() -> None:
+    """Keep the app a command group even when only one subcommand is loaded."""
+
+
+_registered: set[str] = set()
+
+
+def _subcommand_modules() -> list[str]:
+    return sorted(
+        info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")
+    )
+
+
+def _register(names: list[str]) -> None:
+    for name in names:
+        if name in _registered:
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+        module = importlib.import_module(f"{__name__}.{name}")
         register = getattr(module, "register", None)
         if register is not None:
             register(app)
+        _registered.add(name)
 
 
-_register_all()
+def _register_for(argv: list[str]) -> None:
+    """Import only the subcommand being run (start-up stays fast: some subcommands pull in
+    scipy); ``--help`` or an unknown name imports them all."""
+    modules = _subcommand_modules()
+    first = next((a for a in argv if not a.startswith("-")), None)
+    wanted = first.replace("-", "_") if first else None
+    _register([wanted] if wanted in modules else modules)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ldiv`` script; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    _register_for(args)
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = app(args=args, standalone_mode=False)
     except LdivError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2

@@ -80,7 +80,8 @@ def top_sum(j: int) -> pl.Expr:
 def entropy_expr() -> pl.Expr:
     """Class entropy in nats, ``-sum p ln p = ln N - (sum n ln n) / N`` (plain aggregations)."""
     n = pl.col(COUNT)
-    return n.sum().log() - (n * n.log()).sum() / n.sum()
+    # clipped at 0: a one-value class must give exactly 0 (not -4e-16, whose exp floors to 0)
+    return (n.sum().log() - (n * n.log()).sum() / n.sum()).clip(lower_bound=0.0)
 
 
 class EntropyLDiversity(Model):
