@@ -810,20 +810,23 @@ def minimality_attack(
         from ldiv_polars.errors import NullValuesError
 
         raise NullValuesError(nulls)
-    values = df[sensitive].unique().sort()
-    n_values = values.len()
-    code_of = {v: i for i, v in enumerate(values.to_list())}
     if binary:
-        unknown = [v for v in positive if v not in code_of]  # type: ignore[union-attr]
-        if unknown and len(unknown) == len(list(positive)):  # type: ignore[arg-type]
+        # only positive / negative matters to a binary requirement: code 1 = positive
+        pos_list = list(positive)  # type: ignore[arg-type]
+        flags = df[sensitive].is_in(pos_list)
+        if not flags.any():
             raise InvalidParameterError(
-                f"none of the positive values {list(positive)!r} occurs in column {sensitive!r}"  # type: ignore[arg-type]
+                f"none of the positive values {pos_list!r} occurs in column {sensitive!r}"
             )
-        req = Requirement("binary", l_val, frozenset(code_of[v] for v in positive if v in code_of),  # type: ignore[union-attr]
-                          k)
+        s_codes = flags.cast(pl.Int64).to_numpy()
+        n_values = 2
+        req = Requirement("binary", l_val, frozenset({1}), k)
     else:
+        values = df[sensitive].unique().sort()
+        n_values = values.len()
+        code_of = {v: i for i, v in enumerate(values.to_list())}
         req = Requirement(requirement, l_val, frozenset(), k)
-    s_codes = df[sensitive].replace_strict(code_of, return_dtype=pl.Int64).to_numpy()
+        s_codes = df[sensitive].replace_strict(code_of, return_dtype=pl.Int64).to_numpy()
     # groups in order of first appearance; rows of a group must be contiguous for gg/rgg/sg
     gids = df[group]
     ginfo = (
