@@ -41,7 +41,12 @@ from ldiv_polars.search.metrics import (
     MetricSuite,
 )
 from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled
-from ldiv_polars.search.suppression import NodeChecker, NodeVerdict, predicate_monotone
+from ldiv_polars.search.suppression import (
+    NodeChecker,
+    NodeVerdict,
+    predicate_monotone,
+    relaxations,
+)
 
 STRATEGIES = ("auto", "flash", "exhaustive", "bounded")
 
@@ -56,6 +61,7 @@ class NodeRecord:
     classes: int  # retained classes
     value: float  # target metric
     checked: bool  # False when decided by tagging only
+    relaxed_pass: bool = True  # union-closed necessary conditions pass within the limit
 
 
 @dataclass
@@ -81,7 +87,9 @@ class _Search:
                  metric: str, progress: Progress | None, batch: int = 32) -> None:
         self.efs = efs
         self.lattice = Lattice([h.height for h in efs.hierarchies])
-        self.checker = NodeChecker(efs, models, limit_rows)
+        monotone, _ = predicate_monotone(models, limit_rows > 0)
+        self.relaxed = [] if monotone else relaxations(models)
+        self.checker = NodeChecker(efs, models, limit_rows, self.relaxed)
         self.metrics = MetricSuite(efs)
         self.metric = metric
         self.limit = limit_rows
@@ -91,6 +99,7 @@ class _Search:
         self.tags = np.zeros(self.lattice.size, dtype=np.int8)  # 1 pass, -1 fail, 0 unknown
         # nodes known to pass with nothing suppressed (above a zero-suppression pass)
         self.zero = np.zeros(self.lattice.size, dtype=bool)
+        self.rtags = np.zeros(self.lattice.size, dtype=np.int8)  # tags of the relaxation
         self.records: dict[int, NodeRecord] = {}
         self.checked = 0
         self.progress = progress
@@ -113,7 +122,7 @@ class _Search:
         value = self.metrics.value(self.metric, rolled, verdict.suppressed) if verdict.passed \
             else math.inf
         rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
-                         int((~verdict.suppressed).sum()), value, True)
+                         int((~verdict.suppressed).sum()), value, True, verdict.relaxed_passed)
         self.records[node] = rec
         if self.tags[node] == 0:
             self.tags[node] = 1 if verdict.passed else -1
@@ -132,7 +141,8 @@ class _Search:
             value = self.metrics.value(self.metric, rolled, verdict.suppressed) \
                 if verdict.passed else math.inf
             rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
-                             int((~verdict.suppressed).sum()), value, True)
+                             int((~verdict.suppressed).sum()), value, True,
+                             verdict.relaxed_passed)
             self.records[node] = rec
             if self.tags[node] == 0:
                 self.tags[node] = 1 if verdict.passed else -1
@@ -195,12 +205,12 @@ class _Search:
         m = self.lattice.below(node) & (self.tags == 0)
         self.tags[m] = -1
 
-    def _path(self, start: int) -> list[int]:
+    def _path(self, start: int, tags: np.ndarray) -> list[int]:
         lat = self.lattice
         path = [start]
         node = start
         while True:
-            nxt = [s for s in lat.successors(node) if self.tags[s] == 0]
+            nxt = [s for s in lat.successors(node) if tags[s] == 0]
             if not nxt:
                 return path
             # generalize first the QI whose step loses the least (relative level)
@@ -211,24 +221,27 @@ class _Search:
         lv = self.lattice.nodes[node]
         return float(sum(v / (h - 1) for v, h in zip(lv, self.lattice.heights) if h > 1))
 
-    def flash(self) -> None:
+    def flash(self, relaxed: bool = False) -> None:
+        """Flash over the models (``relaxed=False``) or over their union-closed relaxation
+        (``relaxed=True``: tags go to ``self.rtags``; the real models are evaluated in the same
+        call and recorded)."""
         lat = self.lattice
+        tags = self.rtags if relaxed else self.tags
         order = np.lexsort((np.arange(lat.size), lat.node_height))
         for start in order:
-            if self.tags[start] != 0:
+            if tags[start] != 0:
                 continue
-            path = self._path(int(start))
+            path = self._path(int(start), tags)
             lo, hi = 0, len(path) - 1
             while lo <= hi:
                 mid = (lo + hi) // 2
                 node = path[mid]
-                tag = self.tags[node]
+                tag = tags[node]
                 if tag == 0:
-                    passed = self.check(node).passed
-                    if passed:
-                        self._tag_up(node)
-                    else:
-                        self._tag_down(node)
+                    rec = self.check(node)
+                    passed = rec.relaxed_pass if relaxed else rec.passed
+                    m = lat.above(node) if passed else lat.below(node)
+                    tags[m & (tags == 0)] = 1 if passed else -1
                     self._report()
                 else:
                     passed = tag == 1
@@ -239,10 +252,16 @@ class _Search:
 
     def exhaustive(self) -> None:
         lat = self.lattice
+        if self.relaxed:
+            # phase 1: Flash over the union-closed relaxation; a node failing it fails the
+            # models, and so does everything below it
+            self.flash(relaxed=True)
+            hard = self.rtags == -1
+            self.tags[hard & (self.tags == 0)] = -1
         for h in range(lat.max_height + 1):
             # nodes of one height cannot tag each other: check them in batches
             level = [int(n) for n in np.flatnonzero(lat.node_height == h)
-                     if not self.zero[n] and int(n) not in self.records]
+                     if not self.zero[n] and int(n) not in self.records and self.tags[n] != -1]
             for i in range(0, len(level), self.batch):
                 self.check_batch(level[i:i + self.batch])
                 self._report()
@@ -326,6 +345,11 @@ def search_lattice(
         optimum = s.optimum_among(cand) if cand else None
         notes.append("predicate not monotone: every node decided (zero-suppression passes "
                      "tagged upwards only)")
+        if s.relaxed:
+            notes.append("nodes failing the union-closed relaxation ("
+                         + ", ".join(m.describe() for m in s.relaxed)
+                         + ") beyond the limit were tagged failing with everything below them "
+                         "(Flash over the relaxation)")
     else:
         optimum = s.best_first([s.lattice.bottom])
         passing = s.tags == 1

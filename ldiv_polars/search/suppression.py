@@ -73,12 +73,41 @@ def _identity_only(m: Model) -> bool:
     return type(m) is TCloseness and getattr(m, "distance", None) == "equal"
 
 
+def relaxations(models: Sequence[Model]) -> list[Model]:
+    """Union-closed *necessary conditions* of the models that are not union-closed themselves:
+    a class passing the model passes its relaxation. Entropy l-diversity needs >= ceil(l)
+    distinct values, recursive (c,l) >= l distinct values, (alpha,k) size >= k.
+
+    The rows failing a union-closed model can only shrink under generalization, so when they
+    exceed the suppression limit at a node they exceed it at every specialization: the node and
+    everything below it fail the real models too. This is the sound pruning the search uses for
+    predicates that are not monotone with suppression."""
+    from ldiv_polars.models.disclosure import AlphaKAnonymity
+    from ldiv_polars.models.l_diversity import EntropyLDiversity, RecursiveCLDiversity
+
+    out: dict[str, Model] = {}
+    for m in models:
+        r: Model | None = None
+        if type(m) is EntropyLDiversity:
+            need = math.ceil(float(m.l) - 1e-9)
+            r = DistinctLDiversity(need) if need >= 2 else None
+        elif type(m) is RecursiveCLDiversity:
+            r = DistinctLDiversity(int(m.l)) if int(m.l) >= 2 else None
+        elif type(m) is AlphaKAnonymity:
+            r = KAnonymity(int(m.k)) if int(m.k) >= 2 else None
+        if r is not None:
+            out.setdefault(r.key, r)
+    own = {m.key for m in models}
+    return [r for k, r in out.items() if k not in own]
+
+
 @dataclass(frozen=True)
 class NodeVerdict:
     passed: bool
     suppressed: np.ndarray  # boolean mask over the node's classes
     suppressed_rows: int
     evaluations: int
+    relaxed_passed: bool = True  # the union-closed necessary conditions pass within the limit
 
     @property
     def zero_suppression(self) -> bool:
@@ -86,34 +115,49 @@ class NodeVerdict:
 
 
 class NodeChecker:
-    """Evaluates nodes' rolled-up frequency sets with the models and the suppression limit."""
+    """Evaluates nodes' rolled-up frequency sets with the models and the suppression limit.
 
-    def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int) -> None:
+    ``relaxed`` models (see :func:`relaxations`) are evaluated in the same ``evaluate_classes``
+    call; their verdict is reported separately (``NodeVerdict.relaxed_passed``)."""
+
+    def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
+                 relaxed: Sequence[Model] = ()) -> None:
         self.efs = efs
         self.models = list(models)
+        self.relaxed = list(relaxed)
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
+        self.relaxed_cols = [f"pass_{m.key}" for m in self.relaxed]
         self.evaluations = 0
         # models that read only the identity of sensitive values get integer codes (cheaper)
-        efs.codes_only = len(efs.sensitive) == 1 and all(_identity_only(m) for m in self.models)
+        efs.codes_only = len(efs.sensitive) == 1 and all(
+            _identity_only(m) for m in [*self.models, *self.relaxed])
+
+    def _evaluate(self, frame: pl.DataFrame, n_classes: int, relaxed: bool
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
+        fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
+        models = [*self.models, *self.relaxed] if relaxed else self.models
+        ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
+        exprs = [pl.col(CLASS), ok.alias("__ok")]
+        if relaxed and self.relaxed:
+            exprs.append(pl.all_horizontal(self.relaxed_cols).alias("__rok"))
+        cl = evaluate_classes(fs, models).select(exprs).collect()
+        self.evaluations += 1
+        ids = cl.get_column(CLASS).to_numpy()
+        fail = np.zeros(n_classes, dtype=bool)
+        fail[ids] = ~cl.get_column("__ok").to_numpy().astype(bool)
+        rfail = None
+        if relaxed and self.relaxed:
+            rfail = np.zeros(n_classes, dtype=bool)
+            rfail[ids] = ~cl.get_column("__rok").to_numpy().astype(bool)
+        return fail, rfail
 
     def _failing(self, rolled: Rolled, keep_rows: np.ndarray | None) -> np.ndarray:
-        frame = self.efs.model_frame(rolled, keep_rows)
-        fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
-        ok_expr = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
-        cl = (
-            evaluate_classes(fs, self.models)
-            .select(pl.col(CLASS), ok_expr.alias("__ok"))
-            .collect()
-        )
-        self.evaluations += 1
-        fail = np.zeros(rolled.classes, dtype=bool)
-        ids = cl.get_column(CLASS).to_numpy()
-        fail[ids] = ~cl.get_column("__ok").to_numpy().astype(bool)
-        return fail
+        return self._evaluate(self.efs.model_frame(rolled, keep_rows), rolled.classes, False)[0]
 
-    def _failing_many(self, rolleds: Sequence[Rolled]) -> list[np.ndarray]:
+    def _failing_many(self, rolleds: Sequence[Rolled]
+                      ) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """First-round verdicts of several nodes in ONE ``evaluate_classes`` call: their frames
         are stacked with disjoint class ids. Every node's rolled-up frequency set has the same
         sensitive distribution (the whole table's), so the stacked reference is the same."""
@@ -122,20 +166,18 @@ class NodeChecker:
             self.efs.model_frame(r).with_columns(pl.col(CLASS) + int(off))
             for r, off in zip(rolleds, offsets[:-1])
         ]
-        fs = FrequencySet(pl.concat(frames).lazy(), (CLASS,), self.efs.sensitive)
-        ok_expr = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
-        cl = evaluate_classes(fs, self.models).select(pl.col(CLASS), ok_expr.alias("__ok")).collect()
-        self.evaluations += 1
-        fail = np.zeros(int(offsets[-1]), dtype=bool)
-        fail[cl.get_column(CLASS).to_numpy()] = ~cl.get_column("__ok").to_numpy().astype(bool)
-        return [fail[offsets[i]:offsets[i + 1]].copy() for i in range(len(rolleds))]
+        fail, rfail = self._evaluate(pl.concat(frames), int(offsets[-1]), True)
+        return [
+            (fail[offsets[i]:offsets[i + 1]].copy(),
+             None if rfail is None else rfail[offsets[i]:offsets[i + 1]].copy())
+            for i in range(len(rolleds))
+        ]
 
     def check_many(self, rolleds: Sequence[Rolled]) -> list[NodeVerdict]:
         """Verdicts of several nodes; the first evaluation round is batched."""
         if len(rolleds) == 1:
             return [self.check(rolleds[0])]
         nonempty = [r for r in rolleds if r.classes]
-        before = self.evaluations
         firsts = iter(self._failing_many(nonempty)) if nonempty else iter(())
         out = []
         for r in rolleds:
@@ -143,19 +185,22 @@ class NodeChecker:
                 out.append(NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0))
                 continue
             out.append(self.check(r, first=next(firsts)))
-        if out:  # attribute the shared evaluation to the first verdict
+        if out and nonempty:  # attribute the shared evaluation to the first verdict
             v = out[0]
-            out[0] = NodeVerdict(v.passed, v.suppressed, v.suppressed_rows,
-                                 v.evaluations + (1 if nonempty else 0))
-        del before
+            out[0] = NodeVerdict(v.passed, v.suppressed, v.suppressed_rows, v.evaluations + 1,
+                                 v.relaxed_passed)
         return out
 
-    def check(self, rolled: Rolled, *, first: np.ndarray | None = None) -> NodeVerdict:
+    def check(self, rolled: Rolled, *,
+              first: tuple[np.ndarray, np.ndarray | None] | None = None) -> NodeVerdict:
         size = rolled.class_size
         evals_before = self.evaluations
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
-        fail = self._failing(rolled, None) if first is None else first
+        if first is None:
+            first = self._evaluate(self.efs.model_frame(rolled), rolled.classes, True)
+        fail, rfail = first
+        relaxed_passed = rfail is None or int(size[rfail].sum()) <= self.limit
         supp_rows = int(size[fail].sum())
         if self.global_models:
             # fixpoint: the reference distribution is that of the retained rows
@@ -169,4 +214,5 @@ class NodeChecker:
                 fail |= more
                 supp_rows = int(size[fail].sum())
         passed = supp_rows <= self.limit
-        return NodeVerdict(passed, fail, supp_rows, self.evaluations - evals_before)
+        return NodeVerdict(passed, fail, supp_rows, self.evaluations - evals_before,
+                           relaxed_passed)
