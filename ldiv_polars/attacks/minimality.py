@@ -753,6 +753,7 @@ def minimality_attack(
     seed: int = 0,
     exact_limit: int = 20_000,
     tolerance: float = 1e-9,
+    mc_tolerance: float = 0.01,
 ) -> MinimalityReport:
     """Run the minimality attack on a grouped release.
 
@@ -765,7 +766,9 @@ def minimality_attack(
     categorical, and ``k``). Groups are analysed independently: exactly where a closed form or
     dynamic programme exists (GG/RGG/SG under binary l-diversity), by enumeration when a group
     has at most ``exact_limit`` arrangements, otherwise by ``samples`` rejection-sampled worlds
-    (seeded). A tuple is vulnerable when its posterior exceeds ``1/l + tolerance``.
+    (seeded). A tuple is vulnerable when its posterior exceeds ``1/l + tolerance``; for a
+    posterior estimated by sampling the margin is ``mc_tolerance`` (sampling noise alone must
+    not flag a tuple).
 
     >>> import polars as pl
     >>> fig6a = pl.DataFrame({"g": [0, 0, 0, 0], "s": ["+", "+", "-", "-"]})
@@ -780,6 +783,8 @@ def minimality_attack(
     p = require_real("p", p, low=0.0, high=1.0, high_open=True)
     k = require_int_at_least("k", k, 1)
     samples = require_int_at_least("samples", samples, 1)
+    tolerance = require_real("tolerance", tolerance, low=0.0)
+    mc_tolerance = require_real("mc_tolerance", mc_tolerance, low=0.0)
     if algorithm != "rgg" and p:
         raise InvalidParameterError("p applies only to algorithm='rgg'")
     qi_t = as_names(qi)
@@ -853,6 +858,7 @@ def minimality_attack(
     order_idx = np.argsort(gids.rank("dense").to_numpy(), kind="stable")
     sizes_sorted = ginfo.sort("first")
     post = np.zeros(df.height)
+    vul = np.zeros(df.height, dtype=bool)
     rng = np.random.default_rng(seed)
     cache: dict[tuple, GroupPosterior] = {}
     results: list[GroupRisk] = []
@@ -871,16 +877,18 @@ def minimality_attack(
                               samples, rng, exact_limit, cache)
         risk = req.risk(gp.posterior)
         post[rows] = risk
+        tol = max(tolerance, mc_tolerance) if gp.method == "monte-carlo" else tolerance
+        vul[rows] = _vulnerable(risk, l_val, tol)
         results.append(GroupRisk(
             group=g, size=len(rows), max_posterior=float(risk.max()) if len(risk) else 0.0,
-            vulnerable_tuples=int(_vulnerable(risk, l_val, tolerance).sum()), method=gp.method,
+            vulnerable_tuples=int(vul[rows].sum()), method=gp.method,
             drawn=gp.drawn, accepted=gp.accepted,
         ))
     tuples = pl.DataFrame({
         "row": df["row"],
         "group": gids,
         "posterior": post,
-        "vulnerable": _vulnerable(post, l_val, tolerance),
+        "vulnerable": vul,
     }).sort("row")
     return MinimalityReport(algorithm, l_val, req, tuples, results)
 
