@@ -183,6 +183,8 @@ def test_greedy_equals_brute_force_optimum(inst):
     p = pl_ * Fraction(k, 1000)
     part = greedy_generalize(d, l, p)
     assert part.classes == _brute_force_optimum(w, l, p)
+    for mode in ("csc", "csr"):  # both ways of closing a class give the same partition
+        assert greedy_generalize(d, l, p, _mode=mode).starts.tolist() == part.starts.tolist()
     total = int(w.sum())
     for a, b in part.bounds():
         assert _admissible(w, a, b + 1, l, p, total)
@@ -354,3 +356,15 @@ def test_degenerate_single_value_needs_one_record():
     assert sample_size(1, 0.49, "1/2", 1) == 2
     with pytest.raises(InvalidParameterError):
         sample_size(1, 0.5, 0, 1)
+
+
+def test_sparse_modes_agree_on_a_larger_joint():
+    rng = np.random.default_rng(21)
+    w = rng.integers(0, 3, size=(3000, 40)) * (rng.random((3000, 40)) < 0.08)
+    w[0, :] += 1
+    d = JointDistribution.from_matrix(w)
+    for l, k in ((2, 1), (2, 2000), (3, 5000), (12, 50), (30, 200)):
+        p = d.p_l(l) / k
+        parts = [greedy_generalize(d, l, p, _mode=m).starts.tolist()
+                 for m in ("auto", "csc", "csr")]
+        assert parts[0] == parts[1] == parts[2]

@@ -193,36 +193,94 @@ def _greedy_product(dist: JointDistribution, l: int, p: Fraction) -> list[int]:
     return starts
 
 
-def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction) -> list[int]:
+_SCAN_ENTRIES = 64
+"""A class expected to hold fewer cells than this is closed by scanning its cells (CSR order)
+instead of searching the |S| columns (CSC)."""
+
+
+def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction,
+                   mode: Literal["auto", "csc", "csr"] = "auto") -> list[int]:
+    """Greedy sweep over a sparse joint. Two exact ways to find where the class starting at
+    ``a`` closes (the l-th smallest, over s, of the first position where the running weight of
+    column s reaches ``t``):
+
+    * CSC: two vectorized searches over the |S| columns (cost ~ |S| log nnz, good for long
+      classes);
+    * CSR: scan the class's cells in QI order, counting columns whose running weight crosses
+      ``t`` (cost ~ cells in the class, good for short classes).
+
+    ``auto`` picks per class from the size of the previous one and falls back to CSC when a
+    scan runs long; both give the same partition (tested)."""
     assert dist.q_idx is not None and dist.s_idx is not None and dist.weight is not None
     n, ns = dist.n_qi, dist.n_sensitive
     t = _threshold(dist, p)
     # CSC layout with one sentinel per column (q = n, weight t): a search that runs past the
     # column's real entries lands on the sentinel, whose position n means "never"
     col_end = np.searchsorted(dist.s_idx, np.arange(1, ns + 1))
-    ins = col_end  # insert the sentinel before each column's exclusive end
-    q_ext = np.insert(dist.q_idx, ins, n)
-    s_ext = np.insert(dist.s_idx, ins, np.arange(ns, dtype=np.int64))
-    w_ext = np.insert(dist.weight, ins, t)
+    q_ext = np.insert(dist.q_idx, col_end, n)
+    s_ext = np.insert(dist.s_idx, col_end, np.arange(ns, dtype=np.int64))
+    w_ext = np.insert(dist.weight, col_end, t)
     key = s_ext * (n + 1) + q_ext
     gx = np.concatenate(([0], np.cumsum(w_ext, dtype=np.int64)))
     base_keys = np.arange(ns, dtype=np.int64) * (n + 1)
-    starts: list[int] = []
-    a = 0
-    while a < n:
+
+    def close_csc(a: int) -> int:
         k = np.searchsorted(key, base_keys + a)
         idx = np.searchsorted(gx, gx[k] + t)
-        end = int(np.partition(q_ext[idx - 1], l - 1)[l - 1])
+        return int(np.partition(q_ext[idx - 1], l - 1)[l - 1])
+
+    rowptr = np.concatenate(([0], np.cumsum(np.bincount(dist.q_idx, minlength=n))))
+    csr: tuple[list[int], list[int], list[int]] | None = None
+
+    def build_csr() -> tuple[list[int], list[int], list[int]]:
+        order = np.argsort(dist.q_idx, kind="stable")
+        return (dist.q_idx[order].tolist(), dist.s_idx[order].tolist(),
+                dist.weight[order].tolist())
+
+    def close_csr(a: int, cap: int) -> int | None:
+        """End of the class from ``a`` by scanning at most ``cap`` cells; n: deficient tail;
+        None: cap reached."""
+        assert csr is not None
+        qs, ss, ws = csr
+        i = int(rowptr[a])
+        stop = min(len(qs), i + cap)
+        run: dict[int, int] = {}
+        crossed = 0
+        while i < stop:
+            col = ss[i]
+            before = run.get(col, 0)
+            after = before + ws[i]
+            run[col] = after
+            if before < t <= after:
+                crossed += 1
+                if crossed >= l:
+                    return qs[i]
+            i += 1
+        return n if stop == len(qs) else None
+
+    starts: list[int] = []
+    a = 0
+    last_cells = _SCAN_ENTRIES  # unknown: start with the search
+    while a < n:
+        end: int | None = None
+        if mode == "csr" or (mode == "auto" and last_cells < _SCAN_ENTRIES):
+            if csr is None:
+                csr = build_csr()
+            end = close_csr(a, len(csr[0]) if mode == "csr" else 4 * _SCAN_ENTRIES)
+        if end is None:
+            end = close_csc(a)
         if end >= n:
             break  # deficient tail
         starts.append(a)
+        last_cells = int(rowptr[end + 1] - rowptr[a])
         a = end + 1
     if not starts:
         starts = [0]
     return starts
 
 
-def greedy_generalize(dist: JointDistribution, l: int, p: Exact) -> Partition:
+def greedy_generalize(dist: JointDistribution, l: int, p: Exact, *,
+                      _mode: Literal["auto", "csc", "csr"] = "auto") -> Partition:
     """Algorithm 2 (Greedy-Generalize), intended semantics: sweep the ordered QI domain, close
     the current class as soon as it is admissible (``|{s : P(c, s) >= p}| >= l``), merge a
     deficient last class into the previous one. Optimal (most classes) among contiguous
@@ -240,7 +298,7 @@ def greedy_generalize(dist: JointDistribution, l: int, p: Exact) -> Partition:
     if dist.kind == "product":
         starts = _greedy_product(dist, l, pf)
     else:
-        starts = _greedy_sparse(dist, l, pf)
+        starts = _greedy_sparse(dist, l, pf, _mode)
     return Partition(np.asarray(starts, dtype=np.int64), dist.n_qi)
 
 
