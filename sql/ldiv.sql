@@ -95,9 +95,8 @@ CREATE OR REPLACE MACRO ldiv__class_stats_x(x, l) AS TABLE
                 WHEN l = 2 THEN size - max_count
                 ELSE size - list_sum(top) END::BIGINT AS tail,
            max_count / size AS alpha, emd_equal, delta_present, missing_values, beta
-    FROM (SELECT cid,
-                 any_value(size) AS size,
-                 ldiv_is_ordered(any_value(sv)) AS sv_ordered,
+    FROM (SELECT cid, size,
+                 bool_or(ldiv_is_ordered(sv)) AS sv_ordered,
                  count(*)::BIGINT AS distinct_values,
                  -sum((n / size) * ln(n / size)) AS entropy,
                  max(n) AS max_count,
@@ -109,7 +108,7 @@ CREATE OR REPLACE MACRO ldiv__class_stats_x(x, l) AS TABLE
                  coalesce(max((n / size - tn / total) / (tn / total))
                           FILTER (WHERE n / size > tn / total), 0.0) AS beta
           FROM query_table(x)
-          GROUP BY cid);
+          GROUP BY cid, size);
 
 -- Per-class statistics of a frequency set f (ec, sv, n): see ldiv__class_stats_x.
 CREATE OR REPLACE MACRO ldiv__class_stats(f, l) AS TABLE
