@@ -94,7 +94,7 @@ def bench_plan(nq: int, ns: int, rows: list[list[str]]) -> None:
     dense_prefix = np.zeros((20_000, ns), dtype=np.int64)
     sub = cells.filter(pl.col("q") < 20_000)
     dense_prefix[sub["q"].to_numpy(), sub["s"].to_numpy()] = sub["n"].to_numpy()
-    for beta in ("0.01", "0.001"):
+    for beta in ("0.01", "0.001", "0.0001", "0.00001"):
         p = sparse.p_l(l) * Fraction(beta)
         sec, part = timed(lambda p=p: greedy_generalize(sparse, l, p), reps=3)
         thr = -(-p.numerator * sparse.total // p.denominator)

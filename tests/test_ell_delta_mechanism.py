@@ -311,6 +311,8 @@ def test_estimate_from_reference_table_and_apply_with_engine():
     assert via_expr.filter(inside)["ec"].to_list() == via_join.filter(inside)["ec"].to_list()
     out_of_domain = int((~owner["age"].is_between(20, 59)).sum())
     assert via_expr["ec"].null_count() == out_of_domain
+    narrow = plan.apply(owner.with_columns(pl.col("age").cast(pl.Int16))).collect()
+    assert narrow["ec"].to_list() == via_expr["ec"].to_list()  # dtype of the owner's column
     anon = plan.anonymize(owner, "s")
     assert anon.rows == 3000 and anon.suppressed == out_of_domain
     released = anon.frame.collect()

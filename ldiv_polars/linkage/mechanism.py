@@ -434,9 +434,10 @@ class MechanismPlan:
                 "class_expr needs the domain in ascending order without nulls; use apply()")
         firsts = values.gather(self.partition.starts.tolist())
         lasts = values.gather((self.partition.stops - 1).tolist())
-        idx = pl.lit(firsts).search_sorted(pl.col(col), side="right").cast(pl.Int64) - 1
+        x = pl.col(col).cast(values.dtype, strict=False)
+        idx = pl.lit(firsts).search_sorted(x, side="right").cast(pl.Int64) - 1
         safe = idx.clip(0, len(firsts) - 1)
-        inside = (idx >= 0) & (pl.col(col) <= pl.lit(lasts).gather(safe))
+        inside = (idx >= 0) & (x <= pl.lit(lasts).gather(safe))
         return pl.when(inside).then(idx).otherwise(None).alias(class_column)
 
     def apply(self, table: TableLike, *, class_column: str = CLASS) -> pl.LazyFrame:
