@@ -198,3 +198,64 @@ def test_design_with_polars_frame_and_ties() -> None:
         design_partition(df, ["a", "b"], k=5, pi=0.5)
     with pytest.raises(InvalidParameterError, match="not an ldiv"):
         PartitionSpec.from_json('{"format": "other"}')
+
+
+# --- p-probabilistic MDAV -----------------------------------------------------------------------
+
+from ldiv_polars.microagg import attained_failure, cell_failures, p_probabilistic_mdav  # noqa: E402
+
+
+def test_cell_failures_vectorized_equals_per_cell() -> None:
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 7, 120)
+    pis = rng.uniform(0.1, 1.0, 120)
+    got = cell_failures(labels, pis, 4)
+    for c in range(7):
+        assert got[c] == pytest.approx(attained_failure(4, pis[labels == c], int((labels == c).sum())),
+                                       abs=1e-15)
+    assert cell_failures(labels, 0.5, 1).tolist() == [0.0] * 7
+
+
+@pytest.mark.parametrize("n, m, k", [(500, 2, 5), (800, 3, 4), (333, 1, 7)])
+def test_p_probabilistic_reduces_to_mdav(n: int, m: int, k: int) -> None:
+    x = np.random.default_rng(n).normal(size=(n, m))
+    # per-record pi all 1: exactly MDAV(k); all equal to pi: exactly MDAV(n_min)
+    assert np.array_equal(p_probabilistic_mdav(x, k, np.ones(n), 1e-6).mdav.labels, mdav(x, k).labels)
+    for pi in (0.75, 0.5):
+        n_min = effective_anonymity(k, pi, 1e-5).n_min
+        var = p_probabilistic_mdav(x, k, np.full(n, pi), 1e-5)
+        const = p_probabilistic_mdav(x, k, pi, 1e-5)
+        assert np.array_equal(var.mdav.labels, mdav(x, n_min).labels)
+        assert np.array_equal(const.mdav.labels, var.mdav.labels) and const.n_min == n_min
+        assert var.satisfied and const.satisfied
+
+
+def test_p_probabilistic_variable_cells() -> None:
+    rng = np.random.default_rng(21)
+    x = rng.normal(size=(1500, 3))
+    pis = rng.uniform(0.3, 1.0, 1500)
+    res = p_probabilistic_mdav(x, 5, pis, 1e-5)
+    sizes = res.mdav.sizes
+    assert res.satisfied and (res.cell_failure <= 1e-5).all()
+    assert sizes.min() >= 5 and sizes.min() < sizes.max()  # sizes adapt to the probabilities
+    # each cell but the last is minimal along its distance order: dropping its farthest member
+    # (the last one Algorithm A added) breaks the requirement
+    z = (x - x.mean(0)) / x.std(0)
+    for c in range(res.mdav.n_cells - 1):
+        members = np.flatnonzero(res.mdav.labels == c)
+        ref = int(res.mdav.references[c])
+        d = ((z[members] - z[ref]) ** 2).sum(1)
+        order = members[np.lexsort((members, d))]
+        if order.size > 5:
+            assert attained_failure(5, pis[order[:-1]], order.size - 1) > 1e-5
+    # centroids are pi-weighted
+    c0 = res.mdav.labels == 0
+    assert res.mdav.centroids[0] == pytest.approx((pis[c0, None] * x[c0]).sum(0) / pis[c0].sum())
+
+
+def test_p_probabilistic_too_few_records() -> None:
+    x = np.random.default_rng(0).normal(size=(12, 2))
+    res = p_probabilistic_mdav(x, 10, np.full(12, 0.5), 1e-6)
+    assert not res.satisfied and res.mdav.n_cells == 1
+    with pytest.raises(InvalidParameterError, match="one entry per record"):
+        p_probabilistic_mdav(x, 2, np.full(11, 0.5), 1e-6)

@@ -116,3 +116,29 @@ def test_cli_microaggregate(tmp_path: Path, survey: pl.DataFrame, capsys: pytest
     assert main(["microaggregate", str(src), str(dst), "--columns", "age,diagnosis", "--k", "3"]) == 2
     assert "numeric" in capsys.readouterr().err
     assert main(["microaggregate", str(src), str(tmp_path / "o.xlsx"), "--columns", "age", "--k", "3"]) == 2
+
+
+def test_microaggregate_per_record_pi(survey: pl.DataFrame, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(5)
+    df = survey.with_columns(p=pl.Series(rng.uniform(0.4, 1.0, survey.height)))
+    res = microaggregate_details(df, ["age", "bmi"], k=5, pi="p", p_bar=1e-5)
+    s = res.summary()
+    assert s["max_cell_failure"] <= 1e-5 and s["cells_above_p_bar"] == 0
+    out = res.frame.collect()
+    assert out.height == df.height and out["p"].to_list() == df["p"].to_list()
+    assert out.group_by(["age", "bmi"]).len()["len"].min() >= 5
+    # pi-weighted centroids
+    g = df.with_columns(cell=out["cell"]).group_by("cell").agg(
+        ((pl.col("bmi") * pl.col("p")).sum() / pl.col("p").sum()).alias("wb"))
+    j = out.join(g, on="cell")
+    assert np.allclose(j["bmi"].to_numpy(), j["wb"].to_numpy())
+    with pytest.raises(InsufficientRecordsError, match="cannot form"):
+        microaggregate(df.head(12), ["age"], k=10, pi="p", p_bar=1e-9)
+    with pytest.raises(UnknownColumnError):
+        microaggregate(df, ["age"], k=5, pi="nope", p_bar=1e-5)
+    src = tmp_path / "in.parquet"
+    df.write_parquet(src)
+    assert main(["microaggregate", str(src), str(tmp_path / "o.parquet"), "--columns", "age,bmi",
+                 "--k", "5", "--pi-column", "p", "--p-bar", "1e-5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cells_above_p_bar"] == 0

@@ -9,7 +9,7 @@ import typer
 
 from ldiv_polars.cli._common import echo_json, split_columns
 from ldiv_polars.core import to_lazyframe
-from ldiv_polars.errors import InputFormatError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError
 from ldiv_polars.microagg.aggregate import microaggregate_details
 
 
@@ -36,6 +36,8 @@ def register(app: typer.Typer) -> None:
         columns: Annotated[str, typer.Option("--columns", help="numeric QIs, comma-separated")],
         k: Annotated[int, typer.Option("--k", help="minimum records per cell")],
         pi: Annotated[float | None, typer.Option("--pi", help="participation probability")] = None,
+        pi_column: Annotated[str | None, typer.Option(
+            "--pi-column", help="column of per-record participation probabilities")] = None,
         p_bar: Annotated[float | None, typer.Option("--p-bar", help="acceptable cell failure")] = None,
         cell_column: Annotated[str, typer.Option("--cell-column", help="name of the cell id column")] = "cell",
         weights: Annotated[str | None, typer.Option("--weights", help="column of per-record pi (weighted centroids)")] = None,
@@ -46,8 +48,10 @@ def register(app: typer.Typer) -> None:
         cols = split_columns(columns, "--columns")
         _check_output(out)  # before any work
         lf = to_lazyframe(path, separator=separator)
-        res = microaggregate_details(lf, cols, k=k, pi=pi, p_bar=p_bar, cell_column=cell_column,
-                                     weights=weights)
+        if pi is not None and pi_column is not None:
+            raise InvalidParameterError("give --pi or --pi-column, not both")
+        res = microaggregate_details(lf, cols, k=k, pi=pi_column if pi_column else pi, p_bar=p_bar,
+                                     cell_column=cell_column, weights=weights)
         _sink(res.frame, out, separator or ",")
         info = {**res.summary(), "output": str(out)}
         if as_json:

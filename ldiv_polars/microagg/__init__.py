@@ -6,7 +6,8 @@ the Anonymization of Surveys with Uncertain Participation", Inform. Sci. (2017).
 * :func:`effective_anonymity` (Algorithm A), :func:`table_failure`, :func:`naive_failure`;
 * bounds and approximations (:mod:`ldiv_polars.microagg.approximations`);
 * :func:`simulate_participation` (Monte Carlo check, Table II);
-* :func:`mdav` (exact MDAV, weighted centroids, distortion);
+* :func:`mdav` (exact MDAV, weighted centroids, distortion), :func:`p_probabilistic_mdav`
+  (cells of n_min, or variable-size cells for per-record pi);
 * :func:`microaggregate` (Polars in, Polars out, re-verified);
 * :func:`design_partition` / :func:`assign` (the data-independent design).
 """
@@ -41,6 +42,7 @@ from ldiv_polars.microagg.participation import (
     pmf_vector,
     table_failure,
 )
+from ldiv_polars.microagg.probabilistic import ProbabilisticMdav, cell_failures, p_probabilistic_mdav
 from ldiv_polars.microagg.simulate import ParticipationSimulation, simulate_participation
 
 __all__ = [
@@ -49,10 +51,12 @@ __all__ = [
     "MdavResult",
     "Microaggregation",
     "ParticipationSimulation",
+    "ProbabilisticMdav",
     "PartitionSpec",
     "assign",
     "asymptotic_table_failure",
     "attained_failure",
+    "cell_failures",
     "design_partition",
     "distortion",
     "effective_anonymity",
@@ -70,6 +74,7 @@ __all__ = [
     "microaggregate",
     "microaggregate_details",
     "naive_failure",
+    "p_probabilistic_mdav",
     "pmf_vector",
     "quadratic_approximation",
     "quadratic_approximation_simple",

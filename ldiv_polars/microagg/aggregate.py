@@ -19,6 +19,7 @@ combination of the new QI values must occur at least ``n_min`` (>= ``k``) times.
 from __future__ import annotations
 
 from collections.abc import Iterable
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,7 @@ from ldiv_polars.core.validate import as_names, require_int_at_least, require_re
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.microagg.mdav import MdavResult, mdav
 from ldiv_polars.microagg.participation import EffectiveAnonymity, effective_anonymity
+from ldiv_polars.microagg.probabilistic import p_probabilistic_mdav
 
 __all__ = ["InsufficientRecordsError", "Microaggregation", "microaggregate", "microaggregate_details"]
 
@@ -60,6 +62,8 @@ class Microaggregation:
     participation: EffectiveAnonymity | None
     mdav: MdavResult
     smallest_class: int
+    cell_failure: np.ndarray | None = None
+    p_bar: float | None = None
 
     def summary(self) -> dict[str, object]:
         """JSON-ready headline figures."""
@@ -76,6 +80,9 @@ class Microaggregation:
         }
         if self.participation is not None:
             out.update(q_bar=self.participation.q_bar, p_bar=self.participation.p_bar)
+        if self.cell_failure is not None:
+            out.update(max_cell_failure=float(self.cell_failure.max()), p_bar=self.p_bar,
+                       cells_above_p_bar=int((self.cell_failure > (self.p_bar or 0.0)).sum()))
         return out
 
 
@@ -93,7 +100,7 @@ def microaggregate_details(
     columns: str | Iterable[str],
     *,
     k: int,
-    pi: float | None = None,
+    pi: float | str | None = None,
     p_bar: float | None = None,
     cell_column: str = "cell",
     weights: str | None = None,
@@ -121,15 +128,29 @@ def microaggregate_details(
     _numeric_columns(lf, cols)
     part: EffectiveAnonymity | None = None
     n_min = k
+    pi_col: str | None = None
     if pi is not None or p_bar is not None:
         if pi is None or p_bar is None:
             raise InvalidParameterError("pi and p_bar go together: give both or neither")
-        pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
         p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
-        part = effective_anonymity(k, pi, p_bar)
-        n_min = part.n_min
+        if isinstance(pi, str):  # per-record participation probabilities
+            pi_col = pi
+            if pi_col not in names:
+                from ldiv_polars.errors import UnknownColumnError
 
-    wanted = [*cols, *([weights] if weights is not None else [])]
+                raise UnknownColumnError([pi_col], names)
+            if pi_col in cols:
+                raise InvalidParameterError(f"the pi column {pi_col!r} is also a quasi-identifier")
+            _numeric_columns(lf, (pi_col,))
+            if weights is None:
+                weights = pi_col
+        else:
+            pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
+            part = effective_anonymity(k, pi, p_bar)
+            n_min = part.n_min
+
+    extra = [c for c in dict.fromkeys([weights, pi_col]) if c is not None]
+    wanted = [*cols, *extra]
     df = lf.select(wanted).collect(engine="streaming")
     nulls = {c: int(n) for c, n in zip(df.columns, df.null_count().row(0)) if n}
     if nulls:
@@ -140,14 +161,33 @@ def microaggregate_details(
         raise InsufficientRecordsError(f"the table has {n} record(s); one cell needs {need}")
     x = df.select(cols).to_numpy().astype(np.float64, copy=False)
     w = df.get_column(weights).to_numpy().astype(np.float64) if weights is not None else None
-    res = mdav(x, n_min, weights=w, standardize=standardize)
+    failures: np.ndarray | None = None
+    if pi_col is not None:
+        pis = df.get_column(pi_col).to_numpy().astype(np.float64)
+        prob = p_probabilistic_mdav(x, k, pis, float(p_bar), standardize=standardize)  # type: ignore[arg-type]
+        failures = prob.cell_failure
+        if not prob.satisfied:
+            raise InsufficientRecordsError(
+                f"the {n} record(s) cannot form even one cell with P{{0 < K < {k}}} <= p_bar = "
+                f"{p_bar} (attained {float(failures.max()):.3g}) given the participation "
+                f"probabilities in {pi_col!r}"
+            )
+        res = prob.mdav
+        if w is not None and weights != pi_col:
+            from ldiv_polars.microagg.mdav import weighted_centroids
+
+            res = dataclasses.replace(res, centroids=weighted_centroids(x, res.labels, w))
+    else:
+        res = mdav(x, n_min, weights=w, standardize=standardize)
 
     per_row = res.centroids[res.labels]
     replaced = [pl.lit(pl.Series(c, per_row[:, j], dtype=pl.Float64)) for j, c in enumerate(cols)]
     out = lf.with_columns(*replaced, pl.lit(pl.Series(cell_column, res.labels, dtype=pl.Int64)))
 
     smallest = _verify(out, cols, n_min)
-    return Microaggregation(frame=out, n_min=n_min, participation=part, mdav=res, smallest_class=smallest)
+    return Microaggregation(frame=out, n_min=n_min, participation=part, mdav=res,
+                            smallest_class=smallest, cell_failure=failures,
+                            p_bar=p_bar if pi_col is not None else None)
 
 
 def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:
@@ -169,7 +209,7 @@ def microaggregate(
     columns: str | Iterable[str],
     *,
     k: int,
-    pi: float | None = None,
+    pi: float | str | None = None,
     p_bar: float | None = None,
     cell_column: str = "cell",
     weights: str | None = None,
@@ -181,9 +221,12 @@ def microaggregate(
         data: LazyFrame, DataFrame or CSV/Parquet path.
         columns: the numeric quasi-identifiers to aggregate.
         k: minimum number of records per cell.
-        pi, p_bar: constant participation probability and acceptable cell failure; cells then
-            have ``n_min`` records (Algorithm A) so that each is k-anonymous among the
-            respondents who actually take part with probability at least ``1 - p_bar``.
+        pi, p_bar: participation probability and acceptable cell failure. A number gives
+            cells of ``n_min`` records (Algorithm A), each k-anonymous among the respondents
+            who actually take part with probability at least ``1 - p_bar``. A column name
+            gives per-record probabilities: variable-size cells grown by Algorithm A along the
+            distance order (:func:`~ldiv_polars.microagg.p_probabilistic_mdav`) and
+            ``pi``-weighted centroids.
         cell_column: name of the added cell id column (must not exist yet).
         weights: optional column of per-record participation probabilities: centroids become
             ``sum pi x / sum pi`` (§VI.B). It does not change the cell sizes.
