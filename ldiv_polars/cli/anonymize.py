@@ -85,6 +85,46 @@ def write_output(lf: Any, out: Path) -> None:
         raise InputFormatError(f"OUT must end in .parquet or .csv, got {str(out)!r}")
 
 
+def demo_hierarchies(path: Path | str, qi: list[str]) -> dict[str, Any]:
+    """Hierarchies for the synthetic demo data, built from its distinct values (one small pass):
+    age -> 5/10/20-year intervals (bottom-coded below 20, top-coded from 80), zip -> right-to-left
+    masking, any other column -> suppression only (value, ``*``)."""
+    import polars as pl
+
+    from ldiv_polars.core import to_lazyframe
+    from ldiv_polars.hierarchy import Hierarchy, interval_hierarchy, masking_hierarchy
+
+    lf = to_lazyframe(path)
+    distinct = {c: lf.select(pl.col(c).unique().sort()).collect().to_series() for c in qi}
+    out: dict[str, Any] = {}
+    for c, values in distinct.items():
+        if c == "age":
+            out[c] = interval_hierarchy(values, [5, 10, 20], bottom=20, top=80, name=c)
+        elif c == "zip":
+            out[c] = masking_hierarchy(values, name=c)
+        else:
+            out[c] = Hierarchy([[v, "*"] for v in values.cast(pl.String).to_list()], name=c)
+    return out
+
+
+def demo_step(path: Path | str, qi: list[str], sensitive: str, k: int, l: int,
+              console: Console | None = None, suppression: float = 0.01) -> Any:
+    """The ``ldiv demo`` anonymization step: optimal generalization for k-anonymity and distinct
+    l-diversity (1% suppression, dropped; loss metric), printed with the search's figures;
+    returns the :class:`~ldiv_polars.search.AnonymizationResult` (its ``output`` is the "after"
+    table: the retained rows, exactly what was re-verified)."""
+    from ldiv_polars.models import DistinctLDiversity, KAnonymity
+    from ldiv_polars.search import anonymize
+
+    console = console or Console()
+    hs = demo_hierarchies(path, qi)
+    result = anonymize(path, qi, sensitive, hs, [KAnonymity(k), DistinctLDiversity(l)],
+                       suppression=suppression, metric="loss", suppression_mode="drop")
+    _print(result, None, console=console,
+           title=f"Anonymized: optimal generalization for k={k}, distinct l={l}")
+    return result
+
+
 def register(app: typer.Typer) -> None:
     @app.command("anonymize")
     def anonymize_cmd(
@@ -154,9 +194,10 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
-def _print(result: Any, out: Path) -> None:
-    console = Console()
-    table = Table(title="ldiv anonymize", show_header=False)
+def _print(result: Any, out: Path | None, *, console: Console | None = None,
+           title: str = "ldiv anonymize") -> None:
+    console = console or Console()
+    table = Table(title=title, show_header=False)
     table.add_column("")
     table.add_column("", justify="right")
     table.add_row("lattice nodes", f"{result.lattice_size:,}")
@@ -170,7 +211,8 @@ def _print(result: Any, out: Path) -> None:
         table.add_row("suppressed rows", f"{result.suppressed_rows:,} (limit "
                                          f"{result.suppression_limit_rows:,}, {result.suppression_mode})")
         table.add_row("minimal nodes", "—" if result.minimal is None else str(len(result.minimal)))
-        table.add_row("written", str(out))
+        if out is not None:
+            table.add_row("written", str(out))
     else:
         table.add_row("optimum", "[red]no node satisfies the requirements[/red]")
     table.add_row("elapsed", f"{result.elapsed_s:.3f} s")
