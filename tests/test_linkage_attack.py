@@ -202,3 +202,45 @@ def test_mechanism_releases_link_like_numpy():
     assert post.l_t == int(m[m > 0].min())
     per_q = m[plan.partition.class_of_position()]
     assert post.targets.sort("q")["diversity"].to_list() == per_q.tolist()
+
+
+def test_post_linkage_matches_duckdb_sql():
+    """Second engine: the same linkage as SQL joins of the count tables in DuckDB."""
+    import duckdb
+    import numpy as np
+
+    rng = np.random.default_rng(8)
+    n = 3000
+    raw = pl.DataFrame({"age": rng.integers(20, 60, n), "zip": rng.integers(100, 130, n)})
+    tables, maps = [], []
+    for j, (aw, zw) in enumerate(((10, 5), (5, 10))):
+        rows = raw.sample(n=2000, seed=j).with_columns(
+            pl.Series("s", rng.choice(["a", "b", "c", "d", "e"], 2000)))
+        tables.append(rows.select((pl.col("age") // aw).alias("ac"), (pl.col("zip") // zw)
+                                  .alias("zc"), "s"))
+        dom = raw.select("age", "zip").unique()
+        maps.append(dom.with_columns((pl.col("age") // aw).alias("ac"),
+                                     (pl.col("zip") // zw).alias("zc")))
+    rels = [Release.from_mapping(t, ["age", "zip"], "s", m, class_columns=["ac", "zc"],
+                                 name=f"R{j}") for j, (t, m) in enumerate(zip(tables, maps))]
+    post = post_linkage(rels, raw)
+    con = duckdb.connect()
+    for j in range(2):
+        con.register(f"t{j}", tables[j].to_arrow())
+        con.register(f"m{j}", maps[j].to_arrow())
+    con.register("u", raw.select("age", "zip").unique().to_arrow())
+    sql = """
+    WITH c0 AS (SELECT ac, zc, s, count(*) AS n FROM t0 GROUP BY ALL),
+         c1 AS (SELECT ac, zc, s, count(*) AS n FROM t1 GROUP BY ALL),
+         k AS (SELECT u.age, u.zip, m0.ac AS a0, m0.zc AS z0, m1.ac AS a1, m1.zc AS z1
+               FROM u JOIN m0 USING (age, zip) JOIN m1 USING (age, zip)),
+         lk AS (SELECT k.age, k.zip, c0.s, least(c0.n, c1.n) AS n FROM k
+                JOIN c0 ON c0.ac = k.a0 AND c0.zc = k.z0
+                JOIN c1 ON c1.ac = k.a1 AND c1.zc = k.z1 AND c1.s = c0.s)
+    SELECT age, zip, count(*) AS diversity FROM lk GROUP BY ALL ORDER BY age, zip
+    """
+    got = con.sql(sql).pl()
+    ours = post.covered.select("age", "zip", "diversity").sort("age", "zip")
+    assert ours["diversity"].to_list() == got["diversity"].cast(pl.Int64).to_list()
+    assert ours.select("age", "zip").rows() == got.select("age", "zip").rows()
+    assert post.l_t == int(got["diversity"].min())
