@@ -150,6 +150,9 @@ class EncodedFrequencySet:
         self._cache_levels = np.zeros((self.cache_size, len(self.qi)), dtype=np.int16)
         self._cache_rows = np.zeros(self.cache_size, dtype=np.int64)
         self.codes_only = False
+        self._cached_rows = 0
+        self.row_budget = max(4 * self.base_rows, 1 << 20)
+        """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
         self.rollups = 0
 
     # --- maps ---------------------------------------------------------------------------------
@@ -214,13 +217,17 @@ class EncodedFrequencySet:
         return rolled
 
     def _remember(self, snap: Snapshot, src: Snapshot) -> None:
-        # ARX's policy: keep snapshots that are clearly smaller than their source
+        # ARX's policy: keep snapshots that are clearly smaller than their source (<= 80%);
+        # memory is bounded by a budget of cached rows (a few times the base frequency set)
         if snap.rows > 0.8 * src.rows or snap.levels in self._cache:
             return
-        if len(self._cache) >= self.cache_size:
+        if snap.rows > self.row_budget:
+            return
+        while self._cache_keys and (len(self._cache) >= self.cache_size
+                                    or self._cached_rows + snap.rows > self.row_budget):
             # evict the oldest snapshot; keep the arrays aligned with the key list
             old = self._cache_keys.pop(0)
-            del self._cache[old]
+            self._cached_rows -= self._cache.pop(old).rows
             self._cache_levels[:-1] = self._cache_levels[1:].copy()
             self._cache_rows[:-1] = self._cache_rows[1:].copy()
         i = len(self._cache_keys)
@@ -228,6 +235,7 @@ class EncodedFrequencySet:
         self._cache[snap.levels] = snap
         self._cache_levels[i] = snap.levels
         self._cache_rows[i] = snap.rows
+        self._cached_rows += snap.rows
 
     @staticmethod
     def _combine(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, int]:

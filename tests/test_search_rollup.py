@@ -1,0 +1,71 @@
+"""Roll-ups of the encoded frequency set equal a direct group-by of the generalized rows, at
+every node, whatever snapshot they are rolled up from; the lattice's order relations."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+
+from ldiv_polars.core import FrequencySet
+from ldiv_polars.hierarchy import Hierarchy, generalize
+from ldiv_polars.search import EncodedFrequencySet, Lattice
+
+QI = ["sex", "age", "race", "marital-status", "education"]
+
+
+@pytest.fixture(scope="module")
+def setup(adult_dir):
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";").head(4000)
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in QI}
+    return df, hs
+
+
+def _rolled_table(efs: EncodedFrequencySet, levels) -> list[tuple]:
+    r = efs.rollup(levels)
+    labels = efs.class_labels(r)
+    rows = []
+    snap = r.snapshot
+    s_vals = efs.sensitive_table.get_column("salary-class").to_list()
+    for i in range(snap.rows):
+        rows.append((*labels.row(int(r.row_class[i])), s_vals[int(snap.s[i])], int(snap.n[i])))
+    return sorted(rows)
+
+
+def test_every_node_rollup_equals_direct_groupby(setup):
+    df, hs = setup
+    fs = FrequencySet.build(df, QI, "salary-class").materialize()
+    efs = EncodedFrequencySet(fs, hs, cache_size=8)
+    heights = [hs[q].height for q in QI]
+    nodes = list(itertools.product(*(range(h) for h in heights)))
+    rng = np.random.default_rng(3)
+    order = [nodes[i] for i in rng.permutation(len(nodes))]  # random order: varied snapshots
+    for levels in order:
+        got = _rolled_table(efs, levels)
+        direct = (
+            generalize(df, hs, dict(zip(QI, levels)), check=False)
+            .group_by([*QI, "salary-class"]).agg(pl.len().alias("n"))
+            .collect()
+        )
+        expected = sorted(tuple(r) for r in direct.select([*QI, "salary-class", "n"]).rows())
+        assert got == expected, levels
+    assert efs.rollups == len(nodes)
+    assert len(efs._cache) <= 8
+
+
+def test_lattice_relations():
+    lat = Lattice([2, 5, 3])
+    assert lat.size == 30 and lat.max_height == 1 + 4 + 2
+    for node in range(lat.size):
+        lv = np.array(lat.levels(node))
+        assert lat.id_of(lv) == node
+        for s in lat.successors(node):
+            assert (np.array(lat.levels(s)) - lv).sum() == 1
+        above = {i for i in range(lat.size) if (np.array(lat.levels(i)) >= lv).all()}
+        assert set(np.flatnonzero(lat.above(node))) == above
+    mask = np.zeros(lat.size, dtype=bool)
+    for lv in [(0, 2, 1), (1, 1, 0), (0, 3, 2), (1, 4, 2)]:
+        mask[lat.id_of(lv)] = True
+    assert {lat.levels(i) for i in lat.minimal_of(mask)} == {(0, 2, 1), (1, 1, 0)}
