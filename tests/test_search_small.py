@@ -177,3 +177,18 @@ def test_bad_input_errors():
     short = dict(HS, zip=masking_hierarchy(["13053", "13068"]))
     with pytest.raises(HierarchyValueMissingError, match="'14850', '14853'"):
         anonymize(FIG1, QI, "condition", short, [KAnonymity(2)])
+
+
+def test_sensitive_required_before_work():
+    with pytest.raises(InvalidParameterError, match="sensitive"):
+        anonymize(FIG1, QI, None, HS, [DistinctLDiversity(2)])
+    # k-anonymity alone needs no sensitive column
+    res = anonymize(FIG1, QI, None, HS, [KAnonymity(4)], metric="loss")
+    assert res.levels == {"zip": 2, "age": 1, "nationality": 1}
+
+
+def test_generalize_expr_accepts_expressions():
+    from ldiv_polars.hierarchy import generalize_expr
+
+    out = FIG1.select(generalize_expr(pl.col("zip"), HS["zip"], 2))
+    assert out.columns == ["zip"] and out["zip"].unique().sort().to_list() == ["130**", "148**"]

@@ -186,6 +186,11 @@ def anonymize(
                 f"{', '.join(single)} read(s) one sensitive column but {len(fs.sensitive)} were "
                 "given: wrap the model in MultiAttribute(...) or pass one sensitive column"
             )
+    if not fs.sensitive:
+        needing = [m.describe() for m in models if m.needs_sensitive]
+        if needing:
+            raise InvalidParameterError(
+                f"{', '.join(needing)} need(s) a sensitive column; none was given")
     hs = prepare_hierarchies(fs.qi, hierarchies)
     fs = fs.materialize()
     for m in models:
