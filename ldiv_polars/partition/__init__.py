@@ -13,6 +13,7 @@ from ldiv_polars.partition.grouping import (
 from ldiv_polars.partition.metrics import (
     CountQuery,
     average_relative_error,
+    compare_are,
     count_query_workload,
     grouping_metrics,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "MondrianResult",
     "PartitionInfeasibleError",
     "average_relative_error",
+    "compare_are",
     "count_query_workload",
     "grouping_metrics",
     "mondrian",

@@ -23,7 +23,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +32,13 @@ import polars as pl
 from ldiv_polars.core.validate import require_int_at_least, require_real
 from ldiv_polars.errors import InvalidParameterError
 
-__all__ = ["CountQuery", "average_relative_error", "count_query_workload", "grouping_metrics"]
+__all__ = [
+    "CountQuery",
+    "average_relative_error",
+    "compare_are",
+    "count_query_workload",
+    "grouping_metrics",
+]
 
 
 def grouping_metrics(frame: pl.LazyFrame, ranges: pl.DataFrame, qi: Sequence[str],
@@ -106,15 +112,26 @@ def average_relative_error(codes: np.ndarray, s_codes: np.ndarray, groups: np.nd
     """ARE of ``workload`` on a grouping (``groups``: group id per row, ``-1`` = suppressed,
     which the estimator cannot see) with permuted sensitive values. Queries whose true count is
     0 are skipped (the relative error is undefined) and counted."""
-    g = np.asarray(groups)
-    kept = g >= 0
-    ng = int(g.max()) + 1 if kept.any() else 0
-    gk = g[kept]
-    size = np.bincount(gk, minlength=ng).astype(float)
-    errors = []
+    return compare_are(codes, s_codes, {"_": groups}, workload)["_"]
+
+
+def compare_are(codes: np.ndarray, s_codes: np.ndarray, groupings: Mapping[str, np.ndarray],
+                workload: Sequence[CountQuery]) -> dict[str, dict[str, float]]:
+    """:func:`average_relative_error` of several groupings of the same rows on one workload
+    (each query's row masks are computed once and shared)."""
+    prepared = {}
+    for name, groups in groupings.items():
+        g = np.asarray(groups)
+        if g.shape[0] != codes.shape[0]:
+            raise InvalidParameterError(f"grouping {name!r} has {g.shape[0]} ids for "
+                                        f"{codes.shape[0]} rows")
+        kept = g >= 0
+        ng = int(g.max()) + 1 if kept.any() else 0
+        prepared[name] = (kept, g[kept], ng, np.bincount(g[kept], minlength=ng).astype(float))
+    errors: dict[str, list[float]] = {name: [] for name in groupings}
     skipped = 0
     for q in workload:
-        qmask = np.ones(len(g), dtype=bool)
+        qmask = np.ones(codes.shape[0], dtype=bool)
         for j, vals in zip(q.columns, q.values):
             qmask &= np.isin(codes[:, j], vals)
         smask = np.isin(s_codes, q.s_values)
@@ -122,10 +139,11 @@ def average_relative_error(codes: np.ndarray, s_codes: np.ndarray, groups: np.nd
         if true == 0:
             skipped += 1
             continue
-        match = np.bincount(gk, weights=qmask[kept].astype(float), minlength=ng)
-        share = np.bincount(gk, weights=smask[kept].astype(float), minlength=ng)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            est = float(np.nansum(match * share / size))
-        errors.append(abs(true - est) / true)
-    return {"are": float(np.mean(errors)) if errors else float("nan"),
-            "queries": len(errors), "skipped_empty": skipped}
+        for name, (kept, gk, ng, size) in prepared.items():
+            match = np.bincount(gk, weights=qmask[kept].astype(float), minlength=ng)
+            share = np.bincount(gk, weights=smask[kept].astype(float), minlength=ng)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                est = float(np.nansum(match * share / size))
+            errors[name].append(abs(true - est) / true)
+    return {name: {"are": float(np.mean(e)) if e else float("nan"), "queries": len(e),
+                   "skipped_empty": skipped} for name, e in errors.items()}
