@@ -121,8 +121,10 @@ S_VALUES = {
     "int": st.integers(0, 4),
     "str": st.sampled_from(["flu", "hiv", "cold", "cancer", "ok"]),
     "float": st.sampled_from([0.5, 1.25, 2.0, 3.75, 10.0]),
+    "bool": st.booleans(),
 }
-S_DTYPES = {"int": pl.Int64, "str": pl.String, "float": pl.Float64}
+S_DTYPES = {"int": pl.Int64, "str": pl.String, "float": pl.Float64, "bool": pl.Boolean}
+ORDERED_KINDS = {"int", "float"}  # numeric: ordered distance; string and boolean: equal
 
 
 @st.composite
@@ -175,7 +177,7 @@ def test_summary_matches_polars_and_reference(con, data, l) -> None:
     nulls = "value" if has_nulls else "error"
     got = ld.summary(df, ["q1", "q2"], "s", l=l, con=con, nulls=nulls)
     polars_side = lp.summary(df, ["q1", "q2"], "s", l=l, nulls=nulls)
-    ref = reference_summary(rows_of(df), l, ordered=kind != "str")
+    ref = reference_summary(rows_of(df), l, ordered=kind in ORDERED_KINDS)
     assert list(got) == list(lp.SUMMARY_KEYS) == list(ld.SUMMARY_KEYS)
     for key in got:
         assert close(got[key], polars_side[key]), (key, got[key], polars_side[key])
@@ -248,6 +250,9 @@ def test_every_model_matches_polars(con, data, models) -> None:
        dont_care=st.sampled_from([["flu"], ["ok", "cold"], ["0", "1"], ["10.0"], []]))
 def test_entropy_dont_care_udf_matches_polars(con, data, l, dont_care) -> None:
     df, kind, _ = data
+    if kind == "bool":
+        df = df.with_columns(pl.col("s").cast(pl.Int64))
+        kind = "int"
     if kind == "int":
         values: list[Any] = [int(v) for v in dont_care if v.isdigit()]
     elif kind == "float":
@@ -272,7 +277,7 @@ HIER = pl.DataFrame({
 def test_hierarchical_emd_matches_polars(con, data, t) -> None:
     df, kind, _ = data
     if kind != "str":
-        df = df.with_columns(pl.col("s").cast(pl.Int64).mod(5).replace_strict(
+        df = df.with_columns(pl.col("s").cast(pl.Float64).cast(pl.Int64).mod(5).replace_strict(
             list(range(5)), HIER["value"].to_list()).alias("s"))
     model = TCloseness(t, "hierarchical", hierarchy=HIER)
     sql = ld.check(df, ["q1", "q2"], "s", [model], con=con)
