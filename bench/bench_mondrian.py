@@ -12,8 +12,6 @@ from __future__ import annotations
 import sys
 import time
 
-import polars as pl
-
 from ldiv_polars.datasets.synth import synthesize
 from ldiv_polars.models import DistinctLDiversity, KAnonymity
 from ldiv_polars.partition import mondrian
@@ -29,7 +27,8 @@ def main() -> None:
     t = time.perf_counter()
     base = df.lazy().group_by([*QI, S]).len().collect()
     t_base = time.perf_counter() - t
-    print(f"rows={rows:,} qi={len(QI)} baseline frequency set: {t_base:.2f} s ({base.height:,} cells)")
+    print(f"rows={rows:,} qi={len(QI)} baseline frequency set: {t_base:.2f} s "
+          f"({base.height:,} cells)")
     runs = [
         ("strict k", [KAnonymity(k)], False),
         ("relaxed k", [KAnonymity(k)], True),

@@ -35,7 +35,8 @@ def register(app: typer.Typer) -> None:
             "--qi", help="QI columns (mondrian-*), comma-separated")] = None,
         order: Annotated[str | None, typer.Option(
             "--order", help="column giving the grouper's scan order (default: file order)")] = None,
-        samples: Annotated[int, typer.Option("--samples", help="Monte Carlo worlds per group")] = 4000,
+        samples: Annotated[int, typer.Option(
+            "--samples", help="Monte Carlo worlds per group")] = 4000,
         seed: Annotated[int, typer.Option("--seed", help="random seed")] = 0,
         details: Annotated[bool, typer.Option("--details", help="per-group details")] = False,
         separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,

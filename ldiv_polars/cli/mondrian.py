@@ -80,7 +80,8 @@ def register(app: typer.Typer) -> None:
         relaxed: Annotated[bool, typer.Option("--relaxed", help="even (relaxed) splits")] = False,
         raw: Annotated[bool, typer.Option(
             "--raw", help="write raw rows + group id instead of generalized QIs")] = False,
-        group: Annotated[str, typer.Option("--group", help="name of the group id column")] = "group",
+        group: Annotated[str, typer.Option(
+            "--group", help="name of the group id column")] = "group",
         separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
     ) -> None:

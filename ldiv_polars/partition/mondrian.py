@@ -174,7 +174,8 @@ def mondrian(
         .alias(dims[j])
         for j, c in enumerate(qi_t)
     ]
-    work_cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), *enc, *[pl.col(x) for x in s_t]]
+    work_cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), *enc,
+                 *[pl.col(x) for x in s_t]]
     if relaxed:
         work_cols += [pl.col(c).rank("ordinal").cast(pl.Int64).alias(ords[j])
                       for j, c in enumerate(qi_t)]
@@ -215,11 +216,13 @@ def mondrian(
         # 1. per-partition statistics (dense pids 0..P-1)
         aggs: list[pl.Expr] = [pl.len().alias("__size")]
         for j in range(d):
-            aggs += [pl.col(dims[j]).min().alias(f"__min{j}"), pl.col(dims[j]).max().alias(f"__max{j}")]
+            aggs += [pl.col(dims[j]).min().alias(f"__min{j}"),
+                     pl.col(dims[j]).max().alias(f"__max{j}")]
             if relaxed:
-                aggs.append(pl.col(ords[j]).quantile(0.5, interpolation="lower").alias(f"__thr{j}"))
+                thr_agg = pl.col(ords[j]).quantile(0.5, interpolation="lower")
             else:
-                aggs.append(pl.col(dims[j]).quantile(0.5, interpolation="higher").alias(f"__thr{j}"))
+                thr_agg = pl.col(dims[j]).quantile(0.5, interpolation="higher")
+            aggs.append(thr_agg.alias(f"__thr{j}"))
         stats = work.group_by(_PID).agg(aggs).sort(_PID)
         # 2. candidate sides of every dimension, counted in one group_by
         side_exprs = []
@@ -229,7 +232,8 @@ def mondrian(
                 side = pl.col(ords[j]) <= thr
             else:
                 mn = pl.lit(stats[f"__min{j}"]).gather(pl.col(_PID))
-                side = pl.when(thr == mn).then(pl.col(dims[j]) <= thr).otherwise(pl.col(dims[j]) < thr)
+                x = pl.col(dims[j])
+                side = pl.when(thr == mn).then(x <= thr).otherwise(x < thr)
             side_exprs.append(side.alias(sides[j]))
         work = work.with_columns(side_exprs)
         freq = work.lazy().group_by([_PID, *sides, *s_t]).agg(pl.len().cast(pl.Int64).alias(COUNT))
@@ -264,7 +268,6 @@ def mondrian(
             chosen_dim = chosen_dim.scatter(choice[_PID], choice[_DIM])
         # final partitions get group ids now; split ones get new dense pids 2*idx + side
         is_final = chosen_dim == -1
-        final_gid = pl.Series(pl.int_range(P, eager=True).cast(pl.Int64))
         final_gid = (is_final.cast(pl.Int64).cum_sum() - 1 + next_gid).cast(pl.Int64)
         split_idx = ((~is_final).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
         next_gid += int(is_final.sum())
