@@ -25,12 +25,19 @@ def timed(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
 def bench_algorithm_a() -> None:
     grid = [(k, pi, p) for k in (10, 50, 200) for pi in (0.5, 0.75) for p in (1e-4, 1e-6, 1e-12)]
     for method in ("recursion", "binom"):
-        _, wall, cpu = timed(lambda: [effective_anonymity(k, pi, p, method=method) for k, pi, p in grid])
-        print(f"Algorithm A, {len(grid)} cases, method={method:<9}  wall {wall:7.3f} s  cpu {cpu:7.3f} s")
+        _, wall, cpu = timed(
+            lambda m=method: [effective_anonymity(k, pi, p, method=m) for k, pi, p in grid]
+        )
+        print(
+            f"Algorithm A, {len(grid)} cases, method={method:<9}  "
+            f"wall {wall:7.3f} s  cpu {cpu:7.3f} s"
+        )
     pis = np.random.default_rng(0).uniform(0.3, 0.9, 5000)
     r, wall, cpu = timed(effective_anonymity, 20, pis, 1e-6)
-    print(f"Algorithm A, Poisson-binomial k=20 (n_min={r.n_min}), with r_bar' and t_bar over 5,000: "
-          f"wall {wall:.3f} s  cpu {cpu:.3f} s")
+    print(
+        f"Algorithm A, Poisson-binomial k=20 (n_min={r.n_min}), with r_bar' and t_bar over 5,000: "
+        f"wall {wall:.3f} s  cpu {cpu:.3f} s"
+    )
 
 
 def bench_mdav(big: bool) -> None:
@@ -40,22 +47,30 @@ def bench_mdav(big: bool) -> None:
         a, wf, cf = timed(mdav, x, 5)
         b, wr, cr = timed(mdav_reference, x, 5)
         assert np.array_equal(a.labels, b.labels)
-        print(f"MDAV {n:>7,} x 10, k=5: pruned wall {wf:6.2f} s cpu {cf:6.2f} s | brute force wall "
-              f"{wr:6.2f} s cpu {cr:6.2f} s | speed-up (cpu) {cr / cf:4.1f}x, identical cells")
+        print(
+            f"MDAV {n:>7,} x 10, k=5: pruned wall {wf:6.2f} s cpu {cf:6.2f} s | brute force wall "
+            f"{wr:6.2f} s cpu {cr:6.2f} s | speed-up (cpu) {cr / cf:4.1f}x, identical cells"
+        )
     if big:
         x = rng.normal(size=(100_000, 10))
         a, wf, cf = timed(mdav, x, 5)
-        print(f"MDAV 100,000 x 10, k=5: pruned wall {wf:6.2f} s cpu {cf:6.2f} s "
-              f"({a.n_cells} cells, D = {a.distortion:.4f})")
+        print(
+            f"MDAV 100,000 x 10, k=5: pruned wall {wf:6.2f} s cpu {cf:6.2f} s "
+            f"({a.n_cells} cells, D = {a.distortion:.4f})"
+        )
 
 
 def bench_polars() -> None:
     df = synthesize(100_000, 7)
-    res, wall, cpu = timed(microaggregate_details, df.lazy(), ["age", "income"], k=5, pi=0.75, p_bar=1e-5)
+    res, wall, cpu = timed(
+        microaggregate_details, df.lazy(), ["age", "income"], k=5, pi=0.75, p_bar=1e-5
+    )
     out, w2, c2 = timed(res.frame.collect)
-    print(f"microaggregate 100,000 rows (age, income), k=5 pi=.75 p_bar=1e-5 -> n_min={res.n_min}: "
-          f"MDAV + re-verification wall {wall:.2f} s cpu {cpu:.2f} s; collect {w2:.2f} s "
-          f"(D = {res.mdav.distortion:.5f})")
+    print(
+        f"microaggregate 100,000 rows (age, income), k=5 pi=.75 p_bar=1e-5 -> n_min={res.n_min}: "
+        f"MDAV + re-verification wall {wall:.2f} s cpu {cpu:.2f} s; collect {w2:.2f} s "
+        f"(D = {res.mdav.distortion:.5f})"
+    )
 
 
 if __name__ == "__main__":

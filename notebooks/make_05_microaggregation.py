@@ -40,10 +40,10 @@ Rebollo-Monedero, Forné, Soriano, Puiggalí, *p-Probabilistic k-Anonymous Micro
 Anonymization of Surveys with Uncertain Participation*, Inform. Sci. (2017).
 
 A survey designer must fix the microaggregation cells **before** the respondents answer. Each
-respondent takes part with probability $\pi$; a cell of $n$ candidates holds $K_n\sim\mathrm{Bin}(n,\pi)$
-active records and is k-anonymous iff $K_n\ge k$ or $K_n=0$. The attained cell failure is
-$\bar q=P\{0<K_n<k\}$, and the **effective anonymity** $n_{\min}$ is the smallest $n\ge k$ with
-$\bar q\le\bar p$ (Algorithm A). Microaggregating with MDAV at $n_{\min}$ instead of $k$ gives
+respondent takes part with probability $\pi$; a cell of $n$ candidates holds
+$K_n\sim\mathrm{Bin}(n,\pi)$ active records and is k-anonymous iff $K_n\ge k$ or $K_n=0$. The
+attained cell failure is $\bar q=P\{0<K_n<k\}$, and the **effective anonymity** $n_{\min}$ is
+the smallest $n\ge k$ with $\bar q\le\bar p$ (Algorithm A). Microaggregating with MDAV at $n_{\min}$ instead of $k$ gives
 cells that are k-anonymous with probability at least $p=1-\bar p$.
 
 This notebook reproduces:
@@ -202,7 +202,8 @@ for p_bar in p_bars:
     err_paper.append((lit.q_bar - ref(lit.n_min)) / ref(lit.n_min))
     err_ours.append((ours.q_bar - ref(ours.n_min)) / ref(ours.n_min))
 worst = int(np.argmax(np.abs(err_paper)))
-print(f"literal recursion: worst relative error {100 * err_paper[worst]:.3f} % at p_bar = {p_bars[worst]:.1e}")
+print(f"literal recursion: worst relative error {100 * err_paper[worst]:.3f} % "
+      f"at p_bar = {p_bars[worst]:.1e}")
 print(f"default recursion: worst relative error {100 * max(map(abs, err_ours)):.1e} %")
 assert abs(err_paper[worst] + 0.0084) < 2e-4 and max(map(abs, err_ours)) < 1e-12
 fig, ax = plt.subplots()
@@ -263,7 +264,8 @@ plt.tight_layout(); plt.show()
 for k in (10, 50):
     i = k - 2
     names = ["KL root n1", "n1'", "n1''", "n2"]
-    print(f"k={k}: n_min={exact[i]}, " + ", ".join(f"{n}={v[i]:.2f}" for n, v in zip(names, approx.values())))
+    vals = ", ".join(f"{n}={v[i]:.2f}" for n, v in zip(names, approx.values()))
+    print(f"k={k}: n_min={exact[i]}, {vals}")
 """)
 
 md(r"""
@@ -309,7 +311,8 @@ X10 = rng.standard_normal((N, 10))
 t = time.perf_counter()
 ks = [2, 3, 5, 7, 10, 15, 20, 30, 50]
 pis = [1.0, 0.9, 0.75, 0.5]
-D = {pi: [ma.mdav(X10, ma.effective_anonymity(k, pi, 1e-5).n_min).distortion for k in ks] for pi in pis}
+D = {pi: [ma.mdav(X10, ma.effective_anonymity(k, pi, 1e-5).n_min).distortion for k in ks]
+     for pi in pis}
 p_grid = [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8]
 Dp = {pi: [ma.mdav(X10, ma.effective_anonymity(10, pi, p).n_min).distortion for p in p_grid]
       for pi in (0.9, 0.75, 0.5)}
@@ -323,7 +326,8 @@ a1.set_xlabel("k"); a1.set_ylabel("D"); a1.set_title(r"Fig. 11: D vs k ($\bar p=
 a1.legend()
 for pi, vals in Dp.items():
     a2.semilogx(p_grid, vals, "o-", ms=3, label=fr"$\pi$ = {pi}")
-a2.invert_xaxis(); a2.set_xlabel(r"$\bar p$"); a2.set_ylabel("D"); a2.set_title("D vs $\\bar p$ (k = 10)")
+a2.invert_xaxis(); a2.set_xlabel(r"$\bar p$"); a2.set_ylabel("D")
+a2.set_title("D vs $\\bar p$ (k = 10)")
 a2.legend(); plt.tight_layout(); plt.show()
 """)
 
@@ -348,12 +352,14 @@ assert ratio[2][0] > ratio[5][0] > ratio[10][0]                      # and with 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
 for m, vals in ratio.items():
     a1.plot(ks, vals, "o-", ms=3, label=f"m = {m}")
-a1.set_xlabel("k"); a1.set_ylabel(r"$D(\pi=.75)\,/\,D(\pi=1)$"); a1.set_title("Fig. 13(a)"); a1.legend()
+a1.set_xlabel("k"); a1.set_ylabel(r"$D(\pi=.75)\,/\,D(\pi=1)$")
+a1.set_title("Fig. 13(a)"); a1.legend()
 pi_grid = np.linspace(0, 1, 201)
 for k in (2, 5, 10, 20):
     a2.plot(pi_grid, [ma.naive_failure(k, p) for p in pi_grid], label=f"k = {k}")
     assert math.isclose(ma.naive_failure(k, 0.5), 1 - 2.0 ** (1 - k))
-a2.set_xlabel(r"$\pi$"); a2.set_ylabel(r"$\bar q$ (cells of k)"); a2.set_title("Fig. 13(b)"); a2.legend()
+a2.set_xlabel(r"$\pi$"); a2.set_ylabel(r"$\bar q$ (cells of k)")
+a2.set_title("Fig. 13(b)"); a2.legend()
 plt.tight_layout(); plt.show()
 """)
 
@@ -378,6 +384,27 @@ out.head(5)
 """)
 
 md(r"""
+**Unequal participation.** With one probability per respondent (here a column `p`), the cells
+get variable sizes: MDAV picks its reference records as usual and each cell grows along the
+distance order until Algorithm A (Poisson-binomial) reaches $\bar q\le\bar p$ — the paper's
+suggestion of ordering by distance to a reference; the acceptance rule for the last cell is
+ours. Centroids are $\pi$-weighted (§VI.B).
+""")
+
+code(r"""
+rng = np.random.default_rng(3)
+survey_p = survey.with_columns(p=pl.Series(rng.uniform(0.4, 1.0, survey.height)))
+res_p = ma.microaggregate_details(survey_p, ["age", "income"], k=5, pi="p", p_bar=1e-5)
+print(res_p.summary())
+sizes = res_p.mdav.sizes
+assert res_p.summary()["cells_above_p_bar"] == 0 and sizes.min() >= 5
+fig, ax = plt.subplots()
+ax.hist(sizes, bins=np.arange(sizes.min(), sizes.max() + 2) - 0.5)
+ax.set_xlabel("cell size"); ax.set_ylabel("cells")
+ax.set_title(r"variable cells, $\pi_j\sim U(0.4, 1)$, k = 5, $\bar p=10^{-5}$"); plt.show()
+""")
+
+md(r"""
 **Design before the survey** (locally trusted mode): the party running the survey builds the
 partition on a *model population*, publishes it — the MDAV reference points in selection order
 with the squared distance to the last point each took (intensional), and optionally the model
@@ -394,8 +421,8 @@ model = synthesize(3000, 11).select(
 )
 spec = ma.design_partition(model, ["age", "income"], k=5, pi=0.75, p_bar=1e-5)
 published = spec.to_json(extensional=False)
-print(f"n_min = {spec.n_min}, {spec.n_cells} cells, intensional spec {len(published) / 1024:.0f} KiB, "
-      f"boundary ties: {spec.boundary_ties}")
+print(f"n_min = {spec.n_min}, {spec.n_cells} cells, "
+      f"intensional spec {len(published) / 1024:.0f} KiB, boundary ties: {spec.boundary_ties}")
 back = ma.PartitionSpec.from_json(published)
 assert spec.boundary_ties == 0
 assert (ma.assign(model, back) == spec.labels).all()                       # intensional
@@ -417,28 +444,37 @@ equidistant points may be needed.
 # ---------------------------------------------------------------------------------------------
 def build() -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     for kind, src in cells:
-        nb.cells.append(nbformat.v4.new_markdown_cell(src) if kind == "markdown"
-                        else nbformat.v4.new_code_cell(src))
+        nb.cells.append(
+            nbformat.v4.new_markdown_cell(src)
+            if kind == "markdown"
+            else nbformat.v4.new_code_cell(src)
+        )
     return nb
 
 
 def main() -> int:
     nb = build()
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(HERE)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
+    ).execute()
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"
         if cell.cell_type == "code":
             cell.metadata.pop("execution", None)
     nbformat.validate(nb)
     nbformat.write(nb, OUT)
-    print(f"wrote {OUT} ({OUT.stat().st_size / 1024:.0f} KiB), executed in "
-          f"{time.perf_counter() - t0:.1f} s")
+    print(
+        f"wrote {OUT} ({OUT.stat().st_size / 1024:.0f} KiB), executed in "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
     return 0
 
 

@@ -29,8 +29,16 @@ def _same(a, b) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     "n, m, k, kind",
-    [(400, 2, 3, "normal"), (1000, 5, 5, "normal"), (2500, 10, 5, "normal"), (300, 1, 4, "normal"),
-     (900, 3, 7, "int"), (600, 2, 4, "sorted"), (500, 4, 10, "skewed"), (64, 2, 20, "normal")],
+    [
+        (400, 2, 3, "normal"),
+        (1000, 5, 5, "normal"),
+        (2500, 10, 5, "normal"),
+        (300, 1, 4, "normal"),
+        (900, 3, 7, "int"),
+        (600, 2, 4, "sorted"),
+        (500, 4, 10, "skewed"),
+        (64, 2, 20, "normal"),
+    ],
 )
 def test_fast_equals_reference(n: int, m: int, k: int, kind: str) -> None:
     rng = np.random.default_rng(n + m + k)
@@ -48,8 +56,13 @@ def test_fast_equals_reference(n: int, m: int, k: int, kind: str) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(1, 120), m=st.integers(1, 4), k=st.integers(1, 9), seed=st.integers(0, 10**6),
-       ints=st.booleans())
+@given(
+    n=st.integers(1, 120),
+    m=st.integers(1, 4),
+    k=st.integers(1, 9),
+    seed=st.integers(0, 10**6),
+    ints=st.booleans(),
+)
 def test_fast_equals_reference_property(n: int, m: int, k: int, seed: int, ints: bool) -> None:
     if n < k:
         with pytest.raises(InvalidParameterError, match="at least k"):
@@ -62,7 +75,9 @@ def test_fast_equals_reference_property(n: int, m: int, k: int, seed: int, ints:
     # MDAV's cell sizes: all exactly k except the last, which has k .. 2k-1
     sizes = np.bincount(a.labels)
     assert sizes.sum() == n
-    assert (sizes[:-1] == k).all() and k <= sizes[-1] <= 2 * k - 1 or (sizes.size == 1 and n < 2 * k)
+    assert (
+        (sizes[:-1] == k).all() and k <= sizes[-1] <= 2 * k - 1 or (sizes.size == 1 and n < 2 * k)
+    )
     assert a.n_cells == n // k
 
 
@@ -115,8 +130,10 @@ def test_weighted_centroids_and_distortion() -> None:
     # equal weights: weighted D = D = SSE / (m n)
     eq = mdav(x, 6, weights=np.full(200, 0.75))
     assert eq.weighted_distortion == pytest.approx(eq.distortion)
-    sse = sum(float(((z[eq.labels == c] - z[eq.labels == c].mean(0)) ** 2).sum())
-              for c in range(eq.n_cells))
+    sse = sum(
+        float(((z[eq.labels == c] - z[eq.labels == c].mean(0)) ** 2).sum())
+        for c in range(eq.n_cells)
+    )
     assert eq.distortion == pytest.approx(sse / (2 * 200))
     assert distortion(x, eq.labels) == pytest.approx(eq.distortion)
 
@@ -176,8 +193,11 @@ def test_design_new_respondents() -> None:
     # intensional: the first referenced ball containing the point, else the rest cell
     inten = assign(new, spec)
     for i, z in enumerate(z_new):
-        inside = [c for c in range(spec.references.shape[0])
-                  if ((z - spec.references[c]) ** 2).sum() <= spec.radii[c]]
+        inside = [
+            c
+            for c in range(spec.references.shape[0])
+            if ((z - spec.references[c]) ** 2).sum() <= spec.radii[c]
+        ]
         assert inten[i] == (inside[0] if inside else spec.rest_cell)
 
 
@@ -211,8 +231,9 @@ def test_cell_failures_vectorized_equals_per_cell() -> None:
     pis = rng.uniform(0.1, 1.0, 120)
     got = cell_failures(labels, pis, 4)
     for c in range(7):
-        assert got[c] == pytest.approx(attained_failure(4, pis[labels == c], int((labels == c).sum())),
-                                       abs=1e-15)
+        assert got[c] == pytest.approx(
+            attained_failure(4, pis[labels == c], int((labels == c).sum())), abs=1e-15
+        )
     assert cell_failures(labels, 0.5, 1).tolist() == [0.0] * 7
 
 
@@ -220,7 +241,9 @@ def test_cell_failures_vectorized_equals_per_cell() -> None:
 def test_p_probabilistic_reduces_to_mdav(n: int, m: int, k: int) -> None:
     x = np.random.default_rng(n).normal(size=(n, m))
     # per-record pi all 1: exactly MDAV(k); all equal to pi: exactly MDAV(n_min)
-    assert np.array_equal(p_probabilistic_mdav(x, k, np.ones(n), 1e-6).mdav.labels, mdav(x, k).labels)
+    assert np.array_equal(
+        p_probabilistic_mdav(x, k, np.ones(n), 1e-6).mdav.labels, mdav(x, k).labels
+    )
     for pi in (0.75, 0.5):
         n_min = effective_anonymity(k, pi, 1e-5).n_min
         var = p_probabilistic_mdav(x, k, np.full(n, pi), 1e-5)

@@ -25,13 +25,15 @@ from ldiv_polars.microagg import (
 def survey() -> pl.DataFrame:
     rng = np.random.default_rng(42)
     n = 1000
-    return pl.DataFrame({
-        "id": np.arange(n),
-        "age": rng.integers(18, 90, n),
-        "bmi": rng.normal(26, 4, n).round(1),
-        "tsh": rng.lognormal(0.5, 0.6, n),
-        "diagnosis": rng.choice(["none", "hashimoto", "graves"], n).tolist(),
-    })
+    return pl.DataFrame(
+        {
+            "id": np.arange(n),
+            "age": rng.integers(18, 90, n),
+            "bmi": rng.normal(26, 4, n).round(1),
+            "tsh": rng.lognormal(0.5, 0.6, n),
+            "diagnosis": rng.choice(["none", "hashimoto", "graves"], n).tolist(),
+        }
+    )
 
 
 def test_microaggregate_replaces_qis_by_centroids(survey: pl.DataFrame) -> None:
@@ -70,8 +72,11 @@ def test_weights_column(survey: pl.DataFrame) -> None:
     rng = np.random.default_rng(1)
     df = survey.with_columns(pi=pl.Series(rng.uniform(0.3, 1.0, survey.height)))
     out = microaggregate(df, ["age", "bmi"], k=5, weights="pi").collect()
-    g = df.with_columns(cell=out["cell"]).group_by("cell").agg(
-        ((pl.col("age") * pl.col("pi")).sum() / pl.col("pi").sum()).alias("wage"))
+    g = (
+        df.with_columns(cell=out["cell"])
+        .group_by("cell")
+        .agg(((pl.col("age") * pl.col("pi")).sum() / pl.col("pi").sum()).alias("wage"))
+    )
     j = out.join(g, on="cell")
     assert np.allclose(j["age"].to_numpy(), j["wage"].to_numpy())
     assert out["pi"].to_list() == df["pi"].to_list()
@@ -92,17 +97,35 @@ def test_input_errors(survey: pl.DataFrame) -> None:
         microaggregate(survey.head(40), ["age"], k=10, pi=0.5, p_bar=1e-6)
     with pytest.raises(InsufficientRecordsError, match="k = 5"):
         microaggregate(survey.head(4), ["age"], k=5)
-    with_null = survey.with_columns(pl.when(pl.col("id") == 3).then(None).otherwise(pl.col("bmi")).alias("bmi"))
+    with_null = survey.with_columns(
+        pl.when(pl.col("id") == 3).then(None).otherwise(pl.col("bmi")).alias("bmi")
+    )
     with pytest.raises(NullValuesError, match="bmi"):
         microaggregate(with_null, ["age", "bmi"], k=5)
 
 
-def test_cli_microaggregate(tmp_path: Path, survey: pl.DataFrame, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_microaggregate(
+    tmp_path: Path, survey: pl.DataFrame, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "in.csv"
     survey.write_csv(src)
     dst = tmp_path / "out.parquet"
-    code = main(["microaggregate", str(src), str(dst), "--columns", "age,bmi,tsh", "--k", "5",
-                 "--pi", "0.75", "--p-bar", "1e-5", "--json"])
+    code = main(
+        [
+            "microaggregate",
+            str(src),
+            str(dst),
+            "--columns",
+            "age,bmi,tsh",
+            "--k",
+            "5",
+            "--pi",
+            "0.75",
+            "--p-bar",
+            "1e-5",
+            "--json",
+        ]
+    )
     assert code == 0
     info = json.loads(capsys.readouterr().out)
     assert info["n_min"] == effective_anonymity(5, 0.75, 1e-5).n_min
@@ -113,13 +136,19 @@ def test_cli_microaggregate(tmp_path: Path, survey: pl.DataFrame, capsys: pytest
     assert main(["microaggregate", str(src), str(dst_csv), "--columns", "age", "--k", "3"]) == 0
     assert pl.read_csv(dst_csv).group_by("age").len()["len"].min() >= 3
     capsys.readouterr()
-    assert main(["microaggregate", str(src), str(dst), "--columns", "age,diagnosis", "--k", "3"]) == 2
+    assert (
+        main(["microaggregate", str(src), str(dst), "--columns", "age,diagnosis", "--k", "3"]) == 2
+    )
     assert "numeric" in capsys.readouterr().err
-    assert main(["microaggregate", str(src), str(tmp_path / "o.xlsx"), "--columns", "age", "--k", "3"]) == 2
+    assert (
+        main(["microaggregate", str(src), str(tmp_path / "o.xlsx"), "--columns", "age", "--k", "3"])
+        == 2
+    )
 
 
-def test_microaggregate_per_record_pi(survey: pl.DataFrame, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_microaggregate_per_record_pi(
+    survey: pl.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rng = np.random.default_rng(5)
     df = survey.with_columns(p=pl.Series(rng.uniform(0.4, 1.0, survey.height)))
     res = microaggregate_details(df, ["age", "bmi"], k=5, pi="p", p_bar=1e-5)
@@ -129,8 +158,11 @@ def test_microaggregate_per_record_pi(survey: pl.DataFrame, tmp_path: Path,
     assert out.height == df.height and out["p"].to_list() == df["p"].to_list()
     assert out.group_by(["age", "bmi"]).len()["len"].min() >= 5
     # pi-weighted centroids
-    g = df.with_columns(cell=out["cell"]).group_by("cell").agg(
-        ((pl.col("bmi") * pl.col("p")).sum() / pl.col("p").sum()).alias("wb"))
+    g = (
+        df.with_columns(cell=out["cell"])
+        .group_by("cell")
+        .agg(((pl.col("bmi") * pl.col("p")).sum() / pl.col("p").sum()).alias("wb"))
+    )
     j = out.join(g, on="cell")
     assert np.allclose(j["bmi"].to_numpy(), j["wb"].to_numpy())
     with pytest.raises(InsufficientRecordsError, match="cannot form"):
@@ -139,6 +171,23 @@ def test_microaggregate_per_record_pi(survey: pl.DataFrame, tmp_path: Path,
         microaggregate(df, ["age"], k=5, pi="nope", p_bar=1e-5)
     src = tmp_path / "in.parquet"
     df.write_parquet(src)
-    assert main(["microaggregate", str(src), str(tmp_path / "o.parquet"), "--columns", "age,bmi",
-                 "--k", "5", "--pi-column", "p", "--p-bar", "1e-5", "--json"]) == 0
+    assert (
+        main(
+            [
+                "microaggregate",
+                str(src),
+                str(tmp_path / "o.parquet"),
+                "--columns",
+                "age,bmi",
+                "--k",
+                "5",
+                "--pi-column",
+                "p",
+                "--p-bar",
+                "1e-5",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["cells_above_p_bar"] == 0

@@ -237,7 +237,8 @@ def test_vector_pi_order_matters_and_cap() -> None:
     assert r.n_min == 15 and not r.satisfied and r.q_bar > 1e-6
     # the t_bar of consecutive blocks equals the constant-pi table failure
     assert effective_anonymity(10, [0.75] * 1000, 1e-4).t_bar == pytest.approx(
-        table_failure(10, 0.75, 1e-4, 1000), rel=1e-9)
+        table_failure(10, 0.75, 1e-4, 1000), rel=1e-9
+    )
 
 
 # --- properties from the notes ------------------------------------------------------------------

@@ -33,8 +33,9 @@ from ldiv_polars.microagg import (
     "k, n_min, kl, quad, quad_simple, log2",
     [(10, 53, 55.39, 58.05, 54.12, 49.37), (50, 159, 164.45, 165.66, 163.85, 153.27)],
 )
-def test_general_k_values_from_notes(k: int, n_min: int, kl: float, quad: float,
-                                     quad_simple: float, log2: float) -> None:
+def test_general_k_values_from_notes(
+    k: int, n_min: int, kl: float, quad: float, quad_simple: float, log2: float
+) -> None:
     # notes §3, Fig. 9 [recomputed values]: pi = .5, p_bar = 1e-6
     assert effective_anonymity(k, 0.5, 1e-6).n_min == n_min
     assert round(kl_approximation(k, 0.5, 1e-6), 2) == kl
@@ -58,7 +59,9 @@ def test_quadratic_forms_are_arithmetic_plus_geometric_mean() -> None:
     k, pi, p_bar = 17, 0.6, 1e-7
     c = -(1 - pi) * math.log(p_bar)
     a, b = 2 * (k - 1) + c, c
-    assert quadratic_approximation(k, pi, p_bar) == pytest.approx(((a + b) / 2 + math.sqrt(a * b)) / pi)
+    assert quadratic_approximation(k, pi, p_bar) == pytest.approx(
+        ((a + b) / 2 + math.sqrt(a * b)) / pi
+    )
 
 
 @pytest.mark.parametrize("pi", [0.1, 0.25, 0.5, 0.75, 0.9])
@@ -98,14 +101,17 @@ def test_markov_lower_bound() -> None:
 
 def test_limit_and_asymptotic_table_failure() -> None:
     # -(1/n) ln q_bar -> -ln pi_bar: ratio n_min / limit -> 1 as p_bar -> 0 (k fixed)
-    ratios = [effective_anonymity(5, 0.5, 10.0**-e).n_min / limit_approximation(0.5, 10.0**-e)
-              for e in (5, 50, 250)]
+    ratios = [
+        effective_anonymity(5, 0.5, 10.0**-e).n_min / limit_approximation(0.5, 10.0**-e)
+        for e in (5, 50, 250)
+    ]
     assert abs(ratios[-1] - 1) < abs(ratios[0] - 1) and abs(ratios[-1] - 1) < 0.1
     # t_bar ~ 1 - exp(-(N/n) q_bar), close when q_bar is small
     r = effective_anonymity(10, 0.75, 1e-6)
     for N in (10_000, 1_000_000):
         assert asymptotic_table_failure(N, r.n_min, r.q_bar) == pytest.approx(
-            table_failure(10, 0.75, 1e-6, N), rel=0.05)
+            table_failure(10, 0.75, 1e-6, N), rel=0.05
+        )
 
 
 def test_approximation_bad_input() -> None:
@@ -155,8 +161,9 @@ def test_simulation_is_seeded() -> None:
 
 
 def test_cli_participation_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["participation", "--k", "10", "--pi", "0.75", "--p-bar", "1e-4", "--N", "10000",
-                 "--json"])
+    code = main(
+        ["participation", "--k", "10", "--pi", "0.75", "--p-bar", "1e-4", "--N", "10000", "--json"]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert {"n_min", "q_bar", "u", "r_bar", "r_bar_active", "t_bar"} <= set(out)

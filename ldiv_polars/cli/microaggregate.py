@@ -16,7 +16,9 @@ from ldiv_polars.microagg.aggregate import microaggregate_details
 def _check_output(out: Path) -> str:
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".pq", ".csv", ".tsv", ".txt"):
-        raise InputFormatError(f"cannot tell the output format of {str(out)!r}: use .csv or .parquet")
+        raise InputFormatError(
+            f"cannot tell the output format of {str(out)!r}: use .csv or .parquet"
+        )
     return suffix
 
 
@@ -36,13 +38,24 @@ def register(app: typer.Typer) -> None:
         columns: Annotated[str, typer.Option("--columns", help="numeric QIs, comma-separated")],
         k: Annotated[int, typer.Option("--k", help="minimum records per cell")],
         pi: Annotated[float | None, typer.Option("--pi", help="participation probability")] = None,
-        pi_column: Annotated[str | None, typer.Option(
-            "--pi-column", help="column of per-record participation probabilities")] = None,
-        p_bar: Annotated[float | None, typer.Option("--p-bar", help="acceptable cell failure")] = None,
-        cell_column: Annotated[str, typer.Option("--cell-column", help="name of the cell id column")] = "cell",
-        weights: Annotated[str | None, typer.Option("--weights", help="column of per-record pi (weighted centroids)")] = None,
+        pi_column: Annotated[
+            str | None,
+            typer.Option("--pi-column", help="column of per-record participation probabilities"),
+        ] = None,
+        p_bar: Annotated[
+            float | None, typer.Option("--p-bar", help="acceptable cell failure")
+        ] = None,
+        cell_column: Annotated[
+            str, typer.Option("--cell-column", help="name of the cell id column")
+        ] = "cell",
+        weights: Annotated[
+            str | None,
+            typer.Option("--weights", help="column of per-record pi (weighted centroids)"),
+        ] = None,
         separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="print the run's figures as JSON")] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="print the run's figures as JSON")
+        ] = False,
     ) -> None:
         """Replace the QIs by MDAV cell centroids (cells of k, or n_min under participation)."""
         cols = split_columns(columns, "--columns")
@@ -50,8 +63,15 @@ def register(app: typer.Typer) -> None:
         lf = to_lazyframe(path, separator=separator)
         if pi is not None and pi_column is not None:
             raise InvalidParameterError("give --pi or --pi-column, not both")
-        res = microaggregate_details(lf, cols, k=k, pi=pi_column if pi_column else pi, p_bar=p_bar,
-                                     cell_column=cell_column, weights=weights)
+        res = microaggregate_details(
+            lf,
+            cols,
+            k=k,
+            pi=pi_column if pi_column else pi,
+            p_bar=p_bar,
+            cell_column=cell_column,
+            weights=weights,
+        )
         _sink(res.frame, out, separator or ",")
         info = {**res.summary(), "output": str(out)}
         if as_json:

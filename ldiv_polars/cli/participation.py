@@ -25,17 +25,24 @@ def register(app: typer.Typer) -> None:
     def participation_cmd(
         k: Annotated[int, typer.Option("--k", help="required anonymity among participants")],
         pi: Annotated[float, typer.Option("--pi", help="participation probability")],
-        p_bar: Annotated[float, typer.Option("--p-bar", help="acceptable cell failure probability")],
-        n: Annotated[int | None, typer.Option("--N", help="table size: caps n_min, gives t_bar")] = None,
-        method: Annotated[str, typer.Option("--method", help="recursion, paper or binom")] = "recursion",
+        p_bar: Annotated[
+            float, typer.Option("--p-bar", help="acceptable cell failure probability")
+        ],
+        n: Annotated[
+            int | None, typer.Option("--N", help="table size: caps n_min, gives t_bar")
+        ] = None,
+        method: Annotated[
+            str, typer.Option("--method", help="recursion, paper or binom")
+        ] = "recursion",
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     ) -> None:
         """Cell size n_min so that a cell is k-anonymous with probability >= 1 - p_bar."""
         r = effective_anonymity(k, pi, p_bar, n, method=method)  # type: ignore[arg-type]
         values = {key: getattr(r, key) for key in KEYS}
         if as_json:
-            echo_json({**values, "satisfied": r.satisfied, "k": r.k, "pi": pi, "p_bar": r.p_bar,
-                       "N": r.N})
+            echo_json(
+                {**values, "satisfied": r.satisfied, "k": r.k, "pi": pi, "p_bar": r.p_bar, "N": r.N}
+            )
         else:
             for key in KEYS:
                 v = values[key]

@@ -42,7 +42,11 @@ from ldiv_polars.microagg.participation import (
     pmf_vector,
     table_failure,
 )
-from ldiv_polars.microagg.probabilistic import ProbabilisticMdav, cell_failures, p_probabilistic_mdav
+from ldiv_polars.microagg.probabilistic import (
+    ProbabilisticMdav,
+    cell_failures,
+    p_probabilistic_mdav,
+)
 from ldiv_polars.microagg.simulate import ParticipationSimulation, simulate_participation
 
 __all__ = [

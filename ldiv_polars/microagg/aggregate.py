@@ -18,8 +18,8 @@ combination of the new QI values must occur at least ``n_min`` (>= ``k``) times.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +33,12 @@ from ldiv_polars.microagg.mdav import MdavResult, mdav
 from ldiv_polars.microagg.participation import EffectiveAnonymity, effective_anonymity
 from ldiv_polars.microagg.probabilistic import p_probabilistic_mdav
 
-__all__ = ["InsufficientRecordsError", "Microaggregation", "microaggregate", "microaggregate_details"]
+__all__ = [
+    "InsufficientRecordsError",
+    "Microaggregation",
+    "microaggregate",
+    "microaggregate_details",
+]
 
 
 class InsufficientRecordsError(InvalidParameterError):
@@ -50,7 +55,8 @@ class Microaggregation:
 
     Attributes:
         frame: the anonymized lazy table (what :func:`microaggregate` returns).
-        n_min: the cell size used (``k`` without ``pi``).
+        n_min: the cell size used (``k`` without ``pi``; ``k``, the floor of the variable
+            cell sizes, with per-record ``pi``).
         participation: Algorithm A's result (``None`` without ``pi``).
         mdav: the MDAV run (labels, centroids, distortion ``D``, weighted ``D``).
         smallest_class: smallest equivalence class of the output on the QI columns
@@ -80,9 +86,13 @@ class Microaggregation:
         }
         if self.participation is not None:
             out.update(q_bar=self.participation.q_bar, p_bar=self.participation.p_bar)
-        if self.cell_failure is not None:
-            out.update(max_cell_failure=float(self.cell_failure.max()), p_bar=self.p_bar,
-                       cells_above_p_bar=int((self.cell_failure > (self.p_bar or 0.0)).sum()))
+        if self.cell_failure is not None:  # per-record pi: variable cells, no single n_min
+            out["n_min"] = None
+            out.update(
+                max_cell_failure=float(self.cell_failure.max()),
+                p_bar=self.p_bar,
+                cells_above_p_bar=int((self.cell_failure > (self.p_bar or 0.0)).sum()),
+            )
         return out
 
 
@@ -185,9 +195,15 @@ def microaggregate_details(
     out = lf.with_columns(*replaced, pl.lit(pl.Series(cell_column, res.labels, dtype=pl.Int64)))
 
     smallest = _verify(out, cols, n_min)
-    return Microaggregation(frame=out, n_min=n_min, participation=part, mdav=res,
-                            smallest_class=smallest, cell_failure=failures,
-                            p_bar=p_bar if pi_col is not None else None)
+    return Microaggregation(
+        frame=out,
+        n_min=n_min,
+        participation=part,
+        mdav=res,
+        smallest_class=smallest,
+        cell_failure=failures,
+        p_bar=p_bar if pi_col is not None else None,
+    )
 
 
 def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:
@@ -237,6 +253,12 @@ def microaggregate(
     evaluated twice: once for the QI matrix, once when the result is collected).
     """
     return microaggregate_details(
-        data, columns, k=k, pi=pi, p_bar=p_bar, cell_column=cell_column, weights=weights,
+        data,
+        columns,
+        k=k,
+        pi=pi,
+        p_bar=p_bar,
+        cell_column=cell_column,
+        weights=weights,
         standardize=standardize,
     ).frame

@@ -109,7 +109,9 @@ class PartitionSpec:
     @classmethod
     def from_dict(cls, d: dict[str, object]) -> PartitionSpec:
         if d.get("format") != "ldiv-mdav-partition/1":
-            raise InvalidParameterError(f"not an ldiv MDAV partition spec (format {d.get('format')!r})")
+            raise InvalidParameterError(
+                f"not an ldiv MDAV partition spec (format {d.get('format')!r})"
+            )
         m = len(d["mean"])  # type: ignore[arg-type]
         return cls(
             columns=tuple(d["columns"]),  # type: ignore[arg-type]
@@ -177,10 +179,19 @@ def design_partition(
     z = (x - res.mean) / res.scale
     refs = res.references[res.references >= 0]
     return PartitionSpec(
-        columns=cols, k=k, n_min=n_min, mean=res.mean, scale=res.scale,
-        references=z[refs], radii=res.radii[: refs.size], centroids=res.centroids,
-        points=z, labels=res.labels, boundary_ties=res.boundary_ties,
-        pi=pi, p_bar=p_bar,
+        columns=cols,
+        k=k,
+        n_min=n_min,
+        mean=res.mean,
+        scale=res.scale,
+        references=z[refs],
+        radii=res.radii[: refs.size],
+        centroids=res.centroids,
+        points=z,
+        labels=res.labels,
+        boundary_ties=res.boundary_ties,
+        pi=pi,
+        p_bar=p_bar,
     )
 
 
@@ -195,18 +206,26 @@ def assign(x: object, spec: PartitionSpec, *, method: AssignMethod = "intensiona
         arr = np.asarray(x, dtype=np.float64)
         xm = _as_matrix(arr[None, :] if arr.ndim == 1 and spec.mean.size > 1 else arr)
     if xm.shape[1] != spec.mean.size:
-        raise InvalidParameterError(f"points have {xm.shape[1]} coordinate(s), the spec has {spec.mean.size}")
+        raise InvalidParameterError(
+            f"points have {xm.shape[1]} coordinate(s), the spec has {spec.mean.size}"
+        )
     z = (xm - spec.mean) / spec.scale
     if method == "extensional":
         if spec.points.shape[0] == 0:
-            raise InvalidParameterError("this spec was exported without its model points (extensional=False)")
+            raise InvalidParameterError(
+                "this spec was exported without its model points (extensional=False)"
+            )
         _, nearest = cKDTree(spec.points).query(z, k=1)
         return spec.labels[np.asarray(nearest)]
     if method != "intensional":
-        raise InvalidParameterError(f"method must be 'intensional' or 'extensional', got {method!r}")
+        raise InvalidParameterError(
+            f"method must be 'intensional' or 'extensional', got {method!r}"
+        )
     out = np.full(z.shape[0], spec.rest_cell, dtype=np.int64)
     open_ = np.ones(z.shape[0], dtype=bool)
-    for c in range(spec.references.shape[0]):  # loop over cells (small state), vectorized over points
+    for c in range(
+        spec.references.shape[0]
+    ):  # loop over cells (small state), vectorized over points
         idx = np.flatnonzero(open_)
         if idx.size == 0:
             break

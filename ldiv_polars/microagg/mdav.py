@@ -115,11 +115,14 @@ def _as_matrix(x: object) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[1] == 0:
-        raise InvalidParameterError(f"MDAV needs an (n, m) matrix with m >= 1, got shape {arr.shape}")
+        raise InvalidParameterError(
+            f"MDAV needs an (n, m) matrix with m >= 1, got shape {arr.shape}"
+        )
     if not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
         raise InvalidParameterError(
-            f"MDAV needs finite values; {bad.size} record(s) hold NaN/inf (first: row {int(bad[0])})"
+            f"MDAV needs finite values; {bad.size} record(s) hold NaN/inf "
+            f"(first: row {int(bad[0])})"
         )
     return arr
 
@@ -238,8 +241,9 @@ class _Remaining:
         hits = cand[exact == exact.max()]
         return int(hits[np.argmin(self.ids[hits])])
 
-    def nearest(self, ref: int, count: int, approx: tuple[np.ndarray, float] | None = None
-                ) -> tuple[np.ndarray, float, bool]:
+    def nearest(
+        self, ref: int, count: int, approx: tuple[np.ndarray, float] | None = None
+    ) -> tuple[np.ndarray, float, bool]:
         """``ref`` and its ``count - 1`` nearest alive records (exact, index tie-break).
 
         Returns positions, the squared radius and whether a record at exactly the radius was
@@ -359,7 +363,9 @@ def _run_reference(z: np.ndarray, k: int) -> tuple[np.ndarray, list[int], list[f
 # --- centroids and distortion -------------------------------------------------------------------
 
 
-def weighted_centroids(x: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def weighted_centroids(
+    x: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
     """Per-cell centroids ``sum w_j x_j / sum w_j`` (plain means without weights).
 
     A cell whose weights are all zero falls back to its plain mean.
@@ -382,8 +388,13 @@ def weighted_centroids(x: np.ndarray, labels: np.ndarray, weights: np.ndarray | 
     return out
 
 
-def distortion(x: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None, *,
-               standardized: bool = False) -> float:
+def distortion(
+    x: np.ndarray,
+    labels: np.ndarray,
+    weights: np.ndarray | None = None,
+    *,
+    standardized: bool = False,
+) -> float:
     """Distortion of a partition. Without weights ``D = SSE / SST`` (standardized data, cell
     means); with weights the paper's ``(1/(m sum pi)) sum pi_j |z_j - zhat_c|^2`` with
     ``pi``-weighted centroids (§VI.B). ``m`` counts the non-constant columns.
@@ -395,7 +406,9 @@ def distortion(x: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = N
     z = x if standardized else standardize(x)[0]
     labels = np.asarray(labels, dtype=np.int64)
     if labels.shape != (z.shape[0],):
-        raise InvalidParameterError(f"labels must have one entry per record ({z.shape[0]}), got {labels.shape}")
+        raise InvalidParameterError(
+            f"labels must have one entry per record ({z.shape[0]}), got {labels.shape}"
+        )
     cen = weighted_centroids(z, labels, weights)
     resid = sqdist(z - cen[labels], np.zeros(z.shape[1]))
     if weights is None:
@@ -421,8 +434,15 @@ def _check_weights(weights: Sequence[float] | np.ndarray | None, n: int) -> np.n
     return w
 
 
-def _finish(x: np.ndarray, z: np.ndarray, mean: np.ndarray, scale: np.ndarray, k: int,
-            run: tuple[np.ndarray, list[int], list[float], int], w: np.ndarray | None) -> MdavResult:
+def _finish(
+    x: np.ndarray,
+    z: np.ndarray,
+    mean: np.ndarray,
+    scale: np.ndarray,
+    k: int,
+    run: tuple[np.ndarray, list[int], list[float], int],
+    w: np.ndarray | None,
+) -> MdavResult:
     labels, refs, radii, ties = run
     return MdavResult(
         labels=labels,
@@ -434,14 +454,16 @@ def _finish(x: np.ndarray, z: np.ndarray, mean: np.ndarray, scale: np.ndarray, k
         scale=scale,
         centroids=weighted_centroids(x, labels, w),
         distortion=distortion(z, labels, standardized=True),
-        weighted_distortion=distortion(z, labels, w if w is not None else np.ones(z.shape[0]),
-                                       standardized=True),
+        weighted_distortion=distortion(
+            z, labels, w if w is not None else np.ones(z.shape[0]), standardized=True
+        ),
         sizes=np.bincount(labels),
     )
 
 
-def _prepare(x: object, k: object, weights: Sequence[float] | np.ndarray | None, standardize_: bool
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray | None]:
+def _prepare(
+    x: object, k: object, weights: Sequence[float] | np.ndarray | None, standardize_: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray | None]:
     xm = _as_matrix(x)
     kk = require_int_at_least("k", k, 1)
     if xm.shape[0] < kk:
@@ -456,8 +478,13 @@ def _prepare(x: object, k: object, weights: Sequence[float] | np.ndarray | None,
     return xm, z, mean, scale, kk, w
 
 
-def mdav(x: object, k: int, *, weights: Sequence[float] | np.ndarray | None = None,
-         standardize: bool = True) -> MdavResult:
+def mdav(
+    x: object,
+    k: int,
+    *,
+    weights: Sequence[float] | np.ndarray | None = None,
+    standardize: bool = True,
+) -> MdavResult:
     """MDAV with minimum cell size ``k`` (use ``n_min`` for p-probabilistic k-anonymity).
 
     Args:
@@ -477,8 +504,13 @@ def mdav(x: object, k: int, *, weights: Sequence[float] | np.ndarray | None = No
     return _finish(xm, z, mean, scale, kk, _run(z, kk), w)
 
 
-def mdav_reference(x: object, k: int, *, weights: Sequence[float] | np.ndarray | None = None,
-                   standardize: bool = True) -> MdavResult:
+def mdav_reference(
+    x: object,
+    k: int,
+    *,
+    weights: Sequence[float] | np.ndarray | None = None,
+    standardize: bool = True,
+) -> MdavResult:
     """Brute-force MDAV (full distance pass per step): the baseline :func:`mdav` must match."""
     xm, z, mean, scale, kk, w = _prepare(x, k, weights, standardize)
     return _finish(xm, z, mean, scale, kk, _run_reference(z, kk), w)

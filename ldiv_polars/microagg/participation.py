@@ -100,12 +100,15 @@ def _check_pi(pi: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
     if arr.ndim == 0:
         return require_real("pi", float(arr), low=0.0, high=1.0)
     if arr.ndim != 1 or arr.size == 0:
-        raise InvalidParameterError(f"pi must be a number or a non-empty 1-d sequence, got shape {arr.shape}")
+        raise InvalidParameterError(
+            f"pi must be a number or a non-empty 1-d sequence, got shape {arr.shape}"
+        )
     bad = ~np.isfinite(arr) | (arr < 0) | (arr > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidParameterError(
-            f"participation probabilities must lie in [0, 1]; pi[{i}] = {arr[i]!r} ({int(bad.sum())} bad)"
+            f"participation probabilities must lie in [0, 1]; pi[{i}] = {arr[i]!r} "
+            f"({int(bad.sum())} bad)"
         )
     return arr
 
@@ -134,7 +137,9 @@ def pmf_vector(k: int, pi: float | Sequence[float] | np.ndarray, n: int) -> np.n
     n = require_int_at_least("n", n, 0)
     pis = _check_pi(pi)
     if isinstance(pis, np.ndarray) and n > pis.size:
-        raise InvalidParameterError(f"n = {n} exceeds the {pis.size} participation probabilities given")
+        raise InvalidParameterError(
+            f"n = {n} exceeds the {pis.size} participation probabilities given"
+        )
     p = np.zeros(k)
     p[0] = 1.0
     for j in range(n):
@@ -171,8 +176,9 @@ class _Run:
     satisfied: bool
 
 
-def _run_recursion(k: int, pis: float | np.ndarray, p_bar: float, cap: int | None,
-                   literal: bool) -> _Run:
+def _run_recursion(
+    k: int, pis: float | np.ndarray, p_bar: float, cap: int | None, literal: bool
+) -> _Run:
     const = not isinstance(pis, np.ndarray)
     p = np.zeros(k)
     p[0] = 1.0
@@ -268,7 +274,11 @@ def _table_failure_const(k: int, pi: float, n: int, q_bar: float, N: int, method
         q_last = float(_binom_qbar(k, pi, np.array([last]))[0])
     else:
         q_last = attained_failure(k, pi, last)
-    log_t = (cells - 1) * math.log1p(-q_bar) + math.log1p(-q_last) if max(q_bar, q_last) < 1 else -math.inf
+    log_t = (
+        (cells - 1) * math.log1p(-q_bar) + math.log1p(-q_last)
+        if max(q_bar, q_last) < 1
+        else -math.inf
+    )
     return float(-math.expm1(log_t))
 
 
@@ -303,7 +313,9 @@ def effective_anonymity(
     pis = _check_pi(pi)
     p_bar = _check_p_bar(p_bar)
     if method not in ("recursion", "paper", "binom"):
-        raise InvalidParameterError(f"method must be 'recursion', 'paper' or 'binom', got {method!r}")
+        raise InvalidParameterError(
+            f"method must be 'recursion', 'paper' or 'binom', got {method!r}"
+        )
     const = not isinstance(pis, np.ndarray)
     cap: int | None
     if N is not None:
@@ -319,7 +331,9 @@ def effective_anonymity(
             raise InvalidParameterError("method='binom' needs a constant pi")
         assert isinstance(pis, np.ndarray)
         if N is not None and N > pis.size:
-            raise InvalidParameterError(f"N = {N} exceeds the {pis.size} participation probabilities given")
+            raise InvalidParameterError(
+                f"N = {N} exceeds the {pis.size} participation probabilities given"
+            )
         cap = N if N is not None else pis.size
     if method == "binom":
         run = _run_binom(k, float(pis), p_bar, cap)  # type: ignore[arg-type]
@@ -338,13 +352,21 @@ def effective_anonymity(
         total = N if N is not None else pis.size
         t_bar = _table_failure_blocks(k, pis[:total], run.n)
     return EffectiveAnonymity(
-        n_min=run.n, q_bar=run.q_bar, u=u, r_bar=r_bar, r_bar_active=r_act, t_bar=t_bar,
-        satisfied=run.satisfied, k=k, p_bar=p_bar, N=N,
+        n_min=run.n,
+        q_bar=run.q_bar,
+        u=u,
+        r_bar=r_bar,
+        r_bar_active=r_act,
+        t_bar=t_bar,
+        satisfied=run.satisfied,
+        k=k,
+        p_bar=p_bar,
+        N=N,
     )
 
 
 def _table_failure_blocks(k: int, pis: np.ndarray, n: int) -> float:
-    """``1 - prod_c q_c`` over consecutive blocks of ``n`` records (the last one absorbs the rest)."""
+    """``1 - prod_c q_c`` over consecutive blocks of ``n`` records (the last absorbs the rest)."""
     total = pis.size
     cells = max(total // n, 1)
     log_t = 0.0
@@ -358,7 +380,9 @@ def _table_failure_blocks(k: int, pis: np.ndarray, n: int) -> float:
     return float(-math.expm1(log_t))
 
 
-def table_failure(k: int, pi: float, p_bar: float, N: int, *, method: Method = "recursion") -> float:
+def table_failure(
+    k: int, pi: float, p_bar: float, N: int, *, method: Method = "recursion"
+) -> float:
     """Table failure ``t_bar = 1 - q^(|C|-1) q'`` for ``N`` records in cells of ``n_min``.
 
     ``|C| = floor(N / n_min)``; the last cell has ``n' = n_min + N mod n_min`` records and

@@ -113,8 +113,9 @@ def _set_failure_at_most(pis: np.ndarray, k: int, p_bar: float) -> bool:
     return q <= p_bar
 
 
-def _run_variable(z: np.ndarray, k: int, pis: np.ndarray, p_bar: float
-                  ) -> tuple[np.ndarray, list[int], list[float], int]:
+def _run_variable(
+    z: np.ndarray, k: int, pis: np.ndarray, p_bar: float
+) -> tuple[np.ndarray, list[int], list[float], int]:
     n = z.shape[0]
     labels = np.full(n, -1, dtype=np.int64)
     refs: list[int] = []
@@ -137,7 +138,7 @@ def _run_variable(z: np.ndarray, k: int, pis: np.ndarray, p_bar: float
         d = sqdist(rem.rows(chosen), rem.row(pos))
         d[0] = 0.0
         radius = float(d[: run.n].max())
-        tie = bool((d[run.n:] == radius).any()) or (chosen.size < rem.n_alive and d[-1] == radius)
+        tie = bool((d[run.n :] == radius).any()) or (chosen.size < rem.n_alive and d[-1] == radius)
         guess = max(guess, run.n)
         return cell, radius, tie
 
@@ -181,8 +182,9 @@ def _run_variable(z: np.ndarray, k: int, pis: np.ndarray, p_bar: float
     return labels, refs, radii, ties
 
 
-def _remainder_ok(mu: float, size: int, k: int, p_bar: float,
-                  pis: Callable[[], np.ndarray]) -> bool:
+def _remainder_ok(
+    mu: float, size: int, k: int, p_bar: float, pis: Callable[[], np.ndarray]
+) -> bool:
     """Whether ``size`` records with participation sum ``mu`` can form a valid last cell."""
     if size < k:
         return False

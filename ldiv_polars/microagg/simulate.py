@@ -65,7 +65,9 @@ def simulate_participation(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if isinstance(pis, np.ndarray):
         if pis.size != n:
-            raise InvalidParameterError(f"pi has {pis.size} entries but the cell has n = {n} candidates")
+            raise InvalidParameterError(
+                f"pi has {pis.size} entries but the cell has n = {n} candidates"
+            )
         counts = np.empty(cells, dtype=np.int64)
         step = max(1, _CHUNK_ELEMENTS // n)
         for lo in range(0, cells, step):  # loop over chunks of cells, not over rows
@@ -77,11 +79,18 @@ def simulate_participation(
     q_bar = float(fail.mean())
     fail_counts = counts[fail].astype(np.float64)
     u = float(fail_counts.mean()) if fail_counts.size else 0.0
-    u_se = float(fail_counts.std(ddof=1) / np.sqrt(fail_counts.size)) if fail_counts.size > 1 else 0.0
+    u_se = (
+        float(fail_counts.std(ddof=1) / np.sqrt(fail_counts.size)) if fail_counts.size > 1 else 0.0
+    )
     per_record = np.where(fail, counts, 0) / n
     r_bar = float(per_record.mean())
     return ParticipationSimulation(
-        cells=cells, n=n, k=k, q_bar=q_bar, u=u, r_bar=r_bar,
+        cells=cells,
+        n=n,
+        k=k,
+        q_bar=q_bar,
+        u=u,
+        r_bar=r_bar,
         q_bar_se=float(np.sqrt(max(q_bar * (1 - q_bar), 1e-300) / cells)),
         u_se=u_se,
         r_bar_se=float(per_record.std(ddof=1) / np.sqrt(cells)) if cells > 1 else 0.0,
