@@ -43,8 +43,9 @@ A survey designer must fix the microaggregation cells **before** the respondents
 respondent takes part with probability $\pi$; a cell of $n$ candidates holds
 $K_n\sim\mathrm{Bin}(n,\pi)$ active records and is k-anonymous iff $K_n\ge k$ or $K_n=0$. The
 attained cell failure is $\bar q=P\{0<K_n<k\}$, and the **effective anonymity** $n_{\min}$ is
-the smallest $n\ge k$ with $\bar q\le\bar p$ (Algorithm A). Microaggregating with MDAV at $n_{\min}$ instead of $k$ gives
-cells that are k-anonymous with probability at least $p=1-\bar p$.
+the smallest $n\ge k$ with $\bar q\le\bar p$ (Algorithm A). Microaggregating with MDAV at
+$n_{\min}$ instead of $k$ gives cells that are k-anonymous with probability at least $p=1-\bar
+p$.
 
 This notebook reproduces:
 
