@@ -202,3 +202,24 @@ def test_cli_attack_json(tmp_path, capsys):
     assert main(["attack", str(path), "--group", "nope", "--sensitive", "s", "--l", "2"]) == 2
     assert main(["attack", str(path), "--group", "g", "--sensitive", "s", "--l", "2",
                  "--algorithm", "xx"]) == 2
+
+
+def test_gg_on_adult_stays_within_theorem6(adult_csv):
+    """GG on Adult (Table 1 QIs, Tech-support positive): every group's first-bucket risk is
+    between 2/l (any multi-bucket group) and the closed form's supremum < e/l."""
+    from ldiv_polars.attacks import gg_limit
+
+    adult = pl.read_csv(adult_csv, separator=";")
+    qi = ["age", "workclass", "education", "marital-status", "race", "sex"]
+    l = 6
+    g = greedy_grouping(adult, qi, "occupation", l, positive=["Tech-support"])
+    assert g.verification.passed and g.rows + g.suppressed == adult.height
+    rep = minimality_attack(g.frame.collect(), group="group", sensitive="occupation", l=l,
+                            positive=["Tech-support"])
+    multi = [x for x in rep.groups if x.size > l]
+    assert multi
+    assert all(x.max_posterior * l >= 2 - 1e-9 for x in multi)
+    assert 2 <= rep.max_risk_times_l <= l * gg_limit(l) < np.e
+    # single-bucket groups leak nothing: their tuples are never vulnerable
+    single = {x.group for x in rep.groups if x.size == l}
+    assert not rep.tuples.filter(pl.col("group").is_in(list(single)))["vulnerable"].any()
