@@ -154,7 +154,8 @@ code(r"""
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 ks = ours["k"].to_list()
 for ax, col, title in [(axes[0], "avg tuples (100%)", "Fig. 9: tuples in homogeneous classes"),
-                       (axes[1], "avg tuples (95%)", "Fig. 11: tuples in >=95% homogeneous classes")]:
+                       (axes[1], "avg tuples (95%)",
+                        "Fig. 11: tuples in >=95% homogeneous classes")]:
     ax.plot(ks, ours[col], "o-", label="ldiv_polars, ARX hierarchies (30,162 rows)")
     ax.plot(ks, paper["paper " + col], "s--", label="paper (45,222 rows)")
     ax.set_xlabel("k"); ax.set_ylabel("avg tuples affected per minimal table"); ax.set_title(title)
@@ -315,7 +316,8 @@ def main() -> None:
     ap.add_argument("--no-run", action="store_true")
     args = ap.parse_args()
     nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
     if not args.no_run:
         t = time.perf_counter()
         NotebookClient(nb, timeout=600, kernel_name="python3",

@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 from ldiv_polars.core import FrequencySet
+from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
 from ldiv_polars.models import KAnonymity
 from ldiv_polars.search import METRICS, EncodedFrequencySet, Lattice, MetricSuite, anonymize
-from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
 
 # the l-diversity paper's Fig. 1 table (same as tests/test_search_small.py)
 FIG1 = pl.DataFrame(

@@ -112,4 +112,5 @@ def test_demo_step_on_synthetic_data(tmp_path, capsys):
     out = res.output.collect()
     assert out.height == 20_000 - res.suppressed_rows
     # an independent check of the written-out table
-    assert check(out, ["age", "sex", "zip"], "disease", [KAnonymity(5), DistinctLDiversity(3)]).passed
+    models = [KAnonymity(5), DistinctLDiversity(3)]
+    assert check(out, ["age", "sex", "zip"], "disease", models).passed

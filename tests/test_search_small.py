@@ -12,7 +12,12 @@ import pytest
 
 from ldiv_polars.checking import classes as foundation_classes
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.hierarchy import Hierarchy, HierarchyValueMissingError, generalize, masking_hierarchy
+from ldiv_polars.hierarchy import (
+    Hierarchy,
+    HierarchyValueMissingError,
+    generalize,
+    masking_hierarchy,
+)
 from ldiv_polars.models import (
     DistinctLDiversity,
     EntropyLDiversity,

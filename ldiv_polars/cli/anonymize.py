@@ -51,7 +51,8 @@ def build_models(k: int | None, l: float | None, model: str, c: float | None, t:
     if l is not None:
         if model == "distinct":
             if float(l) != int(l):
-                raise InvalidParameterError(f"--l must be an integer for distinct l-diversity, got {l}")
+                raise InvalidParameterError(
+                    f"--l must be an integer for distinct l-diversity, got {l}")
             models.append(DistinctLDiversity(int(l)))
         elif model == "entropy":
             models.append(EntropyLDiversity(l))
@@ -144,12 +145,14 @@ def register(app: typer.Typer) -> None:
         suppression: Annotated[float, typer.Option(
             "--suppression", help="largest fraction of rows that may be suppressed")] = 0.0,
         metric: Annotated[str, typer.Option(
-            "--metric", help="aecs, discernibility, loss, precision, height, entropy, kl")] = "aecs",
+            "--metric",
+            help="aecs, discernibility, loss, precision, height, entropy, kl")] = "aecs",
         mode: Annotated[str, typer.Option(
             "--mode", help="suppressed rows: mask (QIs set to *) or drop")] = "mask",
         strategy: Annotated[str, typer.Option(
             "--strategy", help="auto, flash, exhaustive or bounded")] = "auto",
-        separator: Annotated[str | None, typer.Option("--separator", help="input CSV separator")] = None,
+        separator: Annotated[str | None, typer.Option(
+            "--separator", help="input CSV separator")] = None,
         hierarchy_separator: Annotated[str, typer.Option(
             "--hierarchy-separator", help="separator of the hierarchy CSVs")] = ";",
         as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
@@ -208,8 +211,9 @@ def _print(result: Any, out: Path | None, *, console: Console | None = None,
         table.add_row("optimum", ", ".join(f"{q}={v}" for q, v in result.levels.items()))
         table.add_row(f"{result.metric}", f"{result.value:.6g}")
         table.add_row("classes", f"{result.classes:,}")
-        table.add_row("suppressed rows", f"{result.suppressed_rows:,} (limit "
-                                         f"{result.suppression_limit_rows:,}, {result.suppression_mode})")
+        table.add_row("suppressed rows",
+                      f"{result.suppressed_rows:,} (limit {result.suppression_limit_rows:,}, "
+                      f"{result.suppression_mode})")
         table.add_row("minimal nodes", "—" if result.minimal is None else str(len(result.minimal)))
         if out is not None:
             table.add_row("written", str(out))

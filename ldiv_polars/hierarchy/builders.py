@@ -75,8 +75,9 @@ def interval_hierarchy(
         prev = w
     if bottom is not None and top is not None and not bottom < top:
         raise InvalidParameterError(f"bottom ({bottom!r}) must be below top ({top!r})")
-    integral = all(float(v).is_integer() for v in raw) and all(float(w).is_integer() for w in widths) \
-        and float(origin).is_integer()
+    integral = (all(float(v).is_integer() for v in raw)
+                and all(float(w).is_integer() for w in widths)
+                and float(origin).is_integer())
     rows = []
     for v, lab in zip(raw, labels):
         row = [lab]
@@ -225,8 +226,9 @@ def taxonomy_hierarchy(tree: Mapping[str, object], *, name: str | None = None) -
     one are repeated at the missing lower levels, so every row has the same height.
 
     >>> t = taxonomy_hierarchy({"Europe": ["England", "France"], "Asia": {"East": ["Japan"]}})
-    >>> t.frame.rows()
-    [('England', 'England', 'Europe', '*'), ('France', 'France', 'Europe', '*'), ('Japan', 'East', 'Asia', '*')]
+    >>> t.frame.rows()  # doctest: +NORMALIZE_WHITESPACE
+    [('England', 'England', 'Europe', '*'), ('France', 'France', 'Europe', '*'),
+     ('Japan', 'East', 'Asia', '*')]
     """
     if not isinstance(tree, Mapping) or not tree:
         raise InvalidParameterError("taxonomy_hierarchy needs a non-empty dict")

@@ -68,7 +68,8 @@ def generalize(
     lf = to_lazyframe(data)
     unknown = [c for c in levels if c not in hierarchies]
     if unknown:
-        raise InvalidParameterError(f"no hierarchy given for column(s) {', '.join(map(repr, unknown))}")
+        raise InvalidParameterError(
+            f"no hierarchy given for column(s) {', '.join(map(repr, unknown))}")
     hs = {c: as_hierarchy(hierarchies[c], name=c) for c in levels}
     if check:
         check_coverage(lf, hs)

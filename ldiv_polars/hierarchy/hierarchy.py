@@ -83,7 +83,8 @@ class Hierarchy:
             if rows.width < 1:
                 raise HierarchyError("a hierarchy needs at least one column (the raw values)")
             df = rows.select(
-                [pl.col(c).cast(pl.String).alias(_level_name(j)) for j, c in enumerate(rows.columns)]
+                [pl.col(c).cast(pl.String).alias(_level_name(j))
+                 for j, c in enumerate(rows.columns)]
             )
             if validate and df.null_count().sum_horizontal().item() > 0:
                 bad = [c for c, n in zip(df.columns, df.null_count().row(0)) if n]
@@ -124,7 +125,8 @@ class Hierarchy:
     # --- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_rows(cls, mapping: dict[object, Sequence[object]], *, name: str | None = None) -> Hierarchy:
+    def from_rows(cls, mapping: dict[object, Sequence[object]], *,
+                  name: str | None = None) -> Hierarchy:
         """Build from ``{raw: [level1, level2, ...]}``."""
         return cls([[k, *v] for k, v in mapping.items()], name=name)
 
@@ -186,7 +188,8 @@ class Hierarchy:
         return self._frame.height
 
     def __repr__(self) -> str:
-        return f"Hierarchy({self._label().strip() or 'unnamed'}, values={len(self)}, height={self.height})"
+        label = self._label().strip() or "unnamed"
+        return f"Hierarchy({label}, values={len(self)}, height={self.height})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Hierarchy) and self._frame.equals(other._frame)
@@ -198,7 +201,8 @@ class Hierarchy:
             raise InvalidParameterError(f"level must be an integer, got {level!r}")
         if not 0 <= int(level) < self.height:
             raise InvalidParameterError(
-                f"level {level} out of range for hierarchy{self._label()} (levels 0..{self.max_level})"
+                f"level {level} out of range for hierarchy{self._label()} "
+                f"(levels 0..{self.max_level})"
             )
         return int(level)
 
@@ -217,7 +221,7 @@ class Hierarchy:
         return m[key]
 
     def leaves_under(self, level: int) -> dict[str, int]:
-        """Number of raw values under each level-``level`` value (the "area" of a generalized value)."""
+        """Number of raw values under each level-``level`` value (its "area")."""
         col = _level_name(self.check_level(level))
         counts = self._frame.group_by(col, maintain_order=True).len()
         return dict(zip(counts.get_column(col).to_list(), counts.get_column("len").to_list()))
@@ -278,7 +282,8 @@ class Hierarchy:
         s = pl.Series("v", values if not isinstance(values, pl.Series) else values).cast(pl.String)
         s = s.unique()
         known = self._frame.get_column(_level_name(0))
-        return sorted(s.filter(~s.is_in(known.implode()) | s.is_null()).fill_null("<null>").to_list())
+        bad = s.filter(~s.is_in(known.implode()) | s.is_null())
+        return sorted(bad.fill_null("<null>").to_list())
 
     def check_covers(self, values: Iterable[object] | pl.Series, column: str | None = None) -> None:
         """Raise :class:`HierarchyValueMissingError` (naming up to five) if values are missing."""

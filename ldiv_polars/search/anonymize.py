@@ -10,8 +10,9 @@ every requested privacy model, optimal under a utility metric, re-verified befor
 >>> res = anonymize(df, ["zip", "age"], "disease", hs, [KAnonymity(2)], metric="height")
 >>> res.levels, res.classes, res.suppressed_rows
 ({'zip': 0, 'age': 1}, 2, 0)
->>> res.output.collect().rows()
-[('13053', '20-29', 'flu'), ('13068', '20-29', 'cold'), ('13053', '20-29', 'flu'), ('13068', '20-29', 'cold')]
+>>> res.output.collect().rows()  # doctest: +NORMALIZE_WHITESPACE
+[('13053', '20-29', 'flu'), ('13068', '20-29', 'cold'), ('13053', '20-29', 'flu'),
+ ('13068', '20-29', 'cold')]
 """
 
 from __future__ import annotations
@@ -172,7 +173,8 @@ def anonymize(
             f"suppression_mode must be 'mask' or 'drop', got {suppression_mode!r}"
         )
     if strategy not in STRATEGIES:
-        raise InvalidParameterError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        raise InvalidParameterError(
+            f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     require_real("suppression", suppression, low=0.0, high=1.0)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)

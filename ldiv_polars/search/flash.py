@@ -40,7 +40,7 @@ from ldiv_polars.search.metrics import (
     MONOTONE_WITH_SUPPRESSION,
     MetricSuite,
 )
-from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled
+from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.suppression import (
     NodeChecker,
     NodeVerdict,
@@ -320,7 +320,8 @@ def search_lattice(
     """Search the lattice of ``efs``'s hierarchies for the minimal satisfying nodes and the
     optimum under ``metric`` (see the module docstring for the strategies)."""
     if strategy not in STRATEGIES:
-        raise InvalidParameterError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        raise InvalidParameterError(
+            f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     s = _Search(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
     monotone, reason = predicate_monotone(models, limit_rows > 0)
     if strategy == "auto":

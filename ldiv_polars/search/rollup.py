@@ -103,7 +103,8 @@ class EncodedFrequencySet:
             known = h.column(0)
             bad = col.filter(~col.is_in(known.implode()) | col.is_null()).unique().sort()
             if bad.len():
-                raise HierarchyValueMissingError(q, bad.head(5).fill_null("<null>").to_list(), bad.len())
+                shown = bad.head(5).fill_null("<null>").to_list()
+                raise HierarchyValueMissingError(q, shown, bad.len())
             codes[:, i] = col.replace_strict(
                 known, pl.arange(0, known.len(), eager=True), return_dtype=pl.Int32
             ).to_numpy()
@@ -127,7 +128,8 @@ class EncodedFrequencySet:
         self.n_sensitive = max(int(self.sensitive_table.height), 1)
         self.base = Snapshot(
             tuple(0 for _ in self.qi), codes, sid,
-            df.get_column(COUNT).to_numpy().astype(np.int64) if df.height else np.zeros(0, np.int64),
+            df.get_column(COUNT).to_numpy().astype(np.int64) if df.height
+            else np.zeros(0, np.int64),
         )
         # per QI, per level: raw index -> group code; number of groups; labels
         self.level_maps = [[m for m, _ in h.level_codes()] for h in self.hierarchies]
@@ -196,7 +198,8 @@ class EncodedFrequencySet:
         key = class_key * self.n_sensitive + src.s
         span *= self.n_sensitive
         first, n = _group(key, span, src.n)
-        codes = np.stack([c[first] for c in cols], axis=1) if q else np.zeros((len(first), 0), np.int32)
+        codes = (np.stack([c[first] for c in cols], axis=1) if q
+                 else np.zeros((len(first), 0), np.int32))
         snap = Snapshot(levels, codes.astype(np.int32, copy=False),
                         src.s[first].astype(np.int32, copy=False), n)
         # rows are sorted by (class key, sensitive): classes are contiguous runs
