@@ -191,3 +191,17 @@ def test_microaggregate_per_record_pi(
         == 0
     )
     assert json.loads(capsys.readouterr().out)["cells_above_p_bar"] == 0
+
+
+def test_namespace_method_when_registered(survey: pl.DataFrame) -> None:
+    import ldiv_polars  # noqa: F401  (registers .ldiv)
+
+    lf = survey.lazy()
+    if not hasattr(lf.ldiv, "microaggregate"):
+        pytest.skip("lf.ldiv.microaggregate is not registered yet (the lead integrates it)")
+    a = lf.ldiv.microaggregate(["age", "bmi"], k=5, pi=0.75, p_bar=1e-5).collect()
+    b = microaggregate(survey, ["age", "bmi"], k=5, pi=0.75, p_bar=1e-5).collect()
+    assert a.equals(b)
+    assert survey.ldiv.microaggregate("age", k=3).collect()["cell"].to_list() == (
+        microaggregate(survey, ["age"], k=3).collect()["cell"].to_list()
+    )

@@ -21,6 +21,9 @@ operation then adds non-negative numbers, so the relative error stays at a few u
 ``p_bar`` down to the double-precision underflow range. ``method="paper"`` keeps the literal
 subtraction (to reproduce Fig. 6) and ``method="binom"`` (constant ``pi`` only) evaluates
 ``q_bar(n)`` for blocks of ``n`` with :func:`scipy.stats.binom.pmf`, an independent reference.
+The recursion costs ``O(n_min k)`` (a Python step per candidate, numpy over ``k``); for very
+small ``pi`` (``n_min`` in the millions) ``method="binom"`` is faster: it starts its scan at the
+Markov lower bound.
 """
 
 from __future__ import annotations
@@ -203,7 +206,14 @@ def _binom_qbar(k: int, pi: float, ns: np.ndarray) -> np.ndarray:
 
 
 def _run_binom(k: int, pi: float, p_bar: float, cap: int | None) -> _Run:
+    # every n with q_bar(n) <= p_bar satisfies the Markov bound n >= k (p - pi_bar^k) / pi
+    # (p <= q <= n pi / k + pi_bar^n), so the scan may start there: O(1) blocks even for tiny pi
     start, block = 1, 256
+    if pi > 0 and p_bar < 1:
+        bound = k * ((1.0 - p_bar) - (1.0 - pi) ** k) / pi
+        start = max(1, int(math.floor(bound)) - 1)
+        if cap is not None:
+            start = min(start, cap)
     while True:
         stop = start + block if cap is None else min(start + block, cap + 1)
         ns = np.arange(start, stop)
