@@ -31,7 +31,7 @@ the search is accelerated. Let ``n`` be the record count, ``m`` the dimension.
   record) — plus ``O(n m)`` per compaction (``O(log n)`` of them); memory ``O(n m)``.
   A KD-tree (``scipy.spatial.cKDTree``) for the nearest steps was tried and rejected: MDAV
   always queries the *outermost* remaining record, where a KD-tree in 10 dimensions visits
-  most leaves (it was 5x slower than the pruned scan). 100,000 x 10 with ``k = 5``: ~16 s CPU
+  most leaves (measured slower than the pruned scan). 100,000 x 10 with ``k = 5``: ~14 s CPU
   (``bench/bench_microagg.py``).
 
 :func:`mdav_reference` is the plain brute-force version (full distance passes and an
