@@ -26,7 +26,6 @@ Fraction(2, 11)
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
