@@ -46,7 +46,54 @@ from ldiv_polars.report import SUMMARY_KEYS, summary
 
 __version__ = "0.1.0"
 
+# Transforms and analyses are imported on first use (PEP 562): `import ldiv_polars` and the CLI
+# stay fast, and `ldiv_polars.anonymize` etc. still work.
+_LAZY = {
+    # hierarchies and the lattice search (transforms)
+    "Hierarchy": "ldiv_polars.hierarchy",
+    "generalize_expr": "ldiv_polars.hierarchy",
+    "anonymize": "ldiv_polars.search",
+    "AnonymizationResult": "ldiv_polars.search",
+    # partitioning anonymizers (transforms) and the minimality attack (analyses)
+    "mondrian": "ldiv_polars.partition",
+    "anatomy": "ldiv_polars.partition",
+    "minimality_attack": "ldiv_polars.attacks",
+    # microaggregation (transforms)
+    "microaggregate": "ldiv_polars.microagg",
+    "effective_anonymity": "ldiv_polars.microagg",
+    "mdav": "ldiv_polars.microagg",
+    "design_partition": "ldiv_polars.microagg",
+    "assign": "ldiv_polars.microagg",
+    # linkage and (l,delta)-diversity (analyses)
+    "Release": "ldiv_polars.linkage",
+    "link": "ldiv_polars.linkage",
+    "post_linkage": "ldiv_polars.linkage",
+    "worst_case_l": "ldiv_polars.linkage",
+    "JointDistribution": "ldiv_polars.linkage",
+    "plan_mechanism": "ldiv_polars.linkage",
+    "CompositionLedger": "ldiv_polars.linkage",
+    # datasets
+    "synthesize": "ldiv_polars.datasets",
+    "write_synthetic": "ldiv_polars.datasets",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ldiv_polars' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 __all__ = [
+    *_LAZY,
     "SUMMARY_KEYS",
     "AlphaKAnonymity",
     "BetaLikeness",

@@ -12,6 +12,7 @@ False
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
@@ -21,6 +22,9 @@ from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.risk import RiskReport, risk_profile
 from ldiv_polars.report import summary
+
+if TYPE_CHECKING:
+    from ldiv_polars.linkage import MechanismPlan, Release
 
 
 class _LdivFrame:
@@ -70,6 +74,46 @@ class _LdivFrame:
         """Re-identification risk; see :func:`ldiv_polars.risk_profile`."""
         return risk_profile(self._frame, qi, population=population, threshold=threshold,
                             nulls=nulls)
+
+    # -- transforms (imported on first use) ---------------------------------------------------
+
+    def microaggregate(
+        self, columns: str | Iterable[str], *, k: int, pi: float | str | None = None,
+        p_bar: float | None = None, cell_column: str = "cell", weights: str | None = None,
+    ) -> pl.LazyFrame:
+        """MDAV microaggregation: QIs -> cell centroids + cell id, re-verified k-anonymous
+        (cells of n_min when pi/p_bar are given); see :func:`ldiv_polars.microagg.microaggregate`."""
+        from ldiv_polars.microagg import microaggregate
+
+        return microaggregate(self._frame, columns, k=k, pi=pi, p_bar=p_bar,
+                              cell_column=cell_column, weights=weights)
+
+    # -- linkage and (l,delta)-diversity --------------------------------------------------------
+
+    def release(
+        self, qi: str | Iterable[str], sensitive: str, mapping: Any, **kwargs: Any
+    ) -> Release:
+        """This anonymized table as a linkage :class:`~ldiv_polars.linkage.Release` with its class
+        map; see ``Release.from_mapping``."""
+        from ldiv_polars.linkage import Release
+
+        return Release.from_mapping(self._frame, qi, sensitive, mapping, **kwargs)
+
+    def plan_ell_delta(
+        self, qi: str | Iterable[str], sensitive: str, *, l: int, delta: float,
+        p: Any = None, beta: Any = None, budget: int | None = None,
+        method: Literal["greedy", "ind"] = "greedy", order: Any = "lexicographic",
+    ) -> MechanismPlan:
+        """Plan Mech-(l,delta) with P estimated from this table's frequency set; see
+        :func:`ldiv_polars.linkage.plan_mechanism`."""
+        from ldiv_polars.linkage import JointDistribution, plan_mechanism
+
+        dist = JointDistribution.from_frequency_set(self._frame, qi, sensitive, order=order)
+        return plan_mechanism(dist, l, delta, p=p, beta=beta, budget=budget, method=method)
+
+    def apply_plan(self, plan: MechanismPlan, *, class_column: str = "ec") -> pl.LazyFrame:
+        """Add the (l,delta) mechanism's broadcast class column; see ``MechanismPlan.apply``."""
+        return plan.apply(self._frame, class_column=class_column)
 
 
 @pl.api.register_lazyframe_namespace("ldiv")
