@@ -82,7 +82,7 @@ class MetricSuite:
             for j, m in enumerate(efs.level_maps[i]):
                 card = efs.cards[i][j]
                 leaves = np.bincount(m, minlength=card).astype(np.int64)
-                marg = np.bincount(m[base.codes[:, i]], weights=base.n, minlength=card)
+                marg = np.bincount(m[base.codes[i]], weights=base.n, minlength=card)
                 cost = (leaves - 1) / (self.dom[i] - 1) if self.dom[i] > 1 else np.zeros(card)
                 lv_leaves.append(leaves)
                 lv_marg.append(marg)
@@ -165,7 +165,7 @@ class MetricSuite:
         row_supp = supp[rolled.row_class]
         log_area = np.zeros(n.shape[0])
         for i, lv in enumerate(snap.levels):
-            log_area += np.log(self.leaves[i][lv][snap.codes[:, i]].astype(np.float64))
+            log_area += np.log(self.leaves[i][lv][snap.codes[i]].astype(np.float64))
         # published density of each row's cell, plus the suppressed rows of its sensitive
         # value spread over the whole QI domain
         dens = np.where(row_supp, 0.0, n / N * np.exp(-log_area))

@@ -32,7 +32,7 @@ class Snapshot:
     """Encoded frequency set of one lattice node: one row per (class, sensitive tuple)."""
 
     levels: tuple[int, ...]
-    codes: np.ndarray  # (rows, q) int32: per QI, the group code at ``levels[q]``
+    codes: np.ndarray  # (q, rows) int32: per QI (contiguous), the group code at ``levels[q]``
     s: np.ndarray  # (rows,) int32: sensitive tuple id
     n: np.ndarray  # (rows,) int64
 
@@ -97,7 +97,7 @@ class EncodedFrequencySet:
         df = fs.frame.collect() if isinstance(fs.frame, pl.LazyFrame) else fs.frame
         self.total = int(df.get_column(COUNT).sum()) if df.height else 0
         self.base_rows = df.height
-        codes = np.empty((df.height, len(self.qi)), dtype=np.int32)
+        codes = np.empty((len(self.qi), df.height), dtype=np.int32)
         for i, (q, h) in enumerate(zip(self.qi, self.hierarchies)):
             col = df.get_column(q).cast(pl.String)
             known = h.column(0)
@@ -105,7 +105,7 @@ class EncodedFrequencySet:
             if bad.len():
                 shown = bad.head(5).fill_null("<null>").to_list()
                 raise HierarchyValueMissingError(q, shown, bad.len())
-            codes[:, i] = col.replace_strict(
+            codes[i] = col.replace_strict(
                 known, pl.arange(0, known.len(), eager=True), return_dtype=pl.Int32
             ).to_numpy()
         if self.sensitive:
@@ -192,14 +192,14 @@ class EncodedFrequencySet:
         cols = []
         for i in range(q):
             a, b = src.levels[i], levels[i]
-            c = src.codes[:, i]
+            c = src.codes[i]
             cols.append(c if a == b else self.up(i, a, b)[c])
         class_key, span = self._combine(cols, [self.cards[i][levels[i]] for i in range(q)])
         key = class_key * self.n_sensitive + src.s
         span *= self.n_sensitive
         first, n = _group(key, span, src.n)
-        codes = (np.stack([c[first] for c in cols], axis=1) if q
-                 else np.zeros((len(first), 0), np.int32))
+        codes = (np.stack([c[first] for c in cols], axis=0) if q
+                 else np.zeros((0, len(first)), np.int32))
         snap = Snapshot(levels, codes.astype(np.int32, copy=False),
                         src.s[first].astype(np.int32, copy=False), n)
         # rows are sorted by (class key, sensitive): classes are contiguous runs
@@ -212,7 +212,7 @@ class EncodedFrequencySet:
         rolled = Rolled(
             snap,
             cinv,
-            snap.codes[cfirst],
+            snap.codes[:, cfirst].T,
             np.add.reduceat(n, cfirst) if n.shape[0] else np.zeros(0, np.int64),
         )
         if cache and levels != self.base.levels:
