@@ -155,6 +155,8 @@ def register(app: typer.Typer) -> None:
             "--separator", help="input CSV separator")] = None,
         hierarchy_separator: Annotated[str, typer.Option(
             "--hierarchy-separator", help="separator of the hierarchy CSVs")] = ";",
+        no_verify: Annotated[bool, typer.Option(
+            "--no-verify", help="skip re-verifying the output with the checker")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
     ) -> None:
         """Find the least generalization satisfying the requirements and write the table."""
@@ -170,7 +172,7 @@ def register(app: typer.Typer) -> None:
                                     name=q) for q in qi_cols}
         kwargs: dict[str, Any] = dict(
             suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
-            separator=separator,
+            separator=separator, verify=not no_verify,
         )
         if as_json:
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
