@@ -460,9 +460,11 @@ def check(
 
     Returns one dict per model: ``model``, ``key``, ``passed``, ``achieved`` (None where the
     Polars side reports infinity), ``failing_classes``, ``failing_rows``. Supported:
-    KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, AlphaKAnonymity,
+    KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity,
+    PositiveDisclosureRecursive, NegativePositiveDisclosureRecursive, AlphaKAnonymity,
     TCloseness (equal, ordered, hierarchical), DeltaDisclosure, BetaLikeness (basic and
-    enhanced), EntropyLDiversityDontCare (Python UDF). Others raise InvalidParameterError.
+    enhanced), EntropyLDiversityDontCare (Python UDF). Others (MultiAttribute) raise
+    InvalidParameterError.
 
     >>> import polars as pl
     >>> from ldiv_polars.models import KAnonymity
@@ -540,6 +542,12 @@ def _sql_call(m: Any) -> tuple[str, list[Any], Any]:
         return "ldiv__entropy_l_dont_care_fs", [float(m.l), [str(v) for v in m.dont_care]], None
     if isinstance(m, M.EntropyLDiversity):
         return "ldiv__entropy_l_fs", [float(m.l)], None
+    if isinstance(m, M.NegativePositiveDisclosureRecursive):
+        return ("ldiv__npd_recursive_cl_fs",
+                [m.c, m.c2, m.l, [str(v) for v in m.dont_care], [str(v) for v in m.protected]],
+                None)
+    if isinstance(m, M.PositiveDisclosureRecursive):
+        return "ldiv__pd_recursive_cl_fs", [m.c, m.l, [str(v) for v in m.dont_care]], None
     if type(m) is M.RecursiveCLDiversity:
         return "ldiv__recursive_cl_fs", [m.c, m.l], None
     if isinstance(m, M.AlphaKAnonymity):

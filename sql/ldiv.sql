@@ -322,6 +322,64 @@ CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) 
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__beta_likeness_fs('ldiv__f', beta, enhanced);
 
+-- Positive-disclosure-recursive (c,l)-diversity with a don't-care set Y (Def 4.3), and its
+-- npd extension (Def 4.4) requiring every value of W at >= c2 percent of every class.
+-- s_y = the most frequent value not in Y, r_y its count; tail = size - r_y - (the l-2 largest
+-- other counts) (paper-notes §2.7 single formula; ties do not change the sums). A class passes
+-- iff l = 1, or r_y = 0 (only don't-care values), or r_y < c * tail; npd also needs the
+-- smallest W share (a missing W value counts 0%) >= c2. Values compare as VARCHAR; a NULL
+-- value is neither in Y nor out of it when Y is not empty (as Polars' is_in).
+-- achieved = largest r_y / tail (0 for r_y = 0; NULL = infinite when tail = 0; for l = 1 the
+-- tail is the whole class, as for recursive (c,l)).
+CREATE OR REPLACE MACRO ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2) AS TABLE
+    SELECT cid, size, r_y, tail, w_pct,
+           CASE WHEN r_y = 0 THEN 0.0 WHEN tail > 0 THEN r_y / tail END AS v,
+           (l <= 1 OR r_y = 0 OR r_y < c * tail) AND w_pct >= c2 AS ok
+    FROM (SELECT cid, size, r_y, w_pct,
+                 size - r_y
+                 - CASE WHEN l <= 1 THEN -r_y  -- l = 1: the tail is the whole class
+                        WHEN r_y > 0 AND (top[CAST(l - 1 AS BIGINT)] IS NULL
+                                          OR r_y >= top[CAST(l - 1 AS BIGINT)])
+                        THEN coalesce(list_sum(top[1:CAST(l - 1 AS BIGINT)]), 0) - r_y
+                        ELSE coalesce(list_sum(top[1:CAST(l - 2 AS BIGINT)]), 0) END AS tail
+          FROM (SELECT cid, size,
+                       coalesce(max(n) FILTER (WHERE ny), 0) AS r_y,
+                       max(n, CAST(greatest(l - 1, 1) AS BIGINT)) AS top,
+                       CASE WHEN len(w_values) = 0 THEN 100.0
+                            WHEN count(*) FILTER (WHERE inw) < len(list_distinct(w_values))
+                            THEN 0.0
+                            ELSE min(n * 100.0 / size) FILTER (WHERE inw) END AS w_pct
+                FROM (SELECT cid, size, n,
+                             CASE WHEN len(dont_care) = 0 THEN true
+                                  ELSE NOT list_contains(CAST(dont_care AS VARCHAR[]),
+                                                         CAST(sv AS VARCHAR)) END AS ny,
+                             coalesce(list_contains(CAST(w_values AS VARCHAR[]),
+                                                    CAST(sv AS VARCHAR)), false) AS inw
+                      FROM query_table(x))
+                GROUP BY cid, size));
+
+CREATE OR REPLACE MACRO ldiv__pd_result_x(x, model_name, c, l, dont_care, w_values, c2) AS TABLE
+    SELECT model_name AS model, coalesce(bool_and(ok), true) AS passed,
+           CASE WHEN bool_and(v IS NOT NULL) THEN max(v) END AS achieved,
+           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
+    FROM ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2);
+
+CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_fs(f, c, l, dont_care) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__pd_result_x('ldiv__x', 'pd_recursive_cl', c, l, dont_care, []::VARCHAR[], 0.0);
+CREATE OR REPLACE MACRO ldiv_pd_recursive_cl(tbl, qi, s, c, l, dont_care := []) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__pd_recursive_cl_fs('ldiv__f', c, l, dont_care);
+
+CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_fs(f, c1, c2, l, dont_care, w_values) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__pd_result_x('ldiv__x', 'npd_recursive_cl', c1, l, dont_care, w_values, c2);
+CREATE OR REPLACE MACRO ldiv_npd_recursive_cl(tbl, qi, s, c1, c2, l, dont_care := [],
+                                              w_values := []) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    FROM ldiv__npd_recursive_cl_fs('ldiv__f', c1, c2, l, dont_care, w_values);
+
 -- Prosecutor re-identification risk: 1/size per class. passed = largest risk <= max_risk.
 -- achieved = largest risk = 1/k; average_risk = classes / rows.
 CREATE OR REPLACE MACRO ldiv__prosecutor_risk_of(sizes_rel, max_risk) AS TABLE

@@ -16,8 +16,11 @@
 -- achieved = exp(smallest adjusted entropy) (NULL = infinite when every class is all don't-care).
 CREATE OR REPLACE MACRO ldiv__entropy_l_dont_care_fs(f, l, dont_care) AS TABLE
     WITH x AS (SELECT ec, n,
-                      coalesce(list_contains(CAST(dont_care AS VARCHAR[]), CAST(sv AS VARCHAR)),
-                               false) AS y
+                      -- NULL for a NULL value when Y is not empty: such rows count on neither
+                      -- side, as on the Polars side (is_in gives null)
+                      CASE WHEN len(dont_care) = 0 THEN false
+                           ELSE list_contains(CAST(dont_care AS VARCHAR[]), CAST(sv AS VARCHAR))
+                      END AS y
                FROM query_table(f)),
          c AS (SELECT ec, sum(n)::BIGINT AS size,
                       coalesce(list(n::DOUBLE) FILTER (WHERE y), []::DOUBLE[]) AS phi,

@@ -20,7 +20,7 @@ from ldiv_polars.errors import (
     SensitiveInQuasiIdentifierError,
     UnknownColumnError,
 )
-from ldiv_polars.models import KAnonymity, PositiveDisclosureRecursive
+from ldiv_polars.models import DistinctLDiversity, KAnonymity, MultiAttribute
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_typed_errors(con) -> None:
     with pytest.raises(InvalidParameterError, match="one sensitive column"):
         ld.summary(DF, ["zip"], ["s", "age"], con=con)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match="no SQL form"):
-        ld.check(DF, ["zip"], "s", [PositiveDisclosureRecursive(2, 2, ["flu"])], con=con)
+        ld.check(DF, ["zip"], "s", [MultiAttribute(DistinctLDiversity(2))], con=con)
     with pytest.raises(InvalidParameterError, match="not a privacy model"):
         ld.check(DF, ["zip"], "s", ["k=2"], con=con)
     with pytest.raises(InputFormatError, match="no such file"):

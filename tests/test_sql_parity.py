@@ -25,6 +25,8 @@ from ldiv_polars.models import (
     EntropyLDiversity,
     EntropyLDiversityDontCare,
     KAnonymity,
+    NegativePositiveDisclosureRecursive,
+    PositiveDisclosureRecursive,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -263,6 +265,47 @@ def test_entropy_dont_care_udf_matches_polars(con, data, l, dont_care) -> None:
     sql = ld.check(df, ["q1", "q2"], "s", [model], con=con)
     pol = lp.check(df, ["q1", "q2"], "s", [model])
     assert_same_result(sql[0], pol.models[0])
+
+
+def _values(kind: str, raw: list[str]) -> list[Any]:
+    if kind in ("int", "bool"):
+        return [int(v) for v in raw if v.isdigit()]
+    if kind == "float":
+        return [float(v) for v in raw if v.replace(".", "").isdigit()]
+    return raw
+
+
+VALUE_SETS = st.sampled_from([[], ["flu"], ["ok", "cold"], ["0", "1"], ["10.0", "2.0"], ["3"]])
+
+
+@SETTINGS
+@given(data=tables(allow_nulls=True), y=VALUE_SETS, w=VALUE_SETS,
+       c=st.sampled_from([0.4321, 1.2345, 3.1415]), l=st.integers(1, 4),
+       c2=st.sampled_from([0.0, 12.345, 33.3]))
+def test_pd_and_npd_recursive_match_polars(con, data, y, w, c, l, c2) -> None:
+    df, kind, has_nulls = data
+    if kind == "bool":
+        df = df.with_columns(pl.col("s").cast(pl.Int64))
+    nulls = "value" if has_nulls else "error"
+    models = [PositiveDisclosureRecursive(c, l, _values(kind, y)),
+              NegativePositiveDisclosureRecursive(c, c2, l, _values(kind, y), _values(kind, w))]
+    sql = ld.check(df, ["q1", "q2"], "s", models, con=con, nulls=nulls)
+    pol = lp.check(df, ["q1", "q2"], "s", models, nulls=nulls)
+    for a, b in zip(sql, pol.models):
+        assert_same_result(a, b)
+
+
+def test_pd_recursive_gender_example(con) -> None:
+    # paper-notes §6.6: 1000 men (700 Healthy, 300 Hepatitis), 1000 women (700 Healthy,
+    # 300 Cancer), Y = {Healthy}: pd-recursive (c,2) passes iff c > 3/7
+    df = pl.DataFrame({"sex": ["M"] * 1000 + ["F"] * 1000,
+                       "s": ["Healthy"] * 700 + ["Hepatitis"] * 300 + ["Healthy"] * 700
+                       + ["Cancer"] * 300})
+    ok, bad = ld.check(df, "sex", "s", [PositiveDisclosureRecursive(0.43, 2, ["Healthy"]),
+                                        PositiveDisclosureRecursive(3 / 7, 2, ["Healthy"])],
+                       con=con)
+    assert ok["passed"] and not bad["passed"]
+    assert ok["achieved"] == pytest.approx(3 / 7)
 
 
 HIER = pl.DataFrame({
