@@ -72,6 +72,7 @@ queries = [
     ("FROM ldiv_distinct_l('adult', ?, 'occupation', 3)", [QI3]),
     ("FROM ldiv_entropy_l('adult', ?, 'occupation', 3)", [QI3]),
     ("FROM ldiv_recursive_cl('adult', ?, 'occupation', 3, 3)", [QI3]),
+    ("FROM ldiv_pd_recursive_cl('adult', ?, 'salary-class', 3, 2, dont_care := ['<=50K'])", [QI3]),
     ("SELECT * EXCLUDE (achieved_k) FROM ldiv_alpha_k('adult', ?, 'occupation', 0.5, 5)", [QI3]),
     ("FROM ldiv_t_closeness('adult', ?, 'occupation', 0.3)", [QI3]),
     ("FROM ldiv_t_closeness('adult', ['sex', 'race', 'education'], 'age', 0.1)", []),
@@ -135,7 +136,10 @@ print(f"ldiv_summary: {t1 - t0:.2f} s; bare GROUP BY: {t2 - t1:.2f} s ({groups:,
 summary_row"""),
     ("code", """# the same file through the Polars engine: identical summary
 same = ld.summary(path, qi, "disease", con=pq) == lp.summary(path, qi, "disease")
-print("identical:", same)"""),
+print("identical:", same)
+pq.close()
+import shutil
+shutil.rmtree(tmp)  # the temporary Parquet file and spill directory"""),
     ("md", """## Names that need quoting, and names that try to inject SQL
 
 Column names reach DuckDB only as bound list parameters. They are matched as strings, so
