@@ -348,3 +348,36 @@ def test_adjusted_entropy_paper_example() -> None:
     assert ld.adjusted_entropy([5, 6], []) is None
     # no don't-care values: plain entropy
     assert ld.adjusted_entropy([], [2, 1, 1]) == pytest.approx(1.0397207708, abs=1e-9)
+
+
+@SETTINGS
+@given(data=tables(allow_nulls=True), k=st.integers(1, 3), l=st.integers(1, 3),
+       el=st.sampled_from([1.0, 1.7, 2.5]), c=st.sampled_from([0.75, 2.5]),
+       rl=st.integers(2, 3), alpha=st.sampled_from([0.45, 0.8]),
+       t=st.sampled_from([0.1234567, 0.4142135]), delta=st.sampled_from([0.7123457, 2.5]),
+       beta=st.sampled_from([0.8765432, 3.3]), enhanced=st.booleans())
+def test_violations_macro_matches_polars_violations(con, data, k, l, el, c, rl, alpha, t, delta,
+                                                    beta, enhanced) -> None:
+    df, kind, has_nulls = data
+    nulls = "value" if has_nulls else "error"
+    distance = "ordered" if kind in ORDERED_KINDS else "equal"
+    models = [KAnonymity(k), DistinctLDiversity(l), EntropyLDiversity(el),
+              RecursiveCLDiversity(c, rl), AlphaKAnonymity(alpha, 1), TCloseness(t, distance),
+              DeltaDisclosure(delta), BetaLikeness(beta, enhanced=enhanced)]
+    pol = lp.violations(df, ["q1", "q2"], "s", models, nulls=nulls).collect()
+    con.register("viol_t", df.to_arrow())
+    try:
+        rows = con.execute(
+            "SELECT q1, q2, size, reasons FROM ldiv_violations('viol_t', ['q1', 'q2'], 's', "
+            "k := ?, l := ?, entropy_l := ?, c := ?, recursive_l := ?, alpha := ?, t := ?, "
+            "delta := ?, beta := ?, enhanced := ?)",
+            [k, l, el, c, rl, alpha, t, delta, beta, enhanced]).fetchall()
+    finally:
+        con.unregister("viol_t")
+
+    def key(r: tuple) -> tuple:
+        return tuple((v is None, v) for v in r)
+
+    got = sorted(((a, b, n, len(reasons)) for a, b, n, reasons in rows), key=key)
+    want = sorted(((a, b, n, len(reasons)) for a, b, n, reasons in pol.iter_rows()), key=key)
+    assert got == want
