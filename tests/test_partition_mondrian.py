@@ -202,3 +202,23 @@ def test_cli_mondrian(tmp_path, capsys):
     assert main(["mondrian", str(inp), str(tmp_path / "x.txt"), "--qi", "age",
                  "--sensitive", "s", "--k", "2"]) == 2
     assert math.isfinite(summary["gcp"])
+
+
+def test_relaxed_mondrian_leaks_through_several_rejected_dimensions():
+    """Two QIs, 6 rows, 2 positives, binary 3-diversity, k = 3. Each relaxed split is 3 | 3 and
+    is rejected iff both positives sit in one half. q0 halves {1,2,4} | {0,3,5}, q1 halves
+    {0,1,5} | {2,3,4}: the positive pair must be {2,4} or {0,5} (worked by hand), so rows
+    0, 2, 4, 5 are positive with probability 1/2 > 1/3 and rows 1, 3 with 0, although one
+    rejected split alone gives every row exactly 1/3 (Theorem 5's case)."""
+    df = pl.DataFrame({"q0": [3, 0, 2, 4, 1, 5], "q1": [1, 0, 4, 5, 3, 2],
+                       "s": ["+", "-", "-", "-", "-", "+"]})
+    models = [BinaryLDiversity(3, ["+"]), KAnonymity(3)]
+    res = mondrian(df, ["q0", "q1"], "s", models, relaxed=True)
+    assert res.groups == 1
+    rel = res.frame.collect()
+    both = minimality_attack(rel, group="group", sensitive="s", l=3, positive=["+"],
+                             algorithm="mondrian-relaxed", qi=["q0", "q1"], k=3)
+    np.testing.assert_allclose(both.tuples["posterior"].to_numpy(), [0.5, 0, 0.5, 0, 0.5, 0.5])
+    one = minimality_attack(rel, group="group", sensitive="s", l=3, positive=["+"],
+                            algorithm="mondrian-relaxed", qi=["q0"], k=3)
+    np.testing.assert_allclose(one.tuples["posterior"].to_numpy(), [1 / 3] * 6)
