@@ -57,6 +57,10 @@ _LAZY = {
     # partitioning anonymizers (transforms) and the minimality attack (analyses)
     "mondrian": "ldiv_polars.partition",
     "anatomy": "ldiv_polars.partition",
+    "anatomize": "ldiv_polars.partition",
+    "greedy_grouping": "ldiv_polars.partition",
+    "randomized_greedy_grouping": "ldiv_polars.partition",
+    "symmetric_grouping": "ldiv_polars.partition",
     "minimality_attack": "ldiv_polars.attacks",
     # microaggregation (transforms)
     "microaggregate": "ldiv_polars.microagg",

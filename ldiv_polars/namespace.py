@@ -24,7 +24,9 @@ from ldiv_polars.models.risk import RiskReport, risk_profile
 from ldiv_polars.report import summary
 
 if TYPE_CHECKING:
+    from ldiv_polars.attacks import MinimalityReport
     from ldiv_polars.linkage import MechanismPlan, Release
+    from ldiv_polars.partition import MondrianResult
 
 
 class _LdivFrame:
@@ -87,6 +89,25 @@ class _LdivFrame:
 
         return microaggregate(self._frame, columns, k=k, pi=pi, p_bar=p_bar,
                               cell_column=cell_column, weights=weights)
+
+    def mondrian(
+        self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
+        models: Sequence[Model] | Model, *, relaxed: bool = False, group: str = "group",
+    ) -> MondrianResult:
+        """Mondrian partitioning (strict or relaxed), re-verified; see
+        :func:`ldiv_polars.partition.mondrian`."""
+        from ldiv_polars.partition import mondrian
+
+        return mondrian(self._frame, qi, sensitive, models, relaxed=relaxed, group=group)
+
+    def minimality_attack(
+        self, *, group: str, sensitive: str, l: float, **kwargs: Any
+    ) -> MinimalityReport:
+        """Minimality attack on this grouped release; see
+        :func:`ldiv_polars.attacks.minimality_attack`."""
+        from ldiv_polars.attacks import minimality_attack
+
+        return minimality_attack(self._frame, group=group, sensitive=sensitive, l=l, **kwargs)
 
     # -- linkage and (l,delta)-diversity --------------------------------------------------------
 

@@ -13,6 +13,7 @@ ldiv_polars.errors.UnknownColumnError: unknown column(s): 'zipp' (available: 'ag
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -118,11 +119,14 @@ def raise_on_nulls(df: pl.DataFrame, columns: Sequence[str], count: str) -> None
 
 
 def require_int_at_least(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
-        isinstance(value, float) and value.is_integer()
+    """``value`` as an int ``>= low`` (any integral number, numpy's included, or an integral
+    float); otherwise :class:`InvalidParameterError`."""
+    if isinstance(value, bool) or not (
+        isinstance(value, numbers.Integral)
+        or (isinstance(value, numbers.Real) and float(value).is_integer())
     ):
         raise InvalidParameterError(f"{name} must be an integer >= {low}, got {value!r}")
-    v = int(value)  # type: ignore[arg-type]
+    v = int(value)  # type: ignore[call-overload]
     if v < low:
         raise InvalidParameterError(f"{name} must be an integer >= {low}, got {value!r}")
     return v
@@ -130,7 +134,7 @@ def require_int_at_least(name: str, value: object, low: int) -> int:
 
 def require_real(name: str, value: object, *, low: float | None = None, high: float | None = None,
                  low_open: bool = False, high_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(float(value)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(float(value)):
         raise InvalidParameterError(f"{name} must be a number, got {value!r}")
     v = float(value)
     bad = False
