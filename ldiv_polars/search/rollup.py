@@ -152,6 +152,7 @@ class EncodedFrequencySet:
         self._cache_levels = np.zeros((self.cache_size, len(self.qi)), dtype=np.int16)
         self._cache_rows = np.zeros(self.cache_size, dtype=np.int64)
         self.codes_only = False
+        self._pinned: list[Snapshot] = []
         self._cached_rows = 0
         self.row_budget = max(4 * self.base_rows, 1 << 20)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
@@ -171,17 +172,47 @@ class EncodedFrequencySet:
     # --- roll-ups -----------------------------------------------------------------------------
 
     def source_for(self, levels: Sequence[int]) -> Snapshot:
-        """The smallest cached snapshot that specializes ``levels`` (or the base)."""
-        if not self._cache:
-            return self.base
+        """The smallest cached (or pinned) snapshot that specializes ``levels`` (or the base)."""
+        best = self.base
         target = np.asarray(levels, dtype=np.int16)
+        for snap in self._pinned:
+            if snap.rows < best.rows and (np.asarray(snap.levels) <= target).all():
+                best = snap
+        if not self._cache:
+            return best
         ok = (self._cache_levels[: len(self._cache_keys)] <= target).all(axis=1)
         if not ok.any():
-            return self.base
+            return best
         rows = np.where(ok, self._cache_rows[: len(self._cache_keys)], np.iinfo(np.int64).max)
         i = int(np.argmin(rows))
         snap = self._cache[self._cache_keys[i]]
-        return snap if snap.rows < self.base.rows else self.base
+        return snap if snap.rows < best.rows else best
+
+    def prime(self, min_rows: int = 50_000) -> int:
+        """Pin "hub" snapshots when the base frequency set is large (>= ``min_rows``): for each
+        QI, the node with that QI one level up (the others raw), and the node with every QI one
+        level up; a hub is kept when it has at most 80% of the base's rows. Most nodes then roll
+        up from a hub instead of the base. Returns the number of roll-ups done (counted)."""
+        if self.base_rows < min_rows or not self.qi:
+            return 0
+        heights = [h.height for h in self.hierarchies]
+        cands = []
+        for i, h in enumerate(heights):
+            if h > 1:
+                lv = [0] * len(heights)
+                lv[i] = 1
+                cands.append(tuple(lv))
+        cands.append(tuple(min(1, h - 1) for h in heights))
+        done = 0
+        for lv in dict.fromkeys(cands):
+            if lv == self.base.levels:
+                continue
+            snap = self.rollup(lv, cache=False).snapshot
+            done += 1
+            if snap.rows <= 0.8 * self.base_rows:
+                self._pinned.append(snap)
+        self._pinned.sort(key=lambda s: s.rows)
+        return done
 
     def rollup(self, levels: Sequence[int], *, cache: bool = True) -> Rolled:
         """Roll the best cached snapshot up to ``levels``; counts one roll-up."""
