@@ -23,7 +23,7 @@ import math
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -322,9 +322,11 @@ def _validate(src: _Source, qi: str | Iterable[str], sensitive: str | Iterable[s
 
 
 @contextmanager
-def _frequency_set(src: _Source, qi: list[str], s: str, nulls: NullPolicy) -> Iterator[str]:
+def _frequency_set(src: _Source, qi: list[str], s: str, nulls: NullPolicy,
+                   report: Sequence[str] | None = None) -> Iterator[str]:
     """Materialize ``ldiv__fs(src, qi, s)`` (ec STRUCT, sv, n) into a temp table: the only
-    pass over the rows. Raises NullValuesError (from the small table) under nulls='error'."""
+    pass over the rows. Raises NullValuesError (from the small table) under nulls='error',
+    naming the columns in the order ``report`` (default: qi, then s)."""
     con = src.con
     name = _tmp("fs")
     con.execute(
@@ -340,7 +342,7 @@ def _frequency_set(src: _Source, qi: list[str], s: str, nulls: NullPolicy) -> It
             exprs.append("coalesce(sum(n) FILTER (WHERE sv IS NULL), 0)")
             row = con.execute(f"SELECT {', '.join(exprs)} FROM {_quote(name)}").fetchall()[0]
             by_name = dict(zip([*order, s], (int(v) for v in row)))
-            counts = {c: by_name[c] for c in [*qi, s] if by_name[c]}
+            counts = {c: by_name[c] for c in (report or [*qi, s]) if by_name[c]}
             if counts:
                 raise NullValuesError(counts)
         yield name
@@ -463,8 +465,10 @@ def check(
     KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity,
     PositiveDisclosureRecursive, NegativePositiveDisclosureRecursive, AlphaKAnonymity,
     TCloseness (equal, ordered, hierarchical), DeltaDisclosure, BetaLikeness (basic and
-    enhanced), EntropyLDiversityDontCare (Python UDF). Others (MultiAttribute) raise
-    InvalidParameterError.
+    enhanced), EntropyLDiversityDontCare (Python UDF); with several sensitive columns,
+    KAnonymity and MultiAttribute around DistinctLDiversity, EntropyLDiversity or
+    RecursiveCLDiversity (one frequency set per sensitive column, the others joining the
+    quasi-identifier, as Def 4.6 says). Others raise InvalidParameterError.
 
     >>> import polars as pl
     >>> from ldiv_polars.models import KAnonymity
@@ -475,11 +479,14 @@ def check(
     from ldiv_polars.models import Model
 
     check_null_policy(nulls)
-    s = _single_sensitive(sensitive)
     model_list = [models] if isinstance(models, Model) else list(models)
     for m in model_list:
         if not isinstance(m, Model):
             raise InvalidParameterError(f"not a privacy model: {m!r}")
+    if len(as_names(sensitive)) > 1:
+        return _check_multi(data, qi, as_names(sensitive), model_list, con=con,
+                            separator=separator, nulls=nulls)
+    s = _single_sensitive(sensitive)
     calls = [_sql_call(m) for m in model_list]  # fail on unsupported models before any work
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, s)
@@ -515,6 +522,116 @@ def check(
                 for hname in hier_names:
                     src.con.unregister(hname)
     return out
+
+
+def _multi_inner(m: Any) -> tuple[str, str, list[Any], int, bool]:
+    """(ok expression, value expression, their parameters, tail start l, higher is better) of
+    a multi-attribute inner model over ``ldiv__class_stats_x`` columns."""
+    from ldiv_polars import models as M
+
+    inner = m.inner
+    if isinstance(inner, M.DistinctLDiversity):
+        return "distinct_values >= ?", "distinct_values::DOUBLE", [inner.l], 1, True
+    if isinstance(inner, M.EntropyLDiversity) and not isinstance(
+            inner, M.EntropyLDiversityDontCare):
+        return ("entropy >= ln(?) - 1e-12", "exp(entropy)", [float(inner.l)], 1, True)
+    if type(inner) is M.RecursiveCLDiversity:
+        return ("? <= 1 OR (tail IS NOT NULL AND max_count < ? * tail)",
+                "CASE WHEN tail > 0 THEN max_count / tail ELSE 'inf'::DOUBLE END",
+                [inner.l, inner.c], inner.l, False)
+    raise InvalidParameterError(
+        f"{m.describe()} has no SQL form in the DuckDB engine yet (multi-attribute supports "
+        "distinct, entropy and recursive (c,l) inner models); use the Polars engine"
+    )
+
+
+def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
+                 model_list: list[Any], *, con: duckdb.DuckDBPyConnection | None,
+                 separator: str | None, nulls: NullPolicy) -> list[dict[str, object]]:
+    """Several sensitive columns: KAnonymity and MultiAttribute models (Def 4.6)."""
+    from ldiv_polars import models as M
+
+    plans: list[Any] = []
+    for m in model_list:
+        if isinstance(m, M.MultiAttribute):
+            plans.append(_multi_inner(m))
+        elif isinstance(m, M.KAnonymity):
+            plans.append(None)
+        else:
+            raise InvalidParameterError(
+                f"{m.describe()} read(s) one sensitive column but {len(sensitive)} were given: "
+                "wrap the model in MultiAttribute(...) or pass one sensitive column"
+            )
+    with _source(data, con, separator) as src:
+        qi_l, s_l = _validate(src, qi, sensitive)
+        if not _installed(src.con, udfs=True):
+            install(src.con, udfs=True)
+        conn = src.con
+        created: list[str] = []
+        with ExitStack() as stack:
+            try:
+                # one frequency set per sensitive column, the other sensitive columns in the key
+                # (its extended form materialized once, so that class ids agree); the original
+                # class = row(<the qi fields of the key, by position>)
+                fs_names: list[str] = []
+                oc_exprs: list[str] = []
+                for i, s_i in enumerate(s_l):
+                    key = qi_l + [o for o in s_l if o != s_i]
+                    name = stack.enter_context(_frequency_set(
+                        src, key, s_i, nulls if i == 0 else "value", report=[*qi_l, *s_l]))
+                    conn.execute(f"CREATE TEMP TABLE {_quote(name + '_x')} AS FROM ldiv__fsx(?)",
+                                 [name])
+                    created.append(name + "_x")
+                    fs_names.append(name)
+                    fields = [c for c in src.columns if c in key]  # struct field order
+                    pos = [fields.index(c) + 1 for c in src.columns if c in qi_l]
+                    oc_exprs.append("row(" + ", ".join(f"struct_extract_at(ec, {p})" for p in pos)
+                                    + ")")
+                sizes = _tmp("msz")
+                conn.execute(f"CREATE TEMP TABLE {_quote(sizes)} AS SELECT {oc_exprs[0]} AS oc, "
+                             f"sum(n)::BIGINT AS size FROM {_quote(fs_names[0])} GROUP BY ALL")
+                created.append(sizes)
+                out: list[dict[str, object]] = []
+                for m, plan in zip(model_list, plans):
+                    if plan is None:
+                        row = conn.execute("FROM ldiv__k_anonymity_of(?, ?)", [sizes, m.k]
+                                           ).fetchall()[0]
+                    else:
+                        ok_sql, value_sql, params, tail_l, higher = plan
+                        parts = []
+                        args: list[Any] = []
+                        for name, oc in zip(fs_names, oc_exprs):
+                            parts.append(
+                                f"SELECT {oc} AS oc, {ok_sql} AS ok, {value_sql} AS v "
+                                f"FROM ldiv__class_stats_x(?, ?) "
+                                f"JOIN (SELECT cid, any_value(ec) AS ec FROM {_quote(name + '_x')} "
+                                f"GROUP BY cid) USING (cid)"
+                            )
+                            args += [*params, name + "_x", tail_l]
+                        worst = "min(v)" if higher else "max(v)"
+                        row = conn.execute(
+                            f"WITH p AS ({' UNION ALL '.join(parts)}), "
+                            f"c AS (SELECT oc, bool_and(ok) AS ok, {worst} AS v FROM p GROUP BY oc), "
+                            f"z AS (SELECT c.ok, c.v, s.size FROM c JOIN {_quote(sizes)} s "
+                            f"ON c.oc IS NOT DISTINCT FROM s.oc) "
+                            f"SELECT 'multi_attribute', coalesce(bool_and(ok), true), {worst}, "
+                            f"count(*) FILTER (WHERE NOT ok), "
+                            f"coalesce(sum(size) FILTER (WHERE NOT ok), 0) FROM z",
+                            args,
+                        ).fetchall()[0]
+                    model, passed, achieved, fc, fr = row
+                    out.append({
+                        "model": model,
+                        "key": m.key,
+                        "passed": bool(passed),
+                        "achieved": None if achieved is None else _finite(float(achieved)),
+                        "failing_classes": int(fc),
+                        "failing_rows": int(fr),
+                    })
+                return out
+            finally:
+                for name in created:
+                    conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
 
 
 def _check_leaves(con: duckdb.DuckDBPyConnection, fs: str, hier: str) -> None:
