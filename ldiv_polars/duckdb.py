@@ -611,7 +611,8 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
                         worst = "min(v)" if higher else "max(v)"
                         row = conn.execute(
                             f"WITH p AS ({' UNION ALL '.join(parts)}), "
-                            f"c AS (SELECT oc, bool_and(ok) AS ok, {worst} AS v FROM p GROUP BY oc), "
+                            f"c AS (SELECT oc, bool_and(ok) AS ok, {worst} AS v FROM p "
+                            f"GROUP BY oc), "
                             f"z AS (SELECT c.ok, c.v, s.size FROM c JOIN {_quote(sizes)} s "
                             f"ON c.oc IS NOT DISTINCT FROM s.oc) "
                             f"SELECT 'multi_attribute', coalesce(bool_and(ok), true), {worst}, "

@@ -1,5 +1,6 @@
 """Build and execute ``notebooks/02_sql.ipynb``: the DuckDB SQL macros on Adult and on a Parquet
 file. Run from anywhere: ``.venv/bin/python notebooks/make_02_sql.py``."""
+# ruff: noqa: E501  (the cells' code is notebook code, kept as readable long lines)
 
 from __future__ import annotations
 

@@ -25,6 +25,8 @@ from ldiv_polars.models import (
     TCloseness,
 )
 
+FIXTURE_OK = [HealthCheck.function_scoped_fixture]
+
 
 @pytest.fixture(scope="module")
 def con() -> duckdb.DuckDBPyConnection:
@@ -137,7 +139,7 @@ def _frame(rows: list[tuple[int, str, int]]) -> pl.DataFrame:
                         orient="row")
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(rows=SMALL)
 def test_public_model_macros_equal_the_polars_models(con, rows) -> None:
     df = _frame(rows)
@@ -172,7 +174,7 @@ def test_public_model_macros_equal_the_polars_models(con, rows) -> None:
             assert achieved == pytest.approx(exp, rel=1e-9, abs=1e-12), res.key
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(rows=SMALL, k=st.integers(1, 4), threshold=st.sampled_from([0.2, 0.5, 1.0]))
 def test_risk_macros_equal_risk_profile(con, rows, k, threshold) -> None:
     df = _frame(rows)
@@ -268,7 +270,7 @@ def test_mask(con) -> None:
             assert _scalar(con, "SELECT ldiv_mask(?, ?)", [code, n]) == want
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(x=st.integers(-500, 500), width=st.integers(1, 50), origin=st.integers(-20, 20))
 def test_bin_matches_floor_arithmetic(con, x, width, origin) -> None:
     lo = origin + ((x - origin) // width) * width
