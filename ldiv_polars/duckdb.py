@@ -254,8 +254,12 @@ def _source(
             cleanup.append(("register", name))
         elif isinstance(data, duckdb.DuckDBPyRelation):
             name = _tmp("src")
-            data.create_view(name, replace=True)
-            cleanup.append(("view", name))
+            if own:  # the relation lives on a connection we were not given: bring its rows
+                conn.register(name, data.to_arrow_table())
+                cleanup.append(("register", name))
+            else:  # a view on the relation's connection, which must be `con`
+                data.create_view(name, replace=True)
+                cleanup.append(("view", name))
         else:
             raise InputFormatError(
                 "expected a CSV/Parquet path, a table or view name (with con=...), a polars "

@@ -197,6 +197,7 @@ def test_paths_tables_frames_relations(con, tmp_path) -> None:
     same(ld.summary("tbl_in", ["zip", "age"], "s", con=con), want)
     rel = con.sql("FROM tbl_in")
     same(ld.summary(rel, ["zip", "age"], "s", con=con), want)
+    same(ld.summary(con.sql("FROM tbl_in"), ["zip", "age"], "s"), want)  # no con: rows copied
     # temporary objects are gone afterwards
     left = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'ldiv_%'"
                        ).fetchall()[0][0]
