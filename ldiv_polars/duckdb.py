@@ -462,7 +462,8 @@ def check(
     nulls: NullPolicy = "error",
 ) -> list[dict[str, object]]:
     """Evaluate foundation model objects (``ldiv_polars.models``) with the SQL macros: one pass
-    over the rows builds the frequency set, each model's ``ldiv__<model>_fs`` macro reads it.
+    over the rows builds the frequency set, its extended form (class ids and sizes, table
+    frequencies) is built once, and each model's ``ldiv__<model>_x`` macro reads it.
 
     Returns one dict per model: ``model``, ``key``, ``passed``, ``achieved`` (None where the
     Polars side reports infinity), ``failing_classes``, ``failing_rows``. Supported:
@@ -499,9 +500,13 @@ def check(
         out: list[dict[str, object]] = []
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
             hier_names: list[str] = []
+            # the extended frequency set (class ids, sizes, table frequencies), built once and
+            # shared by every model
+            x_name = _tmp("fsx")
+            src.con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
             try:
                 for m, (macro, params, hierarchy) in zip(model_list, calls):
-                    args: list[Any] = [fs, *params]
+                    args: list[Any] = [x_name, *params]
                     if hierarchy is not None:
                         hname = register_hierarchy(src.con, _tmp("hier"), hierarchy)
                         hier_names.append(hname)
@@ -525,6 +530,7 @@ def check(
             finally:
                 for hname in hier_names:
                     src.con.unregister(hname)
+                src.con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
     return out
 
 
@@ -653,35 +659,36 @@ def _check_leaves(con: duckdb.DuckDBPyConnection, fs: str, hier: str) -> None:
 
 
 def _sql_call(m: Any) -> tuple[str, list[Any], Any]:
-    """(fs-level macro, parameters after the fs name, hierarchy or None) for a model object."""
+    """(macro reading the extended frequency set, parameters after its name, hierarchy or
+    None) for a model object."""
     from ldiv_polars import models as M
 
     if isinstance(m, M.KAnonymity):
-        return "ldiv__k_anonymity_fs", [m.k], None
+        return "ldiv__k_anonymity_x", [m.k], None
     if isinstance(m, M.DistinctLDiversity):
-        return "ldiv__distinct_l_fs", [m.l], None
+        return "ldiv__distinct_l_x", [m.l], None
     if isinstance(m, M.EntropyLDiversityDontCare):
         return "ldiv__entropy_l_dont_care_fs", [float(m.l), [str(v) for v in m.dont_care]], None
     if isinstance(m, M.EntropyLDiversity):
-        return "ldiv__entropy_l_fs", [float(m.l)], None
+        return "ldiv__entropy_l_x", [float(m.l)], None
     if isinstance(m, M.NegativePositiveDisclosureRecursive):
-        return ("ldiv__npd_recursive_cl_fs",
+        return ("ldiv__npd_recursive_cl_x",
                 [m.c, m.c2, m.l, [str(v) for v in m.dont_care], [str(v) for v in m.protected]],
                 None)
     if isinstance(m, M.PositiveDisclosureRecursive):
-        return "ldiv__pd_recursive_cl_fs", [m.c, m.l, [str(v) for v in m.dont_care]], None
+        return "ldiv__pd_recursive_cl_x", [m.c, m.l, [str(v) for v in m.dont_care]], None
     if type(m) is M.RecursiveCLDiversity:
-        return "ldiv__recursive_cl_fs", [m.c, m.l], None
+        return "ldiv__recursive_cl_x", [m.c, m.l], None
     if isinstance(m, M.AlphaKAnonymity):
-        return "ldiv__alpha_k_fs", [m.alpha, m.k], None
+        return "ldiv__alpha_k_x", [m.alpha, m.k], None
     if isinstance(m, M.TCloseness):
         if m.distance == "hierarchical":
-            return "ldiv__t_closeness_hierarchical_fs", [m.t], m._hierarchy
-        return "ldiv__t_closeness_fs", [m.t, m.distance], None
+            return "ldiv__t_closeness_hierarchical_x", [m.t], m._hierarchy
+        return "ldiv__t_closeness_x", [m.t, m.distance], None
     if isinstance(m, M.DeltaDisclosure):
-        return "ldiv__delta_disclosure_fs", [m.delta], None
+        return "ldiv__delta_disclosure_x", [m.delta], None
     if isinstance(m, M.BetaLikeness):
-        return "ldiv__beta_likeness_fs", [m.beta, m.enhanced], None
+        return "ldiv__beta_likeness_x", [m.beta, m.enhanced], None
     raise InvalidParameterError(
         f"{m.describe()} has no SQL form in the DuckDB engine yet; use the Polars engine"
     )

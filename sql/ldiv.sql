@@ -180,7 +180,9 @@ CREATE OR REPLACE MACRO ldiv_classes(tbl, qi, s, l := 2) AS TABLE
 -- largest r1/tail, largest alpha, largest EMD, largest |ln(p/q)|, largest (p-q)/q ...; NULL
 -- where the Polars side reports infinity (e.g. recursive (c,l) with too few values).
 -- Each public macro ldiv_<model>(tbl, qi, s, ...) has a twin ldiv__<model>_fs(f, ...) reading a
--- frequency set relation f (ec, sv, n), so that several models share one pass over the rows.
+-- frequency set relation f (ec, sv, n), so that several models share one pass over the rows,
+-- and ldiv__<model>_x(x, ...) reading an extended frequency set x (ldiv__fsx), so that they
+-- also share the per-class work (the extended relation must be materialized once: class ids).
 -- ---------------------------------------------------------------------------------------------
 
 -- Class sizes of a frequency set relation.
@@ -197,32 +199,41 @@ CREATE OR REPLACE MACRO ldiv__k_anonymity_of(sizes_rel, k) AS TABLE
     FROM query_table(sizes_rel);
 CREATE OR REPLACE MACRO ldiv__k_anonymity_fs(f, k) AS TABLE
     WITH "ldiv__z" AS (FROM ldiv__sizes_fs(f)) FROM ldiv__k_anonymity_of('ldiv__z', k);
+CREATE OR REPLACE MACRO ldiv__k_anonymity_x(x, k) AS TABLE
+    WITH "ldiv__z" AS (SELECT size FROM (SELECT DISTINCT cid, size FROM query_table(x)))
+    FROM ldiv__k_anonymity_of('ldiv__z', k);
 CREATE OR REPLACE MACRO ldiv_k_anonymity(tbl, qi, k) AS TABLE
     WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi)) FROM ldiv__k_anonymity_of('ldiv__z', k);
 
 -- Distinct l-diversity: at least l distinct sensitive values per class.
-CREATE OR REPLACE MACRO ldiv__distinct_l_fs(f, l) AS TABLE
+CREATE OR REPLACE MACRO ldiv__distinct_l_x(x, l) AS TABLE
     WITH st AS (SELECT size, distinct_values AS dv, distinct_values >= l AS ok
-                FROM ldiv__class_stats(f, 1))
+                FROM ldiv__class_stats_x(x, 1))
     SELECT 'distinct_l' AS model, coalesce(bool_and(ok), true) AS passed,
            min(dv)::DOUBLE AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv__distinct_l_fs(f, l) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__distinct_l_x('ldiv__x', l);
 CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__distinct_l_fs('ldiv__f', l);
 
 -- Entropy l-diversity: -sum p ln p >= ln(l) in every class (1e-12 tolerance so that an exactly
 -- uniform class at ln l passes). achieved = exp(smallest class entropy).
-CREATE OR REPLACE MACRO ldiv__entropy_l_fs(f, l) AS TABLE
+CREATE OR REPLACE MACRO ldiv__entropy_l_x(x, l) AS TABLE
     WITH st AS (SELECT size, entropy AS h, entropy >= ln(l) - 1e-12 AS ok
-                FROM ldiv__class_stats(f, 1))
+                FROM ldiv__class_stats_x(x, 1))
     SELECT 'entropy_l' AS model, coalesce(bool_and(ok), true) AS passed,
            exp(min(h)) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv__entropy_l_fs(f, l) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__entropy_l_x('ldiv__x', l);
 CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__entropy_l_fs('ldiv__f', l);
@@ -230,15 +241,18 @@ CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
 -- Recursive (c,l)-diversity: r1 < c * (r_l + ... + r_m) (strict); a class with fewer than l
 -- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
 -- (NULL = infinite when some class has fewer than l distinct values).
-CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l) AS TABLE
+CREATE OR REPLACE MACRO ldiv__recursive_cl_x(x, c, l) AS TABLE
     WITH st AS (SELECT size, max_count AS r1, tail AS tl,
                        l <= 1 OR (tail IS NOT NULL AND max_count < c * tail) AS ok
-                FROM ldiv__class_stats(f, l))
+                FROM ldiv__class_stats_x(x, l))
     SELECT 'recursive_cl' AS model, coalesce(bool_and(ok), true) AS passed,
            CASE WHEN bool_and(tl IS NOT NULL) THEN max(r1 / tl) END AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__recursive_cl_x('ldiv__x', c, l);
 CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__recursive_cl_fs('ldiv__f', c, l);
@@ -246,16 +260,19 @@ CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
 -- (alpha,k)-anonymity: size >= k and max n <= alpha * size in every class (with the Polars
 -- side's 1e-15 relative slack so that alpha given as a decimal fraction is exact).
 -- achieved = largest n/size; achieved_k = smallest class size.
-CREATE OR REPLACE MACRO ldiv__alpha_k_fs(f, alpha, k) AS TABLE
+CREATE OR REPLACE MACRO ldiv__alpha_k_x(x, alpha, k) AS TABLE
     WITH st AS (SELECT size, max_count / size AS a,
                        size >= k AND max_count <= alpha * size * (1 + 1e-15) AS ok
-                FROM ldiv__class_stats(f, 1))
+                FROM ldiv__class_stats_x(x, 1))
     SELECT 'alpha_k' AS model, coalesce(bool_and(ok), true) AS passed,
            max(a) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows,
            min(size)::BIGINT AS achieved_k
     FROM st;
+CREATE OR REPLACE MACRO ldiv__alpha_k_fs(f, alpha, k) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__alpha_k_x('ldiv__x', alpha, k);
 CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__alpha_k_fs('ldiv__f', alpha, k);
@@ -264,12 +281,11 @@ CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
 -- 'ordered' (values sorted ascending, (1/(m-1)) sum |P_i - Q_i|) or 'auto' (ordered for a
 -- numeric or temporal sensitive column, equal otherwise). achieved = largest EMD.
 -- The hierarchical distance: ldiv_t_closeness_hierarchical below.
-CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f)),
-         st AS (SELECT size, emd_equal AS emd FROM ldiv__class_stats_x('ldiv__x', 1)
+CREATE OR REPLACE MACRO ldiv__t_closeness_x(x, t, distance) AS TABLE
+    WITH st AS (SELECT size, emd_equal AS emd FROM ldiv__class_stats_x(x, 1)
                 WHERE NOT (distance = 'ordered' OR (distance = 'auto' AND sv_ordered))
                 UNION ALL
-                SELECT size, emd_ordered AS emd FROM ldiv__emd_ordered_x('ldiv__x', distance)),
+                SELECT size, emd_ordered AS emd FROM ldiv__emd_ordered_x(x, distance)),
          v AS (SELECT size, emd, emd <= t AS ok FROM st)
     SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
            max(emd) AS achieved,
@@ -278,6 +294,9 @@ CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance) AS TABLE
     FROM v
     WHERE distance IN ('auto', 'equal', 'ordered')
        OR error('distance must be ''auto'', ''equal'' or ''ordered''');
+CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__t_closeness_x('ldiv__x', t, distance);
 CREATE OR REPLACE MACRO ldiv_t_closeness(tbl, qi, s, t, distance := 'auto') AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__t_closeness_fs('ldiv__f', t, distance);
@@ -285,15 +304,18 @@ CREATE OR REPLACE MACRO ldiv_t_closeness(tbl, qi, s, t, distance := 'auto') AS T
 -- Delta-disclosure: |ln(p/q)| < delta for every value present in a class, and no value of the
 -- table missing from a class. achieved = largest |ln(p/q)| (NULL = infinite when a class lacks
 -- a value of the table).
-CREATE OR REPLACE MACRO ldiv__delta_disclosure_fs(f, delta) AS TABLE
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_x(x, delta) AS TABLE
     WITH st AS (SELECT size, missing_values AS mv, delta_present AS dp,
                        missing_values = 0 AND delta_present < delta AS ok
-                FROM ldiv__class_stats(f, 1))
+                FROM ldiv__class_stats_x(x, 1))
     SELECT 'delta_disclosure' AS model, coalesce(bool_and(ok), true) AS passed,
            CASE WHEN coalesce(max(mv), 0) = 0 THEN max(dp) END AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_fs(f, delta) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__delta_disclosure_x('ldiv__x', delta);
 CREATE OR REPLACE MACRO ldiv_delta_disclosure(tbl, qi, s, delta) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__delta_disclosure_fs('ldiv__f', delta);
@@ -301,8 +323,8 @@ CREATE OR REPLACE MACRO ldiv_delta_disclosure(tbl, qi, s, delta) AS TABLE
 -- Beta-likeness: for every value with p > q in a class, (p - q)/q <= beta (basic) or
 -- <= min(beta, -ln q) (enhanced). achieved = largest (p - q)/q over p > q (0 if none);
 -- enhanced: NULL (infinite) when some gain exceeds its own cap -ln q, whatever beta.
-CREATE OR REPLACE MACRO ldiv__beta_likeness_fs(f, beta, enhanced) AS TABLE
-    WITH x AS (SELECT cid, size, n / size AS p, tn / total AS q FROM ldiv__fsx(f)),
+CREATE OR REPLACE MACRO ldiv__beta_likeness_x(x, beta, enhanced) AS TABLE
+    WITH r AS (SELECT cid, size, n / size AS p, tn / total AS q FROM query_table(x)),
          st AS (SELECT cid, any_value(size) AS size,
                        coalesce(max((p - q) / q) FILTER (WHERE p > q), 0.0) AS gain,
                        coalesce(max(((p - q) / q) / (-ln(q))) FILTER (WHERE p > q), 0.0) AS cap,
@@ -310,7 +332,7 @@ CREATE OR REPLACE MACRO ldiv__beta_likeness_fs(f, beta, enhanced) AS TABLE
                                                               THEN least(beta, -ln(q))
                                                               ELSE beta END)
                                 FILTER (WHERE p > q), true) AS ok
-                FROM x GROUP BY cid)
+                FROM r GROUP BY cid)
     SELECT 'beta_likeness' AS model,
            coalesce(bool_and(ok), true) AS passed,
            CASE WHEN enhanced AND max(cap) > 1.0 THEN NULL
@@ -318,6 +340,9 @@ CREATE OR REPLACE MACRO ldiv__beta_likeness_fs(f, beta, enhanced) AS TABLE
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv__beta_likeness_fs(f, beta, enhanced) AS TABLE
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__beta_likeness_x('ldiv__x', beta, enhanced);
 CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__beta_likeness_fs('ldiv__f', beta, enhanced);
@@ -365,6 +390,8 @@ CREATE OR REPLACE MACRO ldiv__pd_result_x(x, model_name, c, l, dont_care, w_valu
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2);
 
+CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_x(x, c, l, dont_care) AS TABLE
+    FROM ldiv__pd_result_x(x, 'pd_recursive_cl', c, l, dont_care, []::VARCHAR[], 0.0);
 CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_fs(f, c, l, dont_care) AS TABLE
     WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
     FROM ldiv__pd_result_x('ldiv__x', 'pd_recursive_cl', c, l, dont_care, []::VARCHAR[], 0.0);
@@ -372,6 +399,8 @@ CREATE OR REPLACE MACRO ldiv_pd_recursive_cl(tbl, qi, s, c, l, dont_care := []) 
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__pd_recursive_cl_fs('ldiv__f', c, l, dont_care);
 
+CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_x(x, c1, c2, l, dont_care, w_values) AS TABLE
+    FROM ldiv__pd_result_x(x, 'npd_recursive_cl', c1, l, dont_care, w_values, c2);
 CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_fs(f, c1, c2, l, dont_care, w_values) AS TABLE
     WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
     FROM ldiv__pd_result_x('ldiv__x', 'npd_recursive_cl', c1, l, dont_care, w_values, c2);
@@ -544,16 +573,18 @@ CREATE OR REPLACE MACRO ldiv__emd_hierarchical_x(x_rel, hier) AS TABLE
     FROM c LEFT JOIN nd USING (cid)
     GROUP BY c.cid;
 
-CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_fs(f, t, hier) AS TABLE
-    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f)),
-         st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
-                FROM ldiv__class_stats_x('ldiv__x', 1)
-                JOIN ldiv__emd_hierarchical_x('ldiv__x', hier) USING (cid))
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_x(x, t, hier) AS TABLE
+    WITH st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
+                FROM ldiv__class_stats_x(x, 1)
+                JOIN ldiv__emd_hierarchical_x(x, hier) USING (cid))
     SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
            max(emd) AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_fs(f, t, hier) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__t_closeness_hierarchical_x('ldiv__x', t, hier);
 CREATE OR REPLACE MACRO ldiv_t_closeness_hierarchical(tbl, qi, s, t, hier) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__t_closeness_hierarchical_fs('ldiv__f', t, hier);
