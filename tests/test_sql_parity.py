@@ -339,6 +339,18 @@ def test_hierarchical_emd_worked_example(con) -> None:
     # class 2 {cold, cancer}: p - q = (-.5, +.25, 0, +.25) -> same by symmetry, .375
     assert res[0]["achieved"] == pytest.approx(0.375)
     assert res[0]["failing_classes"] == 2
+    # the public macro, from SQL, with the hierarchy registered as (leaf, path)
+    ld.register_hierarchy(con, "hier_we", hier)
+    con.register("we", df.to_arrow())
+    try:
+        row = con.execute("FROM ldiv_t_closeness_hierarchical('we', ['q'], 's', 0.4, 'hier_we')"
+                          ).fetchall()[0]
+        paths = dict(con.execute("SELECT leaf, path FROM hier_we").fetchall())
+    finally:
+        con.unregister("we")
+        con.unregister("hier_we")
+    assert row[:2] == ("t_closeness", True) and row[2] == pytest.approx(0.375)
+    assert paths["flu"] == ["infectious", "*"] and paths["cancer"] == ["chronic", "*"]
 
 
 def test_adjusted_entropy_paper_example() -> None:
