@@ -142,7 +142,7 @@ class NodeChecker:
         exprs = [pl.col(CLASS), ok.alias("__ok")]
         if relaxed and self.relaxed:
             exprs.append(pl.all_horizontal(self.relaxed_cols).alias("__rok"))
-        cl = evaluate_classes(fs, models).select(exprs).collect()
+        cl = evaluate_classes(fs, models).select(exprs).collect(engine="in-memory")
         self.evaluations += 1
         ids = cl.get_column(CLASS).to_numpy()
         fail = np.zeros(n_classes, dtype=bool)
