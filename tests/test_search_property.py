@@ -101,3 +101,70 @@ def test_search_equals_brute_force(data, model_name, suppression, metric):
     else:
         assert math.isclose(res.value, best, rel_tol=1e-12) and res.suppressed_rows <= limit
         assert res.verification.passed
+
+
+class _Tie(Exception):
+    pass
+
+
+def _tclose_failing(classes: dict, t: float, limit: int) -> int:
+    """Suppressed rows under the documented semantics: classes failing equal-distance
+    t-closeness against the distribution of the retained rows, as a fixpoint."""
+    failed: set = set()
+    while True:
+        kept = {k: c for k, c in classes.items() if k not in failed}
+        total = Counter()
+        for c in kept.values():
+            total.update(c)
+        n = sum(total.values())
+        if n == 0:
+            break
+        q = {s: v / n for s, v in total.items()}
+        new = set()
+        for k, c in kept.items():
+            size = sum(c.values())
+            emd = 0.5 * sum(abs(c.get(s, 0) / size - q[s]) for s in q)
+            if abs(emd - t) < 1e-9:
+                raise _Tie
+            if emd > t:
+                new.add(k)
+        if not new:
+            break
+        failed |= new
+        if sum(sum(classes[k].values()) for k in failed) > limit:
+            break
+    return sum(sum(classes[k].values()) for k in failed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tables(), st.sampled_from([0.15, 0.3, 0.45]), st.sampled_from([0.0, 0.15, 0.3]))
+def test_t_closeness_with_suppression_equals_fixpoint_brute_force(data, t, suppression):
+    from hypothesis import assume
+
+    from ldiv_polars.models import TCloseness
+
+    df, hier_rows = data
+    qi = [c for c in df.columns if c != "s"]
+    hs = {q: Hierarchy(rows) for q, rows in hier_rows.items()}
+    limit = int(math.floor(suppression * df.height + 1e-9))
+    maps = {q: [{r[0]: r[j] for r in hier_rows[q]} for j in range(len(hier_rows[q][0]))]
+            for q in qi}
+    good = []
+    try:
+        for levels in itertools.product(*(range(len(hier_rows[q][0])) for q in qi)):
+            classes = defaultdict(Counter)
+            for row in df.iter_rows(named=True):
+                classes[tuple(maps[q][lv][row[q]] for q, lv in zip(qi, levels))][row["s"]] += 1
+            if _tclose_failing(classes, t, limit) <= limit:
+                good.append(levels)
+    except _Tie:
+        assume(False)
+    minimal = {lv for lv in good
+               if not any(o != lv and all(a <= b for a, b in zip(o, lv)) for o in good)}
+    res = anonymize(df, qi, "s", hs, [TCloseness(t)], suppression=suppression, metric="height")
+    assert {tuple(m[q] for q in qi) for m in res.minimal} == minimal
+    if good:
+        assert res.value == min(sum(lv) for lv in good)
+        assert res.verification.passed
+    else:
+        assert not res.found
