@@ -683,7 +683,7 @@ def _sql_call(m: Any) -> tuple[str, list[Any], Any]:
         return "ldiv__alpha_k_x", [m.alpha, m.k], None
     if isinstance(m, M.TCloseness):
         if m.distance == "hierarchical":
-            return "ldiv__t_closeness_hierarchical_x", [m.t], m._hierarchy
+            return "ldiv__t_closeness_hierarchical_x", [m.t], m.hierarchy
         return "ldiv__t_closeness_x", [m.t, m.distance], None
     if isinstance(m, M.DeltaDisclosure):
         return "ldiv__delta_disclosure_x", [m.delta], None

@@ -77,6 +77,12 @@ class TCloseness(Model):
     def params(self) -> dict[str, object]:
         return {"t": self.t, "distance": self.distance}
 
+    @property
+    def hierarchy(self) -> pl.DataFrame | None:
+        """The value hierarchy of the hierarchical distance (ARX layout, strings, with a root
+        level added when the last level has several values); None for the other distances."""
+        return self._hierarchy
+
     def validate(self, fs: FrequencySet) -> None:
         if self._hierarchy is None:
             return
