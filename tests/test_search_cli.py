@@ -114,3 +114,10 @@ def test_demo_step_on_synthetic_data(tmp_path, capsys):
     # an independent check of the written-out table
     models = [KAnonymity(5), DistinctLDiversity(3)]
     assert check(out, ["age", "sex", "zip"], "disease", models).passed
+
+
+def test_cli_missing_output_directory(fig1_files, tmp_path, capsys):
+    data, hdir = fig1_files
+    rc = main(["anonymize", str(data), str(tmp_path / "nope" / "o.parquet"), "--qi", "zip,age",
+               "--hierarchies", str(hdir), "--k", "2"])
+    assert rc == 2 and "does not exist" in capsys.readouterr().err

@@ -168,6 +168,8 @@ def register(app: typer.Typer) -> None:
         models = build_models(k, l, model, c, t, s_cols)
         if out.suffix.lower() not in (".parquet", ".pq", ".csv"):
             raise InputFormatError(f"OUT must end in .parquet or .csv, got {str(out)!r}")
+        if not out.parent.is_dir():
+            raise InputFormatError(f"OUT's directory does not exist: {str(out.parent)!r}")
         hs = {q: Hierarchy.from_csv(find_hierarchy(hierarchies, q), separator=hierarchy_separator,
                                     name=q) for q in qi_cols}
         kwargs: dict[str, Any] = dict(
