@@ -163,9 +163,11 @@ class MetricSuite:
         snap = rolled.snapshot
         n = snap.n.astype(np.float64)
         row_supp = supp[rolled.row_class]
-        log_area = np.zeros(n.shape[0])
+        log_area_class = np.zeros(rolled.classes)
         for i, lv in enumerate(snap.levels):
-            log_area += np.log(self.leaves[i][lv][snap.codes[i]].astype(np.float64))
+            log_area_class += np.log(
+                self.leaves[i][lv][rolled.class_codes[:, i]].astype(np.float64))
+        log_area = log_area_class[rolled.row_class]
         # published density of each row's cell, plus the suppressed rows of its sensitive
         # value spread over the whole QI domain
         dens = np.where(row_supp, 0.0, n / N * np.exp(-log_area))

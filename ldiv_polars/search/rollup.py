@@ -32,7 +32,7 @@ class Snapshot:
     """Encoded frequency set of one lattice node: one row per (class, sensitive tuple)."""
 
     levels: tuple[int, ...]
-    codes: np.ndarray  # (q, rows) int32: per QI (contiguous), the group code at ``levels[q]``
+    codes: np.ndarray | None  # (q, rows) int32 per QI (contiguous); None if not kept
     s: np.ndarray  # (rows,) int32: sensitive tuple id
     n: np.ndarray  # (rows,) int64
 
@@ -207,15 +207,19 @@ class EncodedFrequencySet:
         for lv in dict.fromkeys(cands):
             if lv == self.base.levels:
                 continue
-            snap = self.rollup(lv, cache=False).snapshot
+            snap = self.rollup(lv, cache=False, keep_codes=True).snapshot
             done += 1
             if snap.rows <= 0.8 * self.base_rows:
                 self._pinned.append(snap)
         self._pinned.sort(key=lambda s: s.rows)
         return done
 
-    def rollup(self, levels: Sequence[int], *, cache: bool = True) -> Rolled:
-        """Roll the best cached snapshot up to ``levels``; counts one roll-up."""
+    def rollup(self, levels: Sequence[int], *, cache: bool = True,
+               keep_codes: bool = False) -> Rolled:
+        """Roll the best cached snapshot up to ``levels``; counts one roll-up. The per-row codes
+        of the new snapshot (needed only to roll up *from* it) are materialized when it is
+        cached or ``keep_codes`` is set; otherwise ``snapshot.codes`` is None (a row's codes are
+        its class's, ``class_codes[row_class]``)."""
         levels = tuple(int(v) for v in levels)
         src = self.source_for(levels)
         self.rollups += 1
@@ -229,24 +233,31 @@ class EncodedFrequencySet:
         key = class_key * self.n_sensitive + src.s
         span *= self.n_sensitive
         first, n = _group(key, span, src.n)
-        codes = (np.stack([c[first] for c in cols], axis=0) if q
-                 else np.zeros((0, len(first)), np.int32))
-        snap = Snapshot(levels, codes.astype(np.int32, copy=False),
-                        src.s[first].astype(np.int32, copy=False), n)
+        rows = first.shape[0]
+        keep = keep_codes or (cache and levels != self.base.levels
+                              and rows <= 0.8 * src.rows and rows <= self.row_budget)
+        codes = None
+        if keep:
+            codes = (np.stack([c[first] for c in cols], axis=0) if q
+                     else np.zeros((0, rows), np.int32))
+        snap = Snapshot(levels, codes, src.s[first].astype(np.int32, copy=False), n)
         # rows are sorted by (class key, sensitive): classes are contiguous runs
         ck = class_key[first]
-        starts = np.flatnonzero(np.diff(ck)) + 1 if ck.shape[0] else np.zeros(0, np.int64)
-        cfirst = np.concatenate([[0], starts]).astype(np.int64) if ck.shape[0] else starts
-        cinv = np.zeros(ck.shape[0], dtype=np.int64)
+        starts = np.flatnonzero(np.diff(ck)) + 1 if rows else np.zeros(0, np.int64)
+        cfirst = np.concatenate([[0], starts]).astype(np.int64) if rows else starts
+        cinv = np.zeros(rows, dtype=np.int64)
         cinv[starts] = 1
         cinv = np.cumsum(cinv)
+        crow = first[cfirst]
+        class_codes = (np.stack([c[crow] for c in cols], axis=1) if q
+                       else np.zeros((len(crow), 0), np.int32))
         rolled = Rolled(
             snap,
             cinv,
-            snap.codes[:, cfirst].T,
-            np.add.reduceat(n, cfirst) if n.shape[0] else np.zeros(0, np.int64),
+            class_codes,
+            np.add.reduceat(n, cfirst) if rows else np.zeros(0, np.int64),
         )
-        if cache and levels != self.base.levels:
+        if codes is not None and cache and levels != self.base.levels:
             self._remember(snap, src)
         return rolled
 
