@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ldiv_polars.core.inputs import _sniff_separator
+from ldiv_polars.core.inputs import sniff_separator
 from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
@@ -43,6 +43,7 @@ from ldiv_polars.core.validate import (
     validate_columns,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, NullValuesError
+from ldiv_polars.report import SUMMARY_KEYS
 
 __all__ = [
     "SQL_FILES",
@@ -59,22 +60,6 @@ __all__ = [
 SQL_FILES = ("ldiv.sql", "ldiv_udf.sql")
 """The macro files, in load order: closed forms first, then the macros calling Python UDFs."""
 
-SUMMARY_KEYS = (
-    "rows",
-    "classes",
-    "k",
-    "l_distinct",
-    "l_entropy",
-    "recursive_c",
-    "alpha",
-    "t",
-    "delta",
-    "prosecutor_max",
-    "prosecutor_avg",
-    "sample_uniques",
-)
-"""Columns of the ``ldiv_summary`` macro and keys of :func:`summary` (same as the Polars
-``ldiv_polars.summary``)."""
 
 _INT_KEYS = frozenset({"rows", "classes", "k", "l_distinct", "sample_uniques"})
 _PARQUET = {".parquet", ".pq"}
@@ -305,7 +290,7 @@ def _file_relation(
         if separator is not None:
             sep = separator
         else:
-            sep = "," if globbed else _sniff_separator(path, suffix)
+            sep = "," if globbed else sniff_separator(path, suffix)
         return con.read_csv(text, sep=sep, header=True)
     raise InputFormatError(
         f"cannot tell the format of {text!r}: use a .csv/.tsv/.txt or .parquet file"

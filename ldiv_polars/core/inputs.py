@@ -39,7 +39,7 @@ def to_lazyframe(data: TableLike, *, separator: str | None = None) -> pl.LazyFra
         if suffix in _PARQUET_SUFFIXES or path.is_dir():
             return pl.scan_parquet(data)
         if suffix in _CSV_SUFFIXES:
-            sep = separator or _sniff_separator(path, suffix)
+            sep = separator or sniff_separator(path, suffix)
             return pl.scan_csv(data, separator=sep)
         raise InputFormatError(
             f"cannot tell the format of {str(data)!r}: use a .csv/.tsv/.txt or .parquet file"
@@ -49,7 +49,9 @@ def to_lazyframe(data: TableLike, *, separator: str | None = None) -> pl.LazyFra
     )
 
 
-def _sniff_separator(path: Path, suffix: str) -> str:
+def sniff_separator(path: Path, suffix: str) -> str:
+    """The CSV separator of ``path``: tab for .tsv, else `;` or tab when the header has one and
+    no comma (ARX files are `;`-separated), else a comma."""
     if suffix == ".tsv":
         return "\t"
     try:
