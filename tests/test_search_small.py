@@ -197,3 +197,15 @@ def test_generalize_expr_accepts_expressions():
 
     out = FIG1.select(generalize_expr(pl.col("zip"), HS["zip"], 2))
     assert out.columns == ["zip"] and out["zip"].unique().sort().to_list() == ["130**", "148**"]
+
+
+def test_progress_callback_and_result_dict():
+    calls = []
+    res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], metric="loss",
+                    progress=lambda done, total: calls.append((done, total)))
+    assert calls and all(t == res.lattice_size for _, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert len(calls) == res.checked
+    d = res.to_dict()
+    assert d["optimum"]["levels"] == res.levels and d["minimal"] == res.minimal
+    assert d["checked"] == res.checked and d["verified"] is True
