@@ -160,3 +160,10 @@ def test_frame_is_accepted_by_hierarchical_t_closeness(adult_dir: Path):
     assert occ.frame.columns[0] == "level_0"
     TCloseness(0.2, "hierarchical", hierarchy=occ)
     TCloseness(0.2, "hierarchical", hierarchy=occ.frame)
+
+
+def test_csv_with_bom_and_crlf(tmp_path: Path):
+    p = tmp_path / "h.csv"
+    p.write_bytes("\ufeffa;x;*\r\nb;x;*\r\n\r\nc;y;*\r\n".encode())
+    h = Hierarchy.from_csv(p)
+    assert h.values == ["a", "b", "c"] and h.mapping(1) == {"a": "x", "b": "x", "c": "y"}

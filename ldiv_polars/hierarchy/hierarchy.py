@@ -132,7 +132,7 @@ class Hierarchy:
 
     @classmethod
     def from_csv(cls, path: str | Path, *, separator: str = ";", name: str | None = None,
-                 encoding: str = "utf-8") -> Hierarchy:
+                 encoding: str = "utf-8-sig") -> Hierarchy:
         """Read an ARX hierarchy CSV (no header, one row per raw value, one column per level).
 
         Rows are parsed with :mod:`csv` so quoted cells containing the separator work; blank
