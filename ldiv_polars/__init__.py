@@ -11,7 +11,7 @@ True
 """
 
 from ldiv_polars import namespace as _namespace  # noqa: F401  (registers .ldiv)
-from ldiv_polars.checking import CheckResult, check, classes, violations
+from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.core import FrequencySet, frequency_set
 from ldiv_polars.errors import (
     DuplicateColumnError,

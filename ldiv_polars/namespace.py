@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from ldiv_polars.checking import CheckResult, check, classes, violations
+from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.core.frequency import frequency_set
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.models.base import Model

@@ -224,7 +224,7 @@ methods["Base"] = np.zeros(adult.height, dtype=np.int64)
 for name, g in [("RGG p=0.65", rgg), ("SG", sg)]:
     methods[name + " (Ana)"] = group_ids(anatomize(g, seed=1).frame)
 from ldiv_polars.partition import Grouping
-from ldiv_polars.checking import check as _check
+from ldiv_polars.models.verdict import check as _check
 mon_as_grouping = Grouping(mon_r.frame, "group", tuple(QI), S, "mondrian-relaxed", L,
                            mon_r.groups, adult.height, 0, mon_r.verification, None,
                            ("Tech-support",))

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldiv_polars.checking import check
+from ldiv_polars.models.verdict import check
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.linkage.distribution import DistributionError, JointDistribution, as_fraction
 from ldiv_polars.linkage.mechanism import (

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldiv_polars.checking import check
+from ldiv_polars.models.verdict import check
 from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
 from ldiv_polars.hierarchy import Hierarchy
 from ldiv_polars.linkage.attack import link, post_linkage

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ldiv_polars.checking import classes as foundation_classes
+from ldiv_polars.models.verdict import classes as foundation_classes
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy import (
     Hierarchy,

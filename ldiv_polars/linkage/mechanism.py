@@ -487,7 +487,7 @@ class MechanismPlan:
         passed: bool | None = None
         achieved: int | None = None
         if verify and rows - out > 0:
-            from ldiv_polars.checking import check
+            from ldiv_polars.models.verdict import check
             from ldiv_polars.models import DistinctLDiversity
 
             res = check(released, [class_column], sensitive, [DistinctLDiversity(self.l)])

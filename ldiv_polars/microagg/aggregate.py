@@ -207,7 +207,7 @@ def microaggregate_details(
 
 
 def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:
-    from ldiv_polars.checking import check
+    from ldiv_polars.models.verdict import check
     from ldiv_polars.models import KAnonymity
 
     result = check(out, list(cols), None, [KAnonymity(n_min)])

@@ -10,6 +10,7 @@ from ldiv_polars.models.base import (
     evaluate_classes,
     table_results,
 )
+from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
@@ -30,6 +31,7 @@ __all__ = [
     "SIZE",
     "AlphaKAnonymity",
     "BetaLikeness",
+    "CheckResult",
     "ClassContext",
     "DeltaDisclosure",
     "DistinctLDiversity",
@@ -44,8 +46,11 @@ __all__ = [
     "RecursiveCLDiversity",
     "RiskReport",
     "TCloseness",
+    "check",
     "class_sizes",
+    "classes",
     "evaluate_classes",
     "risk_profile",
     "table_results",
+    "violations",
 ]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ldiv_polars.checking import CheckResult, check
+from ldiv_polars.models.verdict import CheckResult, check
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import as_names, require_int_at_least, require_real, validate_columns

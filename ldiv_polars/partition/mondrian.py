@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ldiv_polars.checking import CheckResult, check
+from ldiv_polars.models.verdict import CheckResult, check
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import validate_columns

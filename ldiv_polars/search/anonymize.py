@@ -232,7 +232,7 @@ def anonymize(
     output, retained = _output_plan(lf, efs, rolled, verdict.suppressed, hs, suppression_mode)
     verification = None
     if verify:
-        from ldiv_polars.checking import check
+        from ldiv_polars.models.verdict import check
 
         verification = check(retained, qi_t, fs.sensitive or None, models, nulls=nulls)
         if not verification.passed:

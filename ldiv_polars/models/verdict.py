@@ -1,5 +1,6 @@
-"""Plain-function interface: check a table against privacy models, list its classes, list the
-violating classes with reasons.
+"""Table-level verdicts: check a table against privacy models, list its classes, list the
+violating classes with reasons (one streaming pass builds the frequency set; the rest reads it).
+Transforms re-verify their output through :func:`check`.
 
 >>> import polars as pl
 >>> from ldiv_polars.models import KAnonymity, DistinctLDiversity
