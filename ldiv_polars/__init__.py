@@ -52,8 +52,17 @@ _LAZY = {
     # hierarchies and the lattice search (transforms)
     "Hierarchy": "ldiv_polars.hierarchy",
     "generalize_expr": "ldiv_polars.hierarchy",
+    "generalize": "ldiv_polars.hierarchy",
+    "check_coverage": "ldiv_polars.hierarchy",
+    "interval_hierarchy": "ldiv_polars.hierarchy",
+    "masking_hierarchy": "ldiv_polars.hierarchy",
+    "date_hierarchy": "ldiv_polars.hierarchy",
+    "ordered_hierarchy": "ldiv_polars.hierarchy",
+    "taxonomy_hierarchy": "ldiv_polars.hierarchy",
+    "HierarchyError": "ldiv_polars.hierarchy",
     "anonymize": "ldiv_polars.search",
     "AnonymizationResult": "ldiv_polars.search",
+    "VerificationError": "ldiv_polars.search",
     # partitioning anonymizers (transforms) and the minimality attack (analyses)
     "mondrian": "ldiv_polars.partition",
     "anatomy": "ldiv_polars.partition",

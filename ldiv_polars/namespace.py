@@ -1,4 +1,5 @@
-"""The ``.ldiv`` namespace on Polars LazyFrames and DataFrames (thin: calls the plain functions).
+"""The ``.ldiv`` namespace on Polars LazyFrames, DataFrames and expressions (thin: calls the plain
+functions).
 
 Importing :mod:`ldiv_polars` registers it.
 
@@ -11,7 +12,7 @@ False
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ldiv_polars.attacks import MinimalityReport
     from ldiv_polars.linkage import MechanismPlan, Release
     from ldiv_polars.partition import MondrianResult
+    from ldiv_polars.search import AnonymizationResult
 
 
 class _LdivFrame:
@@ -78,6 +80,21 @@ class _LdivFrame:
                             nulls=nulls)
 
     # -- transforms (imported on first use) ---------------------------------------------------
+
+    def anonymize(
+        self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
+        hierarchies: Mapping[str, Any], models: Sequence[Model] | Model, *,
+        suppression: float = 0.0, metric: str = "aecs", suppression_mode: str = "mask",
+        strategy: str = "auto", verify: bool = True, nulls: NullPolicy = "error",
+    ) -> AnonymizationResult:
+        """Optimal full-domain generalization with suppression, re-verified; see
+        :func:`ldiv_polars.search.anonymize`."""
+        from ldiv_polars.search import anonymize
+
+        return anonymize(self._frame, qi, sensitive, hierarchies, models,
+                         suppression=suppression, metric=metric,
+                         suppression_mode=suppression_mode,  # type: ignore[arg-type]
+                         strategy=strategy, verify=verify, nulls=nulls)  # type: ignore[arg-type]
 
     def microaggregate(
         self, columns: str | Iterable[str], *, k: int, pi: float | str | None = None,
@@ -145,3 +162,18 @@ class LdivLazyFrame(_LdivFrame):
 @pl.api.register_dataframe_namespace("ldiv")
 class LdivDataFrame(_LdivFrame):
     """``df.ldiv``: privacy checks on a DataFrame."""
+
+
+@pl.api.register_expr_namespace("ldiv")
+class LdivExpr:
+    """``pl.col(c).ldiv``: column-level generalization."""
+
+    def __init__(self, expr: pl.Expr) -> None:
+        self._expr = expr
+
+    def generalize(self, hierarchy: Any, level: int) -> pl.Expr:
+        """The column generalized to ``level`` of ``hierarchy`` (a String column); see
+        :func:`ldiv_polars.hierarchy.generalize_expr`."""
+        from ldiv_polars.hierarchy import generalize_expr
+
+        return generalize_expr(self._expr, hierarchy, level)

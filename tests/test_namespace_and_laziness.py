@@ -40,3 +40,34 @@ def test_scan_paths_lazily(tmp_path):
     DF.write_csv(c)
     assert lp.summary(str(p), ["zip"], "s") == lp.summary(str(c), ["zip"], "s") == lp.summary(
         DF, ["zip"], "s")
+
+
+def test_expr_namespace_generalizes_like_the_hierarchy():
+    hier = lp.Hierarchy([["13053", "1305*", "130**", "*"], ["13068", "1306*", "130**", "*"],
+                         ["14850", "1485*", "148**", "*"]])
+    df = pl.DataFrame({"zip": ["13053", "14850", "13068"]})
+    got = df.select(pl.col("zip").ldiv.generalize(hier, 2))["zip"].to_list()
+    assert got == ["130**", "148**", "130**"]
+
+
+def test_anonymize_through_the_namespace_is_reverified_and_accounted():
+    df = pl.DataFrame({"zip": ["13053", "13053", "13068", "13069", "14850", "14850"],
+                       "s": ["a", "b", "a", "b", "a", "b"]})
+    hier = lp.masking_hierarchy(df["zip"].unique(), levels=3)
+    res = df.lazy().ldiv.anonymize(["zip"], "s", {"zip": hier}, [lp.KAnonymity(2),
+                                                                  lp.DistinctLDiversity(2)])
+    out = res.output.collect()
+    assert out.height + res.suppressed_rows == df.height
+    assert lp.check(out, ["zip"], "s", [lp.KAnonymity(2), lp.DistinctLDiversity(2)]).passed
+    # level 0 fails (13068 and 13069 are singletons); masking one digit merges them into
+    # 1306* = {a, b}, and 1305* and 1485* hold two values each: level 1 is the optimum
+    assert res.levels == {"zip": 1} and res.suppressed_rows == 0
+    assert sorted(set(out["zip"].to_list())) == ["1305*", "1306*", "1485*"]
+
+
+def test_numpy_scalars_are_accepted_as_parameters():
+    import numpy as np
+
+    assert lp.KAnonymity(np.int64(3)).k == 3
+    assert lp.RecursiveCLDiversity(np.float64(2.5), np.int32(2)).l == 2
+    assert lp.TCloseness(np.float32(0.25)).t == 0.25
