@@ -436,6 +436,20 @@ def register_hierarchy(
     return name
 
 
+def _result_row(key: str, row: tuple[Any, ...]) -> dict[str, object]:
+    """One model macro's ``(model, passed, achieved, failing_classes, failing_rows)`` row as the
+    dict :func:`check` returns."""
+    model, passed, achieved, fc, fr = row
+    return {
+        "model": model,
+        "key": key,
+        "passed": bool(passed),
+        "achieved": None if achieved is None else _finite(float(achieved)),
+        "failing_classes": int(fc),
+        "failing_rows": int(fr),
+    }
+
+
 def check(
     data: Any,
     qi: str | Iterable[str],
@@ -503,15 +517,7 @@ def check(
                         f"FROM {macro}({marks})",
                         args,
                     )
-                    model, passed, achieved, fc, fr = cur.fetchall()[0]
-                    out.append({
-                        "model": model,
-                        "key": m.key,
-                        "passed": bool(passed),
-                        "achieved": None if achieved is None else _finite(float(achieved)),
-                        "failing_classes": int(fc),
-                        "failing_rows": int(fr),
-                    })
+                    out.append(_result_row(m.key, cur.fetchall()[0]))
             finally:
                 for hname in hier_names:
                     src.con.unregister(hname)
@@ -615,15 +621,7 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
                             f"coalesce(sum(size) FILTER (WHERE NOT ok), 0) FROM z",
                             args,
                         ).fetchall()[0]
-                    model, passed, achieved, fc, fr = row
-                    out.append({
-                        "model": model,
-                        "key": m.key,
-                        "passed": bool(passed),
-                        "achieved": None if achieved is None else _finite(float(achieved)),
-                        "failing_classes": int(fc),
-                        "failing_rows": int(fr),
-                    })
+                    out.append(_result_row(m.key, row))
                 return out
             finally:
                 for name in created:
