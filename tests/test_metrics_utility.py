@@ -15,20 +15,9 @@ from ldiv_polars.core import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
 from ldiv_polars.models import KAnonymity
 from ldiv_polars.search import METRICS, EncodedFrequencySet, Lattice, MetricSuite, anonymize
+from tests.paper_tables import FIG1
 
 # the l-diversity paper's Fig. 1 table (same as tests/test_search_small.py)
-FIG1 = pl.DataFrame(
-    {
-        "zip": ["13053", "13068", "13068", "13053", "14853", "14853", "14850", "14850", "13053",
-                "13053", "13068", "13068"],
-        "age": [28, 29, 21, 23, 50, 55, 47, 49, 31, 37, 36, 35],
-        "nationality": ["Russian", "American", "Japanese", "American", "Indian", "Russian",
-                        "American", "American", "American", "Indian", "Japanese", "American"],
-        "condition": ["Heart Disease", "Heart Disease", "Viral Infection", "Viral Infection",
-                      "Cancer", "Heart Disease", "Viral Infection", "Viral Infection", "Cancer",
-                      "Cancer", "Cancer", "Cancer"],
-    }
-)
 QI = ["zip", "age", "nationality"]
 
 

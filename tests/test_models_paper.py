@@ -19,19 +19,7 @@ from ldiv_polars.models import (
     PositiveDisclosureRecursive,
     RecursiveCLDiversity,
 )
-
-FIG1 = pl.DataFrame(
-    {
-        "zip": ["13053", "13068", "13068", "13053", "14853", "14853", "14850", "14850", "13053",
-                "13053", "13068", "13068"],
-        "age": [28, 29, 21, 23, 50, 55, 47, 49, 31, 37, 36, 35],
-        "nationality": ["Russian", "American", "Japanese", "American", "Indian", "Russian",
-                        "American", "American", "American", "Indian", "Japanese", "American"],
-        "condition": ["Heart Disease", "Heart Disease", "Viral Infection", "Viral Infection",
-                      "Cancer", "Heart Disease", "Viral Infection", "Viral Infection", "Cancer",
-                      "Cancer", "Cancer", "Cancer"],
-    }
-)
+from tests.paper_tables import FIG1
 
 # Fig. 2: zip -> 1485* / 130**, age -> <30 / 3* / >=40, nationality -> *
 FIG2 = FIG1.with_columns(
