@@ -11,7 +11,6 @@ True
 """
 
 from ldiv_polars import namespace as _namespace  # noqa: F401  (registers .ldiv)
-from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.core import FrequencySet, frequency_set
 from ldiv_polars.errors import (
     DuplicateColumnError,
@@ -42,6 +41,7 @@ from ldiv_polars.models import (
     evaluate_classes,
     risk_profile,
 )
+from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.report import SUMMARY_KEYS, summary
 
 __version__ = "0.1.0"

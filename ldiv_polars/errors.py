@@ -59,7 +59,8 @@ class NullValuesError(LdivError, ValueError):
 
 
 class InvalidParameterError(LdivError, ValueError):
-    """A model or algorithm parameter is out of its domain (k < 1, c <= 0, t outside [0, 1], ...)."""
+    """A model or algorithm parameter is out of its domain (k < 1, c <= 0, t outside [0, 1],
+    ...)."""
 
 
 class InputFormatError(LdivError, ValueError):

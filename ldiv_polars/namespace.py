@@ -6,7 +6,8 @@ Importing :mod:`ldiv_polars` registers it.
 >>> import polars as pl
 >>> import ldiv_polars  # noqa: F401  (registers .ldiv)
 >>> from ldiv_polars.models import KAnonymity
->>> pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "c"]}).ldiv.check(["q"], "s", KAnonymity(2)).passed
+>>> df = pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "c"]})
+>>> df.ldiv.check(["q"], "s", KAnonymity(2)).passed
 False
 """
 
@@ -17,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.core.frequency import frequency_set
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.risk import RiskReport, risk_profile
+from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.report import summary
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ class _LdivFrame:
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
         *, nulls: NullPolicy = "error",
     ) -> pl.LazyFrame:
-        """Lazy frequency set ``(qi..., sensitive..., n)``; see :func:`ldiv_polars.frequency_set`."""
+        """Lazy frequency set ``(qi..., sensitive..., n)``; see
+        :func:`ldiv_polars.frequency_set`."""
         return frequency_set(self._frame, qi, sensitive, nulls=nulls)
 
     def check(
@@ -101,7 +103,8 @@ class _LdivFrame:
         p_bar: float | None = None, cell_column: str = "cell", weights: str | None = None,
     ) -> pl.LazyFrame:
         """MDAV microaggregation: QIs -> cell centroids + cell id, re-verified k-anonymous
-        (cells of n_min when pi/p_bar are given); see :func:`ldiv_polars.microagg.microaggregate`."""
+        (cells of n_min when pi/p_bar are given); see
+        :func:`ldiv_polars.microagg.microaggregate`."""
         from ldiv_polars.microagg import microaggregate
 
         return microaggregate(self._frame, columns, k=k, pi=pi, p_bar=p_bar,

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldiv_polars.models.verdict import check
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.linkage.distribution import DistributionError, JointDistribution, as_fraction
 from ldiv_polars.linkage.mechanism import (
@@ -27,6 +26,7 @@ from ldiv_polars.linkage.mechanism import (
     sample_size_real,
 )
 from ldiv_polars.models import DistinctLDiversity
+from ldiv_polars.models.verdict import check
 
 UNIFORM_P = [Fraction(1, 50)] * 50
 

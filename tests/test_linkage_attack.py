@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldiv_polars.models.verdict import check
 from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
 from ldiv_polars.hierarchy import Hierarchy
 from ldiv_polars.linkage.attack import link, post_linkage
 from ldiv_polars.linkage.examples import table1_raw, table2_releases
 from ldiv_polars.linkage.release import Release, ReleaseError
 from ldiv_polars.models import DistinctLDiversity
+from ldiv_polars.models.verdict import check
 
 
 def test_table2_reveals_cervical_cancer():

@@ -2,7 +2,8 @@
 
 Each subcommand lives in its own module of this package, named like the command, and exposes
 ``register(app: typer.Typer) -> None``; modules are discovered by name (only the one being run
-is imported), so adding a subcommand means adding a file. Bad input (any :class:`~ldiv_polars.errors.LdivError`)
+is imported), so adding a subcommand means adding a file.
+Bad input (any :class:`~ldiv_polars.errors.LdivError`)
 exits with code 2 and a one-line message.
 """
 

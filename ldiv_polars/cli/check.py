@@ -48,17 +48,21 @@ def register(app: typer.Typer) -> None:
         path: Annotated[Path, typer.Argument(help="CSV or Parquet file")],
         qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
         sensitive: Annotated[str, typer.Option("--sensitive", help="sensitive column")],
-        l: Annotated[int | None, typer.Option("--l", help="required l (also the L of recursive_c)")] = None,
+        l: Annotated[int | None, typer.Option(
+            "--l", help="required l (also the L of recursive_c)")] = None,
         k: Annotated[int | None, typer.Option("--k", help="required k")] = None,
         c: Annotated[float | None, typer.Option("--c", help="recursive (c,l): required c")] = None,
         model: Annotated[list[str] | None, typer.Option(
             "--model", help="l-diversity model(s) for --l: distinct, entropy, recursive")] = None,
         t: Annotated[float | None, typer.Option("--t", help="required t (t-closeness)")] = None,
-        alpha: Annotated[float | None, typer.Option("--alpha", help="largest allowed share")] = None,
-        delta: Annotated[float | None, typer.Option("--delta", help="delta-disclosure bound")] = None,
+        alpha: Annotated[float | None, typer.Option(
+            "--alpha", help="largest allowed share")] = None,
+        delta: Annotated[float | None, typer.Option(
+            "--delta", help="delta-disclosure bound")] = None,
         separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
         engine: Annotated[str, typer.Option("--engine", help="polars or duckdb")] = "polars",
-        nulls: Annotated[str, typer.Option("--nulls", help="error, or value: null is a value")] = "error",
+        nulls: Annotated[str, typer.Option(
+            "--nulls", help="error, or value: null is a value")] = "error",
         as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
     ) -> None:
         """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta and risk."""

@@ -7,7 +7,7 @@
 >>> validate_columns(lf, ["age", "zipp"], ["disease"])
 Traceback (most recent call last):
 ...
-ldiv_polars.errors.UnknownColumnError: unknown column(s): 'zipp' (available: 'age', 'zip', 'disease')
+ldiv_polars.errors.UnknownColumnError: unknown column(s): 'zipp' (available: ...)
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def validate_columns(
     for group, label in ((qi_t, "quasi-identifier"), (s_t, "sensitive")):
         dup = sorted({c for c in group if group.count(c) > 1})
         if dup:
-            raise DuplicateColumnError(f"{label} column(s) named twice: {', '.join(map(repr, dup))}")
+            names = ", ".join(map(repr, dup))
+            raise DuplicateColumnError(f"{label} column(s) named twice: {names}")
     both = [c for c in s_t if c in qi_t]
     if both:
         raise SensitiveInQuasiIdentifierError(

@@ -487,8 +487,8 @@ class MechanismPlan:
         passed: bool | None = None
         achieved: int | None = None
         if verify and rows - out > 0:
-            from ldiv_polars.models.verdict import check
             from ldiv_polars.models import DistinctLDiversity
+            from ldiv_polars.models.verdict import check
 
             res = check(released, [class_column], sensitive, [DistinctLDiversity(self.l)])
             passed = res.passed

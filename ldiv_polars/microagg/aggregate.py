@@ -207,8 +207,8 @@ def microaggregate_details(
 
 
 def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:
-    from ldiv_polars.models.verdict import check
     from ldiv_polars.models import KAnonymity
+    from ldiv_polars.models.verdict import check
 
     result = check(out, list(cols), None, [KAnonymity(n_min)])
     model = result.models[0]

@@ -10,7 +10,6 @@ from ldiv_polars.models.base import (
     evaluate_classes,
     table_results,
 )
-from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
@@ -24,6 +23,7 @@ from ldiv_polars.models.l_diversity import (
 from ldiv_polars.models.multi_attribute import MultiAttribute
 from ldiv_polars.models.risk import RiskReport, class_sizes, risk_profile
 from ldiv_polars.models.t_closeness import TCloseness
+from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 
 __all__ = [
     "DISTINCT",

@@ -8,7 +8,8 @@ search will not prune with it.
 >>> import polars as pl
 >>> from ldiv_polars import check
 >>> from ldiv_polars.models import DistinctLDiversity
->>> block = pl.DataFrame({"q": [1] * 4, "S": ["s1", "s1", "s2", "s3"], "V": ["v1", "v2", "v3", "v3"]})
+>>> block = pl.DataFrame({"q": [1] * 4, "S": ["s1", "s1", "s2", "s3"],
+...                       "V": ["v1", "v2", "v3", "v3"]})
 >>> check(block, ["q"], ["S", "V"], [MultiAttribute(DistinctLDiversity(2))]).passed
 False
 """

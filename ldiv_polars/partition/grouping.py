@@ -37,13 +37,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ldiv_polars.models.verdict import CheckResult, check
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import as_names, require_int_at_least, require_real, validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import KAnonymity
 from ldiv_polars.models.base import Model
+from ldiv_polars.models.verdict import CheckResult, check
 from ldiv_polars.partition.models import BinaryLDiversity, simple_l_diversity
 
 __all__ = [

@@ -39,13 +39,13 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ldiv_polars.models.verdict import CheckResult, check
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import KAnonymity, evaluate_classes
 from ldiv_polars.models.base import Model
+from ldiv_polars.models.verdict import CheckResult, check
 
 __all__ = ["MondrianResult", "PartitionInfeasibleError", "mondrian"]
 
