@@ -308,6 +308,19 @@ class EncodedFrequencySet:
         cls, s, n = rolled.row_class, snap.s, snap.n
         if keep is not None:
             cls, s, n = cls[keep], s[keep], n[keep]
+        return self._frame(cls, s, n)
+
+    def model_frame_many(self, rolleds: Sequence[Rolled], offsets: Sequence[int]
+                         ) -> pl.DataFrame:
+        """The roll-ups of several nodes stacked as one ``(CLASS, sensitive..., n)`` frame, the
+        class ids of ``rolleds[i]`` shifted by ``offsets[i]`` (disjoint ids per node). Built in
+        numpy: a per-node DataFrame operation would cost a Polars query each."""
+        cls = np.concatenate([r.row_class + int(off) for r, off in zip(rolleds, offsets)])
+        s = np.concatenate([r.snapshot.s for r in rolleds])
+        n = np.concatenate([r.snapshot.n for r in rolleds])
+        return self._frame(cls, s, n)
+
+    def _frame(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray) -> pl.DataFrame:
         cols = [pl.Series(CLASS, cls)]
         if self.sensitive:
             if self.codes_only:
