@@ -223,7 +223,8 @@ class ModelResult:
     model: str
     params: dict[str, object]
     passed: bool
-    achieved: float | None
+    achieved: float | int | None
+    """The table's achieved value (an int for k and distinct l; inf where unbounded)."""
     failing_classes: int
     failing_rows: int
     details: dict[str, object] = field(default_factory=dict)
@@ -267,7 +268,7 @@ def table_results(classes: pl.DataFrame, models: Sequence[Model]) -> list[ModelR
                 model=m.name,
                 params=m.params(),
                 passed=fc == 0,
-                achieved=None if ach is None else float(ach),
+                achieved=None if ach is None else (ach if isinstance(ach, int) else float(ach)),
                 failing_classes=fc,
                 failing_rows=int(row[f"{m.key}::fr"] or 0),
             )
