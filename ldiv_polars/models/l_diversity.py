@@ -74,6 +74,8 @@ def top_sum(j: int) -> pl.Expr:
     """Sum of the ``j`` largest counts of the class (0 for j <= 0), in the aggregation."""
     if j <= 0:
         return pl.lit(0, dtype=pl.Int64)
+    if j == 1:  # the common l = 2: a plain max is several times cheaper than top_k
+        return pl.col(COUNT).max()
     return pl.col(COUNT).top_k(j).sum()
 
 
