@@ -184,11 +184,9 @@ def evaluate_classes(
             raise InvalidParameterError(
                 f"{', '.join(needing)} need(s) a sensitive column; none was given"
             )
-        classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE))
         ctx = ClassContext(fs.qi, fs.sensitive, fs.frame, pl.LazyFrame())
         aggs = [e for m in models for e in m.aggs(ctx)]
-        if aggs:
-            classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
+        classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
         return classes.with_columns([m.passes().alias(f"pass_{m.key}") for m in models])
 
     s = fs.sensitive[0]
