@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+from nbbuild import write_notebook
 
 HERE = Path(__file__).resolve().parent
 
@@ -156,26 +155,5 @@ except lp.UnknownColumnError as e:
 ]
 
 
-def build() -> nbformat.NotebookNode:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    for kind, src in cells:
-        if kind == "md":
-            nb.cells.append(nbformat.v4.new_markdown_cell(src))
-        else:
-            nb.cells.append(nbformat.v4.new_code_cell(src))
-    return nb
-
-
-def main() -> None:
-    nb = build()
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(HERE)}}).execute()
-    out = HERE / "02_sql.ipynb"
-    nbformat.write(nb, out)
-    print(f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB)")
-
-
 if __name__ == "__main__":
-    main()
+    write_notebook(cells, HERE / "02_sql.ipynb")

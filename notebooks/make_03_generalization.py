@@ -8,26 +8,15 @@ hierarchies, using the lattice search of ``ldiv_polars.search``.
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbbuild import NotebookCells, write_notebook
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "03_generalization.ipynb"
 
-cells: list = []
-
-
-def md(text: str) -> None:
-    cells.append(new_markdown_cell(text.strip("\n")))
-
-
-def code(text: str) -> None:
-    cells.append(new_code_cell(text.strip("\n")))
+cells = NotebookCells()
+md, code = cells.md, cells.code
 
 
 md(r"""
@@ -311,21 +300,5 @@ figures leave only qualitative claims to compare).
 """)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--no-run", action="store_true")
-    args = ap.parse_args()
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    if not args.no_run:
-        t = time.perf_counter()
-        NotebookClient(nb, timeout=600, kernel_name="python3",
-                       resources={"metadata": {"path": str(HERE)}}).execute()
-        print(f"executed in {time.perf_counter() - t:.1f} s")
-    nbformat.write(nb, OUT)
-    print(f"wrote {OUT} ({OUT.stat().st_size / 1e6:.2f} MB)")
-
-
 if __name__ == "__main__":
-    main()
+    write_notebook(cells, OUT)

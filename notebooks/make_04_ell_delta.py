@@ -4,13 +4,13 @@
     .venv/bin/python notebooks/make_04_ell_delta.py --no-run # build only
 """
 
+# ruff: noqa: E501  (the cells hold notebook code, kept as readable long lines)
+
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbbuild import write_notebook
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "04_ell_delta.ipynb"
@@ -245,28 +245,5 @@ print(f"notebook ran in {time.perf_counter() - T0:.1f} s")"""),
 ]
 
 
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook()
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src)
-                for kind, src in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    return nb
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--no-run", action="store_true")
-    args = ap.parse_args()
-    nb = build()
-    if not args.no_run:
-        from nbclient import NotebookClient
-
-        NotebookClient(nb, timeout=600, kernel_name="python3",
-                       resources={"metadata": {"path": str(HERE)}}).execute()
-    nbformat.write(nb, OUT)
-    print(f"wrote {OUT} ({OUT.stat().st_size / 1e6:.2f} MB)")
-
-
 if __name__ == "__main__":
-    main()
+    write_notebook(CELLS, OUT)

@@ -11,25 +11,15 @@ it is a test. The figures are plots only in the paper; the notebook redraws them
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+from nbbuild import NotebookCells, write_notebook
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "05_microaggregation.ipynb"
 
-cells: list[tuple[str, str]] = []
-
-
-def md(text: str) -> None:
-    cells.append(("markdown", text.strip("\n")))
-
-
-def code(text: str) -> None:
-    cells.append(("code", text.strip("\n")))
+cells = NotebookCells()
+md, code = cells.md, cells.code
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,42 +432,5 @@ equidistant points may be needed.
 """)
 
 
-# ---------------------------------------------------------------------------------------------
-def build() -> nbformat.NotebookNode:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.metadata["language_info"] = {"name": "python"}
-    for kind, src in cells:
-        nb.cells.append(
-            nbformat.v4.new_markdown_cell(src)
-            if kind == "markdown"
-            else nbformat.v4.new_code_cell(src)
-        )
-    return nb
-
-
-def main() -> int:
-    nb = build()
-    t0 = time.perf_counter()
-    NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
-    ).execute()
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{i:02d}"
-        if cell.cell_type == "code":
-            cell.metadata.pop("execution", None)
-    nbformat.validate(nb)
-    nbformat.write(nb, OUT)
-    print(
-        f"wrote {OUT} ({OUT.stat().st_size / 1024:.0f} KiB), executed in "
-        f"{time.perf_counter() - t0:.1f} s"
-    )
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    write_notebook(cells, OUT, timeout=300)

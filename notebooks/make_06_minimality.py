@@ -7,20 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+from nbbuild import NotebookCells, write_notebook
 
 HERE = Path(__file__).resolve().parent
 
-cells: list[tuple[str, str]] = []
-
-
-def md(text: str) -> None:
-    cells.append(("md", text.strip()))
-
-
-def code(text: str) -> None:
-    cells.append(("code", text.strip()))
+cells = NotebookCells()
+md, code = cells.md, cells.code
 
 
 md("""
@@ -300,18 +292,5 @@ print(f"notebook ran in {time.perf_counter() - T0:.1f} s")
 """)
 
 
-def build() -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    for kind, text in cells:
-        nb.cells.append(nbformat.v4.new_markdown_cell(text) if kind == "md"
-                        else nbformat.v4.new_code_cell(text))
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(HERE)}})
-    client.execute()
-    nbformat.write(nb, HERE / "06_minimality.ipynb")
-
-
 if __name__ == "__main__":
-    build()
+    write_notebook(cells, HERE / "06_minimality.ipynb")
