@@ -25,6 +25,8 @@ CLASS = "__ldiv_class"
 """The single class-key column of a rolled-up frequency set handed to the models."""
 
 _KEY_LIMIT = 2**62
+HUB_MIN_ROWS = 4096
+"""Roll-ups from a source of at least this many rows go through a hub snapshot."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,10 @@ class EncodedFrequencySet:
         self._cache_rows = np.zeros(self.cache_size, dtype=np.int64)
         self.codes_only = False
         self._pinned: list[Snapshot] = []
+        self.lazy_hubs = True
+        """Create hub snapshots on demand (see :meth:`_hub`)."""
+        self._hubs: dict[tuple[int, ...], Snapshot | None] = {}
+        self._hub_rows = 0
         self._cached_rows = 0
         self.row_budget = max(4 * self.base_rows, 1 << 20)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
@@ -234,6 +240,8 @@ class EncodedFrequencySet:
             done += 1
             if snap.rows <= 0.8 * self.base_rows:
                 self._pinned.append(snap)
+            self._hubs[lv] = self._pinned[-1] if self._pinned and self._pinned[-1] is snap \
+                else None
         self._pinned.sort(key=lambda s: s.rows)
         return done
 
@@ -245,6 +253,34 @@ class EncodedFrequencySet:
         its class's, ``class_codes[row_class]``)."""
         levels = tuple(int(v) for v in levels)
         src = self.source_for(levels)
+        if self.lazy_hubs and src.rows >= HUB_MIN_ROWS:
+            hub = self._hub(levels, src)
+            if hub is not None and hub.rows < src.rows:
+                src = hub
+        return self._roll(src, levels, cache=cache, keep_codes=keep_codes)
+
+    def _hub(self, levels: tuple[int, ...], src: Snapshot) -> Snapshot | None:
+        """The hub of ``levels``: the node with every QI at ``min(level, 1)`` (the most
+        generalized node of that form below ``levels``, hence the smallest), rolled up once
+        from ``src`` and pinned when it has at most 80% of ``src``'s rows, within a budget of
+        pinned rows. Flash and the level-wise searches roll up many nodes that have no checked
+        specialization; from a hub they read a few thousand rows instead of the base's."""
+        hub = tuple(min(v, 1) for v in levels)
+        if hub == levels or hub == src.levels:
+            return None
+        if hub in self._hubs:
+            return self._hubs[hub]
+        if any(a > b for a, b in zip(src.levels, hub)) or self._hub_rows >= self.row_budget:
+            return None
+        snap = self._roll(src, hub, cache=False, keep_codes=True).snapshot
+        keep = snap.rows <= 0.8 * src.rows
+        self._hubs[hub] = snap if keep else None
+        if keep:
+            self._hub_rows += snap.rows
+        return self._hubs[hub]
+
+    def _roll(self, src: Snapshot, levels: tuple[int, ...], *, cache: bool,
+              keep_codes: bool) -> Rolled:
         self.rollups += 1
         q = len(self.qi)
         cols = []
