@@ -45,6 +45,8 @@ class Lattice:
             np.int16
         )
         self.node_height = self.nodes.sum(axis=1, dtype=np.int32)
+        # one contiguous row per QI: tagging masks are q comparisons of contiguous arrays
+        self._cols = np.ascontiguousarray(self.nodes.T)
         self.bottom = 0
         self.top = size - 1
 
@@ -81,11 +83,21 @@ class Lattice:
 
     def above(self, node: int) -> np.ndarray:
         """Boolean mask of the node and all its generalizations."""
-        return (self.nodes >= self.nodes[node]).all(axis=1)
+        lv = self.nodes[node]
+        m = self._cols[0] >= lv[0]
+        for col, v in zip(self._cols[1:], lv[1:]):
+            if v:
+                m &= col >= v
+        return m
 
     def below(self, node: int) -> np.ndarray:
         """Boolean mask of the node and all its specializations."""
-        return (self.nodes <= self.nodes[node]).all(axis=1)
+        lv = self.nodes[node]
+        m = self._cols[0] <= lv[0]
+        for col, v, h in zip(self._cols[1:], lv[1:], self.heights[1:]):
+            if v < h - 1:
+                m &= col <= v
+        return m
 
     def minimal_of(self, mask: np.ndarray) -> list[int]:
         """Nodes of ``mask`` with no other node of ``mask`` below them (the minimal elements)."""
