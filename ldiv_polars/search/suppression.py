@@ -134,20 +134,25 @@ class NodeChecker:
         efs.codes_only = len(efs.sensitive) == 1 and all(
             _identity_only(m) for m in [*self.models, *self.relaxed])
 
-    def _evaluate(self, frame: pl.DataFrame, n_classes: int, relaxed: bool
-                  ) -> tuple[np.ndarray, np.ndarray | None]:
+    def _evaluate(self, frame: pl.DataFrame, n_classes: int, relaxed: bool, real: bool = True
+                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Failing-class masks of the models (``real``) and of their relaxations
+        (``relaxed``), from one ``evaluate_classes`` call."""
         fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
-        models = [*self.models, *self.relaxed] if relaxed else self.models
-        ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
-        exprs = [pl.col(CLASS), ok.alias("__ok")]
+        models = [*(self.models if real else ()), *(self.relaxed if relaxed else ())]
+        exprs = [pl.col(CLASS)]
+        if real:
+            ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
+            exprs.append(ok.alias("__ok"))
         if relaxed and self.relaxed:
             exprs.append(pl.all_horizontal(self.relaxed_cols).alias("__rok"))
         cl = evaluate_classes(fs, models).select(exprs).collect(engine="in-memory")
         self.evaluations += 1
         ids = cl.get_column(CLASS).to_numpy()
-        fail = np.zeros(n_classes, dtype=bool)
-        fail[ids] = ~cl.get_column("__ok").to_numpy().astype(bool)
-        rfail = None
+        fail = rfail = None
+        if real:
+            fail = np.zeros(n_classes, dtype=bool)
+            fail[ids] = ~cl.get_column("__ok").to_numpy().astype(bool)
         if relaxed and self.relaxed:
             rfail = np.zeros(n_classes, dtype=bool)
             rfail[ids] = ~cl.get_column("__rok").to_numpy().astype(bool)
@@ -196,8 +201,23 @@ class NodeChecker:
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
         if first is None:
-            first = self._evaluate(self.efs.model_frame(rolled), rolled.classes, True)
+            frame = self.efs.model_frame(rolled)
+            if self.relaxed:
+                # the cheap union-closed relaxations first: a class failing them fails the
+                # models, so rows failing them beyond the limit decide the node (failing)
+                # without evaluating the models; the mask and rows reported are the
+                # relaxation's (a subset of what the models would suppress)
+                _, rfail = self._evaluate(frame, rolled.classes, True, real=False)
+                assert rfail is not None
+                rrows = int(size[rfail].sum())
+                if rrows > self.limit:
+                    return NodeVerdict(False, rfail, rrows, self.evaluations - evals_before,
+                                       False)
+                first = (self._evaluate(frame, rolled.classes, False)[0], rfail)
+            else:
+                first = self._evaluate(frame, rolled.classes, True)
         fail, rfail = first
+        assert fail is not None
         relaxed_passed = rfail is None or int(size[rfail].sum()) <= self.limit
         supp_rows = int(size[fail].sum())
         if self.global_models:
