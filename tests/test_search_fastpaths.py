@@ -1,0 +1,107 @@
+"""The search's fast paths give exactly what the plain computations give: counting/sort
+grouping and key densification (against ``np.unique``), roll-ups through on-demand hub
+snapshots (against a direct group-by of the generalized rows), the lattice's tagging masks
+(against the definition) and the relaxation-first node check (against the one-call check)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+
+import ldiv_polars.search.rollup as rollup_mod
+from ldiv_polars.core import FrequencySet
+from ldiv_polars.hierarchy import Hierarchy, generalize
+from ldiv_polars.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity
+from ldiv_polars.search import EncodedFrequencySet, Lattice
+from ldiv_polars.search.rollup import _count_limit, _dense, _group
+from ldiv_polars.search.suppression import NodeChecker, relaxations
+
+QI = ["sex", "age", "race", "marital-status", "education"]
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 1000])
+@pytest.mark.parametrize("factor", [0.5, 1, 3, 1000])
+def test_dense_and_group_match_unique(rows, factor):
+    rng = np.random.default_rng(rows + int(factor))
+    span = max(int(_count_limit(rows) * factor), 1)  # below, at and beyond the counting limit
+    key = rng.integers(0, span, rows).astype(np.int64)
+    if rows > 3:
+        key[: rows // 3] = key[rows // 3: 2 * (rows // 3)]  # repeated keys
+    n = rng.integers(1, 9, rows).astype(np.int64)
+    inv, uniq = _dense(key, span)
+    want, want_inv = np.unique(key, return_inverse=True)
+    assert np.array_equal(uniq, want) and np.array_equal(inv, want_inv.ravel())
+    rep, sums = _group(key, span, n)
+    assert np.array_equal(key[rep], want)
+    assert np.array_equal(sums, np.bincount(want_inv.ravel(), weights=n,
+                                            minlength=want.shape[0]).astype(np.int64))
+
+
+@pytest.fixture(scope="module")
+def adult(adult_dir):
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";").head(3000)
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in QI}
+    return df, hs
+
+
+def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch):
+    df, hs = adult
+    monkeypatch.setattr(rollup_mod, "HUB_MIN_ROWS", 0)  # hubs on this small table too
+    fs = FrequencySet.build(df, QI, "salary-class").materialize()
+    efs = EncodedFrequencySet(fs, hs, cache_size=4)
+    s_vals = efs.sensitive_table.get_column("salary-class").to_list()
+    nodes = list(itertools.product(*(range(hs[q].height) for q in QI)))
+    rng = np.random.default_rng(5)
+    for levels in [nodes[i] for i in rng.permutation(len(nodes))]:
+        r = efs.rollup(levels)
+        labels = efs.class_labels(r)
+        got = sorted((*labels.row(int(r.row_class[i])), s_vals[int(r.snapshot.s[i])],
+                      int(r.snapshot.n[i])) for i in range(r.snapshot.rows))
+        direct = (generalize(df, hs, dict(zip(QI, levels)), check=False)
+                  .group_by([*QI, "salary-class"]).agg(pl.len().alias("n")).collect())
+        assert got == sorted(direct.select([*QI, "salary-class", "n"]).rows()), levels
+        # classes are contiguous runs in increasing class order, sizes add up
+        assert (np.diff(r.row_class) >= 0).all()
+        assert np.array_equal(np.bincount(r.row_class, weights=r.snapshot.n).astype(np.int64),
+                              r.class_size)
+    hubs = [h for h in efs._hubs.values() if h is not None]
+    assert hubs and all(max(h.levels) <= 1 for h in hubs)
+    assert efs.rollups == len(nodes) + len(efs._hubs)
+
+
+def test_lattice_masks_match_definition():
+    lat = Lattice([2, 5, 1, 3, 4])
+    for node in range(lat.size):
+        lv = lat.nodes[node]
+        assert np.array_equal(lat.above(node), (lat.nodes >= lv).all(axis=1))
+        assert np.array_equal(lat.below(node), (lat.nodes <= lv).all(axis=1))
+
+
+@pytest.mark.parametrize("models", [[EntropyLDiversity(3)], [RecursiveCLDiversity(3, 3)],
+                                    [KAnonymity(3), RecursiveCLDiversity(2, 3)]])
+def test_relaxation_first_check_equals_one_call(adult, models):
+    df, hs = adult
+    fs = FrequencySet.build(df, QI, "salary-class").materialize()
+    efs = EncodedFrequencySet(fs, hs)
+    relaxed = relaxations(models)
+    assert relaxed
+    limit = 30
+    checker = NodeChecker(efs, models, limit, relaxed)
+    lat = Lattice([hs[q].height for q in QI])
+    decided_by_relaxation = 0
+    for node in range(lat.size):
+        r = efs.rollup(lat.levels(node))
+        staged = checker.check(r)
+        one = checker.check(r, first=checker._evaluate(efs.model_frame(r), r.classes, True))
+        assert staged.passed == one.passed, lat.levels(node)
+        assert staged.relaxed_passed == one.relaxed_passed, lat.levels(node)
+        if staged.passed:
+            assert staged.suppressed_rows == one.suppressed_rows
+            assert np.array_equal(staged.suppressed, one.suppressed)
+        else:
+            assert staged.suppressed_rows <= one.suppressed_rows
+        decided_by_relaxation += not staged.relaxed_passed
+    assert decided_by_relaxation  # the short cut was exercised
