@@ -105,3 +105,29 @@ def test_relaxation_first_check_equals_one_call(adult, models):
             assert staged.suppressed_rows <= one.suppressed_rows
         decided_by_relaxation += not staged.relaxed_passed
     assert decided_by_relaxation  # the short cut was exercised
+
+
+@pytest.mark.parametrize("suppression", [0, 40])
+def test_search_without_sensitive_equals_search_with_it(adult, suppression):
+    """k-anonymity reads only class sizes: the search on the QI-only frequency set (what
+    ``anonymize`` runs when no model needs the sensitive column and the metric is not kl)
+    decides every node and values every metric exactly as on the full frequency set."""
+    from ldiv_polars.search.flash import search_lattice
+    from ldiv_polars.search.metrics import METRICS
+
+    df, hs = adult
+    fs = FrequencySet.build(df, QI, "salary-class").materialize()
+    full = EncodedFrequencySet(fs, hs)
+    slim = full.without_sensitive()
+    assert slim.base_rows < full.base_rows and slim.total == full.total
+    for metric in [m for m in METRICS if m != "kl"]:
+        a = search_lattice(full, [KAnonymity(4)], suppression, metric, strategy="exhaustive")
+        b = search_lattice(slim, [KAnonymity(4)], suppression, metric, strategy="exhaustive")
+        assert a.minimal == b.minimal and a.optimum == b.optimum, metric
+        assert np.array_equal(a.passing, b.passing)
+        assert a.records.keys() == b.records.keys()
+        for node, ra in a.records.items():
+            rb = b.records[node]
+            assert (ra.passed, ra.suppressed_rows, ra.classes) == \
+                (rb.passed, rb.suppressed_rows, rb.classes), (metric, node)
+            assert ra.value == rb.value, (metric, node)  # same classes, same order

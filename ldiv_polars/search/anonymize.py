@@ -199,8 +199,16 @@ def anonymize(
         m.validate(fs)
     efs = EncodedFrequencySet(fs, hs)
     limit = suppression_limit_rows(suppression, efs.total)
-    outcome: SearchOutcome = search_lattice(efs, models, limit, metric, strategy=strategy,
-                                            progress=progress)
+    # models and metric reading only class sizes/codes: search on the QI-only frequency set
+    search_efs = efs
+    if metric != "kl" and not any(m.needs_sensitive for m in models):
+        search_efs = efs.without_sensitive()
+    outcome: SearchOutcome = search_lattice(search_efs, models, limit, metric,
+                                            strategy=strategy, progress=progress)
+
+    def rollups() -> int:
+        return efs.rollups + (search_efs.rollups if search_efs is not efs else 0)
+
     lat = outcome.lattice
     qi_t = fs.qi
 
@@ -219,7 +227,7 @@ def anonymize(
         return AnonymizationResult(
             levels=None, value=None, metrics={}, classes=None, suppressed_rows=0,
             suppressed_classes=0, checked=outcome.checked, evaluations=outcome.evaluations,
-            rollups=efs.rollups, elapsed_s=time.perf_counter() - t0, output=None, **common,
+            rollups=rollups(), elapsed_s=time.perf_counter() - t0, output=None, **common,
         )
     levels = lat.levels(outcome.optimum)
     rolled = efs.rollup(levels, cache=False)
@@ -245,7 +253,7 @@ def anonymize(
         levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
         classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
         suppressed_classes=int(verdict.suppressed.sum()), checked=outcome.checked,
-        evaluations=outcome.evaluations + verdict.evaluations, rollups=efs.rollups,
+        evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups(),
         elapsed_s=time.perf_counter() - t0, output=output, verification=verification, **common,
     )
 

@@ -12,6 +12,7 @@ and the smallest cached specialization of a node is the source of its roll-up.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,6 +187,41 @@ class EncodedFrequencySet:
         self.row_budget = max(4 * self.base_rows, 1 << 20)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
         self.rollups = 0
+
+    def without_sensitive(self) -> EncodedFrequencySet:
+        """The same frequency set with the sensitive columns summed out (one row per distinct
+        QI combination), for searches whose models and metric read only class sizes and
+        codes (e.g. k-anonymity with any metric but ``kl``): every class, class size and
+        class code is the same, on fewer rows. Counts one roll-up (the grouping)."""
+        if not self.sensitive:
+            return self
+        out = copy.copy(self)
+        base = self.base
+        q = len(self.qi)
+        cols = [base.codes[i] for i in range(q)]
+        key, span = self._combine(cols, [self.cards[i][0] for i in range(q)])
+        first, n = _group(key, span, base.n) if base.rows else (
+            np.zeros(0, np.int64), np.zeros(0, np.int64))
+        codes = np.ascontiguousarray(base.codes[:, first]) if q else \
+            np.zeros((0, first.shape[0]), np.int32)
+        out.sensitive = ()
+        out.sensitive_table = pl.DataFrame()
+        out._sensitive_cols = []
+        out.n_sensitive = 1
+        out.codes_only = False
+        out.base = Snapshot(base.levels, codes, np.zeros(first.shape[0], np.int32), n)
+        out.base_rows = out.base.rows
+        out._cache = {}
+        out._cache_keys = []
+        out._cache_levels = np.zeros_like(self._cache_levels)
+        out._cache_rows = np.zeros_like(self._cache_rows)
+        out._cached_rows = 0
+        out._pinned = []
+        out._hubs = {}
+        out._hub_rows = 0
+        out.row_budget = max(4 * out.base_rows, 1 << 20)
+        out.rollups = 1
+        return out
 
     # --- maps ---------------------------------------------------------------------------------
 
