@@ -183,7 +183,8 @@ def test_greedy_equals_brute_force_optimum(inst):
     p = pl_ * Fraction(k, 1000)
     part = greedy_generalize(d, l, p)
     assert part.classes == _brute_force_optimum(w, l, p)
-    for mode in ("csc", "csr"):  # both ways of closing a class give the same partition
+    for mode in ("csc", "csr", "sweep", "band", "band1", "band2", "band3"):
+        # every way of closing a class gives the same partition
         assert greedy_generalize(d, l, p, _mode=mode).starts.tolist() == part.starts.tolist()
     total = int(w.sum())
     for a, b in part.bounds():
@@ -368,5 +369,32 @@ def test_sparse_modes_agree_on_a_larger_joint():
     for l, k in ((2, 1), (2, 2000), (3, 5000), (12, 50), (30, 200)):
         p = d.p_l(l) / k
         parts = [greedy_generalize(d, l, p, _mode=m).starts.tolist()
-                 for m in ("auto", "csc", "csr")]
-        assert parts[0] == parts[1] == parts[2]
+                 for m in ("auto", "csc", "csr", "sweep", "band", "band32")]
+        assert all(part == parts[0] for part in parts)
+
+
+@pytest.mark.parametrize("density,l,k", [(0.3, 3, 5000), (0.05, 2, 1000), (0.2, 5, 1500),
+                                         (0.1, 1, 6000), (0.3, 3, 1000)])
+def test_many_class_regime_auto_equals_reference_scan(density, l, k):
+    """Thousands of short classes: ``auto`` switches to the windowed sweep and the band; the
+    partition equals the pure-Python reference scan and every class is admissible."""
+    rng = np.random.default_rng(int(density * 1000) + l)
+    nq, ns = 20_000, 30
+    w = rng.integers(1, 6, size=(nq, ns)) * (rng.random((nq, ns)) < density)
+    w[0, :] += 1
+    d = JointDistribution.from_matrix(w)
+    p = d.p_l(l) / k
+    auto = greedy_generalize(d, l, p)
+    assert auto.classes > 1000
+    for mode in ("csr", "sweep", "band4"):
+        assert greedy_generalize(d, l, p, _mode=mode).starts.tolist() == auto.starts.tolist()
+    counts = admissible_counts(d, auto, p)
+    assert int(counts.min()) >= l
+    # no class can be split: the prefix of every class up to its last-but-one position fails
+    cw = np.cumsum(w, axis=0, dtype=np.int64)
+    t = -(-p.numerator * d.total // p.denominator)
+    for a, b in auto.bounds()[:-1]:
+        before = cw[a - 1] if a else 0
+        assert int(((cw[b] - before) >= t).sum()) >= l
+        if b > a:
+            assert int(((cw[b - 1] - before) >= t).sum()) < l

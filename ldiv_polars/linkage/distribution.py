@@ -28,6 +28,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -42,6 +43,56 @@ INT64_SAFE = 2**62
 """Totals above this cannot be summed twice in int64; such inputs are rejected."""
 
 Exact = int | float | Fraction | str
+
+
+class SparseIndex:
+    """Threshold-independent arrays over a sparse joint's cells, built once per distribution
+    (:attr:`JointDistribution.sparse_index`) and shared by every greedy sweep on it.
+
+    Cells are in the distribution's ``(s, q)`` order (CSC: one column per sensitive value).
+
+    * ``cum0[i]``: total weight of the cells before cell ``i`` (int64, length nnz + 1), so
+      ``cum0[j + 1] - cum0[i]`` is the weight of cells ``i..j``;
+    * ``col_start`` / ``col_end``: the cell range of every column;
+    * ``csr``: the cells in ``(q, s)`` order (indices into the CSC arrays) and ``rowptr`` (the
+      cells of QI position ``q`` are ``csr[rowptr[q]:rowptr[q + 1]]``), built on first use;
+    * ``key``: ``s * (n + 1) + q``, sorted, for searching a position inside every column.
+    """
+
+    def __init__(self, q_idx: np.ndarray, s_idx: np.ndarray, weight: np.ndarray, n_qi: int,
+                 n_sensitive: int, csr: np.ndarray | None = None) -> None:
+        self.q, self.s, self.w = q_idx, s_idx, weight
+        self.n, self.ns = n_qi, n_sensitive
+        self.nnz = int(weight.size)
+        cum0 = np.empty(self.nnz + 1, dtype=np.int64)
+        cum0[0] = 0
+        np.cumsum(weight, out=cum0[1:])
+        self.cum0 = cum0
+        self.col_end = np.searchsorted(s_idx, np.arange(1, n_sensitive + 1)).astype(np.int64)
+        self.col_start = np.concatenate(([0], self.col_end[:-1])).astype(np.int64)
+        self.col_base = np.arange(n_sensitive, dtype=np.int64) * (n_qi + 1)
+        self._csr = csr
+        self.pos_dtype = np.int32 if n_qi < 2**31 - 2 else np.int64
+
+    @cached_property
+    def csr(self) -> np.ndarray:
+        if self._csr is not None:
+            return self._csr
+        return np.argsort(self.q, kind="stable")  # column runs are sorted: a k-way merge
+
+    @cached_property
+    def rowptr(self) -> np.ndarray:
+        out = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.q, minlength=self.n), out=out[1:])
+        return out
+
+    @cached_property
+    def csr_s(self) -> np.ndarray:
+        return self.s[self.csr].astype(np.intp, copy=False)
+
+    @cached_property
+    def key(self) -> np.ndarray:
+        return self.s * (self.n + 1) + self.q
 
 
 class DistributionError(LdivError, ValueError):
@@ -372,6 +423,13 @@ class JointDistribution:
         )
         return cls._sparse(dom, sv, cells["__q"].to_numpy(), cells["__s"].to_numpy(),
                            cells[COUNT].to_numpy())
+
+    @cached_property
+    def sparse_index(self) -> SparseIndex:
+        """The cached :class:`SparseIndex` of a sparse joint (cumulative weights, CSR order)."""
+        if self.q_idx is None or self.s_idx is None or self.weight is None:
+            raise DistributionError("sparse_index needs the sparse layout; call to_sparse()")
+        return SparseIndex(self.q_idx, self.s_idx, self.weight, self.n_qi, self.n_sensitive)
 
     # --- marginals ------------------------------------------------------------------------------
 

@@ -41,7 +41,12 @@ import polars as pl
 
 from ldiv_polars.core.validate import require_int_at_least, require_real
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.linkage.distribution import Exact, JointDistribution, as_fraction
+from ldiv_polars.linkage.distribution import (
+    Exact,
+    JointDistribution,
+    SparseIndex,
+    as_fraction,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ldiv_polars.core.inputs import TableLike
@@ -193,94 +198,225 @@ def _greedy_product(dist: JointDistribution, l: int, p: Fraction) -> list[int]:
     return starts
 
 
-_SCAN_ENTRIES = 64
-"""A class expected to hold fewer cells than this is closed by scanning its cells (CSR order)
-instead of searching the |S| columns (CSC)."""
+_PROBE_CLASSES = 16
+"""Classes closed by column searches before the sweep decides whether to switch to the
+windowed sweep (a long-class joint never pays for the windows)."""
+
+_MANY_CLASSES = 1000
+"""Projected class count above which the windowed sweep (+ band) replaces the searches."""
+
+_BAND_MAX_LEN = 16
+"""Median class length (QI positions) up to which the band resolves the short classes."""
 
 
-def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction,
-                   mode: Literal["auto", "csc", "csr"] = "auto") -> list[int]:
-    """Greedy sweep over a sparse joint. Two exact ways to find where the class starting at
-    ``a`` closes (the l-th smallest, over s, of the first position where the running weight of
-    column s reaches ``t``):
+def _windows(ix: SparseIndex, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every cell ``i`` of column ``s`` (CSC order): ``hi[i]``, the QI position where the
+    running weight of column ``s`` started at cell ``i`` first reaches ``t`` (``n``: never), and
+    ``hn[i] = hi[i + 1]`` for the next cell of the same column (``n`` after the column's last).
 
-    * CSC: two vectorized searches over the |S| columns (cost ~ |S| log nnz, good for long
-      classes);
-    * CSR: scan the class's cells in QI order, counting columns whose running weight crosses
-      ``t`` (cost ~ cells in the class, good for short classes).
+    Both are non-decreasing along a column. A cell of weight >= t closes its own window; the
+    others are found by one search in the cumulative weights (exact int64)."""
+    n = ix.n
+    hi = ix.q.astype(ix.pos_dtype)
+    short = np.flatnonzero(ix.w < t)
+    if short.size:
+        j = np.searchsorted(ix.cum0, ix.cum0[short] + t)
+        j -= 1  # the cell whose running weight first reaches the target
+        ok = j < ix.col_end[ix.s[short]]
+        np.minimum(j, ix.nnz - 1, out=j)
+        hi[short] = np.where(ok, ix.q[j], n)
+    hn = np.empty_like(hi)
+    hn[:-1] = hi[1:]
+    hn[ix.col_end - 1] = n
+    return hi, hn
 
-    ``auto`` picks per class from the size of the previous one and falls back to CSC when a
-    scan runs long; both give the same partition (tested)."""
-    assert dist.q_idx is not None and dist.s_idx is not None and dist.weight is not None
-    n, ns = dist.n_qi, dist.n_sensitive
+
+def _band(ix: SparseIndex, hi: np.ndarray, hn: np.ndarray, l: int, width: int) -> np.ndarray:
+    """Class end ``e(a)`` for EVERY start ``a`` whose class is shorter than ``width`` positions
+    (``-1`` elsewhere), in ``width`` vectorized passes over the domain.
+
+    ``N(a, b)``, the number of columns whose weight on ``[a, b]`` reaches t, counts the columns
+    having a window ``[x, y] = [q_i, hi[i]]`` inside ``[a, b]``. Windows of a column form a
+    chain (x and y non-decreasing), so by inclusion-exclusion ``N(a, b)`` is the signed number of
+    points ``(x, y)`` with ``a <= x`` and ``y <= b``: ``+1`` at every window, ``-1`` at every
+    ``(q_i, hn[i])`` (the overlap of two consecutive windows). Row ``j`` of the band is
+    ``N(a, a + j) = N(a, a + j - 1) + T_j(a + j)`` with ``T_j(y)`` the signed points ending at
+    ``y`` with ``y - x <= j``; ``N`` is non-decreasing in ``b``, so the first ``j`` reaching
+    ``l`` is ``width`` minus the number of rows that reach it."""
+    n = ix.n
+    q = ix.q
+    pts_y: list[np.ndarray] = []
+    pts_d: list[np.ndarray] = []
+    for y in (hi, hn):
+        d = y - q
+        keep = np.flatnonzero((d < width) & (y < n))
+        pts_y.append(y[keep].astype(np.intp))
+        pts_d.append(d[keep].astype(np.uint8))
+    t_row = np.zeros(n + width, dtype=np.int32)
+    run = np.zeros(n, dtype=np.int32)
+    hits = np.zeros(n, dtype=np.int16)
+    reached = np.empty(n, dtype=bool)
+    groups = []
+    for y, d in zip(pts_y, pts_d):
+        order = np.argsort(d, kind="stable")
+        groups.append((y[order], np.searchsorted(d[order], np.arange(width + 1))))
+    (yw, bw), (yc, bc) = groups
+    ones = np.ones(max(yw.size, yc.size, 1), dtype=np.int32)  # ufunc.at is slow with a scalar
+    for j in range(width):
+        if bw[j + 1] > bw[j]:
+            np.add.at(t_row, yw[bw[j]:bw[j + 1]], ones[:bw[j + 1] - bw[j]])
+        if bc[j + 1] > bc[j]:
+            np.subtract.at(t_row, yc[bc[j]:bc[j + 1]], ones[:bc[j + 1] - bc[j]])
+        run += t_row[j:j + n]
+        np.greater_equal(run, l, out=reached)
+        hits += reached
+    ends = np.arange(n, dtype=np.int64) + (width - hits)
+    ends[hits == 0] = -1
+    return ends
+
+
+class _Sweep:
+    """``F[s]`` = the position where column ``s``'s window started at the first cell >= ``pos``
+    closes; the class from ``pos`` ends at the l-th smallest ``F``. Moving ``pos`` forward
+    applies the skipped cells (CSR slice): ``F[s] = max(F[s], hn[cell])``."""
+
+    def __init__(self, ix: SparseIndex, hi: np.ndarray, hn: np.ndarray, l: int) -> None:
+        self.ix, self.l = ix, l
+        self.hn = hn[ix.csr]
+        self.f = hi[ix.col_start]
+        self.pos = 0
+
+    def close(self, a: int) -> int:
+        ix = self.ix
+        if a != self.pos:
+            lo, up = int(ix.rowptr[self.pos]), int(ix.rowptr[a])
+            np.maximum.at(self.f, ix.csr_s[lo:up], self.hn[lo:up])
+            self.pos = a
+        return int(np.partition(self.f, self.l - 1)[self.l - 1])
+
+
+def _close_search(ix: SparseIndex, t: int, l: int, a: int) -> int:
+    """End of the class starting at ``a`` by two vectorized searches over the |S| columns: the
+    first cell >= ``a`` of every column, then where its running weight reaches ``t``."""
+    k = np.searchsorted(ix.key, ix.col_base + a)
+    j = np.searchsorted(ix.cum0, ix.cum0[k] + t)
+    j -= 1
+    ok = j < ix.col_end
+    np.minimum(j, ix.nnz - 1, out=j)
+    f = np.where(ok, ix.q[j], ix.n)
+    return int(np.partition(f, l - 1)[l - 1])
+
+
+def _close_scan(ix: SparseIndex, t: int, l: int, a: int,
+                cells: tuple[list[int], list[int], list[int]]) -> int:
+    """Reference: scan the cells from position ``a`` in QI order (pure Python), counting the
+    columns whose running weight crosses ``t``; ``n`` when the tail never closes."""
+    qs, ss, ws = cells
+    run: dict[int, int] = {}
+    crossed = 0
+    for i in range(int(ix.rowptr[a]), len(qs)):
+        col = ss[i]
+        before = run.get(col, 0)
+        after = before + ws[i]
+        run[col] = after
+        if before < t <= after:
+            crossed += 1
+            if crossed >= l:
+                return qs[i]
+    return ix.n
+
+
+def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction, mode: str = "auto") -> list[int]:
+    """Greedy sweep over a sparse joint: the class from ``a`` ends at ``e(a)``, the l-th
+    smallest over the columns s of the first position where the running weight of s from
+    ``a`` reaches ``t``. Ways to get ``e(a)``, all exact (tested equal):
+
+    * ``search``: two vectorized searches over the |S| columns (no set-up; ~|S| log nnz cache
+      misses per class, good for few long classes);
+    * ``sweep``: the windows of all cells once (:func:`_windows`), then per class one
+      ``maximum.at`` over the class's cells and one partition of |S| values;
+    * ``band`` (``bandK``: band width K, default 8): ``e(a)`` for every ``a`` whose class is
+      shorter than K positions at once (:func:`_band`), the sweep for the rest;
+    * ``scan``: pure-Python reference scan of the cells.
+
+    ``auto`` closes the first classes by search and switches to the sweep when the domain
+    projects to many classes, and to the band when their median length is short."""
+    ix = dist.sparse_index
+    n = ix.n
     t = _threshold(dist, p)
-    # CSC layout with one sentinel per column (q = n, weight t): a search that runs past the
-    # column's real entries lands on the sentinel, whose position n means "never"
-    col_end = np.searchsorted(dist.s_idx, np.arange(1, ns + 1))
-    q_ext = np.insert(dist.q_idx, col_end, n)
-    s_ext = np.insert(dist.s_idx, col_end, np.arange(ns, dtype=np.int64))
-    w_ext = np.insert(dist.weight, col_end, t)
-    key = s_ext * (n + 1) + q_ext
-    gx = np.concatenate(([0], np.cumsum(w_ext, dtype=np.int64)))
-    base_keys = np.arange(ns, dtype=np.int64) * (n + 1)
-
-    def close_csc(a: int) -> int:
-        k = np.searchsorted(key, base_keys + a)
-        idx = np.searchsorted(gx, gx[k] + t)
-        return int(np.partition(q_ext[idx - 1], l - 1)[l - 1])
-
-    rowptr = np.concatenate(([0], np.cumsum(np.bincount(dist.q_idx, minlength=n))))
-    csr: tuple[list[int], list[int], list[int]] | None = None
-
-    def build_csr() -> tuple[list[int], list[int], list[int]]:
-        order = np.argsort(dist.q_idx, kind="stable")
-        return (dist.q_idx[order].tolist(), dist.s_idx[order].tolist(),
-                dist.weight[order].tolist())
-
-    def close_csr(a: int, cap: int) -> int | None:
-        """End of the class from ``a`` by scanning at most ``cap`` cells; n: deficient tail;
-        None: cap reached."""
-        assert csr is not None
-        qs, ss, ws = csr
-        i = int(rowptr[a])
-        stop = min(len(qs), i + cap)
-        run: dict[int, int] = {}
-        crossed = 0
-        while i < stop:
-            col = ss[i]
-            before = run.get(col, 0)
-            after = before + ws[i]
-            run[col] = after
-            if before < t <= after:
-                crossed += 1
-                if crossed >= l:
-                    return qs[i]
-            i += 1
-        return n if stop == len(qs) else None
-
     starts: list[int] = []
     a = 0
-    last_cells = _SCAN_ENTRIES  # unknown: start with the search
+    if mode == "scan":
+        order = ix.csr
+        cells = (ix.q[order].tolist(), ix.s[order].tolist(), ix.w[order].tolist())
+        while a < n:
+            e = _close_scan(ix, t, l, a, cells)
+            if e >= n:
+                break
+            starts.append(a)
+            a = e + 1
+        return starts or [0]
+    if mode in ("auto", "search"):
+        limit = n if mode == "search" else _PROBE_CLASSES
+        while a < n and len(starts) < limit:
+            e = _close_search(ix, t, l, a)
+            if e >= n:
+                return starts or [0]
+            starts.append(a)
+            a = e + 1
+        if a >= n or len(starts) * n <= _MANY_CLASSES * a:
+            while a < n:  # few long classes: keep searching
+                e = _close_search(ix, t, l, a)
+                if e >= n:
+                    break
+                starts.append(a)
+                a = e + 1
+            return starts or [0]
+    hi, hn = _windows(ix, t)
+    sweep = _Sweep(ix, hi, hn, l)
+    width = (int(mode[4:]) if mode[4:] else 8) if mode.startswith("band") else 0
+    if mode == "auto":
+        lengths: list[int] = []
+        while a < n and len(lengths) < 4 * _PROBE_CLASSES:
+            e = sweep.close(a)
+            if e >= n:
+                return starts or [0]
+            starts.append(a)
+            lengths.append(e + 1 - a)
+            a = e + 1
+        if lengths:
+            median = sorted(lengths)[len(lengths) // 2]
+            if median <= _BAND_MAX_LEN:
+                width = 8
+                while width < 3 * median:
+                    width *= 2
+    if width and a < n:
+        ends = _band(ix, hi, hn, l, width).tolist()
+        while a < n:
+            e = ends[a]
+            if e < 0:
+                e = sweep.close(a)
+                if e >= n:
+                    break
+            starts.append(a)
+            a = e + 1
+        return starts or [0]
     while a < n:
-        end: int | None = None
-        if mode == "csr" or (mode == "auto" and last_cells < _SCAN_ENTRIES):
-            if csr is None:
-                csr = build_csr()
-            end = close_csr(a, len(csr[0]) if mode == "csr" else 4 * _SCAN_ENTRIES)
-        if end is None:
-            end = close_csc(a)
-        if end >= n:
-            break  # deficient tail
+        e = sweep.close(a)
+        if e >= n:
+            break
         starts.append(a)
-        last_cells = int(rowptr[end + 1] - rowptr[a])
-        a = end + 1
-    if not starts:
-        starts = [0]
-    return starts
+        a = e + 1
+    return starts or [0]
+
+
+_SPARSE_MODES = {"auto": "auto", "search": "search", "csc": "search", "scan": "scan",
+                 "csr": "scan", "sweep": "sweep", "band": "band"}
+"""Ways of closing a class on a sparse joint (``csc`` / ``csr``: earlier names)."""
 
 
 def greedy_generalize(dist: JointDistribution, l: int, p: Exact, *,
-                      _mode: Literal["auto", "csc", "csr"] = "auto") -> Partition:
+                      _mode: str = "auto") -> Partition:
     """Algorithm 2 (Greedy-Generalize), intended semantics: sweep the ordered QI domain, close
     the current class as soon as it is admissible (``|{s : P(c, s) >= p}| >= l``), merge a
     deficient last class into the previous one. Optimal (most classes) among contiguous
@@ -298,7 +434,11 @@ def greedy_generalize(dist: JointDistribution, l: int, p: Exact, *,
     if dist.kind == "product":
         starts = _greedy_product(dist, l, pf)
     else:
-        starts = _greedy_sparse(dist, l, pf, _mode)
+        mode = _SPARSE_MODES.get(_mode, _mode)
+        if mode not in _SPARSE_MODES.values() and not (
+                mode.startswith("band") and mode[4:].isdigit() and 0 < int(mode[4:]) < 256):
+            raise InvalidParameterError(f"unknown sweep mode {_mode!r}")
+        starts = _greedy_sparse(dist, l, pf, mode)
     return Partition(np.asarray(starts, dtype=np.int64), dist.n_qi)
 
 
