@@ -398,3 +398,30 @@ def test_many_class_regime_auto_equals_reference_scan(density, l, k):
         assert int(((cw[b] - before) >= t).sum()) >= l
         if b > a:
             assert int(((cw[b - 1] - before) >= t).sum()) < l
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_frequency_set_fast_path_equals_the_generic_path(seed, monkeypatch):
+    """Coded columns (integers of small and large span, strings, nulls as values, two QI
+    columns) give the same domain, cells and partition as sorting and joining the frames."""
+    import ldiv_polars.linkage.distribution as dist_mod
+
+    rng = np.random.default_rng(seed)
+    nrows = 3000
+    zips = rng.choice(["z1", "z10", "z2", None], nrows).tolist()
+    ages = rng.integers(-5, 40, nrows) * (10**15 if seed == 2 else 1)
+    sens = rng.choice(["flu", "hiv", None, "acne"] if seed else ["flu", "hiv", "acne"],
+                      nrows).tolist()
+    df = pl.DataFrame({"zip": zips, "age": ages, "s": sens})
+    qi = ["zip", "age"] if seed != 1 else ["age"]
+    fast = JointDistribution.from_frequency_set(df, qi, "s", nulls="value")
+    monkeypatch.setattr(dist_mod, "_lexicographic_cells", lambda *a: None)
+    slow = JointDistribution.from_frequency_set(df, qi, "s", nulls="value")
+    assert fast.domain.equals(slow.domain, null_equal=True)
+    assert fast.sensitive_values.equals(slow.sensitive_values, null_equal=True)
+    for a, b in ((fast.q_idx, slow.q_idx), (fast.s_idx, slow.s_idx), (fast.weight, slow.weight)):
+        assert a.tolist() == b.tolist()
+    assert fast.sparse_index.csr.tolist() == np.argsort(fast.q_idx, kind="stable").tolist()
+    p = fast.p_l(2) / 20
+    assert greedy_generalize(fast, 2, p).starts.tolist() == \
+        greedy_generalize(slow, 2, p).starts.tolist()

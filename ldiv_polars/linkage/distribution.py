@@ -60,7 +60,8 @@ class SparseIndex:
     """
 
     def __init__(self, q_idx: np.ndarray, s_idx: np.ndarray, weight: np.ndarray, n_qi: int,
-                 n_sensitive: int, csr: np.ndarray | None = None) -> None:
+                 n_sensitive: int, csr: np.ndarray | None = None,
+                 rowptr: np.ndarray | None = None) -> None:
         self.q, self.s, self.w = q_idx, s_idx, weight
         self.n, self.ns = n_qi, n_sensitive
         self.nnz = int(weight.size)
@@ -72,6 +73,8 @@ class SparseIndex:
         self.col_start = np.concatenate(([0], self.col_end[:-1])).astype(np.int64)
         self.col_base = np.arange(n_sensitive, dtype=np.int64) * (n_qi + 1)
         self._csr = csr
+        if rowptr is not None:
+            self.__dict__["rowptr"] = rowptr
         self.pos_dtype = np.int32 if n_qi < 2**31 - 2 else np.int64
 
     @cached_property
@@ -163,6 +166,59 @@ def _domain_frame(domain: pl.DataFrame | Sequence[object] | None, n: int,
     if df.is_duplicated().any():
         raise DistributionError(f"{name} domain lists a value twice")
     return df
+
+
+def _codes(col: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """Dense codes (int64) of a column in its sorted order (nulls last) and the sorted distinct
+    values. Integers of a small span use a lookup table; other types a join on the distinct
+    values (null equal to null)."""
+    if col.dtype.is_integer() and col.null_count() == 0 and col.len() > 0:
+        lo, hi = col.min(), col.max()
+        if -(2**62) < lo and hi < 2**62 and hi - lo < max(4 * col.len(), 1 << 16):  # type: ignore[operator]
+            off = col.to_numpy().astype(np.int64) - int(lo)  # type: ignore[arg-type]
+            present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)  # type: ignore[arg-type]
+            present[off] = True
+            rank = np.cumsum(present, dtype=np.int64) - 1
+            values = pl.Series(col.name, np.flatnonzero(present) + int(lo)).cast(col.dtype)  # type: ignore[arg-type]
+            return rank[off], values
+    values = col.unique().sort(nulls_last=True)
+    codes = col.to_frame().join(
+        values.to_frame().with_row_index("__code"), on=col.name, how="left", nulls_equal=True,
+        maintain_order="left").get_column("__code")
+    return codes.to_numpy().astype(np.int64), values
+
+
+def _lexicographic_cells(counts: pl.DataFrame, qi_cols: list[str], s_col: str
+                         ) -> tuple[pl.DataFrame, pl.Series, np.ndarray, np.ndarray,
+                                    np.ndarray] | None:
+    """Domain (QI vectors sorted lexicographically, nulls last), sensitive values, and the
+    cells as (q_idx, s_idx, weight) in the frequency set's order, without sorting the cells:
+    every column is coded by its sorted distinct values and the codes are combined in
+    mixed radix. None when the combined code would not fit int64."""
+    coded = [_codes(counts.get_column(c)) for c in qi_cols]
+    span = 1
+    for _, values in coded:
+        span *= max(1, values.len())
+    if span >= 2**62:
+        return None
+    key = coded[0][0]
+    for codes, values in coded[1:]:
+        key = key * values.len() + codes
+    if len(coded) == 1:
+        dom = coded[0][1].to_frame()
+        q_idx = key
+    else:
+        q_idx, keys = _codes(pl.Series("__key", key))
+        dom_keys = keys.to_numpy()
+        cols = {}
+        for c, (_, values) in reversed(list(zip(qi_cols, coded))):
+            m = values.len()
+            cols[c] = values.gather(dom_keys % m)
+            dom_keys = dom_keys // m
+        dom = pl.DataFrame([cols[c] for c in qi_cols])
+    s_idx, sv = _codes(counts.get_column(s_col))
+    w = counts.get_column(COUNT).cast(pl.Int64).to_numpy()
+    return dom, sv, q_idx, s_idx, w
 
 
 @dataclass(frozen=True, eq=False)
@@ -397,6 +453,9 @@ class JointDistribution:
             if order != "lexicographic":
                 raise InvalidParameterError(
                     f"order must be 'lexicographic' or a DataFrame of QI vectors, got {order!r}")
+            fast = _lexicographic_cells(counts, qi_cols, s_col)
+            if fast is not None:
+                return cls._from_cells(*fast)
             dom = counts.select(qi_cols).unique().sort(qi_cols, nulls_last=True)
         elif isinstance(order, pl.DataFrame):
             missing = [c for c in qi_cols if c not in order.columns]
@@ -423,6 +482,46 @@ class JointDistribution:
         )
         return cls._sparse(dom, sv, cells["__q"].to_numpy(), cells["__s"].to_numpy(),
                            cells[COUNT].to_numpy())
+
+    @classmethod
+    def _from_cells(cls, dom: pl.DataFrame, sv: pl.Series, q_idx: np.ndarray, s_idx: np.ndarray,
+                    w: np.ndarray) -> JointDistribution:
+        """Sparse joint from unique cells in any order, without a general sort: a stable
+        counting pass per sensitive value puts the cells in (q, s) order (CSR), a stable radix
+        argsort on s then gives the (s, q) layout; the CSR order is kept for the sweeps."""
+        n, ns, nnz = dom.height, sv.len(), int(w.size)
+        if ns > 4096 or nnz == 0 or not bool((w > 0).all()):
+            return cls._sparse(dom, sv, q_idx, s_idx, w)
+        by_s = np.argsort(s_idx.astype(np.uint16), kind="stable")
+        col_end = np.cumsum(np.bincount(s_idx, minlength=ns))
+        rowptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(q_idx, minlength=n), out=rowptr[1:])
+        fill = rowptr[:-1].copy()
+        csr_cell = np.empty(nnz, dtype=np.int64)
+        start = 0
+        for s in range(ns):  # the QI positions of one sensitive value are distinct
+            idx = by_s[start:col_end[s]]
+            qs = q_idx[idx]
+            csr_cell[fill[qs]] = idx
+            fill[qs] += 1
+            start = int(col_end[s])
+        if not np.array_equal(fill, rowptr[1:]):
+            raise DistributionError("a (QI, sensitive) cell is listed twice")
+        q_r = q_idx[csr_cell].astype(np.int64)
+        s_r = s_idx[csr_cell].astype(np.int64)
+        w_r = w[csr_cell].astype(np.int64)
+        del csr_cell, by_s
+        perm = np.argsort(s_r.astype(np.uint16), kind="stable")  # (s, q) order
+        total = int(w_r.sum(dtype=np.int64))
+        if total >= INT64_SAFE:
+            raise DistributionError("weights sum beyond int64; rescale them")
+        out = cls(domain=dom, sensitive_values=sv, total=total, q_idx=q_r[perm],
+                  s_idx=s_r[perm], weight=w_r[perm])
+        csr = np.empty(nnz, dtype=np.int64)
+        csr[perm] = np.arange(nnz, dtype=np.int64)
+        out.__dict__["sparse_index"] = SparseIndex(out.q_idx, out.s_idx, out.weight, n, ns,
+                                                   csr=csr, rowptr=rowptr)
+        return out
 
     @cached_property
     def sparse_index(self) -> SparseIndex:
