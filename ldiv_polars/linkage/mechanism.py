@@ -14,9 +14,13 @@ Exactness: admissibility is decided on integers. With ``P(q, s) = w(q, s) / Z`` 
 their decimal value (see :func:`~ldiv_polars.linkage.distribution.as_fraction`).
 
 Speed: Greedy-Generalize (Algorithm 2) is one sweep. For a product joint it is a bisection on the
-prefix sums of P_Q per class; for a general (sparse) joint each class costs a vectorized numpy
-search over the |S| columns of a CSC layout (``O(|S| log nnz)`` per class, ``O(nnz log nnz)`` to
-build). See ``bench/bench_linkage.py``.
+prefix sums of P_Q per class. For a general (sparse) joint the class from ``a`` ends at the l-th
+smallest, over the columns s, of the position where the running weight of s from ``a`` reaches
+``ceil(p Z)``: few long classes are closed by two vectorized searches over the |S| columns; many
+classes switch to the *windows* of all cells (computed once, int64) and a sweep costing one
+``maximum.at`` over the class's cells plus one partition of |S| values per class; many short
+classes are resolved all at once by a vectorized *band* (the class end of every start, see
+:func:`_band`). All are exact and tested equal. See ``bench/bench_linkage.py``.
 
 >>> from ldiv_polars.linkage.distribution import JointDistribution
 >>> d = JointDistribution.paper_setting("uniform")
