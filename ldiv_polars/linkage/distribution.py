@@ -175,7 +175,7 @@ def _codes(col: pl.Series) -> tuple[np.ndarray, pl.Series]:
     if col.dtype.is_integer() and col.null_count() == 0 and col.len() > 0:
         lo, hi = col.min(), col.max()
         if -(2**62) < lo and hi < 2**62 and hi - lo < max(4 * col.len(), 1 << 16):  # type: ignore[operator]
-            off = col.to_numpy().astype(np.int64) - int(lo)  # type: ignore[arg-type]
+            off = np.subtract(col.to_numpy(), int(lo), dtype=np.int64)  # type: ignore[arg-type]
             present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)  # type: ignore[arg-type]
             present[off] = True
             rank = np.cumsum(present, dtype=np.int64) - 1
@@ -493,30 +493,37 @@ class JointDistribution:
         if ns > 4096 or nnz == 0 or not bool((w > 0).all()):
             return cls._sparse(dom, sv, q_idx, s_idx, w)
         by_s = np.argsort(s_idx.astype(np.uint16), kind="stable")
-        col_end = np.cumsum(np.bincount(s_idx, minlength=ns))
+        col_count = np.bincount(s_idx, minlength=ns)
+        col_end = np.cumsum(col_count)
+        row_count = np.bincount(q_idx, minlength=n)
         rowptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(q_idx, minlength=n), out=rowptr[1:])
+        np.cumsum(row_count, out=rowptr[1:])
         fill = rowptr[:-1].copy()
-        csr_cell = np.empty(nnz, dtype=np.int64)
+        csr_cell = np.empty(nnz, dtype=np.int64)  # CSR position -> input cell
+        s_r = np.empty(nnz, dtype=np.uint16)  # sensitive value of every CSR position
         start = 0
         for s in range(ns):  # the QI positions of one sensitive value are distinct
             idx = by_s[start:col_end[s]]
             qs = q_idx[idx]
-            csr_cell[fill[qs]] = idx
+            dest = fill[qs]
+            csr_cell[dest] = idx
+            s_r[dest] = s
             fill[qs] += 1
             start = int(col_end[s])
+        del by_s
         if not np.array_equal(fill, rowptr[1:]):
             raise DistributionError("a (QI, sensitive) cell is listed twice")
-        q_r = q_idx[csr_cell].astype(np.int64)
-        s_r = s_idx[csr_cell].astype(np.int64)
-        w_r = w[csr_cell].astype(np.int64)
-        del csr_cell, by_s
-        perm = np.argsort(s_r.astype(np.uint16), kind="stable")  # (s, q) order
-        total = int(w_r.sum(dtype=np.int64))
+        perm = np.argsort(s_r, kind="stable")  # CSC position -> CSR position (radix on s)
+        del s_r
+        q_csc = np.repeat(np.arange(n, dtype=np.int64), row_count)[perm]
+        s_csc = np.repeat(np.arange(ns, dtype=np.int64), col_count)
+        w_csc = np.asarray(w, dtype=np.int64)[csr_cell[perm]]
+        del csr_cell
+        total = int(w_csc.sum(dtype=np.int64))
         if total >= INT64_SAFE:
             raise DistributionError("weights sum beyond int64; rescale them")
-        out = cls(domain=dom, sensitive_values=sv, total=total, q_idx=q_r[perm],
-                  s_idx=s_r[perm], weight=w_r[perm])
+        out = cls(domain=dom, sensitive_values=sv, total=total, q_idx=q_csc, s_idx=s_csc,
+                  weight=w_csc)
         csr = np.empty(nnz, dtype=np.int64)
         csr[perm] = np.arange(nnz, dtype=np.int64)
         out.__dict__["sparse_index"] = SparseIndex(out.q_idx, out.s_idx, out.weight, n, ns,
