@@ -425,3 +425,30 @@ def test_frequency_set_fast_path_equals_the_generic_path(seed, monkeypatch):
     p = fast.p_l(2) / 20
     assert greedy_generalize(fast, 2, p).starts.tolist() == \
         greedy_generalize(slow, 2, p).starts.tolist()
+
+
+def test_auto_on_a_mixed_joint_short_then_long_classes():
+    """Dense short classes first (auto picks the band), then a sparse stretch where classes
+    are long (the band leaves them to the sweep): same partition as the reference scan."""
+    rng = np.random.default_rng(5)
+    nq, ns = 30_000, 12
+    w = rng.integers(1, 4, size=(nq, ns)) * (rng.random((nq, ns)) < 0.6)
+    w[nq // 2:] *= rng.random((nq - nq // 2, ns)) < 0.03
+    w[0, :] += 1
+    d = JointDistribution.from_matrix(w)
+    for l, k in ((2, 3000), (4, 1500)):
+        p = d.p_l(l) / k
+        auto = greedy_generalize(d, l, p)
+        assert auto.classes > 1000
+        assert max(auto.sizes[:-1]) > 64  # some classes are longer than any band
+        for mode in ("csr", "csc", "sweep"):
+            assert greedy_generalize(d, l, p, _mode=mode).starts.tolist() == \
+                auto.starts.tolist()
+
+
+def test_frequency_set_with_a_repeated_cell_is_rejected():
+    from ldiv_polars.core.frequency import FrequencySet
+
+    frame = pl.DataFrame({"q": [1, 1, 2], "s": ["a", "a", "b"], "n": [2, 3, 1]})
+    with pytest.raises(DistributionError, match="twice"):
+        JointDistribution.from_frequency_set(FrequencySet(frame.lazy(), ("q",), ("s",)))
