@@ -322,8 +322,8 @@ def search_lattice(
     if strategy not in STRATEGIES:
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    if not efs.lazy_hubs:  # otherwise hubs are made on demand (EncodedFrequencySet._hub)
-        efs.prime()  # hub snapshots when the frequency set is large (no-op on small ones)
+    efs.prime()  # hub snapshots when the frequency set is large (no-op on small ones); more
+    # hubs are made on demand (EncodedFrequencySet._hub)
     s = _Search(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
     monotone, reason = predicate_monotone(models, limit_rows > 0)
     if strategy == "auto":
