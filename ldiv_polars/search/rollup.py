@@ -11,8 +11,8 @@ and the smallest cached specialization of a node is the source of its roll-up.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
