@@ -12,6 +12,7 @@ import ldiv_polars as lp
 from ldiv_polars.models import (
     AlphaKAnonymity,
     BetaLikeness,
+    BinaryLDiversity,
     DeltaDisclosure,
     DistinctLDiversity,
     EntropyLDiversity,
@@ -41,6 +42,7 @@ MODELS = [
     DeltaDisclosure(1.2),
     BetaLikeness(1.0),
     BetaLikeness(1.0, enhanced=True),
+    BinaryLDiversity(2, ["3"]),
 ]
 
 

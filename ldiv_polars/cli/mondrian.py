@@ -18,7 +18,7 @@ from ldiv_polars.models import (
     TCloseness,
 )
 from ldiv_polars.models.base import Model
-from ldiv_polars.partition.models import BinaryLDiversity, simple_l_diversity
+from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.partition.mondrian import mondrian
 
 L_MODELS = ("distinct", "entropy", "recursive", "simple", "binary")

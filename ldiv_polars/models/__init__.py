@@ -10,6 +10,7 @@ from ldiv_polars.models.base import (
     evaluate_classes,
     table_results,
 )
+from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
@@ -31,6 +32,7 @@ __all__ = [
     "SIZE",
     "AlphaKAnonymity",
     "BetaLikeness",
+    "BinaryLDiversity",
     "CheckResult",
     "ClassContext",
     "DeltaDisclosure",
@@ -51,6 +53,7 @@ __all__ = [
     "classes",
     "evaluate_classes",
     "risk_profile",
+    "simple_l_diversity",
     "table_results",
     "violations",
 ]

@@ -1,5 +1,6 @@
 """Partitioning anonymizers (transforms layer): Mondrian, Anatomy, GG / RGG / SG groupers."""
 
+from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.partition.grouping import (
     AnatomyResult,
     Grouping,
@@ -17,7 +18,6 @@ from ldiv_polars.partition.metrics import (
     count_query_workload,
     grouping_metrics,
 )
-from ldiv_polars.partition.models import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.partition.mondrian import MondrianResult, PartitionInfeasibleError, mondrian
 
 __all__ = [

@@ -43,8 +43,8 @@ from ldiv_polars.core.validate import as_names, require_int_at_least, require_re
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import KAnonymity
 from ldiv_polars.models.base import Model
+from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.models.verdict import CheckResult, check
-from ldiv_polars.partition.models import BinaryLDiversity, simple_l_diversity
 
 __all__ = [
     "Grouping",

@@ -24,8 +24,8 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models import AlphaKAnonymity
 from ldiv_polars.models.base import SIZE, ClassContext, Model
+from ldiv_polars.models.disclosure import AlphaKAnonymity
 
 
 class BinaryLDiversity(Model):
