@@ -223,6 +223,15 @@ class EncodedFrequencySet:
         out.rollups = 1
         return out
 
+    def release(self) -> None:
+        """Drop the snapshot cache and the hubs (memory); roll-ups still work, from the base."""
+        self._cache = {}
+        self._cache_keys = []
+        self._cached_rows = 0
+        self._pinned = []
+        self._hubs = {}
+        self._hub_rows = 0
+
     # --- maps ---------------------------------------------------------------------------------
 
     def up(self, q: int, a: int, b: int) -> np.ndarray:
