@@ -194,10 +194,14 @@ def anonymize(
             raise InvalidParameterError(
                 f"{', '.join(needing)} need(s) a sensitive column; none was given")
     hs = prepare_hierarchies(fs.qi, hierarchies)
-    fs = fs.materialize()
-    for m in models:
-        m.validate(fs)
-    efs = EncodedFrequencySet(fs, hs)
+    efs = _encoded_frequency_set(lf, fs, hs, models, nulls)
+    if efs is None:
+        # a value missing from a hierarchy (or a null QI): the string-keyed path raises the
+        # typed errors naming the values
+        fs = fs.materialize()
+        for m in models:
+            m.validate(fs)
+        efs = EncodedFrequencySet(fs, hs)
     # the string-keyed frequency set is no longer needed: drop it before the search
     qi_t, sens_t = fs.qi, fs.sensitive
     del fs
@@ -267,6 +271,32 @@ def anonymize(
         evaluations=outcome.evaluations + verdict.evaluations, rollups=n_rollups,
         elapsed_s=time.perf_counter() - t0, output=output, verification=verification, **common,
     )
+
+
+def _encoded_frequency_set(
+    lf: pl.LazyFrame, fs: FrequencySet, hs: Mapping[str, Hierarchy], models: Sequence[Model],
+    nulls: NullPolicy,
+) -> EncodedFrequencySet | None:
+    """The frequency set grouped on each QI's raw-value index (an Enum cast in the engine,
+    Int32 keys) instead of its strings: the same classes, a cheaper group-by, and no
+    string-keyed frame kept alive. ``None`` when a QI value is not a raw value of its
+    hierarchy (or is null): the caller then takes the string path for the typed error."""
+    exprs = []
+    for q in fs.qi:
+        raw = hs[q].column(0)
+        if raw.null_count() or raw.n_unique() != raw.len():
+            return None
+        exprs.append(pl.col(q).cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical()
+                     .cast(pl.Int32).fill_null(-1).alias(q))
+    enc = FrequencySet.build(lf.with_columns(exprs), fs.qi, fs.sensitive, nulls=nulls)
+    enc = enc.materialize()
+    df = enc.frame.collect()
+    if df.height and bool(df.select(pl.min_horizontal(pl.col(q).min() for q in fs.qi) < 0)
+                          .item()):
+        return None
+    for m in models:
+        m.validate(enc)
+    return EncodedFrequencySet(enc, hs, encoded=True)
 
 
 def _generalize(q: str, h: Hierarchy, level: int) -> pl.Expr:

@@ -111,7 +111,10 @@ class EncodedFrequencySet:
     """
 
     def __init__(self, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
-                 *, cache_size: int = 200) -> None:
+                 *, cache_size: int = 200, encoded: bool = False) -> None:
+        """``encoded``: the QI columns of ``fs`` already hold the (validated, non-negative)
+        index of each value among the hierarchy's raw values (see
+        :func:`ldiv_polars.search.anonymize`, which encodes before grouping)."""
         self.qi = tuple(fs.qi)
         self.sensitive = tuple(fs.sensitive)
         missing = [q for q in self.qi if q not in hierarchies]
@@ -125,6 +128,9 @@ class EncodedFrequencySet:
         self.base_rows = df.height
         codes = np.empty((len(self.qi), df.height), dtype=np.int32)
         for i, (q, h) in enumerate(zip(self.qi, self.hierarchies)):
+            if encoded:
+                codes[i] = df.get_column(q).cast(pl.Int32).to_numpy()
+                continue
             col = df.get_column(q).cast(pl.String)
             known = h.column(0)
             bad = col.filter(~col.is_in(known.implode()) | col.is_null()).unique().sort()
