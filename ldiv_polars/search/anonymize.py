@@ -217,9 +217,7 @@ def anonymize(
     # release the search's snapshot cache and hubs (the QI-only copy entirely)
     del search_efs
     efs.release()
-
-    def rollups() -> int:
-        return efs.rollups + search_rollups
+    _trim_heap()
 
     lat = outcome.lattice
 
@@ -238,7 +236,8 @@ def anonymize(
         return AnonymizationResult(
             levels=None, value=None, metrics={}, classes=None, suppressed_rows=0,
             suppressed_classes=0, checked=outcome.checked, evaluations=outcome.evaluations,
-            rollups=rollups(), elapsed_s=time.perf_counter() - t0, output=None, **common,
+            rollups=efs.rollups + search_rollups, elapsed_s=time.perf_counter() - t0,
+            output=None, **common,
         )
     levels = lat.levels(outcome.optimum)
     rolled = efs.rollup(levels, cache=False)
@@ -249,10 +248,11 @@ def anonymize(
     suite = MetricSuite(efs)
     values = suite.values(rolled, verdict.suppressed)
     output, retained = _output_plan(lf, efs, rolled, verdict.suppressed, hs, suppression_mode)
-    n_rollups = rollups()
+    n_rollups = efs.rollups + search_rollups
     # the encoded frequency set is not needed past the output plan: free it before the
     # re-verification pass (which builds its own frequency set)
     del rolled, checker, suite, efs
+    _trim_heap()
     verification = None
     if verify:
         from ldiv_polars.models.verdict import check
@@ -271,6 +271,21 @@ def anonymize(
         evaluations=outcome.evaluations + verdict.evaluations, rollups=n_rollups,
         elapsed_s=time.perf_counter() - t0, output=output, verification=verification, **common,
     )
+
+
+def _trim_heap() -> None:
+    """Hand the C heap's freed pages back to the OS (glibc ``malloc_trim``; a no-op
+    elsewhere). The search's numpy arrays are freed by then, but glibc keeps most of them
+    mapped (its mmap threshold grows with the first large frees), which would add to the
+    peak RSS of the output passes that follow."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        pass
 
 
 def _encoded_frequency_set(

@@ -351,8 +351,10 @@ class EncodedFrequencySet:
                               and rows <= 0.8 * src.rows and rows <= self.row_budget)
         codes = None
         if keep:
-            codes = (np.stack([c[first] for c in cols], axis=0) if q
-                     else np.zeros((0, rows), np.int32))
+            codes = np.empty((q, rows), np.int32)
+            for i, c in enumerate(cols):
+                # gathered straight into place (no stack copy); indices are valid
+                np.take(c, first, out=codes[i], mode="clip")
         snap = Snapshot(levels, codes, src.s[first].astype(np.int32, copy=False), n)
         # rows are sorted by (class key, sensitive): classes are contiguous runs
         ck = class_key[first]
@@ -362,8 +364,11 @@ class EncodedFrequencySet:
         cinv[starts] = 1
         cinv = np.cumsum(cinv)
         crow = first[cfirst]
-        class_codes = (np.stack([c[crow] for c in cols], axis=1) if q
-                       else np.zeros((len(crow), 0), np.int32))
+        # (classes, q) in Fortran order: each QI's column is written (and read by the
+        # metrics) contiguously; a C-order stack along axis 1 was a strided transpose
+        class_codes = np.empty((len(crow), q), np.int32, order="F")
+        for i, c in enumerate(cols):
+            np.take(c, crow, out=class_codes[:, i], mode="clip")
         rolled = Rolled(
             snap,
             cinv,
