@@ -159,17 +159,30 @@ def main() -> None:
     synthetic_case(args.synthetic_rows, args.metric)
 
 
-def run_measured(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProcess]:
-    """Wall time and peak RSS (bytes) of a child process."""
-    import resource
+_LAUNCHER = (
+    "import resource, subprocess, sys\n"
+    "rc = subprocess.run(sys.argv[2:]).returncode\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(rc)\n"
+)
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(after, before) * 1024, proc
+
+def run_measured(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProcess]:
+    """Wall time and peak RSS (bytes) of a child process.
+
+    The child is started by a small launcher process that reports its children's
+    ``ru_maxrss``: Linux carries a process's RSS at fork into the child's ``maxrss`` (kept
+    across exec), so measuring a direct child of this (large) benchmark process would report
+    at least this process's own RSS."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rss_file = Path(tmp) / "maxrss"
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", _LAUNCHER, str(rss_file), *cmd],
+                              capture_output=True, text=True, cwd=REPO,
+                              env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+        wall = time.perf_counter() - t
+        rss = int(rss_file.read_text()) * 1024 if rss_file.exists() else 0
+    return wall, rss, proc
 
 
 def synthetic_case(rows: int, metric: str) -> None:
