@@ -190,7 +190,7 @@ class EncodedFrequencySet:
         self._hubs: dict[tuple[int, ...], Snapshot | None] = {}
         self._hub_rows = 0
         self._cached_rows = 0
-        self.row_budget = max(4 * self.base_rows, 1 << 20)
+        self.row_budget = max(2 * self.base_rows, 1 << 20)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
         self.rollups = 0
 
@@ -225,7 +225,7 @@ class EncodedFrequencySet:
         out._pinned = []
         out._hubs = {}
         out._hub_rows = 0
-        out.row_budget = max(4 * out.base_rows, 1 << 20)
+        out.row_budget = max(2 * out.base_rows, 1 << 20)
         out.rollups = 1
         return out
 
