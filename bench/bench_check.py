@@ -59,7 +59,7 @@ ADULT_SA = "occupation"
 SYNTH_QI = ["age", "sex", "race", "education", "marital_status"]
 SYNTH_SA = "disease"
 PYCANON_PY = REPO / ".venv-pycanon" / "bin" / "python"
-RUNNER = REPO / "tests" / "pycanon_runner.py"
+RUNNER = REPO / "scripts" / "pycanon_runner.py"
 SECTION = "## Foundation: ldiv check"
 
 

@@ -18,3 +18,20 @@ FIG1 = pl.DataFrame(
     }
 )
 FIG1_QI = ["zip", "age", "nationality"]
+
+
+def _age_bucket(a: int) -> str:
+    return "<30" if a < 30 else ("3*" if a < 40 else ">=40")
+
+
+def fig1_hierarchies() -> dict:
+    """Fig. 2's generalizations of Fig. 1 as hierarchies: zip masked right to left (raw, 1305*,
+    130**, *), age to <30 / 3* / >=40 then *, nationality suppressed."""
+    from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
+
+    return {
+        "zip": masking_hierarchy(FIG1["zip"], levels=2),
+        "age": Hierarchy([[str(a), _age_bucket(a), "*"] for a in FIG1["age"].to_list()]),
+        "nationality": Hierarchy(
+            [[v, "*"] for v in FIG1["nationality"].unique().sort().to_list()]),
+    }

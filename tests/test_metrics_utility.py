@@ -12,26 +12,12 @@ import polars as pl
 import pytest
 
 from ldiv_polars.core import FrequencySet
-from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
 from ldiv_polars.models import KAnonymity
 from ldiv_polars.search import METRICS, EncodedFrequencySet, Lattice, MetricSuite, anonymize
-from tests.paper_tables import FIG1
+from tests.paper_tables import FIG1, FIG1_QI, fig1_hierarchies
 
-# the l-diversity paper's Fig. 1 table (same as tests/test_search_small.py)
-QI = ["zip", "age", "nationality"]
-
-
-def _age_bucket(a: int) -> str:
-    return "<30" if a < 30 else ("3*" if a < 40 else ">=40")
-
-
-HS = {
-    "zip": masking_hierarchy(FIG1["zip"], levels=2),  # raw, 1305*, 130**, *
-    "age": Hierarchy([[str(a), _age_bucket(a), "*"] for a in FIG1["age"].to_list()]),
-    "nationality": Hierarchy([[v, "*"] for v in FIG1["nationality"].unique().sort().to_list()]),
-}
-
-
+QI = FIG1_QI
+HS = fig1_hierarchies()
 
 N = FIG1.height
 

@@ -2,7 +2,7 @@
 
 pycanon pins numpy/pandas/scipy/typer exactly, so it lives in its own venv
 (``scripts/setup_pycanon_venv.sh`` -> ``.venv-pycanon/``) and is driven through
-``tests/pycanon_runner.py`` in a subprocess; its output is cached per session. Every value is
+``scripts/pycanon_runner.py`` in a subprocess; its output is cached per session. Every value is
 also derived a third way, in plain Python (``csv`` + ``collections.Counter`` + ``math``) from
 the rows, so no test trusts either library.
 
@@ -41,7 +41,7 @@ import ldiv_polars as lp
 
 REPO = Path(__file__).resolve().parents[1]
 PYCANON_PY = REPO / ".venv-pycanon" / "bin" / "python"
-RUNNER = REPO / "tests" / "pycanon_runner.py"
+RUNNER = REPO / "scripts" / "pycanon_runner.py"
 
 QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
        "salary-class"]

@@ -10,10 +10,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ldiv_polars.models.verdict import classes as foundation_classes
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy import (
-    Hierarchy,
     HierarchyValueMissingError,
     generalize,
     masking_hierarchy,
@@ -25,32 +23,12 @@ from ldiv_polars.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from ldiv_polars.models.verdict import classes as foundation_classes
 from ldiv_polars.search import Lattice, anonymize, predicate_monotone
+from tests.paper_tables import FIG1, FIG1_QI, fig1_hierarchies
 
-FIG1 = pl.DataFrame(
-    {
-        "zip": ["13053", "13068", "13068", "13053", "14853", "14853", "14850", "14850", "13053",
-                "13053", "13068", "13068"],
-        "age": [28, 29, 21, 23, 50, 55, 47, 49, 31, 37, 36, 35],
-        "nationality": ["Russian", "American", "Japanese", "American", "Indian", "Russian",
-                        "American", "American", "American", "Indian", "Japanese", "American"],
-        "condition": ["Heart Disease", "Heart Disease", "Viral Infection", "Viral Infection",
-                      "Cancer", "Heart Disease", "Viral Infection", "Viral Infection", "Cancer",
-                      "Cancer", "Cancer", "Cancer"],
-    }
-)
-QI = ["zip", "age", "nationality"]
-
-
-def _age_bucket(a: int) -> str:
-    return "<30" if a < 30 else ("3*" if a < 40 else ">=40")
-
-
-HS = {
-    "zip": masking_hierarchy(FIG1["zip"], levels=2),  # raw, 1305*, 130**, *
-    "age": Hierarchy([[str(a), _age_bucket(a), "*"] for a in FIG1["age"].to_list()]),
-    "nationality": Hierarchy([[v, "*"] for v in FIG1["nationality"].unique().sort().to_list()]),
-}
+QI = FIG1_QI
+HS = fig1_hierarchies()
 
 
 def _levels(res) -> set[tuple[int, ...]]:

@@ -6,10 +6,10 @@ scipy and typer, so it lives in its own environment and we talk to it through a 
 
 Usage::
 
-    .venv-pycanon/bin/python tests/pycanon_runner.py CSV --sep ';' --qi a,b,c --sa s \
+    .venv-pycanon/bin/python scripts/pycanon_runner.py CSV --sep ';' --qi a,b,c --sa s \
         [--metrics k,l,entropy_l,recursive_cl,alpha_k,t,delta,basic_beta,enhanced_beta] \
         [--repeat N]
-    .venv-pycanon/bin/python tests/pycanon_runner.py --batch < jobs.json
+    .venv-pycanon/bin/python scripts/pycanon_runner.py --batch < jobs.json
 
 Metric ``ec_sizes`` gives the sorted sizes of pycanon's equivalence classes. Prints one JSON
 object ``{"pycanon_version", "rows", "sa_dtype", "values": {...}, "seconds": {...}}`` (a list of
