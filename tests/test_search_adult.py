@@ -143,9 +143,9 @@ def test_non_monotone_suppression_on_adult_equals_brute_force(adult_dir, model_n
     exhaustive search (with the distinct-l relaxation's pruning) returns the brute-force minimal
     set and optimum. Brute force: every node generalized with the hierarchies' own mappings and
     judged by the foundation's per-class verdicts, failing classes suppressed."""
-    from ldiv_polars.models.verdict import classes as foundation_classes
     from ldiv_polars.hierarchy import generalize
     from ldiv_polars.models import EntropyLDiversity, RecursiveCLDiversity
+    from ldiv_polars.models.verdict import classes as foundation_classes
 
     df = pl.read_csv(adult_dir / "adult.csv", separator=";")
     qi = ["sex", "age", "race", "marital-status"]

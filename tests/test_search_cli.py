@@ -100,10 +100,10 @@ def test_cli_adult_k5(adult_dir, adult_csv, tmp_path, capsys):
 
 
 def test_demo_step_on_synthetic_data(tmp_path, capsys):
-    from ldiv_polars.models.verdict import check
     from ldiv_polars.cli.anonymize import demo_step
     from ldiv_polars.datasets.synth import write_synthetic
     from ldiv_polars.models import DistinctLDiversity, KAnonymity
+    from ldiv_polars.models.verdict import check
 
     path = write_synthetic(tmp_path / "demo.parquet", 20_000, 1)
     res = demo_step(path, ["age", "sex", "zip"], "disease", 5, 3)

@@ -422,26 +422,32 @@ class EncodedFrequencySet:
 
     # --- frames for the models ----------------------------------------------------------------
 
-    def model_frame(self, rolled: Rolled, keep: np.ndarray | None = None) -> pl.DataFrame:
-        """The rolled-up frequency set as ``(CLASS, sensitive..., n)`` for ``evaluate_classes``;
-        ``keep`` optionally masks the rows to retain."""
+    def model_rows(self, rolled: Rolled, keep: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rolled-up frequency set as arrays ``(class, sensitive id, n)``, rows sorted by
+        class; ``keep`` optionally masks the rows to retain."""
         snap = rolled.snapshot
         cls, s, n = rolled.row_class, snap.s, snap.n
         if keep is not None:
             cls, s, n = cls[keep], s[keep], n[keep]
-        return self._frame(cls, s, n)
+        return cls, s, n
 
-    def model_frame_many(self, rolleds: Sequence[Rolled], offsets: Sequence[int]
-                         ) -> pl.DataFrame:
-        """The roll-ups of several nodes stacked as one ``(CLASS, sensitive..., n)`` frame, the
-        class ids of ``rolleds[i]`` shifted by ``offsets[i]`` (disjoint ids per node). Built in
-        numpy: a per-node DataFrame operation would cost a Polars query each."""
+    def model_rows_many(self, rolleds: Sequence[Rolled], offsets: Sequence[int]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The roll-ups of several nodes stacked as arrays ``(class, sensitive id, n)``, the
+        class ids of ``rolleds[i]`` shifted by ``offsets[i]`` (disjoint ids per node)."""
         cls = np.concatenate([r.row_class + int(off) for r, off in zip(rolleds, offsets)])
         s = np.concatenate([r.snapshot.s for r in rolleds])
         n = np.concatenate([r.snapshot.n for r in rolleds])
-        return self._frame(cls, s, n)
+        return cls, s, n
 
-    def _frame(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray) -> pl.DataFrame:
+    def model_frame(self, rolled: Rolled, keep: np.ndarray | None = None) -> pl.DataFrame:
+        """The rolled-up frequency set as ``(CLASS, sensitive..., n)`` for ``evaluate_classes``;
+        ``keep`` optionally masks the rows to retain."""
+        return self.frame_of(*self.model_rows(rolled, keep))
+
+    def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray) -> pl.DataFrame:
+        """``(CLASS, sensitive..., n)`` frame of arrays from :meth:`model_rows`."""
         cols = [pl.Series(CLASS, cls)]
         if self.sensitive:
             if self.codes_only:

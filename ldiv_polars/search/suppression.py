@@ -33,6 +33,8 @@ import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.validate import require_real
+from ldiv_polars.models.arrays import EncodedRows, verdict
+from ldiv_polars.models.arrays import supported as array_supported
 from ldiv_polars.models.base import Model, evaluate_classes
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import DistinctLDiversity
@@ -130,16 +132,35 @@ class NodeChecker:
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
         self.relaxed_cols = [f"pass_{m.key}" for m in self.relaxed]
         self.evaluations = 0
+        """Model evaluations (each decides every class of one or more roll-ups)."""
+        self.engine_evaluations = 0
+        """Those done by ``evaluate_classes`` in the query engine (the others in numpy,
+        :mod:`ldiv_polars.models.arrays`)."""
         # models that read only the identity of sensitive values get integer codes (cheaper)
         efs.codes_only = len(efs.sensitive) == 1 and all(
             _identity_only(m) for m in [*self.models, *self.relaxed])
+        every = [*self.models, *self.relaxed]
+        self.arrays = all(array_supported(m) for m in every) and (
+            efs.codes_only or not any(m.needs_sensitive for m in every))
+        """Whether the numpy verdicts apply (every model supported, sensitive ids identify
+        the values)."""
 
-    def _evaluate(self, frame: pl.DataFrame, n_classes: int, relaxed: bool, real: bool = True
+    def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
+                  relaxed: bool, real: bool = True
                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Failing-class masks of the models (``real``) and of their relaxations
-        (``relaxed``), from one ``evaluate_classes`` call."""
-        fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
+        (``relaxed``) on the arrays ``(class, sensitive id, n)``: in numpy when every model has
+        an array verdict and no class is uncertain there, else from one ``evaluate_classes``
+        call."""
         models = [*(self.models if real else ()), *(self.relaxed if relaxed else ())]
+        self.evaluations += 1
+        if self.arrays:
+            out = self._evaluate_arrays(rows, n_classes, relaxed, real)
+            if out is not None:
+                return out
+        self.engine_evaluations += 1
+        frame = self.efs.frame_of(*rows)
+        fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
         exprs = [pl.col(CLASS)]
         if real:
             ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
@@ -147,7 +168,6 @@ class NodeChecker:
         if relaxed and self.relaxed:
             exprs.append(pl.all_horizontal(self.relaxed_cols).alias("__rok"))
         cl = evaluate_classes(fs, models).select(exprs).collect(engine="in-memory")
-        self.evaluations += 1
         ids = cl.get_column(CLASS).to_numpy()
         fail = rfail = None
         if real:
@@ -158,18 +178,47 @@ class NodeChecker:
             rfail[ids] = ~cl.get_column("__rok").to_numpy().astype(bool)
         return fail, rfail
 
+    def _evaluate_arrays(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
+                         relaxed: bool, real: bool
+                         ) -> tuple[np.ndarray | None, np.ndarray | None] | None:
+        """The numpy verdicts (:mod:`ldiv_polars.models.arrays`); None when a class is
+        uncertain (a float statistic within rounding of its threshold)."""
+        enc = EncodedRows(*rows, classes=n_classes, n_sensitive=self.efs.n_sensitive)
+
+        def fails(models: Sequence[Model]) -> np.ndarray | None:
+            ok = np.ones(n_classes, dtype=bool)
+            for m in models:
+                v = verdict(m, enc)
+                if v.uncertain is not None and v.uncertain.any():
+                    return None
+                ok &= v.passed
+            return ~ok
+
+        fail = rfail = None
+        if real:
+            fail = fails(self.models)
+            if fail is None:
+                return None
+        if relaxed and self.relaxed:
+            rfail = fails(self.relaxed)
+            if rfail is None:
+                return None
+        return fail, rfail
+
     def _failing(self, rolled: Rolled, keep_rows: np.ndarray | None) -> np.ndarray:
-        return self._evaluate(self.efs.model_frame(rolled, keep_rows), rolled.classes, False)[0]
+        fail = self._evaluate(self.efs.model_rows(rolled, keep_rows), rolled.classes, False)[0]
+        assert fail is not None
+        return fail
 
     def _failing_many(self, rolleds: Sequence[Rolled]
                       ) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """First-round verdicts of several nodes in ONE ``evaluate_classes`` call: their frames
-        are stacked with disjoint class ids. Every node's rolled-up frequency set has the same
-        sensitive distribution (the whole table's), so the stacked reference is the same."""
+        """First-round verdicts of several nodes in ONE evaluation: their rows are stacked with
+        disjoint class ids. Every node's rolled-up frequency set has the same sensitive
+        distribution (the whole table's), so the stacked reference is the same."""
         offsets = np.cumsum([0] + [r.classes for r in rolleds])
-        # one frame, built in numpy (no per-node DataFrame operation: each costs a collect)
-        frame = self.efs.model_frame_many(rolleds, offsets[:-1])
-        fail, rfail = self._evaluate(frame, int(offsets[-1]), True)
+        rows = self.efs.model_rows_many(rolleds, offsets[:-1])
+        fail, rfail = self._evaluate(rows, int(offsets[-1]), True)
+        assert fail is not None
         return [
             (fail[offsets[i]:offsets[i + 1]].copy(),
              None if rfail is None else rfail[offsets[i]:offsets[i + 1]].copy())
@@ -201,7 +250,7 @@ class NodeChecker:
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
         if first is None:
-            frame = self.efs.model_frame(rolled)
+            frame = self.efs.model_rows(rolled)
             if self.relaxed:
                 # the cheap union-closed relaxations first: a class failing them fails the
                 # models, so rows failing them beyond the limit decide the node (failing)
