@@ -131,3 +131,30 @@ def test_search_without_sensitive_equals_search_with_it(adult, suppression):
             assert (ra.passed, ra.suppressed_rows, ra.classes) == \
                 (rb.passed, rb.suppressed_rows, rb.classes), (metric, node)
             assert ra.value == rb.value, (metric, node)  # same classes, same order
+
+
+@pytest.mark.parametrize("sensitive", [None, "salary-class", "occupation"])
+def test_batched_rollups_equal_one_by_one(adult, sensitive, monkeypatch):
+    """``rollup_many`` (keys of several nodes side by side, one grouping) gives every node
+    exactly the roll-up ``rollup`` gives it alone, whatever the batch size."""
+    df, hs = adult
+    monkeypatch.setattr(rollup_mod, "BATCH_CELLS", 20_000)  # several batches per source
+    fs = FrequencySet.build(df, QI, sensitive).materialize()
+    one = EncodedFrequencySet(fs, hs)
+    many = EncodedFrequencySet(fs, hs)
+    lat = Lattice([hs[q].height for q in QI])
+    batched = 0
+    for h in range(lat.max_height + 1):
+        nodes = [lat.levels(int(n)) for n in np.flatnonzero(lat.node_height == h)]
+        got = many.rollup_many(nodes)
+        assert len(got) == len(nodes)
+        for lv, g in zip(nodes, got):
+            want = one.rollup(lv)
+            assert g.snapshot.levels == lv
+            assert np.array_equal(g.snapshot.s, want.snapshot.s), lv
+            assert np.array_equal(g.snapshot.n, want.snapshot.n), lv
+            assert np.array_equal(g.row_class, want.row_class), lv
+            assert np.array_equal(g.class_codes, want.class_codes), lv
+            assert np.array_equal(g.class_size, want.class_size), lv
+        batched += len(nodes)
+    assert many.rollups == batched

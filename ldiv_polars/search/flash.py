@@ -137,7 +137,7 @@ class _Search:
         todo = [n for n in nodes if not (n in self.records and self.records[n].checked)]
         if len(todo) <= 1:
             return [self.check(n) for n in nodes]
-        rolleds = [self.efs.rollup(self.lattice.levels(n)) for n in todo]
+        rolleds = self.efs.rollup_many([self.lattice.levels(n) for n in todo])
         verdicts = self.checker.check_many(rolleds)
         for node, rolled, verdict in zip(todo, rolleds, verdicts):
             self.checked += 1

@@ -79,10 +79,14 @@ class MetricSuite:
         self.loss_total: list[list[float]] = []
         for i in range(self.q):
             lv_leaves, lv_marg, lv_xlogx, lv_cost, lv_tot = [], [], [], [], []
+            # rows per raw value: the only pass over the frequency set (per QI); each level's
+            # row counts are summed from it over the raw domain
+            raw = np.bincount(base.codes[i], weights=base.n,
+                              minlength=len(efs.level_maps[i][0]))
             for j, m in enumerate(efs.level_maps[i]):
                 card = efs.cards[i][j]
                 leaves = np.bincount(m, minlength=card).astype(np.int64)
-                marg = np.bincount(m[base.codes[i]], weights=base.n, minlength=card)
+                marg = np.bincount(m, weights=raw, minlength=card)
                 cost = (leaves - 1) / (self.dom[i] - 1) if self.dom[i] > 1 else np.zeros(card)
                 lv_leaves.append(leaves)
                 lv_marg.append(marg)

@@ -27,6 +27,8 @@ CLASS = "__ldiv_class"
 
 _KEY_LIMIT = 2**62
 HUB_MIN_ROWS = 4096
+BATCH_CELLS = 1 << 20
+"""Most (nodes x source rows) key cells built at once by a batched roll-up (8 MB of keys)."""
 """Roll-ups from a source of at least this many rows go through a hub snapshot."""
 
 
@@ -62,7 +64,14 @@ def _count_limit(rows: int) -> int:
     """Largest key span grouped by counting (a boolean presence array of ``span`` entries,
     O(rows + span)) rather than by one sort (O(rows log rows)); measured break-even on 2 cores
     is about 40 x rows."""
-    return max(16 * rows, 1 << 16)
+    return max(16 * rows, 1 << 12)
+
+
+def _bincount_limit(rows: int) -> int:
+    """Largest key span rolled up by one weighted ``bincount`` (a float64 array of ``span``
+    entries, O(rows + span)); beyond it, the general path (densified keys, then counting or
+    one sort)."""
+    return max(4 * rows, 1 << 10)
 
 
 def _dense(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
@@ -178,6 +187,7 @@ class EncodedFrequencySet:
                 reps.append(first)
             self._rep.append(reps)
         self._up: dict[tuple[int, int, int], np.ndarray] = {}
+        self._scaled_cache: dict[tuple[int, int, int, int], np.ndarray] = {}
         self._cache: dict[tuple[int, ...], Snapshot] = {}
         self._cache_keys: list[tuple[int, ...]] = []
         self.cache_size = max(int(cache_size), 1)
@@ -310,6 +320,127 @@ class EncodedFrequencySet:
                 src = hub
         return self._roll(src, levels, cache=cache, keep_codes=keep_codes)
 
+    def rollup_many(self, levels_list: Sequence[Sequence[int]], *, cache: bool = True
+                    ) -> list[Rolled]:
+        """Roll-ups of several nodes (counted one each), the same as :meth:`rollup` node by
+        node except that a snapshot made for one node of the list is not the source of
+        another. Nodes sharing a source and a small key space are rolled up *together*: their
+        keys are laid side by side in one key space and grouped by one ``bincount``, so the
+        per-call cost of numpy is paid once per batch instead of once per node."""
+        todo = [tuple(int(v) for v in lv) for lv in levels_list]
+        out: list[Rolled | None] = [None] * len(todo)
+        groups: dict[int, tuple[Snapshot, list[int]]] = {}
+        for idx, lv in enumerate(todo):
+            src = self.source_for(lv)
+            if self.lazy_hubs and src.rows >= HUB_MIN_ROWS:
+                hub = self._hub(lv, src)
+                if hub is not None and hub.rows < src.rows:
+                    src = hub
+            if self._span(lv) <= _bincount_limit(src.rows):
+                groups.setdefault(id(src), (src, []))[1].append(idx)
+            else:
+                out[idx] = self._roll(src, lv, cache=cache, keep_codes=False)
+        for src, idxs in groups.values():
+            per = max(1, BATCH_CELLS // max(src.rows, 1))
+            for at in range(0, len(idxs), per):
+                part = idxs[at:at + per]
+                if len(part) == 1:
+                    out[part[0]] = self._roll(src, todo[part[0]], cache=cache, keep_codes=False)
+                    continue
+                for i, r in zip(part, self._roll_counting_many(src, [todo[i] for i in part],
+                                                               cache)):
+                    out[i] = r
+        return [r for r in out if r is not None]
+
+    def _span(self, levels: Sequence[int]) -> int:
+        span = self.n_sensitive
+        for i, lv in enumerate(levels):
+            span *= max(self.cards[i][lv], 1)
+        return span
+
+    def _roll_counting_many(self, src: Snapshot, levels_list: list[tuple[int, ...]],
+                            cache: bool) -> list[Rolled]:
+        """:meth:`_roll_counting` for several nodes from one source: node ``j``'s keys are
+        offset by the spans of the nodes before it, so one ``bincount`` groups them all and
+        the output rows come out node by node, each node's in its own key order."""
+        q = len(self.qi)
+        ns = self.n_sensitive
+        B = len(levels_list)
+        self.rollups += B
+        cards = np.array([[max(self.cards[i][lv[i]], 1) for i in range(q)]
+                          for lv in levels_list], dtype=np.int64).reshape(B, q)
+        radix = np.empty((B, q), dtype=np.int64)
+        r = np.full(B, ns, dtype=np.int64)
+        for i in range(q - 1, -1, -1):
+            radix[:, i] = r
+            r = r * cards[:, i]
+        base = np.zeros(B + 1, dtype=np.int64)
+        np.cumsum(r, out=base[1:])
+        total = int(base[-1])
+        rows = src.rows
+        key = np.empty((B, rows), dtype=np.int64)
+        key[:] = base[:-1, None]
+        if ns > 1:
+            key += src.s
+        for i in range(q):
+            a = src.levels[i]
+            card_a = max(self.cards[i][a], 1)
+            lut = np.concatenate([self._scaled(i, a, lv[i], int(radix[j, i]))
+                                  for j, lv in enumerate(levels_list)])
+            key += lut[src.codes[i] + (np.arange(B, dtype=np.int64) * card_a)[:, None]]
+        flat = key.ravel()
+        weights = np.tile(src.n, B)
+        if total <= _bincount_limit(flat.shape[0]):
+            counts = np.bincount(flat, weights=weights, minlength=total)
+            uniq = np.flatnonzero(counts)
+            n = counts[uniq].astype(np.int64)
+            del counts
+        else:
+            # a wide key space: dense ranks (counting or one sort; monotone, so the keys and
+            # their order are the same), then the sums
+            inv, uniq = _dense(flat, total)
+            n = np.bincount(inv, weights=weights, minlength=uniq.shape[0]).astype(np.int64)
+            del inv
+        del key, flat, weights
+        node_of = np.searchsorted(base, uniq, side="right") - 1
+        local = uniq - base[node_of]
+        gck = uniq // ns  # node ranges are multiples of ns: global class keys stay disjoint
+        new = np.empty(uniq.shape[0], dtype=bool)
+        if uniq.shape[0]:
+            new[0] = True
+            np.not_equal(gck[1:], gck[:-1], out=new[1:])
+        cfirst = np.flatnonzero(new)
+        row_class = np.cumsum(new) - 1
+        class_size = np.add.reduceat(n, cfirst) if uniq.shape[0] else np.zeros(0, np.int64)
+        class_node = node_of[cfirst]
+        ck = local[cfirst] // ns
+        class_codes = np.empty((ck.shape[0], q), np.int32, order="F")
+        div = radix // ns
+        for i in range(q):
+            d = ck // div[class_node, i] if i < q - 1 else ck
+            class_codes[:, i] = d % cards[class_node, i] if i else d
+        s = (local % ns).astype(np.int32) if ns > 1 else np.zeros(uniq.shape[0], np.int32)
+        nodes = np.arange(B + 1)
+        rb = np.searchsorted(node_of, nodes)
+        cb = np.searchsorted(class_node, nodes)
+        out = []
+        for j, lv in enumerate(levels_list):
+            r0, r1, c0, c1 = int(rb[j]), int(rb[j + 1]), int(cb[j]), int(cb[j + 1])
+            rc = row_class[r0:r1] - c0
+            cc = class_codes[c0:c1]
+            keep = cache and lv != self.base.levels and (r1 - r0) <= 0.8 * src.rows \
+                and (r1 - r0) <= self.row_budget
+            if keep:
+                codes = np.ascontiguousarray(cc.T) if ns == 1 else np.take(cc.T, rc, axis=1)
+                snap = Snapshot(lv, codes, s[r0:r1].copy(), n[r0:r1].copy())
+            else:
+                snap = Snapshot(lv, None, s[r0:r1], n[r0:r1])
+            rolled = Rolled(snap, rc, cc, class_size[c0:c1])
+            if keep:
+                self._remember(snap, src)
+            out.append(rolled)
+        return out
+
     def _hub(self, levels: tuple[int, ...], src: Snapshot) -> Snapshot | None:
         """The hub of ``levels``: the node with every QI at ``min(level, 1)`` (the most
         generalized node of that form below ``levels``, hence the smallest), rolled up once
@@ -330,10 +461,31 @@ class EncodedFrequencySet:
             self._hub_rows += snap.rows
         return self._hubs[hub]
 
+    def _scaled(self, q: int, a: int, b: int, radix: int) -> np.ndarray:
+        """Lookup: level-``a`` code of QI ``q`` -> its level-``b`` code times ``radix`` (int64),
+        i.e. the QI's digit of a mixed-radix key."""
+        key = (q, a, b, radix)
+        arr = self._scaled_cache.get(key)
+        if arr is None:
+            arr = self.up(q, a, b).astype(np.int64) * radix
+            if len(self._scaled_cache) >= 4096:
+                self._scaled_cache.clear()
+            self._scaled_cache[key] = arr
+        return arr
+
     def _roll(self, src: Snapshot, levels: tuple[int, ...], *, cache: bool,
               keep_codes: bool) -> Rolled:
         self.rollups += 1
         q = len(self.qi)
+        cards = [max(self.cards[i][levels[i]], 1) for i in range(q)]
+        span = self.n_sensitive
+        for c in cards:
+            span *= c
+        if span <= _bincount_limit(src.rows):
+            rolled = self._roll_counting(src, levels, cards, span, keep_codes, cache)
+            if rolled.snapshot.codes is not None and cache and levels != self.base.levels:
+                self._remember(rolled.snapshot, src)
+            return rolled
         cols = []
         for i in range(q):
             a, b = src.levels[i], levels[i]
@@ -378,6 +530,62 @@ class EncodedFrequencySet:
         if codes is not None and cache and levels != self.base.levels:
             self._remember(snap, src)
         return rolled
+
+    def _roll_counting(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
+                       span: int, keep_codes: bool, cache: bool) -> Rolled:
+        """Roll-up when the full key space (classes x sensitive ids) is small enough to count
+        into: the key of each source row is a sum of per-QI digit lookups, one ``bincount``
+        groups and sums, and every output code is decoded from its key (no gather from the
+        source rows). Same rows, in the same order, as the general path."""
+        q = len(self.qi)
+        ns = self.n_sensitive
+        radix = [0] * q
+        r = ns
+        for i in range(q - 1, -1, -1):
+            radix[i] = r
+            r *= cards[i]
+        key: np.ndarray | None = None
+        for i in range(q):
+            digit = self._scaled(i, src.levels[i], levels[i], radix[i])[src.codes[i]]
+            if key is None:
+                key = digit
+            else:
+                key += digit
+        if key is None:
+            key = np.zeros(src.rows, dtype=np.int64)
+        if ns > 1:
+            key += src.s
+        # float64 sums are exact below 2**53 rows
+        counts = np.bincount(key, weights=src.n, minlength=span)
+        uniq = np.flatnonzero(counts)
+        n = counts[uniq].astype(np.int64)
+        rows = uniq.shape[0]
+        if ns > 1:
+            s = (uniq % ns).astype(np.int32)
+            ck = uniq // ns
+            new = np.empty(rows, dtype=bool)
+            if rows:
+                new[0] = True
+                np.not_equal(ck[1:], ck[:-1], out=new[1:])
+            cfirst = np.flatnonzero(new)
+            row_class = np.cumsum(new) - 1
+            cks = ck[cfirst]
+            class_size = np.add.reduceat(n, cfirst) if rows else np.zeros(0, np.int64)
+        else:
+            s = np.zeros(rows, dtype=np.int32)
+            cks = uniq
+            row_class = np.arange(rows, dtype=np.int64)
+            class_size = n
+        class_codes = np.empty((cks.shape[0], q), np.int32, order="F")
+        for i in range(q):
+            d = cks // (radix[i] // ns) if radix[i] > ns else cks
+            class_codes[:, i] = d % cards[i] if i else d
+        codes = None
+        if keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
+                          and rows <= self.row_budget):
+            # (q, rows) C-contiguous: the F-ordered class codes transposed, per row
+            codes = class_codes.T if ns == 1 else np.take(class_codes.T, row_class, axis=1)
+        return Rolled(Snapshot(levels, codes, s, n), row_class, class_codes, class_size)
 
     def _remember(self, snap: Snapshot, src: Snapshot) -> None:
         # ARX's policy: keep snapshots that are clearly smaller than their source (<= 80%);
