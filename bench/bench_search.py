@@ -72,8 +72,15 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="skip the 1M-row case")
     ap.add_argument("--big-rows", type=int, default=1_000_000)
     ap.add_argument("--synthetic-rows", type=int, default=1_000_000,
-                    help="rows of the synthetic out-of-core case (keep <= 10M)")
+                    help="rows of the synthetic out-of-core case")
+    ap.add_argument("--synthetic-file", type=Path, default=None,
+                    help="use this synthetic Parquet (`ldiv synth`) instead of writing one; "
+                         "with --only-synthetic, runs that case alone (e.g. 100M rows)")
+    ap.add_argument("--only-synthetic", action="store_true")
     args = ap.parse_args()
+    if args.only_synthetic:
+        synthetic_case(args.synthetic_rows, args.metric, args.synthetic_file)
+        return
     df = pl.read_csv(DATA / "adult.csv", separator=";")
     hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv") for q in QI8}
 
@@ -156,7 +163,7 @@ def main() -> None:
               f"roll-ups {payload['rollups']:,}, in-process search+plan "
               f"{payload['elapsed_s']:.2f} s; one frequency-set pass over the CSV {fs_big:.2f} s; "
               f"peak RSS {rss / 1e6:.0f} MB")
-    synthetic_case(args.synthetic_rows, args.metric)
+    synthetic_case(args.synthetic_rows, args.metric, args.synthetic_file)
 
 
 _LAUNCHER = (
@@ -185,7 +192,7 @@ def run_measured(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProces
     return wall, rss, proc
 
 
-def synthetic_case(rows: int, metric: str) -> None:
+def synthetic_case(rows: int, metric: str, path: Path | None = None) -> None:
     """Out-of-core shape: synthetic census Parquet, QIs age/sex/race/zip/education/marital_status
     (demo hierarchies: age intervals, zip masking, others suppression), k=5, 2%: the whole
     `ldiv anonymize` process vs one frequency-set pass over the same file."""
@@ -196,7 +203,8 @@ def synthetic_case(rows: int, metric: str) -> None:
 
     qi = ["age", "sex", "race", "zip", "education", "marital_status"]
     with tempfile.TemporaryDirectory() as tmp:
-        src = write_synthetic(Path(tmp) / "synth.parquet", rows, 0)
+        src = path if path is not None else write_synthetic(Path(tmp) / "synth.parquet", rows, 0)
+        rows = pl.scan_parquet(src).select(pl.len()).collect().item()
         hdir = Path(tmp) / "h"
         hdir.mkdir()
         for c, h in demo_hierarchies(src, qi).items():

@@ -17,6 +17,7 @@ every requested privacy model, optimal under a utility metric, re-verified befor
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -278,14 +279,21 @@ def _trim_heap() -> None:
     elsewhere). The search's numpy arrays are freed by then, but glibc keeps most of them
     mapped (its mmap threshold grows with the first large frees), which would add to the
     peak RSS of the output passes that follow."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim`` (looked up once: ``find_library`` runs ``ldconfig``)."""
     import ctypes
     import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # pragma: no cover - not glibc
-        pass
+        return None
 
 
 def _encoded_frequency_set(
