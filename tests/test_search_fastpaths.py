@@ -158,3 +158,21 @@ def test_batched_rollups_equal_one_by_one(adult, sensitive, monkeypatch):
             assert np.array_equal(g.class_size, want.class_size), lv
         batched += len(nodes)
     assert many.rollups == batched
+
+
+def test_minimal_of_equals_pairwise_definition():
+    """The grid cumulative-OR minimal elements equal the definition (no other node of the set
+    componentwise below), on random sets of random lattices: upward-closed or not."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        lat = Lattice([int(h) for h in rng.integers(1, 5, rng.integers(1, 5))])
+        mask = rng.random(lat.size) < rng.random()
+        if rng.random() < 0.3:  # an upward-closed set, as Flash produces
+            closed = np.zeros(lat.size, dtype=bool)
+            for i in np.flatnonzero(mask):
+                closed |= lat.above(int(i))
+            mask = closed
+        ids = np.flatnonzero(mask)
+        want = [int(i) for i in ids
+                if not ((lat.nodes[ids] <= lat.nodes[i]).all(axis=1) & (ids != i)).any()]
+        assert lat.minimal_of(mask) == want

@@ -100,13 +100,28 @@ class Lattice:
         return m
 
     def minimal_of(self, mask: np.ndarray) -> list[int]:
-        """Nodes of ``mask`` with no other node of ``mask`` below them (the minimal elements)."""
-        ids = np.flatnonzero(mask)
-        order = ids[np.argsort(self.node_height[ids], kind="stable")]
-        kept: list[int] = []
-        for i in order:
-            lv = self.nodes[i]
-            if kept and (self.nodes[kept] <= lv).all(axis=1).any():
-                continue
-            kept.append(int(i))
-        return sorted(kept)
+        """Nodes of ``mask`` with no other node of ``mask`` below them (the minimal elements).
+
+        On the lattice as a ``heights``-shaped grid, a cumulative OR along every axis marks
+        the nodes with a node of ``mask`` at or below them; a node has one strictly below iff
+        one of its direct specializations is so marked.
+
+        >>> lat = Lattice([2, 3])
+        >>> m = np.zeros(lat.size, dtype=bool)
+        >>> m[[lat.id_of((0, 2)), lat.id_of((1, 1)), lat.id_of((1, 2))]] = True
+        >>> [lat.levels(i) for i in lat.minimal_of(m)]
+        [(0, 2), (1, 1)]
+        """
+        grid = np.asarray(mask, dtype=bool).reshape(self.heights)
+        at_or_below = grid
+        for axis in range(grid.ndim):
+            at_or_below = np.logical_or.accumulate(at_or_below, axis=axis)
+        strictly = np.zeros_like(grid)
+        for axis in range(grid.ndim):
+            if grid.shape[axis] > 1:
+                lower = [slice(None)] * grid.ndim
+                upper = [slice(None)] * grid.ndim
+                lower[axis] = slice(0, -1)
+                upper[axis] = slice(1, None)
+                strictly[tuple(upper)] |= at_or_below[tuple(lower)]
+        return [int(i) for i in np.flatnonzero(grid & ~strictly)]

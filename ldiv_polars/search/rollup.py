@@ -32,14 +32,39 @@ BATCH_CELLS = 1 << 20
 """Roll-ups from a source of at least this many rows go through a hub snapshot."""
 
 
-@dataclass(frozen=True)
 class Snapshot:
-    """Encoded frequency set of one lattice node: one row per (class, sensitive tuple)."""
+    """Encoded frequency set of one lattice node: one row per (class, sensitive tuple).
 
-    levels: tuple[int, ...]
-    codes: np.ndarray | None  # (q, rows) int32 per QI (contiguous); None if not kept
-    s: np.ndarray  # (rows,) int32: sensitive tuple id
-    n: np.ndarray  # (rows,) int64
+    ``codes`` (``(q, rows)`` int32, C-contiguous) are the per-row QI codes a roll-up *from*
+    this snapshot reads. A snapshot made by a roll-up keeps them implicitly, as its class
+    codes and each row's class, and builds them on first use (most cached snapshots are
+    never used as a source); ``codes`` is None when the snapshot was not kept."""
+
+    __slots__ = ("levels", "s", "n", "_codes", "_classes")
+
+    def __init__(self, levels: tuple[int, ...], codes: np.ndarray | None, s: np.ndarray,
+                 n: np.ndarray, classes: tuple[np.ndarray, np.ndarray | None] | None = None
+                 ) -> None:
+        self.levels = levels
+        self._codes = codes
+        self._classes = classes  # (class codes (classes, q) F-ordered, row class or None)
+        self.s = s  # (rows,) int32: sensitive tuple id
+        self.n = n  # (rows,) int64
+
+    @property
+    def codes(self) -> np.ndarray | None:
+        if self._codes is None and self._classes is not None:
+            cc, rc = self._classes
+            # the F-ordered class codes transposed are (q, classes) C-contiguous
+            self._codes = np.ascontiguousarray(cc.T) if rc is None else \
+                np.take(cc.T, rc, axis=1)
+            self._classes = None
+        return self._codes
+
+    @property
+    def kept(self) -> bool:
+        """Whether the per-row codes are available (materialized or implicit)."""
+        return self._codes is not None or self._classes is not None
 
     @property
     def rows(self) -> int:
@@ -431,8 +456,9 @@ class EncodedFrequencySet:
             keep = cache and lv != self.base.levels and (r1 - r0) <= 0.8 * src.rows \
                 and (r1 - r0) <= self.row_budget
             if keep:
-                codes = np.ascontiguousarray(cc.T) if ns == 1 else np.take(cc.T, rc, axis=1)
-                snap = Snapshot(lv, codes, s[r0:r1].copy(), n[r0:r1].copy())
+                # copies: a cached snapshot must not pin the whole batch's arrays
+                snap = Snapshot(lv, None, s[r0:r1].copy(), n[r0:r1].copy(),
+                                classes=(cc.copy(order="F"), None if ns == 1 else rc.copy()))
             else:
                 snap = Snapshot(lv, None, s[r0:r1], n[r0:r1])
             rolled = Rolled(snap, rc, cc, class_size[c0:c1])
@@ -483,7 +509,7 @@ class EncodedFrequencySet:
             span *= c
         if span <= _bincount_limit(src.rows):
             rolled = self._roll_counting(src, levels, cards, span, keep_codes, cache)
-            if rolled.snapshot.codes is not None and cache and levels != self.base.levels:
+            if rolled.snapshot.kept and cache and levels != self.base.levels:
                 self._remember(rolled.snapshot, src)
             return rolled
         cols = []
@@ -501,13 +527,7 @@ class EncodedFrequencySet:
         rows = first.shape[0]
         keep = keep_codes or (cache and levels != self.base.levels
                               and rows <= 0.8 * src.rows and rows <= self.row_budget)
-        codes = None
-        if keep:
-            codes = np.empty((q, rows), np.int32)
-            for i, c in enumerate(cols):
-                # gathered straight into place (no stack copy); indices are valid
-                np.take(c, first, out=codes[i], mode="clip")
-        snap = Snapshot(levels, codes, src.s[first].astype(np.int32, copy=False), n)
+        s = src.s[first].astype(np.int32, copy=False)
         # rows are sorted by (class key, sensitive): classes are contiguous runs
         ck = class_key[first]
         starts = np.flatnonzero(np.diff(ck)) + 1 if rows else np.zeros(0, np.int64)
@@ -521,13 +541,16 @@ class EncodedFrequencySet:
         class_codes = np.empty((len(crow), q), np.int32, order="F")
         for i, c in enumerate(cols):
             np.take(c, crow, out=class_codes[:, i], mode="clip")
+        snap = Snapshot(levels, None, s, n,
+                        classes=(class_codes, None if self.n_sensitive == 1 else cinv)
+                        if keep else None)
         rolled = Rolled(
             snap,
             cinv,
             class_codes,
             np.add.reduceat(n, cfirst) if rows else np.zeros(0, np.int64),
         )
-        if codes is not None and cache and levels != self.base.levels:
+        if keep and cache and levels != self.base.levels:
             self._remember(snap, src)
         return rolled
 
@@ -580,12 +603,11 @@ class EncodedFrequencySet:
         for i in range(q):
             d = cks // (radix[i] // ns) if radix[i] > ns else cks
             class_codes[:, i] = d % cards[i] if i else d
-        codes = None
-        if keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
-                          and rows <= self.row_budget):
-            # (q, rows) C-contiguous: the F-ordered class codes transposed, per row
-            codes = class_codes.T if ns == 1 else np.take(class_codes.T, row_class, axis=1)
-        return Rolled(Snapshot(levels, codes, s, n), row_class, class_codes, class_size)
+        keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
+                              and rows <= self.row_budget)
+        classes = (class_codes, None if ns == 1 else row_class) if keep else None
+        return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
+                      class_size)
 
     def _remember(self, snap: Snapshot, src: Snapshot) -> None:
         # ARX's policy: keep snapshots that are clearly smaller than their source (<= 80%);
