@@ -136,7 +136,7 @@ class MetricSuite:
             base = self.bound_from_levels(name, levels)
             if not n_supp:
                 return base
-            codes = rolled.class_codes[supp]
+            codes = rolled.codes_of(supp)
             w = size[supp].astype(np.float64)
             if name == "precision":
                 extra = sum(float(w.sum()) * (1 - (lv / m if m else 0.0))

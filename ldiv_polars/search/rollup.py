@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -43,7 +43,7 @@ class Snapshot:
     __slots__ = ("levels", "s", "n", "_codes", "_classes")
 
     def __init__(self, levels: tuple[int, ...], codes: np.ndarray | None, s: np.ndarray,
-                 n: np.ndarray, classes: tuple[np.ndarray, np.ndarray | None] | None = None
+                 n: np.ndarray, classes: tuple[Any, np.ndarray | None] | None = None
                  ) -> None:
         self.levels = levels
         self._codes = codes
@@ -55,6 +55,8 @@ class Snapshot:
     def codes(self) -> np.ndarray | None:
         if self._codes is None and self._classes is not None:
             cc, rc = self._classes
+            if isinstance(cc, ClassCodes):
+                cc = cc.full()
             # the F-ordered class codes transposed are (q, classes) C-contiguous
             self._codes = np.ascontiguousarray(cc.T) if rc is None else \
                 np.take(cc.T, rc, axis=1)
@@ -71,14 +73,61 @@ class Snapshot:
         return int(self.n.shape[0])
 
 
-@dataclass(frozen=True)
-class Rolled:
-    """A node's roll-up: its snapshot plus the class structure."""
+class ClassCodes:
+    """Class codes ``(classes, q)`` decoded on demand from the classes' mixed-radix keys
+    (``code_i = key // div[i] % cards[i]``): most roll-ups are only judged, never read for
+    their codes."""
 
-    snapshot: Snapshot
-    row_class: np.ndarray  # (rows,) int64 class index of each row
-    class_codes: np.ndarray  # (classes, q) int32 group codes of each class
-    class_size: np.ndarray  # (classes,) int64
+    __slots__ = ("keys", "div", "cards", "_full")
+
+    def __init__(self, keys: np.ndarray, div: Sequence[int], cards: Sequence[int]) -> None:
+        self.keys = keys
+        self.div = list(div)
+        self.cards = list(cards)
+        self._full: np.ndarray | None = None
+
+    def full(self) -> np.ndarray:
+        if self._full is None:
+            self._full = self._decode(self.keys)
+        return self._full
+
+    def subset(self, which: np.ndarray) -> np.ndarray:
+        if self._full is not None:
+            return self._full[which]
+        return self._decode(self.keys[which])
+
+    def _decode(self, keys: np.ndarray) -> np.ndarray:
+        # (classes, q) in Fortran order: each QI's column is written (and read by the
+        # metrics) contiguously
+        out = np.empty((keys.shape[0], len(self.div)), np.int32, order="F")
+        for i, (d, c) in enumerate(zip(self.div, self.cards)):
+            v = keys // d if d > 1 else keys
+            out[:, i] = v % c if i else v
+        return out
+
+
+class Rolled:
+    """A node's roll-up: its snapshot plus the class structure (rows sorted by class)."""
+
+    __slots__ = ("snapshot", "row_class", "class_size", "_codes")
+
+    def __init__(self, snapshot: Snapshot, row_class: np.ndarray,
+                 class_codes: np.ndarray | ClassCodes, class_size: np.ndarray) -> None:
+        self.snapshot = snapshot
+        self.row_class = row_class  # (rows,) int64 class index of each row
+        self._codes = class_codes
+        self.class_size = class_size  # (classes,) int64
+
+    @property
+    def class_codes(self) -> np.ndarray:
+        """(classes, q) int32 group codes of each class."""
+        c = self._codes
+        return c.full() if isinstance(c, ClassCodes) else c
+
+    def codes_of(self, which: np.ndarray) -> np.ndarray:
+        """Codes of the classes selected by ``which`` (a mask or indices)."""
+        c = self._codes
+        return c.subset(which) if isinstance(c, ClassCodes) else c[which]
 
     @property
     def classes(self) -> int:
@@ -145,7 +194,7 @@ class EncodedFrequencySet:
     """
 
     def __init__(self, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
-                 *, cache_size: int = 200, encoded: bool = False) -> None:
+                 *, cache_size: int = 2000, encoded: bool = False) -> None:
         """``encoded``: the QI columns of ``fs`` already hold the (validated, non-negative)
         index of each value among the hierarchy's raw values (see
         :func:`ldiv_polars.search.anonymize`, which encodes before grouping)."""
@@ -225,7 +274,7 @@ class EncodedFrequencySet:
         self._hubs: dict[tuple[int, ...], Snapshot | None] = {}
         self._hub_rows = 0
         self._cached_rows = 0
-        self.row_budget = max(2 * self.base_rows, 1 << 20)
+        self.row_budget = max(2 * self.base_rows, 1 << 22)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
         self.rollups = 0
 
@@ -417,7 +466,7 @@ class EncodedFrequencySet:
         weights = np.tile(src.n, B)
         if total <= _bincount_limit(flat.shape[0]):
             counts = np.bincount(flat, weights=weights, minlength=total)
-            uniq = np.flatnonzero(counts)
+            uniq = np.flatnonzero(counts != 0)  # a bool mask: ~5x faster than on floats
             n = counts[uniq].astype(np.int64)
             del counts
         else:
@@ -516,7 +565,7 @@ class EncodedFrequencySet:
         for i in range(q):
             a, b = src.levels[i], levels[i]
             c = src.codes[i]
-            cols.append(c if a == b else self.up(i, a, b)[c])
+            cols.append(c if a == b else np.take(self.up(i, a, b), c.astype(np.intp)))
         class_key, span = self._combine(cols, [self.cards[i][levels[i]] for i in range(q)])
         if span * self.n_sensitive > _count_limit(src.rows) and span <= _count_limit(src.rows):
             class_key, uniq = _dense(class_key, span)  # monotone: same class order
@@ -530,7 +579,7 @@ class EncodedFrequencySet:
         s = src.s[first].astype(np.int32, copy=False)
         # rows are sorted by (class key, sensitive): classes are contiguous runs
         ck = class_key[first]
-        starts = np.flatnonzero(np.diff(ck)) + 1 if rows else np.zeros(0, np.int64)
+        starts = np.flatnonzero(ck[1:] != ck[:-1]) + 1 if rows else np.zeros(0, np.int64)
         cfirst = np.concatenate([[0], starts]).astype(np.int64) if rows else starts
         cinv = np.zeros(rows, dtype=np.int64)
         cinv[starts] = 1
@@ -554,6 +603,27 @@ class EncodedFrequencySet:
             self._remember(snap, src)
         return rolled
 
+    def _key(self, src: Snapshot, levels: Sequence[int], radix: Sequence[int]) -> np.ndarray:
+        """Mixed-radix int64 key of every source row at ``levels``: the sum over QIs of the
+        (generalized) code times ``radix[i]``. An unchanged QI is one multiplication; a
+        generalized one is a lookup, indexed with intp (numpy casts int32 indices on every
+        gather, which made such a lookup ~3x slower)."""
+        codes = src.codes
+        assert codes is not None
+        key = np.zeros(src.rows, dtype=np.int64)
+        tmp = np.empty(src.rows, dtype=np.int64)
+        for i in range(len(levels)):
+            a, b = src.levels[i], levels[i]
+            if a == b:
+                if radix[i] == 1:
+                    np.add(key, codes[i], out=key)
+                    continue
+                np.multiply(codes[i], radix[i], out=tmp, dtype=np.int64)
+            else:
+                np.take(self._scaled(i, a, b, radix[i]), codes[i].astype(np.intp), out=tmp)
+            np.add(key, tmp, out=key)
+        return key
+
     def _roll_counting(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
                        span: int, keep_codes: bool, cache: bool) -> Rolled:
         """Roll-up when the full key space (classes x sensitive ids) is small enough to count
@@ -567,20 +637,12 @@ class EncodedFrequencySet:
         for i in range(q - 1, -1, -1):
             radix[i] = r
             r *= cards[i]
-        key: np.ndarray | None = None
-        for i in range(q):
-            digit = self._scaled(i, src.levels[i], levels[i], radix[i])[src.codes[i]]
-            if key is None:
-                key = digit
-            else:
-                key += digit
-        if key is None:
-            key = np.zeros(src.rows, dtype=np.int64)
+        key = self._key(src, levels, radix)
         if ns > 1:
             key += src.s
         # float64 sums are exact below 2**53 rows
         counts = np.bincount(key, weights=src.n, minlength=span)
-        uniq = np.flatnonzero(counts)
+        uniq = np.flatnonzero(counts != 0)  # a bool mask: ~5x faster than on floats
         n = counts[uniq].astype(np.int64)
         rows = uniq.shape[0]
         if ns > 1:
@@ -599,10 +661,7 @@ class EncodedFrequencySet:
             cks = uniq
             row_class = np.arange(rows, dtype=np.int64)
             class_size = n
-        class_codes = np.empty((cks.shape[0], q), np.int32, order="F")
-        for i in range(q):
-            d = cks // (radix[i] // ns) if radix[i] > ns else cks
-            class_codes[:, i] = d % cards[i] if i else d
+        class_codes = ClassCodes(cks, [r // ns for r in radix], cards)
         keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
                               and rows <= self.row_budget)
         classes = (class_codes, None if ns == 1 else row_class) if keep else None
