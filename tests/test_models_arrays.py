@@ -83,6 +83,15 @@ def test_array_verdict_equals_engine(rows, model):
     assert np.array_equal(v.passed[sure], want[sure]), (model, rows)
 
 
+@SETTINGS
+@given(encoded(), st.sampled_from([0.5, 1, 1.5, 2, 3, 4]), st.integers(2, 6))
+def test_recursive_top_counts_equal_engine(rows, c, l):
+    """Every l - 1 (the sum of the l - 1 largest counts: max, the tie rule for two, a sort
+    beyond), against the engine's top_k."""
+    model = RecursiveCLDiversity(c, l)
+    assert np.array_equal(verdict(model, rows).passed, engine_passes(rows, model))
+
+
 def test_uniform_classes_are_certain_and_pass_entropy():
     # three values once each: H = ln 3 exactly (up to rounding) -> passes l = 3 (the tolerance)
     rows = EncodedRows(np.array([0, 0, 0, 1, 1]), np.array([0, 1, 2, 0, 1]),

@@ -58,7 +58,8 @@ def supported(model: Model) -> bool:
 @dataclass
 class EncodedRows:
     """A frequency set as arrays: row ``i`` is ``n[i]`` records of class ``cls[i]`` with the
-    sensitive value ``s[i]``; each (class, value) pair appears at most once and ``n > 0``.
+    sensitive value ``s[i]``; rows are grouped by class (``cls`` non-decreasing), each
+    (class, value) pair appears at most once and ``n > 0``.
     ``reference`` optionally gives the table's count of each sensitive id (default: summed
     from the rows), as ``evaluate_classes``'s ``reference``."""
 
@@ -97,26 +98,51 @@ class EncodedRows:
         """Classes with at least one row (``evaluate_classes`` returns only these)."""
         return self.distinct > 0
 
+    def _starts(self) -> np.ndarray:
+        v = self._get("starts")
+        if v is None:
+            m = self.cls.shape[0]
+            first = np.ones(m, dtype=bool)
+            if m:
+                np.not_equal(self.cls[1:], self.cls[:-1], out=first[1:])
+            v = np.flatnonzero(first)
+            self._cache["starts"] = v
+        return v
+
     def top(self, j: int) -> tuple[np.ndarray, np.ndarray]:
         """``(r1, sum of the j largest counts)`` per class (``j >= 1``)."""
         key = f"top{j}"
         v = self._get(key)
         r1 = self._get("r1")
-        if v is None or r1 is None:
-            order = np.lexsort((-self.n, self.cls))
-            cs, ns = self.cls[order], self.n[order]
-            first = np.ones(cs.shape[0], dtype=bool)
-            if cs.shape[0]:
-                np.not_equal(cs[1:], cs[:-1], out=first[1:])
-            starts = np.flatnonzero(first)
-            rank = np.arange(cs.shape[0]) - np.repeat(starts, np.diff(np.append(starts,
-                                                                                cs.shape[0])))
-            r1 = np.zeros(self.classes, dtype=np.int64)
-            r1[cs[starts]] = ns[starts]
+        if v is not None and r1 is not None:
+            return r1, v
+        starts = self._starts()
+        ids = self.cls[starts]
+        r1 = np.zeros(self.classes, dtype=np.int64)
+        if starts.shape[0]:
+            r1[ids] = np.maximum.reduceat(self.n, starts)
+        if j == 1:
+            v = r1
+        elif j == 2:
+            # the second largest: the largest once one copy of the maximum is set aside
+            is_max = self.n == r1[self.cls]
+            ties = np.add.reduceat(is_max, starts) if starts.shape[0] else starts
+            rest = np.maximum.reduceat(np.where(is_max, 0, self.n), starts) \
+                if starts.shape[0] else starts
+            v = r1.copy()
+            v[ids] += np.where(ties >= 2, r1[ids], rest)
+        else:
+            # counts in decreasing order within each class (rows are grouped by class)
+            big = int(self.n.max()) + 1 if self.n.shape[0] else 1
+            order = np.argsort(self.cls * big + (big - 1 - self.n), kind="stable")
+            ns = self.n[order]
+            rank = np.arange(ns.shape[0]) - np.repeat(starts, np.diff(np.append(
+                starts, ns.shape[0])))
             take = rank < j
-            v = np.bincount(cs[take], weights=ns[take], minlength=self.classes).astype(np.int64)
-            self._cache[key] = v
-            self._cache["r1"] = r1
+            v = np.bincount(self.cls[take], weights=ns[take],
+                            minlength=self.classes).astype(np.int64)
+        self._cache[key] = v
+        self._cache["r1"] = r1
         return r1, v
 
     @property
