@@ -134,6 +134,12 @@ class Rolled:
         return int(self.class_size.shape[0])
 
 
+def _row_budget(base_rows: int) -> int:
+    """Most frequency-set rows held by the snapshot cache, and by the hubs: twice the base's
+    (its memory stays a small multiple of the base's), at least 4M rows (~100-180 MB)."""
+    return max(2 * base_rows, 1 << 22)
+
+
 def _count_limit(rows: int) -> int:
     """Largest key span grouped by counting (a boolean presence array of ``span`` entries,
     O(rows + span)) rather than by one sort (O(rows log rows)); measured break-even on 2 cores
@@ -274,7 +280,7 @@ class EncodedFrequencySet:
         self._hubs: dict[tuple[int, ...], Snapshot | None] = {}
         self._hub_rows = 0
         self._cached_rows = 0
-        self.row_budget = max(2 * self.base_rows, 1 << 22)
+        self.row_budget = _row_budget(self.base_rows)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
         self.rollups = 0
 
@@ -309,7 +315,7 @@ class EncodedFrequencySet:
         out._pinned = []
         out._hubs = {}
         out._hub_rows = 0
-        out.row_budget = max(2 * out.base_rows, 1 << 20)
+        out.row_budget = _row_budget(out.base_rows)
         out.rollups = 1
         return out
 
