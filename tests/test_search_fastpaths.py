@@ -176,3 +176,26 @@ def test_minimal_of_equals_pairwise_definition():
         want = [int(i) for i in ids
                 if not ((lat.nodes[ids] <= lat.nodes[i]).all(axis=1) & (ids != i)).any()]
         assert lat.minimal_of(mask) == want
+
+
+@pytest.mark.parametrize("metric", ["loss", "precision", "entropy", "height"])
+def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric, monkeypatch):
+    """Exhaustive search with nodes above a passing node left unchecked when their metric's
+    lower bound exceeds the best value: the same minimal set, optimum node and value as
+    checking every node."""
+    from ldiv_polars.search import flash as flash_mod
+    from ldiv_polars.search.flash import search_lattice
+
+    df, hs = adult
+    fs = FrequencySet.build(df, QI, "occupation").materialize()
+    models = [EntropyLDiversity(3)]
+    pruned = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
+    monkeypatch.setattr(flash_mod._Search, "_unprunable", lambda self, level: level)
+    full = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
+    assert pruned.strategy == full.strategy == "exhaustive"
+    assert pruned.optimum is not None and len(pruned.minimal) > 1
+    assert pruned.minimal == full.minimal
+    assert pruned.optimum == full.optimum
+    assert pruned.records[pruned.optimum].value == full.records[full.optimum].value
+    if metric != "height":
+        assert pruned.checked < full.checked  # the bound did prune

@@ -12,10 +12,13 @@ Three strategies, chosen from the models' monotonicity and the suppression limit
     from the minimal nodes, ordered by the metric's suppression-free lower bound (monotone), stops
     once the bound reaches the best exact value found — sound pruning by a bound.
 ``exhaustive`` (predicate not monotone; default then)
-    Every node is decided. The only tagging used is sound without suppression-monotonicity: a node
-    passing with *nothing* suppressed, under models that are monotone without suppression, has
-    only generalizations that pass with nothing suppressed (their metric is then the
-    suppression-free value). Minimal set and optimum are exact.
+    Every node that could be minimal or optimal is decided. The only tagging used is sound
+    without suppression-monotonicity: a node passing with *nothing* suppressed, under models
+    that are monotone without suppression, has only generalizations that pass with nothing
+    suppressed (their metric is then the suppression-free value). Going up by height, a node
+    with a passing node strictly below it (hence not minimal) whose metric lower bound from its
+    levels exceeds the best value found is left unchecked (it cannot be the optimum either).
+    Minimal set and optimum are exact.
 ``bounded`` (predicate not monotone, optimum only)
     Best-first from the bottom by the metric's lower bound, checking each popped node, stopping
     when the bound reaches the best exact value: the optimum is exact, the minimal set is not
@@ -74,7 +77,8 @@ class SearchOutcome:
     evaluations: int
     rollups: int
     records: dict[int, NodeRecord]
-    passing: np.ndarray  # boolean over nodes; for "bounded" only the decided ones
+    passing: np.ndarray  # boolean over nodes: the passing nodes decided (not every one for
+    # "bounded", nor for "exhaustive" when nodes were pruned by the bound)
     minimal: list[int] | None
     optimum: int | None
     metric: str
@@ -108,6 +112,7 @@ class _Search:
         self.progress = progress
         self._bounds: dict[int, float] = {}
         self.batch = batch
+        self.pruned = 0  # exhaustive: nodes left undecided by the bound (see _unprunable)
 
     # --- node evaluation ----------------------------------------------------------------------
 
@@ -261,13 +266,45 @@ class _Search:
             self.flash(relaxed=True)
             hard = self.rtags == -1
             self.tags[hard & (self.tags == 0)] = -1
+        prune = self.metric in BOUND_WITHOUT_ROLLUP
         for h in range(lat.max_height + 1):
             # nodes of one height cannot tag each other: check them in batches
             level = [int(n) for n in np.flatnonzero(lat.node_height == h)
                      if not self.zero[n] and int(n) not in self.records and self.tags[n] != -1]
+            if prune and level:
+                level = self._unprunable(level)
             for i in range(0, len(level), self.batch):
                 self.check_batch(level[i:i + self.batch])
                 self._report()
+
+    def _unprunable(self, level: list[int]) -> list[int]:
+        """The nodes of ``level`` (one height, all lower heights decided) that must be checked.
+        A node with a passing node strictly below it is not minimal, whatever its verdict; if
+        its metric's lower bound (from its levels alone) also exceeds the best value found so
+        far — or equals it and the node comes later in the optimum's tie order (height, id) —
+        it cannot be the optimum either: its verdict changes neither result, so it is left
+        undecided (sound pruning by a bound; the nodes above it keep the passing node below
+        them)."""
+        lat = self.lattice
+        best_val, best_key = math.inf, None
+        for node, rec in self.records.items():
+            if rec.passed and rec.checked:
+                key = (lat.height(node), node)
+                if rec.value < best_val or (rec.value == best_val and best_key is not None
+                                            and key < best_key):
+                    best_val, best_key = rec.value, key
+        if best_key is None:
+            return level
+        above = lat.strictly_above(self.tags == 1)
+        out = []
+        for node in level:
+            if above[node]:
+                b = self.bound(node)
+                if b > best_val or (b == best_val and (lat.height(node), node) > best_key):
+                    self.pruned += 1
+                    continue
+            out.append(node)
+        return out
 
     def best_first(self, starts: Sequence[int]) -> int | None:
         """Best-first by the lower bound from ``starts``; exact optimum over the passing nodes
@@ -351,6 +388,10 @@ def search_lattice(
         optimum = s.optimum_among(cand) if cand else None
         notes.append("predicate not monotone: every node decided (zero-suppression passes "
                      "tagged upwards only)")
+        if s.pruned:
+            notes.append(f"{s.pruned} node(s) with a passing node below them and a metric lower "
+                         f"bound beyond the optimum were left unchecked (neither minimal nor "
+                         f"optimal)")
         if s.relaxed:
             notes.append("nodes failing the union-closed relaxation ("
                          + ", ".join(m.describe() for m in s.relaxed)

@@ -102,16 +102,21 @@ class Lattice:
     def minimal_of(self, mask: np.ndarray) -> list[int]:
         """Nodes of ``mask`` with no other node of ``mask`` below them (the minimal elements).
 
-        On the lattice as a ``heights``-shaped grid, a cumulative OR along every axis marks
-        the nodes with a node of ``mask`` at or below them; a node has one strictly below iff
-        one of its direct specializations is so marked.
-
         >>> lat = Lattice([2, 3])
         >>> m = np.zeros(lat.size, dtype=bool)
         >>> m[[lat.id_of((0, 2)), lat.id_of((1, 1)), lat.id_of((1, 2))]] = True
         >>> [lat.levels(i) for i in lat.minimal_of(m)]
         [(0, 2), (1, 1)]
         """
+        mask = np.asarray(mask, dtype=bool)
+        return [int(i) for i in np.flatnonzero(mask & ~self.strictly_above(mask))]
+
+    def strictly_above(self, mask: np.ndarray) -> np.ndarray:
+        """Boolean mask of the nodes with a node of ``mask`` strictly below them.
+
+        On the lattice as a ``heights``-shaped grid, a cumulative OR along every axis marks
+        the nodes with a node of ``mask`` at or below them; a node has one strictly below iff
+        one of its direct specializations is so marked."""
         grid = np.asarray(mask, dtype=bool).reshape(self.heights)
         at_or_below = grid
         for axis in range(grid.ndim):
@@ -124,4 +129,4 @@ class Lattice:
                 lower[axis] = slice(0, -1)
                 upper[axis] = slice(1, None)
                 strictly[tuple(upper)] |= at_or_below[tuple(lower)]
-        return [int(i) for i in np.flatnonzero(grid & ~strictly)]
+        return strictly.reshape(-1)
