@@ -60,8 +60,18 @@ class Snapshot:
             # the F-ordered class codes transposed are (q, classes) C-contiguous
             self._codes = np.ascontiguousarray(cc.T) if rc is None else \
                 np.take(cc.T, rc, axis=1)
-            self._classes = None
         return self._codes
+
+    def class_structure(self) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """``(class codes (classes, q), each row's class)`` when known (a snapshot made by a
+        roll-up; rows sorted by class); the row classes are None when every row is a class."""
+        if self._classes is None:
+            return None
+        cc, rc = self._classes
+        if isinstance(cc, ClassCodes):
+            cc = cc.full()
+            self._classes = (cc, rc)
+        return cc, rc
 
     @property
     def kept(self) -> bool:
@@ -564,6 +574,13 @@ class EncodedFrequencySet:
             span *= c
         if span <= _bincount_limit(src.rows):
             rolled = self._roll_counting(src, levels, cards, span, keep_codes, cache)
+        else:
+            structure = src.class_structure()
+            if structure is None and self.n_sensitive == 1 and src.codes is not None:
+                structure = (src.codes.T, None)  # every row is a class
+            rolled = None if structure is None else self._roll_classes(
+                src, structure, levels, cards, keep_codes, cache)
+        if rolled is not None:
             if rolled.snapshot.kept and cache and levels != self.base.levels:
                 self._remember(rolled.snapshot, src)
             return rolled
@@ -629,6 +646,66 @@ class EncodedFrequencySet:
                 np.take(self._scaled(i, a, b, radix[i]), codes[i].astype(np.intp), out=tmp)
             np.add(key, tmp, out=key)
         return key
+
+    def _roll_classes(self, src: Snapshot, structure: tuple[np.ndarray, np.ndarray | None],
+                      levels: tuple[int, ...], cards: list[int], keep_codes: bool,
+                      cache: bool) -> Rolled | None:
+        """Roll-up of a wide key space through the source's classes: each source *class*
+        gets its target class key (per-QI digits, on the classes rather than the rows), the
+        keys are densified (monotone ranks, so the class order is the key order), and the
+        rows are grouped on ``(dense class, sensitive id)`` — a narrow key space, counted by
+        one ``bincount``. Same rows, in the same order, as the general path. None when the
+        class keys would overflow int64."""
+        cc, rc = structure
+        q = len(self.qi)
+        ns = self.n_sensitive
+        radix = [0] * q
+        r = 1
+        for i in range(q - 1, -1, -1):
+            radix[i] = r
+            r *= cards[i]
+        span_c = r
+        if span_c >= _KEY_LIMIT:
+            return None
+        classes_src = cc.shape[0]
+        ckey = np.zeros(classes_src, dtype=np.int64)
+        tmp = np.empty(classes_src, dtype=np.int64)
+        for i in range(q):
+            a, b = src.levels[i], levels[i]
+            col = cc[:, i]
+            if a == b:
+                np.multiply(col, radix[i], out=tmp, dtype=np.int64)
+            else:
+                np.take(self._scaled(i, a, b, radix[i]), col.astype(np.intp), out=tmp)
+            np.add(ckey, tmp, out=ckey)
+        inv, uniq = _dense(ckey, span_c)
+        g = uniq.shape[0]
+        if rc is None:  # every source row is a class (no sensitive column)
+            n = np.bincount(inv, weights=src.n, minlength=g).astype(np.int64)
+            rows = g
+            s = np.zeros(rows, dtype=np.int32)
+            row_class = np.arange(rows, dtype=np.int64)
+            class_size = n
+        else:
+            key = inv[rc] * ns + src.s
+            span = g * ns
+            if span <= _bincount_limit(src.rows):
+                counts = np.bincount(key, weights=src.n, minlength=span)
+                keys = np.flatnonzero(counts != 0)
+                n = counts[keys].astype(np.int64)
+            else:
+                inv2, keys = _dense(key, span)
+                n = np.bincount(inv2, weights=src.n, minlength=keys.shape[0]).astype(np.int64)
+            rows = keys.shape[0]
+            s = (keys % ns).astype(np.int32)
+            row_class = keys // ns  # dense class ids: every one of the g classes has rows
+            class_size = np.bincount(row_class, weights=n, minlength=g).astype(np.int64)
+        class_codes = ClassCodes(uniq, radix, cards)
+        keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
+                              and rows <= self.row_budget)
+        classes = (class_codes, None if rc is None else row_class) if keep else None
+        return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
+                      class_size)
 
     def _roll_counting(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
                        span: int, keep_codes: bool, cache: bool) -> Rolled:
