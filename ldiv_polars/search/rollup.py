@@ -27,6 +27,9 @@ CLASS = "__ldiv_class"
 
 _KEY_LIMIT = 2**62
 HUB_MIN_ROWS = 4096
+BASE_CLASSES_MAX_ROWS = 1 << 20
+"""Frequency sets (with a sensitive column) up to this many rows are put in class order once
+at encoding, so that their roll-ups can go through the classes."""
 BATCH_CELLS = 1 << 20
 """Most (nodes x source rows) key cells built at once by a batched roll-up (8 MB of keys)."""
 """Roll-ups from a source of at least this many rows go through a hub snapshot."""
@@ -293,6 +296,13 @@ class EncodedFrequencySet:
         self.row_budget = _row_budget(self.base_rows)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
         self.rollups = 0
+        self.base_sorted = self.n_sensitive > 1 and 0 < self.base_rows <= BASE_CLASSES_MAX_ROWS
+        """Whether the base was put in class order at encoding (counted as one roll-up)."""
+        if self.base_sorted:
+            # the base in class order, with its class structure: roll-ups of wide key spaces
+            # from it then go through its classes (counted as one roll-up)
+            self.base = self._roll(self.base, self.base.levels, cache=False,
+                                   keep_codes=True).snapshot
 
     def without_sensitive(self) -> EncodedFrequencySet:
         """The same frequency set with the sensitive columns summed out (one row per distinct
