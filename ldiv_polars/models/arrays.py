@@ -61,7 +61,7 @@ class EncodedRows:
     sensitive value ``s[i]``; rows are grouped by class (``cls`` non-decreasing), each
     (class, value) pair appears at most once and ``n > 0``.
     ``reference`` optionally gives the table's count of each sensitive id (default: summed
-    from the rows), as ``evaluate_classes``'s ``reference``."""
+    from the rows), as ``evaluate_classes``'s ``reference``; ``sizes`` the class sizes."""
 
     cls: np.ndarray
     s: np.ndarray
@@ -69,6 +69,8 @@ class EncodedRows:
     classes: int
     n_sensitive: int
     reference: np.ndarray | None = None
+    sizes: np.ndarray | None = None
+    """Optionally the class sizes, when the caller has them (default: summed from the rows)."""
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def _get(self, name: str) -> np.ndarray | None:
@@ -78,6 +80,8 @@ class EncodedRows:
     def size(self) -> np.ndarray:
         """Records per class (int64; 0 for a class with no rows)."""
         v = self._get("size")
+        if v is None and self.sizes is not None:
+            v = self._cache["size"] = np.asarray(self.sizes, dtype=np.int64)
         if v is None:
             # float64 sums of int64 counts are exact below 2**53 records
             v = np.bincount(self.cls, weights=self.n, minlength=self.classes).astype(np.int64)

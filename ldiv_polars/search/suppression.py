@@ -134,6 +134,7 @@ class NodeChecker:
         self.evaluations = 0
         """Model evaluations (each decides every class of one or more roll-ups)."""
         self.engine_evaluations = 0
+        self._table_counts: np.ndarray | None = None
         """Those done by ``evaluate_classes`` in the query engine (the others in numpy,
         :mod:`ldiv_polars.models.arrays`)."""
         # models that read only the identity of sensitive values get integer codes (cheaper)
@@ -146,8 +147,8 @@ class NodeChecker:
         the values)."""
 
     def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
-                  relaxed: bool, real: bool = True
-                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
+                  relaxed: bool, real: bool = True, *, sizes: np.ndarray | None = None,
+                  whole: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Failing-class masks of the models (``real``) and of their relaxations
         (``relaxed``) on the arrays ``(class, sensitive id, n)``: in numpy when every model has
         an array verdict and no class is uncertain there, else from one ``evaluate_classes``
@@ -155,7 +156,7 @@ class NodeChecker:
         models = [*(self.models if real else ()), *(self.relaxed if relaxed else ())]
         self.evaluations += 1
         if self.arrays:
-            out = self._evaluate_arrays(rows, n_classes, relaxed, real)
+            out = self._evaluate_arrays(rows, n_classes, relaxed, real, sizes, whole)
             if out is not None:
                 return out
         self.engine_evaluations += 1
@@ -179,11 +180,16 @@ class NodeChecker:
         return fail, rfail
 
     def _evaluate_arrays(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
-                         relaxed: bool, real: bool
+                         relaxed: bool, real: bool, sizes: np.ndarray | None = None,
+                         whole: bool = False
                          ) -> tuple[np.ndarray | None, np.ndarray | None] | None:
         """The numpy verdicts (:mod:`ldiv_polars.models.arrays`); None when a class is
-        uncertain (a float statistic within rounding of its threshold)."""
-        enc = EncodedRows(*rows, classes=n_classes, n_sensitive=self.efs.n_sensitive)
+        uncertain (a float statistic within rounding of its threshold). ``whole``: the rows
+        are whole roll-ups (nothing suppressed), so the reference distribution is the
+        table's — the same shares as summing the (stacked) rows."""
+        reference = self._table() if whole and self.global_models else None
+        enc = EncodedRows(*rows, classes=n_classes, n_sensitive=self.efs.n_sensitive,
+                          reference=reference, sizes=sizes)
 
         def fails(models: Sequence[Model]) -> np.ndarray | None:
             ok = np.ones(n_classes, dtype=bool)
@@ -205,6 +211,14 @@ class NodeChecker:
                 return None
         return fail, rfail
 
+    def _table(self) -> np.ndarray:
+        """Count of each sensitive id in the whole table (from the base frequency set)."""
+        if self._table_counts is None:
+            base = self.efs.base
+            self._table_counts = np.bincount(base.s, weights=base.n,
+                                             minlength=self.efs.n_sensitive).astype(np.int64)
+        return self._table_counts
+
     def _failing(self, rolled: Rolled, keep_rows: np.ndarray | None) -> np.ndarray:
         fail = self._evaluate(self.efs.model_rows(rolled, keep_rows), rolled.classes, False)[0]
         assert fail is not None
@@ -217,7 +231,8 @@ class NodeChecker:
         distribution (the whole table's), so the stacked reference is the same."""
         offsets = np.cumsum([0] + [r.classes for r in rolleds])
         rows = self.efs.model_rows_many(rolleds, offsets[:-1])
-        fail, rfail = self._evaluate(rows, int(offsets[-1]), True)
+        sizes = np.concatenate([r.class_size for r in rolleds])
+        fail, rfail = self._evaluate(rows, int(offsets[-1]), True, sizes=sizes, whole=True)
         assert fail is not None
         return [
             (fail[offsets[i]:offsets[i + 1]].copy(),
@@ -256,15 +271,17 @@ class NodeChecker:
                 # models, so rows failing them beyond the limit decide the node (failing)
                 # without evaluating the models; the mask and rows reported are the
                 # relaxation's (a subset of what the models would suppress)
-                _, rfail = self._evaluate(frame, rolled.classes, True, real=False)
+                _, rfail = self._evaluate(frame, rolled.classes, True, real=False,
+                                          sizes=size, whole=True)
                 assert rfail is not None
                 rrows = int(size[rfail].sum())
                 if rrows > self.limit:
                     return NodeVerdict(False, rfail, rrows, self.evaluations - evals_before,
                                        False)
-                first = (self._evaluate(frame, rolled.classes, False)[0], rfail)
+                first = (self._evaluate(frame, rolled.classes, False, sizes=size,
+                                        whole=True)[0], rfail)
             else:
-                first = self._evaluate(frame, rolled.classes, True)
+                first = self._evaluate(frame, rolled.classes, True, sizes=size, whole=True)
         fail, rfail = first
         assert fail is not None
         relaxed_passed = rfail is None or int(size[rfail].sum()) <= self.limit
