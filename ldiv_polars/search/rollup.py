@@ -60,9 +60,9 @@ class Snapshot:
             cc, rc = self._classes
             if isinstance(cc, ClassCodes):
                 cc = cc.full()
-            # the F-ordered class codes transposed are (q, classes) C-contiguous
-            self._codes = np.ascontiguousarray(cc.T) if rc is None else \
-                np.take(cc.T, rc, axis=1)
+            # the F-ordered class codes transposed are (q, classes) C-contiguous (int32)
+            self._codes = np.ascontiguousarray(cc.T, dtype=np.int32) if rc is None else \
+                np.take(cc.T, rc, axis=1).astype(np.int32, copy=False)
         return self._codes
 
     def class_structure(self) -> tuple[np.ndarray, np.ndarray | None] | None:
@@ -71,8 +71,11 @@ class Snapshot:
         if self._classes is None:
             return None
         cc, rc = self._classes
-        if isinstance(cc, ClassCodes):
-            cc = cc.full()
+        if isinstance(cc, ClassCodes) or cc.dtype != np.intp:
+            # as intp, once: a snapshot used as a source is usually used again, and numpy
+            # casts non-intp indices on every gather
+            cc = np.asarray(cc.full() if isinstance(cc, ClassCodes) else cc, dtype=np.intp,
+                            order="F")
             self._classes = (cc, rc)
         return cc, rc
 
@@ -686,7 +689,8 @@ class EncodedFrequencySet:
             if a == b:
                 np.multiply(col, radix[i], out=tmp, dtype=np.int64)
             else:
-                np.take(self._scaled(i, a, b, radix[i]), col.astype(np.intp), out=tmp)
+                np.take(self._scaled(i, a, b, radix[i]), col.astype(np.intp, copy=False),
+                        out=tmp)
             np.add(ckey, tmp, out=ckey)
         inv, uniq = _dense(ckey, span_c)
         g = uniq.shape[0]
