@@ -27,6 +27,8 @@ CLASS = "__ldiv_class"
 
 _KEY_LIMIT = 2**62
 HUB_MIN_ROWS = 4096
+HUB_AFTER = 2
+"""A hub is made on this request for it (not on a first one, which it would not pay back)."""
 BASE_CLASSES_MAX_ROWS = 1 << 20
 """Frequency sets (with a sensitive column) up to this many rows are put in class order once
 at encoding, so that their roll-ups can go through the classes."""
@@ -294,6 +296,7 @@ class EncodedFrequencySet:
         self.lazy_hubs = True
         """Create hub snapshots on demand (see :meth:`_hub`)."""
         self._hubs: dict[tuple[int, ...], Snapshot | None] = {}
+        self._hub_requests: dict[tuple[int, ...], int] = {}
         self._hub_rows = 0
         self._cached_rows = 0
         self.row_budget = _row_budget(self.base_rows)
@@ -337,6 +340,7 @@ class EncodedFrequencySet:
         out._cached_rows = 0
         out._pinned = []
         out._hubs = {}
+        out._hub_requests = {}
         out._hub_rows = 0
         out.row_budget = _row_budget(out.base_rows)
         out.rollups = 1
@@ -349,6 +353,7 @@ class EncodedFrequencySet:
         self._cached_rows = 0
         self._pinned = []
         self._hubs = {}
+        self._hub_requests = {}
         self._hub_rows = 0
 
     # --- maps ---------------------------------------------------------------------------------
@@ -557,6 +562,11 @@ class EncodedFrequencySet:
         if hub in self._hubs:
             return self._hubs[hub]
         if any(a > b for a, b in zip(src.levels, hub)) or self._hub_rows >= self.row_budget:
+            return None
+        # made on its second request: a hub asked for once costs a roll-up and saves none
+        seen = self._hub_requests.get(hub, 0) + 1
+        self._hub_requests[hub] = seen
+        if seen < HUB_AFTER:
             return None
         snap = self._roll(src, hub, cache=False, keep_codes=True).snapshot
         keep = snap.rows <= 0.8 * src.rows
