@@ -28,6 +28,8 @@ CLASS = "__ldiv_class"
 _KEY_LIMIT = 2**62
 HUB_MIN_ROWS = 4096
 HUB_AFTER = 2
+SORT_MAX_ROWS = 1 << 16
+"""Class keys of a wider span than counting handles are sorted only up to this many."""
 """A hub is made on this request for it (not on a first one, which it would not pay back)."""
 BASE_CLASSES_MAX_ROWS = 1 << 20
 """Frequency sets (with a sensitive column) up to this many rows are put in class order once
@@ -598,9 +600,11 @@ class EncodedFrequencySet:
         if span <= _bincount_limit(src.rows):
             rolled = self._roll_counting(src, levels, cards, span, keep_codes, cache)
         else:
-            structure = src.class_structure()
-            if structure is None and self.n_sensitive == 1 and src.codes is not None:
-                structure = (src.codes.T, None)  # every row is a class
+            structure = None
+            if self._through_classes(src, cards):
+                structure = src.class_structure()
+                if structure is None and self.n_sensitive == 1 and src.codes is not None:
+                    structure = (src.codes.T, None)  # every row is a class
             rolled = None if structure is None else self._roll_classes(
                 src, structure, levels, cards, keep_codes, cache)
         if rolled is not None:
@@ -670,6 +674,23 @@ class EncodedFrequencySet:
             np.add(key, tmp, out=key)
         return key
 
+    def _through_classes(self, src: Snapshot, cards: list[int]) -> bool:
+        """Whether a wide roll-up from ``src`` goes through its classes: the source has a class
+        structure (or no sensitive column), the class keys fit in int64, and they can be
+        densified by counting or by a sort of at most ``SORT_MAX_ROWS`` keys (beyond, the
+        general path's stepwise densifying counts instead)."""
+        if src._classes is None and self.n_sensitive > 1:
+            return False
+        cc = src._classes[0] if src._classes is not None else None
+        classes_src = src.rows if cc is None else (
+            cc.keys.shape[0] if isinstance(cc, ClassCodes) else cc.shape[0])
+        span_c = 1
+        for c in cards:
+            span_c *= c
+        if span_c >= _KEY_LIMIT:
+            return False
+        return span_c <= _count_limit(classes_src) or classes_src <= SORT_MAX_ROWS
+
     def _roll_classes(self, src: Snapshot, structure: tuple[np.ndarray, np.ndarray | None],
                       levels: tuple[int, ...], cards: list[int], keep_codes: bool,
                       cache: bool) -> Rolled | None:
@@ -677,8 +698,8 @@ class EncodedFrequencySet:
         gets its target class key (per-QI digits, on the classes rather than the rows), the
         keys are densified (monotone ranks, so the class order is the key order), and the
         rows are grouped on ``(dense class, sensitive id)`` — a narrow key space, counted by
-        one ``bincount``. Same rows, in the same order, as the general path. None when the
-        class keys would overflow int64."""
+        one ``bincount``. Same rows, in the same order, as the general path (see
+        :meth:`_through_classes` for when it is used)."""
         cc, rc = structure
         q = len(self.qi)
         ns = self.n_sensitive
@@ -688,8 +709,6 @@ class EncodedFrequencySet:
             radix[i] = r
             r *= cards[i]
         span_c = r
-        if span_c >= _KEY_LIMIT:
-            return None
         classes_src = cc.shape[0]
         ckey = np.zeros(classes_src, dtype=np.int64)
         tmp = np.empty(classes_src, dtype=np.int64)
