@@ -856,11 +856,6 @@ class EncodedFrequencySet:
         n = np.concatenate([r.snapshot.n for r in rolleds])
         return cls, s, n
 
-    def model_frame(self, rolled: Rolled, keep: np.ndarray | None = None) -> pl.DataFrame:
-        """The rolled-up frequency set as ``(CLASS, sensitive..., n)`` for ``evaluate_classes``;
-        ``keep`` optionally masks the rows to retain."""
-        return self.frame_of(*self.model_rows(rolled, keep))
-
     def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray) -> pl.DataFrame:
         """``(CLASS, sensitive..., n)`` frame of arrays from :meth:`model_rows`."""
         cols = [pl.Series(CLASS, cls)]
