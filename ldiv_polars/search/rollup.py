@@ -27,7 +27,7 @@ CLASS = "__ldiv_class"
 
 _KEY_LIMIT = 2**62
 HUB_MIN_ROWS = 4096
-HUB_AFTER = 2
+HUB_AFTER = 3
 SORT_MAX_ROWS = 1 << 16
 """Class keys of a wider span than counting handles are sorted only up to this many."""
 """A hub is made on this request for it (not on a first one, which it would not pay back)."""
@@ -565,7 +565,7 @@ class EncodedFrequencySet:
             return self._hubs[hub]
         if any(a > b for a, b in zip(src.levels, hub)) or self._hub_rows >= self.row_budget:
             return None
-        # made on its second request: a hub asked for once costs a roll-up and saves none
+        # made on its third request: a hub asked for once costs a roll-up and saves none
         seen = self._hub_requests.get(hub, 0) + 1
         self._hub_requests[hub] = seen
         if seen < HUB_AFTER:
