@@ -273,15 +273,20 @@ def _anonymize(
         raise VerificationError(f"the chosen node {levels} does not pass on re-evaluation")
     suite = MetricSuite(efs)
     values = suite.values(rolled, verdict.suppressed)
-    if duck is not None and duck.sensitive:
-        # kl reads the (class, sensitive) counts: rolled up from DuckDB's table
-        values["kl"] = _duck_kl(duck, efs, suite, rolled, verdict.suppressed)
     output, retained = _output_plan(lf, efs, rolled, verdict.suppressed, hs, suppression_mode)
     n_rollups = efs.rollups + search_rollups
+    level_cards = [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)]
+    level_maps = [efs.level_maps[i][lv] for i, lv in enumerate(levels)]
     # the encoded frequency set is not needed past the output plan: free it before the
     # re-verification pass (which builds its own frequency set)
-    del rolled, checker, suite, efs
+    del checker, efs
+    suite.efs = None  # type: ignore[assignment]
     _trim_heap()
+    if duck is not None and duck.sensitive:
+        # kl reads the (class, sensitive) counts: rolled up from DuckDB's table
+        values["kl"] = _duck_kl(duck, level_maps, level_cards, suite, rolled,
+                                verdict.suppressed)
+    del rolled, suite
     verification = None
     if verify:
         from ldiv_polars.models.verdict import check
@@ -381,25 +386,23 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     does)."""
     codes, n = duck.qi_frequency_set()
     duck.disconnect()  # DuckDB's buffers are not needed during the search
-    frame = pl.DataFrame([pl.Series(q, codes[i]) for i, q in enumerate(fs.qi)]
-                         + [pl.Series(COUNT, n)])
-    del codes, n
-    enc = FrequencySet(frame.lazy(), fs.qi, ())
-    for m in models:
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
+                       .lazy(), fs.qi, ())
+    for m in models:  # QI-only models: nothing to check on the values
         m.validate(enc)
-    efs = EncodedFrequencySet(enc, hs, encoded=True)
+    efs = EncodedFrequencySet(enc, hs, arrays=(codes, n))
     efs.rollups = 1 if duck.sensitive else 0
     return efs
 
 
-def _duck_kl(duck: DuckFrequencySet, efs: EncodedFrequencySet, suite: MetricSuite,
-             rolled: Rolled, suppressed: np.ndarray) -> float:
-    """The ``kl`` metric at ``rolled`` (a roll-up of the QI-only ``efs``) from the node's
-    ``(class, sensitive)`` counts, rolled up by DuckDB, and the ``sum p log p`` of its
-    ``(QI, sensitive)`` table: the formula of :class:`MetricSuite` on the same cells."""
+def _duck_kl(duck: DuckFrequencySet, level_maps: Sequence[np.ndarray], cards: Sequence[int],
+             suite: MetricSuite, rolled: Rolled, suppressed: np.ndarray) -> float:
+    """The ``kl`` metric at ``rolled`` (a roll-up of the QI-only frequency set; ``level_maps``
+    and ``cards``: each QI's raw index -> level code and level cardinality at its node) from
+    the node's ``(class, sensitive)`` counts, rolled up by DuckDB, and the ``sum p log p`` of
+    its ``(QI, sensitive)`` table: the formula of :class:`MetricSuite` on the same cells."""
     levels = rolled.snapshot.levels
-    cards = [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)]
-    ck, s, n = duck.rolled_counts(levels, efs.level_maps, cards)
+    ck, s, n = duck.rolled_counts(levels, level_maps, cards)
     # the roll-up's class keys in the same radix (first QI most significant): ascending
     ckeys = np.zeros(rolled.classes, dtype=np.int64)
     for i, c in enumerate(cards):

@@ -127,12 +127,13 @@ class DuckFrequencySet:
             f"SELECT fsum((n::DOUBLE / {t!r}) * ln(n::DOUBLE / {t!r})) FROM fs").fetchall()[0][0]
         return float(val or 0.0)
 
-    def rolled_counts(self, levels: Sequence[int], level_maps: Sequence[Sequence[np.ndarray]],
+    def rolled_counts(self, levels: Sequence[int], level_maps: Sequence[np.ndarray],
                       cards: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(class key, sensitive id, n)`` at node ``levels``, sorted by class key then
         sensitive id: the class key is the mixed-radix number of the level codes
-        (``level_maps[i][levels[i]]`` of each raw code; ``cards`` the level cardinalities),
-        first QI most significant, as the roll-ups order their classes."""
+        (``level_maps[i]`` maps QI ``i``'s raw codes to its level-``levels[i]`` codes;
+        ``cards`` the level cardinalities), first QI most significant, as the roll-ups order
+        their classes."""
         con = self.connect()
         terms, joins, names = [], [], []
         place = 1
@@ -140,7 +141,7 @@ class DuckFrequencySet:
             raw = f"(k // {self.mult[i]}) % {self.cards[i]}" if i else f"k // {self.mult[i]}"
             if levels[i]:
                 name = f"__ldiv_up{i}"
-                m = np.asarray(level_maps[i][levels[i]], dtype=np.int64)
+                m = np.asarray(level_maps[i], dtype=np.int64)
                 con.register(name, pl.DataFrame({"c": np.arange(m.shape[0], dtype=np.int64),
                                                  "g": m}))
                 names.append(name)
