@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
@@ -35,11 +35,13 @@ from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
-from ldiv_polars.search.duckfs import DuckFrequencySet
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled, Snapshot
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
+
+if TYPE_CHECKING:  # DuckDB is imported only when a large Parquet file is grouped by it
+    from ldiv_polars.search.duckfs import DuckFrequencySet
 
 SuppressionMode = Literal["mask", "drop"]
 _FLAG = "__ldiv_suppressed"
