@@ -245,3 +245,17 @@ def test_value_missing_from_hierarchy_still_raises(tmp_path, out_of_core):
     with pytest.raises(HierarchyValueMissingError, match="105"):
         anonymize(path, QI, "disease", hs, [KAnonymity(2)])
     assert out_of_core == [False]
+
+
+def test_column_typed_differently_by_duckdb_keeps_the_engine_path(tmp_path, out_of_core):
+    # a Categorical column reads as Categorical in Polars but as VARCHAR in DuckDB
+    df = _table(10).with_columns(pl.col("sex").cast(pl.Categorical))
+    hs = _hierarchies(df.with_columns(pl.col("sex").cast(pl.String)))
+    path = tmp_path / "t.parquet"
+    df.write_parquet(path)
+    if pl.scan_parquet(path).collect_schema()["sex"] != pl.Categorical:
+        pytest.skip("this Polars reads the column back as String")
+    got = anonymize(path, QI, "disease", hs, [KAnonymity(4)], suppression=0.02, metric="loss")
+    assert out_of_core == [False]
+    _same(got, anonymize(df, QI, "disease", hs, [KAnonymity(4)], suppression=0.02,
+                         metric="loss"))

@@ -208,8 +208,11 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
                     con.close()
                     tmp.cleanup()
                     return None
-                code = values.cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical()
-                if code.null_count():
+                try:
+                    code = values.cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical()
+                except pl.exceptions.PolarsError:  # e.g. binary values: the engine path decides
+                    code = None
+                if code is None or code.null_count():
                     con.close()
                     tmp.cleanup()
                     return None
@@ -233,6 +236,11 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
         for i in range(len(cols)):
             con.unregister(f"__ldiv_m{i}")
         con.close()
+    except (duckdb.BinderException, duckdb.ConversionException,
+            duckdb.NotImplementedException):
+        # a column DuckDB cannot read or compare as Polars does: the engine path decides
+        tmp.cleanup()
+        return None
     except BaseException:
         tmp.cleanup()
         raise
