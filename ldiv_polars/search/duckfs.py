@@ -135,18 +135,15 @@ class DuckFrequencySet:
         ``cards`` the level cardinalities), first QI most significant, as the roll-ups order
         their classes."""
         con = self.connect()
-        terms, joins, names = [], [], []
+        terms, params = [], []
         place = 1
         for i in range(len(self.qi) - 1, -1, -1):
             raw = f"(k // {self.mult[i]}) % {self.cards[i]}" if i else f"k // {self.mult[i]}"
             if levels[i]:
-                name = f"__ldiv_up{i}"
-                m = np.asarray(level_maps[i], dtype=np.int64)
-                con.register(name, pl.DataFrame({"c": np.arange(m.shape[0], dtype=np.int64),
-                                                 "g": m}))
-                names.append(name)
-                joins.append(f"JOIN {name} ON {name}.c = {raw}")
-                terms.append(f"{name}.g * {place}")
+                # the level map as a list parameter, indexed by the raw code (1-based): a
+                # lookup per row, ~3x faster than a join on a mapping table
+                params.append([int(v) for v in np.asarray(level_maps[i])])
+                terms.append(f"(?::BIGINT[])[({raw}) + 1] * {place}")
             else:
                 terms.append(f"({raw}) * {place}")
             place *= max(int(cards[i]), 1)
@@ -154,10 +151,8 @@ class DuckFrequencySet:
             raise OverflowError("class key space too large")
         ck = " + ".join(terms) if terms else "0"
         res = con.execute(
-            f"SELECT ({ck})::BIGINT AS ck, s, sum(n)::BIGINT AS n FROM fs {' '.join(joins)} "
-            "GROUP BY ck, s ORDER BY ck, s").fetchnumpy()
-        for name in names:
-            con.unregister(name)
+            f"SELECT ({ck})::BIGINT AS ck, s, sum(n)::BIGINT AS n FROM fs "
+            "GROUP BY ck, s ORDER BY ck, s", params).fetchnumpy()
         return (np.asarray(res["ck"], dtype=np.int64), np.asarray(res["s"], dtype=np.int32),
                 np.asarray(res["n"], dtype=np.int64))
 
