@@ -17,16 +17,18 @@ every requested privacy model, optimal under a utility metric, re-verified befor
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy, require_real
 from ldiv_polars.errors import InvalidParameterError, LdivError
@@ -35,8 +37,11 @@ from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
-from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled, Snapshot
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
+
+if TYPE_CHECKING:  # DuckDB is imported only when a large Parquet file is grouped by it
+    from ldiv_polars.search.duckfs import DuckFrequencySet
 
 SuppressionMode = Literal["mask", "drop"]
 _FLAG = "__ldiv_suppressed"
@@ -195,22 +200,44 @@ def anonymize(
             raise InvalidParameterError(
                 f"{', '.join(needing)} need(s) a sensitive column; none was given")
     hs = prepare_hierarchies(fs.qi, hierarchies)
-    efs = _encoded_frequency_set(lf, fs, hs, models, nulls)
-    if efs is None:
-        # a value missing from a hierarchy (or a null QI): the string-keyed path raises the
-        # typed errors naming the values
-        fs = fs.materialize()
-        for m in models:
-            m.validate(fs)
-        efs = EncodedFrequencySet(fs, hs)
-    # the string-keyed frequency set is no longer needed: drop it before the search
-    qi_t, sens_t = fs.qi, fs.sensitive
-    del fs
-    limit = suppression_limit_rows(suppression, efs.total)
     # models and metric reading only class sizes/codes: search on the QI-only frequency set
-    search_efs = efs
-    if metric != "kl" and not any(m.needs_sensitive for m in models):
-        search_efs = efs.without_sensitive()
+    qi_only = metric != "kl" and not any(m.needs_sensitive for m in models)
+    duck = _duck_frequency_set(data, fs, hs) if qi_only else None
+    try:
+        return _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
+                          metric=metric, suppression_mode=suppression_mode, strategy=strategy,
+                          verify=verify, nulls=nulls, progress=progress)
+    finally:
+        if duck is not None:
+            duck.close()
+
+
+def _anonymize(
+    lf: pl.LazyFrame, fs: FrequencySet, hs: dict[str, Hierarchy],
+    duck: DuckFrequencySet | None, models: list[Model], qi_only: bool, t0: float, *,
+    suppression: float, metric: str, suppression_mode: str, strategy: str, verify: bool,
+    nulls: NullPolicy, progress: Progress | None,
+) -> AnonymizationResult:
+    qi_t, sens_t = fs.qi, fs.sensitive
+    if duck is not None:
+        # the QI-only frequency set summed out of DuckDB's (key, sensitive, n) table: the
+        # search's frequency set, built without holding the sensitive column in memory
+        efs = _duck_encoded(duck, fs, hs, models)
+        search_efs = efs
+    else:
+        efs = _encoded_frequency_set(lf, fs, hs, models, nulls)
+        if efs is None:
+            # a value missing from a hierarchy (or a null QI): the string-keyed path raises the
+            # typed errors naming the values
+            fs = fs.materialize()
+            for m in models:
+                m.validate(fs)
+            efs = EncodedFrequencySet(fs, hs)
+        search_efs = efs.without_sensitive() if qi_only else efs
+    # the string-keyed frequency set is no longer needed: drop it before the search
+    del fs
+    _lean_search(search_efs)
+    limit = suppression_limit_rows(suppression, efs.total)
     outcome: SearchOutcome = search_lattice(search_efs, models, limit, metric,
                                             strategy=strategy, progress=progress)
 
@@ -250,15 +277,29 @@ def anonymize(
     values = suite.values(rolled, verdict.suppressed)
     output, retained = _output_plan(lf, efs, rolled, verdict.suppressed, hs, suppression_mode)
     n_rollups = efs.rollups + search_rollups
+    level_cards = [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)]
+    level_maps = [efs.level_maps[i][lv] for i, lv in enumerate(levels)]
     # the encoded frequency set is not needed past the output plan: free it before the
     # re-verification pass (which builds its own frequency set)
-    del rolled, checker, suite, efs
+    del checker, efs
+    suite.efs = None  # type: ignore[assignment]
     _trim_heap()
+    if duck is not None and duck.sensitive:
+        # kl reads the (class, sensitive) counts: rolled up from DuckDB's table
+        values["kl"] = _duck_kl(duck, level_maps, level_cards, suite, rolled,
+                                verdict.suppressed)
+    del rolled, suite
     verification = None
     if verify:
         from ldiv_polars.models.verdict import check
 
-        verification = check(retained, qi_t, sens_t or None, models, nulls=nulls)
+        # the output's QI labels as Enums (the same classes, grouped on small integer keys);
+        # models reading only class sizes are checked on the QI columns alone
+        labelled = retained.with_columns(
+            pl.col(q).cast(pl.Enum(hs[q].column(lv).cast(pl.String).unique(maintain_order=True)))
+            for q, lv in zip(qi_t, levels))
+        verification = check(labelled, qi_t, None if qi_only else (sens_t or None), models,
+                             nulls=nulls)
         if not verification.passed:
             failing = [m.key for m in verification.models if not m.passed]
             raise VerificationError(
@@ -272,6 +313,23 @@ def anonymize(
         evaluations=outcome.evaluations + verdict.evaluations, rollups=n_rollups,
         elapsed_s=time.perf_counter() - t0, output=output, verification=verification, **common,
     )
+
+
+LEAN_SEARCH_ROWS = 4_000_000
+"""Frequency sets of at least this many rows are searched with a smaller snapshot cache and no
+hub snapshots (see :func:`_lean_search`)."""
+
+
+def _lean_search(efs: EncodedFrequencySet) -> None:
+    """Bound the search's memory on a large frequency set: the snapshot cache holds at most half
+    the base's rows, and no hub snapshots are made (neither the pinned ones of
+    :meth:`~EncodedFrequencySet.prime` nor the on-demand ones): on 13M QI-only rows the seven
+    pinned hubs alone held 3.5x the base's rows (1.7 GB). Roll-ups are exact from any source,
+    so only the number of roll-ups and the time change, never a result."""
+    if efs.base_rows < LEAN_SEARCH_ROWS:
+        return
+    efs.row_budget = max(efs.base_rows // 2, 1)
+    efs.lazy_hubs = False  # neither prime()'s pinned hubs nor on-demand ones
 
 
 def _trim_heap() -> None:
@@ -294,6 +352,70 @@ def _malloc_trim() -> Any:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # pragma: no cover - not glibc
         return None
+
+
+DUCKDB_MIN_ROWS = 1_000_000
+"""Parquet files of at least this many rows are grouped by DuckDB under a memory limit (see
+:mod:`ldiv_polars.search.duckfs`) when the search reads only class sizes and codes."""
+
+
+def _duck_frequency_set(data: TableLike, fs: FrequencySet, hs: Mapping[str, Hierarchy]
+                        ) -> DuckFrequencySet | None:
+    """DuckDB's frequency set of a large Parquet file (``None``: use the engine path)."""
+    from pathlib import Path
+
+    from ldiv_polars.search import duckfs
+
+    if not isinstance(data, (str, Path)) or len(fs.sensitive) > 1:
+        return None
+    path = Path(data)
+    if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
+        return None
+    if pl.scan_parquet(path).select(pl.len()).collect().item() < DUCKDB_MIN_ROWS:
+        return None
+    return duckfs.build(path, fs.qi, fs.sensitive, hs)
+
+
+def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hierarchy],
+                  models: Sequence[Model]) -> EncodedFrequencySet:
+    """The QI-only encoded frequency set from DuckDB's table (counts one roll-up, the
+    grouping that sums the sensitive column out, as :meth:`EncodedFrequencySet.without_sensitive`
+    does)."""
+    codes, n = duck.qi_frequency_set()
+    duck.disconnect()  # DuckDB's buffers are not needed during the search
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
+                       .lazy(), fs.qi, ())
+    for m in models:  # QI-only models: nothing to check on the values
+        m.validate(enc)
+    efs = EncodedFrequencySet(enc, hs, arrays=(codes, n))
+    efs.rollups = 1 if duck.sensitive else 0
+    return efs
+
+
+def _duck_kl(duck: DuckFrequencySet, level_maps: Sequence[np.ndarray], cards: Sequence[int],
+             suite: MetricSuite, rolled: Rolled, suppressed: np.ndarray) -> float:
+    """The ``kl`` metric at ``rolled`` (a roll-up of the QI-only frequency set; ``level_maps``
+    and ``cards``: each QI's raw index -> level code and level cardinality at its node) from
+    the node's ``(class, sensitive)`` counts, rolled up by DuckDB, and the ``sum p log p`` of
+    its ``(QI, sensitive)`` table: the formula of :class:`MetricSuite` on the same cells."""
+    levels = rolled.snapshot.levels
+    ck, s, n = duck.rolled_counts(levels, level_maps, cards)
+    # the roll-up's class keys in the same radix (first QI most significant): ascending
+    ckeys = np.zeros(rolled.classes, dtype=np.int64)
+    for i, c in enumerate(cards):
+        ckeys = ckeys * c + rolled.class_codes[:, i]
+    row_class = np.minimum(np.searchsorted(ckeys, ck), max(rolled.classes - 1, 0))
+    if (rolled.classes and (np.any(np.diff(ckeys) <= 0) or np.any(ckeys[row_class] != ck)
+                            or np.any(np.bincount(row_class, weights=n, minlength=rolled.classes)
+                                      != rolled.class_size))):  # pragma: no cover - a bug
+        raise VerificationError("DuckDB's roll-up does not match the search's classes")
+    full = Rolled(Snapshot(levels, None, s, n), row_class.astype(np.int64),
+                  rolled.class_codes, rolled.class_size)
+    kl_suite = copy.copy(suite)
+    kl_suite.kl_const = duck.kl_const()
+    duck.disconnect()
+    kl_suite.efs = SimpleNamespace(n_sensitive=duck.n_sensitive)  # type: ignore[assignment]
+    return kl_suite.value("kl", full, suppressed)
 
 
 def _encoded_frequency_set(

@@ -220,10 +220,14 @@ class EncodedFrequencySet:
     """
 
     def __init__(self, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
-                 *, cache_size: int = 2000, encoded: bool = False) -> None:
+                 *, cache_size: int = 2000, encoded: bool = False,
+                 arrays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """``encoded``: the QI columns of ``fs`` already hold the (validated, non-negative)
         index of each value among the hierarchy's raw values (see
-        :func:`ldiv_polars.search.anonymize`, which encodes before grouping)."""
+        :func:`ldiv_polars.search.anonymize`, which encodes before grouping). ``arrays``:
+        ``(codes, n)``, a QI-only frequency set already encoded as a ``(q, rows)`` int32 array
+        of such indices and its int64 counts, used as they are (``fs`` then only names the
+        columns and must have no sensitive column)."""
         self.qi = tuple(fs.qi)
         self.sensitive = tuple(fs.sensitive)
         missing = [q for q in self.qi if q not in hierarchies]
@@ -232,11 +236,22 @@ class EncodedFrequencySet:
                 f"no hierarchy for quasi-identifier(s) {', '.join(map(repr, missing))}"
             )
         self.hierarchies = [hierarchies[q] for q in self.qi]
-        df = fs.frame.collect() if isinstance(fs.frame, pl.LazyFrame) else fs.frame
-        self.total = int(df.get_column(COUNT).sum()) if df.height else 0
-        self.base_rows = df.height
-        codes = np.empty((len(self.qi), df.height), dtype=np.int32)
-        for i, (q, h) in enumerate(zip(self.qi, self.hierarchies)):
+        if arrays is not None:
+            if self.sensitive:
+                raise InvalidParameterError("arrays= takes a QI-only frequency set")
+            codes, counts = arrays
+            df = pl.DataFrame()
+            self.total = int(counts.sum())
+            self.base_rows = int(counts.shape[0])
+        else:
+            df = fs.frame.collect() if isinstance(fs.frame, pl.LazyFrame) else fs.frame
+            self.total = int(df.get_column(COUNT).sum()) if df.height else 0
+            self.base_rows = df.height
+            codes = np.empty((len(self.qi), df.height), dtype=np.int32)
+            counts = (df.get_column(COUNT).to_numpy().astype(np.int64) if df.height
+                      else np.zeros(0, np.int64))
+        pending = zip(self.qi, self.hierarchies) if arrays is None else ()
+        for i, (q, h) in enumerate(pending):
             if encoded:
                 codes[i] = df.get_column(q).cast(pl.Int32).to_numpy()
                 continue
@@ -264,14 +279,10 @@ class EncodedFrequencySet:
             self.sensitive_table = sdf
             self._sensitive_cols = [sdf.get_column(c) for c in self.sensitive]
         else:
-            sid = np.zeros(df.height, dtype=np.int32)
+            sid = np.zeros(self.base_rows, dtype=np.int32)
             self.sensitive_table = pl.DataFrame()
         self.n_sensitive = max(int(self.sensitive_table.height), 1)
-        self.base = Snapshot(
-            tuple(0 for _ in self.qi), codes, sid,
-            df.get_column(COUNT).to_numpy().astype(np.int64) if df.height
-            else np.zeros(0, np.int64),
-        )
+        self.base = Snapshot(tuple(0 for _ in self.qi), codes, sid, counts)
         # per QI, per level: raw index -> group code; number of groups; labels
         self.level_maps = [[m for m, _ in h.level_codes()] for h in self.hierarchies]
         self.level_labels = [[lab for _, lab in h.level_codes()] for h in self.hierarchies]
@@ -296,7 +307,8 @@ class EncodedFrequencySet:
         self.codes_only = False
         self._pinned: list[Snapshot] = []
         self.lazy_hubs = True
-        """Create hub snapshots on demand (see :meth:`_hub`)."""
+        """Make hub snapshots: those :meth:`prime` pins and the on-demand ones (see
+        :meth:`_hub`). Off, every roll-up reads a cached snapshot or the base."""
         self._hubs: dict[tuple[int, ...], Snapshot | None] = {}
         self._hub_requests: dict[tuple[int, ...], int] = {}
         self._hub_rows = 0
@@ -393,7 +405,7 @@ class EncodedFrequencySet:
         QI, the node with that QI one level up (the others raw), and the node with every QI one
         level up; a hub is kept when it has at most 80% of the base's rows. Most nodes then roll
         up from a hub instead of the base. Returns the number of roll-ups done (counted)."""
-        if self.base_rows < min_rows or not self.qi:
+        if self.base_rows < min_rows or not self.qi or not self.lazy_hubs:
             return 0
         heights = [h.height for h in self.hierarchies]
         cands = []
