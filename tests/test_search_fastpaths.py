@@ -16,7 +16,7 @@ from ldiv_polars.core import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy, generalize
 from ldiv_polars.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity
 from ldiv_polars.search import EncodedFrequencySet, Lattice
-from ldiv_polars.search.rollup import _count_limit, _dense, _group
+from ldiv_polars.search.grouping import count_limit, dense_rank, group_keys
 from ldiv_polars.search.suppression import NodeChecker, relaxations
 
 QI = ["sex", "age", "race", "marital-status", "education"]
@@ -26,15 +26,15 @@ QI = ["sex", "age", "race", "marital-status", "education"]
 @pytest.mark.parametrize("factor", [0.5, 1, 3, 1000])
 def test_dense_and_group_match_unique(rows, factor):
     rng = np.random.default_rng(rows + int(factor))
-    span = max(int(_count_limit(rows) * factor), 1)  # below, at and beyond the counting limit
+    span = max(int(count_limit(rows) * factor), 1)  # below, at and beyond the counting limit
     key = rng.integers(0, span, rows).astype(np.int64)
     if rows > 3:
         key[: rows // 3] = key[rows // 3: 2 * (rows // 3)]  # repeated keys
     n = rng.integers(1, 9, rows).astype(np.int64)
-    inv, uniq = _dense(key, span)
+    inv, uniq = dense_rank(key, span)
     want, want_inv = np.unique(key, return_inverse=True)
     assert np.array_equal(uniq, want) and np.array_equal(inv, want_inv.ravel())
-    rep, sums = _group(key, span, n)
+    rep, sums = group_keys(key, span, n)
     assert np.array_equal(key[rep], want)
     assert np.array_equal(sums, np.bincount(want_inv.ravel(), weights=n,
                                             minlength=want.shape[0]).astype(np.int64))

@@ -10,7 +10,8 @@ from ldiv_polars.search.anonymize import (
 from ldiv_polars.search.flash import STRATEGIES, SearchOutcome, search_lattice
 from ldiv_polars.search.lattice import Lattice
 from ldiv_polars.search.metrics import METRICS, MONOTONE_WITH_SUPPRESSION, MetricSuite
-from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled, Snapshot
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.snapshot import Rolled, Snapshot
 from ldiv_polars.search.suppression import (
     NodeChecker,
     predicate_monotone,

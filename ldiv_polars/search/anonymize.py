@@ -37,7 +37,8 @@ from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
-from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled, Snapshot
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.snapshot import Rolled, Snapshot
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
 
 if TYPE_CHECKING:  # DuckDB is imported only when a large Parquet file is grouped by it

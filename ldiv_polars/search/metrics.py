@@ -37,7 +37,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.search.rollup import EncodedFrequencySet, Rolled
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.snapshot import Rolled
 
 METRICS = ("aecs", "discernibility", "entropy", "height", "kl", "loss", "precision")
 """Names accepted as the optimization target (``metric=``)."""

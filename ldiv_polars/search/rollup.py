@@ -6,14 +6,15 @@ hierarchy, every distinct sensitive tuple an integer. A lattice node is then eva
 *rolling up* a snapshot (the encoded frequency set of a more specific node, possibly the base)
 with numpy lookup arrays (level-a code -> level-b code), a mixed-radix class key and
 ``np.unique``/``np.bincount`` — never by rescanning rows. Snapshots of checked nodes are cached
-and the smallest cached specialization of a node is the source of its roll-up.
+and the smallest cached specialization of a node is the source of its roll-up. The node data
+types live in :mod:`ldiv_polars.search.snapshot`, the key-grouping primitives in
+:mod:`ldiv_polars.search.grouping`.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -21,6 +22,8 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
+from ldiv_polars.search.grouping import bincount_limit, count_limit, dense_rank, group_keys
+from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot
 
 CLASS = "__ldiv_class"
 """The single class-key column of a rolled-up frequency set handed to the models."""
@@ -39,177 +42,10 @@ BATCH_CELLS = 1 << 20
 """Roll-ups from a source of at least this many rows go through a hub snapshot."""
 
 
-class Snapshot:
-    """Encoded frequency set of one lattice node: one row per (class, sensitive tuple).
-
-    ``codes`` (``(q, rows)`` int32, C-contiguous) are the per-row QI codes a roll-up *from*
-    this snapshot reads. A snapshot made by a roll-up keeps them implicitly, as its class
-    codes and each row's class, and builds them on first use (most cached snapshots are
-    never used as a source); ``codes`` is None when the snapshot was not kept."""
-
-    __slots__ = ("levels", "s", "n", "_codes", "_classes")
-
-    def __init__(self, levels: tuple[int, ...], codes: np.ndarray | None, s: np.ndarray,
-                 n: np.ndarray, classes: tuple[Any, np.ndarray | None] | None = None
-                 ) -> None:
-        self.levels = levels
-        self._codes = codes
-        self._classes = classes  # (class codes (classes, q) F-ordered, row class or None)
-        self.s = s  # (rows,) int32: sensitive tuple id
-        self.n = n  # (rows,) int64
-
-    @property
-    def codes(self) -> np.ndarray | None:
-        if self._codes is None and self._classes is not None:
-            cc, rc = self._classes
-            if isinstance(cc, ClassCodes):
-                cc = cc.full()
-            # the F-ordered class codes transposed are (q, classes) C-contiguous (int32)
-            self._codes = np.ascontiguousarray(cc.T, dtype=np.int32) if rc is None else \
-                np.take(cc.T, rc, axis=1).astype(np.int32, copy=False)
-        return self._codes
-
-    def class_structure(self) -> tuple[np.ndarray, np.ndarray | None] | None:
-        """``(class codes (classes, q), each row's class)`` when known (a snapshot made by a
-        roll-up; rows sorted by class); the row classes are None when every row is a class."""
-        if self._classes is None:
-            return None
-        cc, rc = self._classes
-        if isinstance(cc, ClassCodes) or cc.dtype != np.intp:
-            # as intp, once: a snapshot used as a source is usually used again, and numpy
-            # casts non-intp indices on every gather
-            cc = np.asarray(cc.full() if isinstance(cc, ClassCodes) else cc, dtype=np.intp,
-                            order="F")
-            self._classes = (cc, rc)
-        return cc, rc
-
-    @property
-    def kept(self) -> bool:
-        """Whether the per-row codes are available (materialized or implicit)."""
-        return self._codes is not None or self._classes is not None
-
-    @property
-    def rows(self) -> int:
-        return int(self.n.shape[0])
-
-
-class ClassCodes:
-    """Class codes ``(classes, q)`` decoded on demand from the classes' mixed-radix keys
-    (``code_i = key // div[i] % cards[i]``): most roll-ups are only judged, never read for
-    their codes."""
-
-    __slots__ = ("keys", "div", "cards", "_full")
-
-    def __init__(self, keys: np.ndarray, div: Sequence[int], cards: Sequence[int]) -> None:
-        self.keys = keys
-        self.div = list(div)
-        self.cards = list(cards)
-        self._full: np.ndarray | None = None
-
-    def full(self) -> np.ndarray:
-        if self._full is None:
-            self._full = self._decode(self.keys)
-        return self._full
-
-    def subset(self, which: np.ndarray) -> np.ndarray:
-        if self._full is not None:
-            return self._full[which]
-        return self._decode(self.keys[which])
-
-    def _decode(self, keys: np.ndarray) -> np.ndarray:
-        # (classes, q) in Fortran order: each QI's column is written (and read by the
-        # metrics) contiguously
-        out = np.empty((keys.shape[0], len(self.div)), np.int32, order="F")
-        for i, (d, c) in enumerate(zip(self.div, self.cards)):
-            v = keys // d if d > 1 else keys
-            out[:, i] = v % c if i else v
-        return out
-
-
-class Rolled:
-    """A node's roll-up: its snapshot plus the class structure (rows sorted by class)."""
-
-    __slots__ = ("snapshot", "row_class", "class_size", "_codes")
-
-    def __init__(self, snapshot: Snapshot, row_class: np.ndarray,
-                 class_codes: np.ndarray | ClassCodes, class_size: np.ndarray) -> None:
-        self.snapshot = snapshot
-        self.row_class = row_class  # (rows,) int64 class index of each row
-        self._codes = class_codes
-        self.class_size = class_size  # (classes,) int64
-
-    @property
-    def class_codes(self) -> np.ndarray:
-        """(classes, q) int32 group codes of each class."""
-        c = self._codes
-        return c.full() if isinstance(c, ClassCodes) else c
-
-    def codes_of(self, which: np.ndarray) -> np.ndarray:
-        """Codes of the classes selected by ``which`` (a mask or indices)."""
-        c = self._codes
-        return c.subset(which) if isinstance(c, ClassCodes) else c[which]
-
-    @property
-    def classes(self) -> int:
-        return int(self.class_size.shape[0])
-
-
 def _row_budget(base_rows: int) -> int:
     """Most frequency-set rows held by the snapshot cache, and by the hubs: twice the base's
     (its memory stays a small multiple of the base's), at least 4M rows (~100-180 MB)."""
     return max(2 * base_rows, 1 << 22)
-
-
-def _count_limit(rows: int) -> int:
-    """Largest key span grouped by counting (a boolean presence array of ``span`` entries,
-    O(rows + span)) rather than by one sort (O(rows log rows)); measured break-even on 2 cores
-    is about 40 x rows."""
-    return max(16 * rows, 1 << 12)
-
-
-def _bincount_limit(rows: int) -> int:
-    """Largest key span rolled up by one weighted ``bincount`` (a float64 array of ``span``
-    entries, O(rows + span)); beyond it, the general path (densified keys, then counting or
-    one sort)."""
-    return max(4 * rows, 1 << 10)
-
-
-def _dense(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
-    """Monotone dense rank of ``key`` (ints in ``[0, span)``): ``(inv, uniq)`` with ``uniq``
-    the distinct keys in increasing order and ``uniq[inv] == key``."""
-    rows = key.shape[0]
-    if span <= _count_limit(rows):
-        present = np.zeros(span, dtype=bool)
-        present[key] = True
-        uniq = np.flatnonzero(present)  # flatnonzero of a bool array: a few times faster
-        # int32 ranks: half the memory of the (span,) lookup on large frequency sets
-        pos = np.empty(span, dtype=np.int32 if rows < 2**31 else np.int64)
-        pos[uniq] = np.arange(uniq.shape[0], dtype=pos.dtype)
-        return pos[key].astype(np.int64), uniq
-    order = np.argsort(key, kind="quicksort")
-    sk = key[order]
-    flag = np.empty(rows, dtype=bool)
-    if rows:
-        flag[0] = True
-        np.not_equal(sk[1:], sk[:-1], out=flag[1:])
-    inv = np.empty(rows, dtype=np.int64)
-    inv[order] = np.cumsum(flag) - 1
-    return inv, sk[flag]
-
-
-def _group(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group rows by ``key`` (ints in ``[0, span)``): one representative row index per
-    distinct key, in increasing key order, and the summed ``n``. Counting (O(rows + span)) when
-    the key space is small, one sort otherwise."""
-    rows = key.shape[0]
-    if rows == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    inv, uniq = _dense(key, span)
-    g = uniq.shape[0]
-    rep = np.empty(g, dtype=np.int64)
-    rep[inv] = np.arange(rows, dtype=np.int64)
-    # float64 sums are exact below 2**53 rows
-    return rep, np.bincount(inv, weights=n, minlength=g).astype(np.int64)
 
 
 class EncodedFrequencySet:
@@ -336,7 +172,7 @@ class EncodedFrequencySet:
         q = len(self.qi)
         cols = [base.codes[i] for i in range(q)]
         key, span = self._combine(cols, [self.cards[i][0] for i in range(q)])
-        first, n = _group(key, span, base.n) if base.rows else (
+        first, n = group_keys(key, span, base.n) if base.rows else (
             np.zeros(0, np.int64), np.zeros(0, np.int64))
         codes = np.ascontiguousarray(base.codes[:, first]) if q else \
             np.zeros((0, first.shape[0]), np.int32)
@@ -458,7 +294,7 @@ class EncodedFrequencySet:
                 hub = self._hub(lv, src)
                 if hub is not None and hub.rows < src.rows:
                     src = hub
-            if self._span(lv) <= _bincount_limit(src.rows):
+            if self._span(lv) <= bincount_limit(src.rows):
                 groups.setdefault(id(src), (src, []))[1].append(idx)
             else:
                 out[idx] = self._roll(src, lv, cache=cache, keep_codes=False)
@@ -512,7 +348,7 @@ class EncodedFrequencySet:
             key += lut[src.codes[i] + (np.arange(B, dtype=np.int64) * card_a)[:, None]]
         flat = key.ravel()
         weights = np.tile(src.n, B)
-        if total <= _bincount_limit(flat.shape[0]):
+        if total <= bincount_limit(flat.shape[0]):
             counts = np.bincount(flat, weights=weights, minlength=total)
             uniq = np.flatnonzero(counts != 0)  # a bool mask: ~5x faster than on floats
             n = counts[uniq].astype(np.int64)
@@ -520,7 +356,7 @@ class EncodedFrequencySet:
         else:
             # a wide key space: dense ranks (counting or one sort; monotone, so the keys and
             # their order are the same), then the sums
-            inv, uniq = _dense(flat, total)
+            inv, uniq = dense_rank(flat, total)
             n = np.bincount(inv, weights=weights, minlength=uniq.shape[0]).astype(np.int64)
             del inv
         del key, flat, weights
@@ -609,7 +445,7 @@ class EncodedFrequencySet:
         span = self.n_sensitive
         for c in cards:
             span *= c
-        if span <= _bincount_limit(src.rows):
+        if span <= bincount_limit(src.rows):
             rolled = self._roll_counting(src, levels, cards, span, keep_codes, cache)
         else:
             structure = None
@@ -629,12 +465,12 @@ class EncodedFrequencySet:
             c = src.codes[i]
             cols.append(c if a == b else np.take(self.up(i, a, b), c.astype(np.intp)))
         class_key, span = self._combine(cols, [self.cards[i][levels[i]] for i in range(q)])
-        if span * self.n_sensitive > _count_limit(src.rows) and span <= _count_limit(src.rows):
-            class_key, uniq = _dense(class_key, span)  # monotone: same class order
+        if span * self.n_sensitive > count_limit(src.rows) and span <= count_limit(src.rows):
+            class_key, uniq = dense_rank(class_key, span)  # monotone: same class order
             span = max(int(uniq.shape[0]), 1)
         key = class_key * self.n_sensitive + src.s
         span *= self.n_sensitive
-        first, n = _group(key, span, src.n)
+        first, n = group_keys(key, span, src.n)
         rows = first.shape[0]
         keep = keep_codes or (cache and levels != self.base.levels
                               and rows <= 0.8 * src.rows and rows <= self.row_budget)
@@ -701,7 +537,7 @@ class EncodedFrequencySet:
             span_c *= c
         if span_c >= _KEY_LIMIT:
             return False
-        return span_c <= _count_limit(classes_src) or classes_src <= SORT_MAX_ROWS
+        return span_c <= count_limit(classes_src) or classes_src <= SORT_MAX_ROWS
 
     def _roll_classes(self, src: Snapshot, structure: tuple[np.ndarray, np.ndarray | None],
                       levels: tuple[int, ...], cards: list[int], keep_codes: bool,
@@ -733,7 +569,7 @@ class EncodedFrequencySet:
                 np.take(self._scaled(i, a, b, radix[i]), col.astype(np.intp, copy=False),
                         out=tmp)
             np.add(ckey, tmp, out=ckey)
-        inv, uniq = _dense(ckey, span_c)
+        inv, uniq = dense_rank(ckey, span_c)
         g = uniq.shape[0]
         if rc is None:  # every source row is a class (no sensitive column)
             n = np.bincount(inv, weights=src.n, minlength=g).astype(np.int64)
@@ -744,12 +580,12 @@ class EncodedFrequencySet:
         else:
             key = inv[rc] * ns + src.s
             span = g * ns
-            if span <= _bincount_limit(src.rows):
+            if span <= bincount_limit(src.rows):
                 counts = np.bincount(key, weights=src.n, minlength=span)
                 keys = np.flatnonzero(counts != 0)
                 n = counts[keys].astype(np.int64)
             else:
-                inv2, keys = _dense(key, span)
+                inv2, keys = dense_rank(key, span)
                 n = np.bincount(inv2, weights=src.n, minlength=keys.shape[0]).astype(np.int64)
             rows = keys.shape[0]
             s = (keys % ns).astype(np.int32)
@@ -835,13 +671,13 @@ class EncodedFrequencySet:
         if not cols:
             return np.zeros(0, dtype=np.int64), 1
         rows = cols[0].shape[0]
-        limit = _count_limit(rows)
+        limit = count_limit(rows)
         key = cols[0].astype(np.int64)
         span = max(cards[0], 1)
         for c, card in zip(cols[1:], cards[1:]):
             card = max(card, 1)
             if (span * card > limit and span <= limit) or span * card * 4096 >= _KEY_LIMIT:
-                key, uniq = _dense(key, span)
+                key, uniq = dense_rank(key, span)
                 span = max(int(uniq.shape[0]), 1)
             key = key * card + c
             span *= card

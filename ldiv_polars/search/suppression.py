@@ -38,7 +38,8 @@ from ldiv_polars.models.arrays import supported as array_supported
 from ldiv_polars.models.base import Model, evaluate_classes
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import DistinctLDiversity
-from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet, Rolled
+from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
+from ldiv_polars.search.snapshot import Rolled
 
 UNION_CLOSED = (KAnonymity, DistinctLDiversity)
 """Models whose per-class verdict survives merging a passing class with anything."""

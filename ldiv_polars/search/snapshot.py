@@ -1,0 +1,130 @@
+"""The data of one rolled-up lattice node: its encoded frequency set (:class:`Snapshot`), its
+class structure (:class:`Rolled`) and class codes decoded on demand (:class:`ClassCodes`).
+
+>>> import numpy as np
+>>> codes = ClassCodes(np.array([0, 5, 7]), div=[3, 1], cards=[4, 3])  # keys = a * 3 + b
+>>> codes.full().tolist()
+[[0, 0], [1, 2], [2, 1]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+class Snapshot:
+    """Encoded frequency set of one lattice node: one row per (class, sensitive tuple).
+
+    ``codes`` (``(q, rows)`` int32, C-contiguous) are the per-row QI codes a roll-up *from*
+    this snapshot reads. A snapshot made by a roll-up keeps them implicitly, as its class
+    codes and each row's class, and builds them on first use (most cached snapshots are
+    never used as a source); ``codes`` is None when the snapshot was not kept."""
+
+    __slots__ = ("levels", "s", "n", "_codes", "_classes")
+
+    def __init__(self, levels: tuple[int, ...], codes: np.ndarray | None, s: np.ndarray,
+                 n: np.ndarray, classes: tuple[Any, np.ndarray | None] | None = None
+                 ) -> None:
+        self.levels = levels
+        self._codes = codes
+        self._classes = classes  # (class codes (classes, q) F-ordered, row class or None)
+        self.s = s  # (rows,) int32: sensitive tuple id
+        self.n = n  # (rows,) int64
+
+    @property
+    def codes(self) -> np.ndarray | None:
+        if self._codes is None and self._classes is not None:
+            cc, rc = self._classes
+            if isinstance(cc, ClassCodes):
+                cc = cc.full()
+            # the F-ordered class codes transposed are (q, classes) C-contiguous (int32)
+            self._codes = np.ascontiguousarray(cc.T, dtype=np.int32) if rc is None else \
+                np.take(cc.T, rc, axis=1).astype(np.int32, copy=False)
+        return self._codes
+
+    def class_structure(self) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """``(class codes (classes, q), each row's class)`` when known (a snapshot made by a
+        roll-up; rows sorted by class); the row classes are None when every row is a class."""
+        if self._classes is None:
+            return None
+        cc, rc = self._classes
+        if isinstance(cc, ClassCodes) or cc.dtype != np.intp:
+            # as intp, once: a snapshot used as a source is usually used again, and numpy
+            # casts non-intp indices on every gather
+            cc = np.asarray(cc.full() if isinstance(cc, ClassCodes) else cc, dtype=np.intp,
+                            order="F")
+            self._classes = (cc, rc)
+        return cc, rc
+
+    @property
+    def kept(self) -> bool:
+        """Whether the per-row codes are available (materialized or implicit)."""
+        return self._codes is not None or self._classes is not None
+
+    @property
+    def rows(self) -> int:
+        return int(self.n.shape[0])
+
+
+class ClassCodes:
+    """Class codes ``(classes, q)`` decoded on demand from the classes' mixed-radix keys
+    (``code_i = key // div[i] % cards[i]``): most roll-ups are only judged, never read for
+    their codes."""
+
+    __slots__ = ("keys", "div", "cards", "_full")
+
+    def __init__(self, keys: np.ndarray, div: Sequence[int], cards: Sequence[int]) -> None:
+        self.keys = keys
+        self.div = list(div)
+        self.cards = list(cards)
+        self._full: np.ndarray | None = None
+
+    def full(self) -> np.ndarray:
+        if self._full is None:
+            self._full = self._decode(self.keys)
+        return self._full
+
+    def subset(self, which: np.ndarray) -> np.ndarray:
+        if self._full is not None:
+            return self._full[which]
+        return self._decode(self.keys[which])
+
+    def _decode(self, keys: np.ndarray) -> np.ndarray:
+        # (classes, q) in Fortran order: each QI's column is written (and read by the
+        # metrics) contiguously
+        out = np.empty((keys.shape[0], len(self.div)), np.int32, order="F")
+        for i, (d, c) in enumerate(zip(self.div, self.cards)):
+            v = keys // d if d > 1 else keys
+            out[:, i] = v % c if i else v
+        return out
+
+
+class Rolled:
+    """A node's roll-up: its snapshot plus the class structure (rows sorted by class)."""
+
+    __slots__ = ("snapshot", "row_class", "class_size", "_codes")
+
+    def __init__(self, snapshot: Snapshot, row_class: np.ndarray,
+                 class_codes: np.ndarray | ClassCodes, class_size: np.ndarray) -> None:
+        self.snapshot = snapshot
+        self.row_class = row_class  # (rows,) int64 class index of each row
+        self._codes = class_codes
+        self.class_size = class_size  # (classes,) int64
+
+    @property
+    def class_codes(self) -> np.ndarray:
+        """(classes, q) int32 group codes of each class."""
+        c = self._codes
+        return c.full() if isinstance(c, ClassCodes) else c
+
+    def codes_of(self, which: np.ndarray) -> np.ndarray:
+        """Codes of the classes selected by ``which`` (a mask or indices)."""
+        c = self._codes
+        return c.subset(which) if isinstance(c, ClassCodes) else c[which]
+
+    @property
+    def classes(self) -> int:
+        return int(self.class_size.shape[0])
