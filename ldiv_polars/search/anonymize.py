@@ -243,10 +243,15 @@ def _anonymize(
                                             strategy=strategy, progress=progress)
 
     search_rollups = search_efs.rollups if search_efs is not efs else 0
+    # the optimum rolled up while the search's snapshots can still be its source
+    best = efs.rollup(outcome.lattice.levels(outcome.optimum), cache=False) \
+        if outcome.optimum is not None and search_efs is efs else None
     # release the search's snapshot cache and hubs (the QI-only copy entirely)
     del search_efs
     efs.release()
-    _trim_heap()
+    large = efs.base_rows >= TRIM_MIN_ROWS
+    if large:
+        _trim_heap()
 
     lat = outcome.lattice
 
@@ -269,7 +274,8 @@ def _anonymize(
             output=None, **common,
         )
     levels = lat.levels(outcome.optimum)
-    rolled = efs.rollup(levels, cache=False)
+    rolled = best if best is not None else efs.rollup(levels, cache=False)
+    del best
     checker = NodeChecker(efs, models, limit)
     verdict = checker.check(rolled)
     if not verdict.passed:  # pragma: no cover - the search only returns passing nodes
@@ -284,7 +290,8 @@ def _anonymize(
     # re-verification pass (which builds its own frequency set)
     del checker, efs
     suite.efs = None  # type: ignore[assignment]
-    _trim_heap()
+    if large:
+        _trim_heap()
     if duck is not None and duck.sensitive:
         # kl reads the (class, sensitive) counts: rolled up from DuckDB's table
         values["kl"] = _duck_kl(duck, level_maps, level_cards, suite, rolled,
@@ -315,6 +322,10 @@ def _anonymize(
         elapsed_s=time.perf_counter() - t0, output=output, verification=verification, **common,
     )
 
+
+TRIM_MIN_ROWS = 1 << 20
+"""Frequency sets of at least this many rows hand freed memory back to the OS between phases
+(``malloc_trim`` costs a few ms: not worth it on small ones)."""
 
 LEAN_SEARCH_ROWS = 4_000_000
 """Frequency sets of at least this many rows are searched with a smaller snapshot cache and no
