@@ -386,8 +386,8 @@ def search_lattice(
         minimal = s.lattice.minimal_of(passing)
         cand = [int(i) for i in np.flatnonzero(passing)]
         optimum = s.optimum_among(cand) if cand else None
-        notes.append("predicate not monotone: every node decided (zero-suppression passes "
-                     "tagged upwards only)")
+        notes.append("predicate not monotone: every node that could be minimal or optimal "
+                     "decided (zero-suppression passes tagged upwards only)")
         if s.pruned:
             notes.append(f"{s.pruned} node(s) with a passing node below them and a metric lower "
                          f"bound beyond the optimum were left unchecked (neither minimal nor "
