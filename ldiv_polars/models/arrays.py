@@ -176,7 +176,7 @@ def verdict(model: Model, rows: EncodedRows) -> ClassVerdict:
     """Per-class verdict of a :func:`supported` model (classes with no rows pass)."""
     absent = ~rows.present
     if type(model) is KAnonymity:
-        return ClassVerdict(rows.size >= model.k)
+        return ClassVerdict((rows.size >= model.k) | absent)
     if type(model) is DistinctLDiversity:
         return ClassVerdict((rows.distinct >= model.l) | absent)
     if type(model) is AlphaKAnonymity:
