@@ -135,9 +135,9 @@ class NodeChecker:
         self.evaluations = 0
         """Model evaluations (each decides every class of one or more roll-ups)."""
         self.engine_evaluations = 0
-        self._table_counts: np.ndarray | None = None
         """Those done by ``evaluate_classes`` in the query engine (the others in numpy,
         :mod:`ldiv_polars.models.arrays`)."""
+        self._table_counts: np.ndarray | None = None
         # models that read only the identity of sensitive values get integer codes (cheaper)
         efs.codes_only = len(efs.sensitive) == 1 and all(
             _identity_only(m) for m in [*self.models, *self.relaxed])
@@ -266,23 +266,23 @@ class NodeChecker:
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
         if first is None:
-            frame = self.efs.model_rows(rolled)
+            arrays = self.efs.model_rows(rolled)
             if self.relaxed:
                 # the cheap union-closed relaxations first: a class failing them fails the
                 # models, so rows failing them beyond the limit decide the node (failing)
                 # without evaluating the models; the mask and rows reported are the
                 # relaxation's (a subset of what the models would suppress)
-                _, rfail = self._evaluate(frame, rolled.classes, True, real=False,
+                _, rfail = self._evaluate(arrays, rolled.classes, True, real=False,
                                           sizes=size, whole=True)
                 assert rfail is not None
                 rrows = int(size[rfail].sum())
                 if rrows > self.limit:
                     return NodeVerdict(False, rfail, rrows, self.evaluations - evals_before,
                                        False)
-                first = (self._evaluate(frame, rolled.classes, False, sizes=size,
+                first = (self._evaluate(arrays, rolled.classes, False, sizes=size,
                                         whole=True)[0], rfail)
             else:
-                first = self._evaluate(frame, rolled.classes, True, sizes=size, whole=True)
+                first = self._evaluate(arrays, rolled.classes, True, sizes=size, whole=True)
         fail, rfail = first
         assert fail is not None
         relaxed_passed = rfail is None or int(size[rfail].sum()) <= self.limit
