@@ -54,22 +54,50 @@ class CheckResult:
         }
 
 
-def _check_models(models: Sequence[Model] | Model, sensitive: tuple[str, ...]) -> list[Model]:
+def check_models(
+    models: Sequence[Model] | Model, sensitive: Sequence[str] | None = None, *,
+    required_by: str | None = None,
+) -> list[Model]:
+    """``models`` (one model or a sequence) as a list, with the typed errors every entry point
+    shares: something that is not a :class:`Model`; no model at all when ``required_by`` names
+    the caller that needs one; and, when the sensitive columns are given, a model reading one
+    sensitive column among several (it must be wrapped in :class:`MultiAttribute`) or a model
+    needing a sensitive column when there is none.
+
+    >>> from ldiv_polars.models import KAnonymity, DistinctLDiversity
+    >>> [m.key for m in check_models(KAnonymity(2))]
+    ['k_anonymity_2']
+    >>> try:
+    ...     check_models([DistinctLDiversity(2)], ())
+    ... except ValueError as e:
+    ...     print(e)
+    distinct_l(l=2) need(s) a sensitive column; none was given
+    """
     if isinstance(models, Model):
         models = [models]
-    models = list(models)
-    for m in models:
+    out = list(models)
+    if not out and required_by is not None:
+        raise InvalidParameterError(f"{required_by} needs at least one privacy model "
+                                    "(e.g. KAnonymity(k))")
+    for m in out:
         if not isinstance(m, Model):
             raise InvalidParameterError(f"not a privacy model: {m!r}")
+    if sensitive is None:
+        return out
     if len(sensitive) > 1:
-        single = [m.describe() for m in models if m.needs_sensitive and not isinstance(
+        single = [m.describe() for m in out if m.needs_sensitive and not isinstance(
             m, MultiAttribute)]
         if single:
             raise InvalidParameterError(
                 f"{', '.join(single)} read(s) one sensitive column but {len(sensitive)} were "
                 "given: wrap the model in MultiAttribute(...) or pass one sensitive column"
             )
-    return models
+    if not sensitive:
+        needing = [m.describe() for m in out if m.needs_sensitive]
+        if needing:
+            raise InvalidParameterError(
+                f"{', '.join(needing)} need(s) a sensitive column; none was given")
+    return out
 
 
 def _prepare(
@@ -81,7 +109,7 @@ def _prepare(
     separator: str | None,
 ) -> tuple[FrequencySet, list[Model]]:
     fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator)
-    return fs, _check_models(models, fs.sensitive)
+    return fs, check_models(models, fs.sensitive)
 
 
 def check(

@@ -45,7 +45,7 @@ from ldiv_polars.core.validate import validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import KAnonymity, evaluate_classes
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.verdict import CheckResult, check
+from ldiv_polars.models.verdict import CheckResult, check, check_models
 
 __all__ = ["MondrianResult", "PartitionInfeasibleError", "mondrian"]
 
@@ -120,18 +120,6 @@ class MondrianResult:
         }
 
 
-def _as_models(models: Sequence[Model] | Model) -> list[Model]:
-    if isinstance(models, Model):
-        models = [models]
-    out = list(models)
-    if not out:
-        raise InvalidParameterError("mondrian needs at least one model (e.g. KAnonymity(k))")
-    for m in out:
-        if not isinstance(m, Model):
-            raise InvalidParameterError(f"not a privacy model: {m!r}")
-    return out
-
-
 def mondrian(
     data: TableLike,
     qi: str | Iterable[str],
@@ -156,7 +144,7 @@ def mondrian(
     >>> mondrian(df, ["q"], "s", [KAnonymity(2)], relaxed=True).groups
     2
     """
-    model_list = _as_models(models)
+    model_list = check_models(models, required_by="mondrian")
     lf = to_lazyframe(data)
     needs_s = any(m.needs_sensitive for m in model_list)
     qi_t, s_t = validate_columns(lf, qi, sensitive, reserved=(COUNT, group),

@@ -35,6 +35,7 @@ from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
+from ldiv_polars.models.verdict import check_models
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
@@ -119,18 +120,6 @@ class AnonymizationResult:
         }
 
 
-def _as_models(models: Sequence[Model] | Model) -> list[Model]:
-    if isinstance(models, Model):
-        models = [models]
-    out = list(models)
-    if not out:
-        raise InvalidParameterError("anonymize() needs at least one privacy model")
-    for m in out:
-        if not isinstance(m, Model):
-            raise InvalidParameterError(f"not a privacy model: {m!r}")
-    return out
-
-
 def prepare_hierarchies(
     qi: Sequence[str], hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
     *, separator: str = ";",
@@ -173,7 +162,6 @@ def anonymize(
     retained rows (``verify=False`` skips that extra pass).
     """
     t0 = time.perf_counter()
-    models = _as_models(models)
     metric = check_metric(metric)
     if suppression_mode not in ("mask", "drop"):
         raise InvalidParameterError(
@@ -185,21 +173,7 @@ def anonymize(
     require_real("suppression", suppression, low=0.0, high=1.0)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
-    if len(fs.sensitive) > 1:
-        from ldiv_polars.models.multi_attribute import MultiAttribute
-
-        single = [m.describe() for m in models if m.needs_sensitive
-                  and not isinstance(m, MultiAttribute)]
-        if single:
-            raise InvalidParameterError(
-                f"{', '.join(single)} read(s) one sensitive column but {len(fs.sensitive)} were "
-                "given: wrap the model in MultiAttribute(...) or pass one sensitive column"
-            )
-    if not fs.sensitive:
-        needing = [m.describe() for m in models if m.needs_sensitive]
-        if needing:
-            raise InvalidParameterError(
-                f"{', '.join(needing)} need(s) a sensitive column; none was given")
+    models = check_models(models, fs.sensitive, required_by="anonymize()")
     hs = prepare_hierarchies(fs.qi, hierarchies)
     # models and metric reading only class sizes/codes: search on the QI-only frequency set
     qi_only = metric != "kl" and not any(m.needs_sensitive for m in models)
