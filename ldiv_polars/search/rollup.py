@@ -30,17 +30,16 @@ CLASS = "__ldiv_class"
 
 _KEY_LIMIT = 2**62
 HUB_MIN_ROWS = 4096
+"""Roll-ups from a source of at least this many rows go through a hub snapshot."""
 HUB_AFTER = 3
+"""A hub is made on this request for it (not on a first one, which it would not pay back)."""
 SORT_MAX_ROWS = 1 << 16
 """Class keys of a wider span than counting handles are sorted only up to this many."""
-"""A hub is made on this request for it (not on a first one, which it would not pay back)."""
 BASE_CLASSES_MAX_ROWS = 1 << 20
 """Frequency sets (with a sensitive column) up to this many rows are put in class order once
 at encoding, so that their roll-ups can go through the classes."""
 BATCH_CELLS = 1 << 20
 """Most (nodes x source rows) key cells built at once by a batched roll-up (8 MB of keys)."""
-"""Roll-ups from a source of at least this many rows go through a hub snapshot."""
-
 
 def _row_budget(base_rows: int) -> int:
     """Most frequency-set rows held by the snapshot cache, and by the hubs: twice the base's

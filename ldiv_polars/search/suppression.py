@@ -146,6 +146,10 @@ class NodeChecker:
             efs.codes_only or not any(m.needs_sensitive for m in every))
         """Whether the numpy verdicts apply (every model supported, sensitive ids identify
         the values)."""
+        self.size_k = max((int(m.k) for m in self.models), default=0) if self.models and all(
+            type(m) is KAnonymity for m in self.models) and not self.relaxed else None
+        """Only k-anonymity is required: a class fails iff its size is below the largest k
+        (the verdict of :func:`~ldiv_polars.models.arrays.verdict`, without building rows)."""
 
     def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
                   relaxed: bool, real: bool = True, *, sizes: np.ndarray | None = None,
@@ -265,6 +269,9 @@ class NodeChecker:
         evals_before = self.evaluations
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
+        if first is None and self.size_k is not None:
+            self.evaluations += 1
+            first = (size < self.size_k, None)
         if first is None:
             arrays = self.efs.model_rows(rolled)
             if self.relaxed:
