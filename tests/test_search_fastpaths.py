@@ -47,13 +47,17 @@ def adult(adult_dir):
     return df, hs
 
 
+@pytest.mark.parametrize("group_span", [None, 16, 4096])
 @pytest.mark.parametrize("sensitive", ["salary-class", None])
-def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive):
+def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive, group_span):
     """Every node's roll-up (counting, through the source's classes or the general path,
-    from hubs and cached snapshots in random order) equals a group-by of the generalized
-    rows."""
+    from hubs and cached snapshots in random order, with keys from per-QI or grouped codes)
+    equals a group-by of the generalized rows."""
     df, hs = adult
     monkeypatch.setattr(rollup_mod, "HUB_MIN_ROWS", 0)  # hubs on this small table too
+    # grouped codes on every source used twice (None: never), groups of a few QIs
+    monkeypatch.setattr(rollup_mod, "GROUP_MIN_ROWS", 0 if group_span else 1 << 62)
+    monkeypatch.setattr(rollup_mod, "GROUP_SPAN", group_span or 4096)
     fs = FrequencySet.build(df, QI, sensitive).materialize()
     efs = EncodedFrequencySet(fs, hs, cache_size=4)
     s_cols = [sensitive] if sensitive else []
@@ -75,6 +79,11 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
                               r.class_size)
     hubs = [h for h in efs._hubs.values() if h is not None]
     assert hubs and all(max(h.levels) <= 1 for h in hubs)
+    grouped = [g for _, _, g, _ in efs._grouped.values() if g]
+    assert bool(grouped) == bool(group_span)
+    if group_span == 16:  # some groups of several QIs, some of one
+        assert any(len(g) < len(QI) for g in grouped)
+        assert any(len(part) > 1 for g in grouped for part in g)
     assert efs.rollups == len(nodes) + len(efs._hubs) + efs.base_sorted
 
 
