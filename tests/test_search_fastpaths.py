@@ -56,7 +56,8 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
     df, hs = adult
     monkeypatch.setattr(rollup_mod, "HUB_MIN_ROWS", 0)  # hubs on this small table too
     # grouped codes on every source used twice (None: never), groups of a few QIs
-    monkeypatch.setattr(rollup_mod, "GROUP_MIN_ROWS", 0 if group_span else 1 << 62)
+    monkeypatch.setattr(rollup_mod, "GROUP_MIN_ROWS", 0)
+    monkeypatch.setattr(rollup_mod, "GROUP_MAX_ROWS", 1 << 62 if group_span else -1)
     monkeypatch.setattr(rollup_mod, "GROUP_SPAN", group_span or 4096)
     fs = FrequencySet.build(df, QI, sensitive).materialize()
     efs = EncodedFrequencySet(fs, hs, cache_size=4)

@@ -546,22 +546,27 @@ class EncodedFrequencySet:
 
     def _grouped_codes(self, src: Snapshot
                        ) -> tuple[list[tuple[int, ...]], list[np.ndarray]] | None:
-        """Grouped codes of a source used more than once: consecutive QIs are grouped while
-        the product of their cardinalities stays within ``GROUP_SPAN``, and each group's
-        codes are combined into one mixed-radix intp code per row. A key is then one gather
-        per *group* from the group's digit lookup (:meth:`_group_lut`), not one per QI (on
-        Adult's 8 QIs: 3 gathers instead of 8). None for a first use and for sources outside
-        ``GROUP_MIN_ROWS..GROUP_MAX_ROWS`` rows."""
-        if not GROUP_MIN_ROWS <= src.rows <= GROUP_MAX_ROWS:
-            return None
+        """Grouped codes of a source: consecutive QIs are grouped while the product of their
+        cardinalities stays within ``GROUP_SPAN``, and each group's codes are combined into
+        one mixed-radix intp code per row. A key is then one gather per *group* from the
+        group's digit lookup (:meth:`_group_lut`), not one per QI (on Adult's 8 QIs: 3
+        gathers instead of 8). A snapshot made by a roll-up gets them from its class keys
+        (a group's code is a run of the key's digits: one division and one modulo per group,
+        instead of decoding every QI); a source with per-row codes (the base) gets them on
+        its second use, if it has ``GROUP_MIN_ROWS..GROUP_MAX_ROWS`` rows (None before)."""
         hit = self._grouped.get(id(src))
-        if hit is None or hit[0] is not src:
-            self._grouped[id(src)] = (src, 1, [], [])
-            return None
-        if hit[2]:
+        if hit is not None and hit[0] is src and hit[2]:
             return hit[2], hit[3]
-        codes = src.codes
-        assert codes is not None
+        if src.rows > GROUP_MAX_ROWS:
+            return None
+        implicit = src._codes is None and src._classes is not None and isinstance(
+            src._classes[0], ClassCodes)
+        if not implicit:
+            if src.rows < GROUP_MIN_ROWS:
+                return None
+            if hit is None or hit[0] is not src:
+                self._grouped[id(src)] = (src, 1, [], [])
+                return None
         groups: list[tuple[int, ...]] = []
         cur: list[int] = []
         span = 1
@@ -575,12 +580,28 @@ class EncodedFrequencySet:
         if cur:
             groups.append(tuple(cur))
         gcodes = []
-        for g in groups:
-            gc = codes[g[0]].astype(np.intp)
-            for i in g[1:]:
-                gc *= max(self.cards[i][src.levels[i]], 1)
-                gc += codes[i]
-            gcodes.append(gc)
+        if implicit:
+            assert src._classes is not None
+            cc, rc = src._classes
+            for g in groups:
+                d = cc.div[g[-1]]
+                v = cc.keys // d if d > 1 else cc.keys.copy()
+                if g[0] > 0:  # the first group's digits are the key's leading ones
+                    size = 1
+                    for i in g:
+                        size *= max(cc.cards[i], 1)
+                    v %= size
+                gcodes.append(v.astype(np.intp, copy=False) if rc is None else
+                              np.take(v.astype(np.intp, copy=False), rc))
+        else:
+            codes = src.codes
+            assert codes is not None
+            for g in groups:
+                gc = codes[g[0]].astype(np.intp)
+                for i in g[1:]:
+                    gc *= max(self.cards[i][src.levels[i]], 1)
+                    gc += codes[i]
+                gcodes.append(gc)
         self._grouped[id(src)] = (src, 2, groups, gcodes)
         return groups, gcodes
 
