@@ -1,8 +1,9 @@
 """The full-domain generalization lattice: one node per vector of hierarchy levels.
 
 Nodes are numbered in mixed radix (the last quasi-identifier varies fastest); the whole lattice
-is held as a small ``(size, q)`` numpy array, so tagging "every generalization of this node" is
-one vectorized comparison, never a Python loop over nodes.
+is held as a small ``(size, q)`` numpy array, and seen as a ``heights``-shaped grid "every
+generalization of this node" is a box of that grid (one slice assignment), never a Python loop
+over nodes.
 
 >>> lat = Lattice([2, 3])          # two QIs: levels 0..1 and 0..2
 >>> lat.size, lat.levels(lat.top), lat.height(lat.top)
@@ -45,8 +46,6 @@ class Lattice:
             np.int16
         )
         self.node_height = self.nodes.sum(axis=1, dtype=np.int32)
-        # one contiguous row per QI: tagging masks are q comparisons of contiguous arrays
-        self._cols = np.ascontiguousarray(self.nodes.T)
         self.bottom = 0
         self.top = size - 1
 
@@ -82,22 +81,17 @@ class Lattice:
         return [node - int(self.radix[i]) for i in range(len(self.heights)) if lv[i] > 0]
 
     def above(self, node: int) -> np.ndarray:
-        """Boolean mask of the node and all its generalizations."""
-        lv = self.nodes[node]
-        m = self._cols[0] >= lv[0]
-        for col, v in zip(self._cols[1:], lv[1:]):
-            if v:
-                m &= col >= v
-        return m
+        """Boolean mask of the node and all its generalizations: on the lattice as a
+        ``heights``-shaped grid, the box from the node's levels up (one slice assignment)."""
+        m = np.zeros(self.heights, dtype=bool)
+        m[tuple(slice(int(v), None) for v in self.nodes[node])] = True
+        return m.reshape(-1)
 
     def below(self, node: int) -> np.ndarray:
-        """Boolean mask of the node and all its specializations."""
-        lv = self.nodes[node]
-        m = self._cols[0] <= lv[0]
-        for col, v, h in zip(self._cols[1:], lv[1:], self.heights[1:]):
-            if v < h - 1:
-                m &= col <= v
-        return m
+        """Boolean mask of the node and all its specializations (the box up to its levels)."""
+        m = np.zeros(self.heights, dtype=bool)
+        m[tuple(slice(0, int(v) + 1) for v in self.nodes[node])] = True
+        return m.reshape(-1)
 
     def minimal_of(self, mask: np.ndarray) -> list[int]:
         """Nodes of ``mask`` with no other node of ``mask`` below them (the minimal elements).

@@ -29,6 +29,7 @@ CLASS = "__ldiv_class"
 """The single class-key column of a rolled-up frequency set handed to the models."""
 
 _KEY_LIMIT = 2**62
+_NO_SOURCE = np.iinfo(np.int64).max
 HUB_MIN_ROWS = 4096
 """Roll-ups from a source of at least this many rows go through a hub snapshot."""
 HUB_AFTER = 3
@@ -239,15 +240,13 @@ class EncodedFrequencySet:
         for snap in self._pinned:
             if snap.rows < best.rows and (np.asarray(snap.levels) <= target).all():
                 best = snap
-        if not self._cache:
+        k = len(self._cache_keys)
+        if not k:
             return best
-        ok = (self._cache_levels[: len(self._cache_keys)] <= target).all(axis=1)
-        if not ok.any():
-            return best
-        rows = np.where(ok, self._cache_rows[: len(self._cache_keys)], np.iinfo(np.int64).max)
-        i = int(np.argmin(rows))
-        snap = self._cache[self._cache_keys[i]]
-        return snap if snap.rows < best.rows else best
+        ok = (self._cache_levels[:k] <= target).all(axis=1)
+        rows = np.where(ok, self._cache_rows[:k], _NO_SOURCE)
+        i = int(rows.argmin())
+        return self._cache[self._cache_keys[i]] if rows[i] < best.rows else best
 
     def prime(self, min_rows: int = 50_000) -> int:
         """Pin "hub" snapshots when the base frequency set is large (>= ``min_rows``): for each
