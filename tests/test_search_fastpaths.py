@@ -215,3 +215,28 @@ def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric
     assert pruned.records[pruned.optimum].value == full.records[full.optimum].value
     if metric != "height":
         assert pruned.checked < full.checked  # the bound did prune
+
+
+def test_guided_flash_equals_binary_flash(adult, monkeypatch):
+    """Flash probing each path first where earlier paths put the border (then galloping) decides
+    every node as plain binary search does — same passing nodes, minimal set and optimum — and
+    checks fewer nodes over these configurations."""
+    import ldiv_polars.search.flash as flash_mod
+
+    df, hs = adult
+    fs = FrequencySet.build(df, QI, None).materialize()
+    checked = {}
+    for quantile in (-1.0, flash_mod.BORDER_QUANTILE):
+        monkeypatch.setattr(flash_mod, "BORDER_QUANTILE", quantile)
+        runs = []
+        for k, limit in [(2, 0), (5, 0), (10, 0), (5, 30), (20, 60), (50, 150)]:
+            efs = EncodedFrequencySet(fs, hs)
+            out = flash_mod.search_lattice(efs, [KAnonymity(k)], limit, "loss",
+                                           strategy="flash")
+            runs.append((out.passing.tolist(), out.minimal, out.optimum,
+                         out.records[out.optimum].value, out.checked))
+        checked[quantile] = runs
+    binary, guided = checked[-1.0], checked[flash_mod.BORDER_QUANTILE]
+    for b, g in zip(binary, guided):
+        assert b[:4] == g[:4]
+    assert sum(g[4] for g in guided) < sum(b[4] for b in binary)

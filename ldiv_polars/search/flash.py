@@ -4,9 +4,11 @@ Three strategies, chosen from the models' monotonicity and the suppression limit
 
 ``flash`` (the predicate "node passes" is monotone)
     Bottom-up over the lattice by height; from every untagged node, a path is built upwards
-    through untagged nodes and binary-searched (Kohlmayer et al.'s Flash). A passing node tags
-    all its generalizations as passing, a failing node all its specializations as failing
-    (*predictive tagging*); every tag follows from monotonicity, so the set of minimal
+    through untagged nodes and searched for its first passing node (Kohlmayer et al.'s Flash
+    binary-searches it; here, once earlier paths have shown where passing starts, the search
+    starts at the predicted node and gallops from it, see ``_Search._search_path``). A passing
+    node tags all its generalizations as passing, a failing node all its specializations as
+    failing (*predictive tagging*); every tag follows from monotonicity, so the set of minimal
     satisfying nodes is exact. The optimum: with a monotone metric it is one of the minimal
     nodes; otherwise (suppression > 0 and a metric other than height) a best-first walk upwards
     from the minimal nodes, ordered by the metric's suppression-free lower bound (monotone), stops
@@ -50,6 +52,12 @@ from ldiv_polars.search.suppression import (
     predicate_monotone,
     relaxations,
 )
+
+BORDER_QUANTILE = 0.1
+"""Flash's guess of where passing starts on a path: this quantile of the scores of the first
+passing nodes found so far (a low one: measured over 19 Adult and synthetic configurations,
+0.1 checked 10% fewer nodes than binary search, 0.5 about 4% fewer; 25-45% fewer without
+suppression). Negative: plain binary search."""
 
 STRATEGIES = ("auto", "flash", "exhaustive", "bounded")
 
@@ -236,27 +244,69 @@ class _Search:
         lat = self.lattice
         tags = self.rtags if relaxed else self.tags
         order = np.lexsort((np.arange(lat.size), lat.node_height))
+        borders: list[float] = []
         for start in order:
             if tags[start] != 0:
                 continue
             path = self._path(int(start), tags)
-            lo, hi = 0, len(path) - 1
-            while lo <= hi:
-                mid = (lo + hi) // 2
-                node = path[mid]
-                tag = tags[node]
-                if tag == 0:
-                    rec = self.check(node)
-                    passed = rec.relaxed_pass if relaxed else rec.passed
-                    m = lat.above(node) if passed else lat.below(node)
-                    tags[m & (tags == 0)] = 1 if passed else -1
-                    self._report()
-                else:
-                    passed = tag == 1
-                if passed:
-                    hi = mid - 1
-                else:
-                    lo = mid + 1
+            first = self._search_path(path, tags, relaxed, borders)
+            if first < len(path):
+                borders.append(float(self._path_score[path[first]]))
+
+    def _probe(self, node: int, tags: np.ndarray, relaxed: bool) -> bool:
+        """Whether ``node`` passes: from its tag, else checked (and tags set both ways)."""
+        tag = tags[node]
+        if tag != 0:
+            return bool(tag == 1)
+        rec = self.check(node)
+        passed = rec.relaxed_pass if relaxed else rec.passed
+        lat = self.lattice
+        m = lat.above(node) if passed else lat.below(node)
+        tags[m & (tags == 0)] = 1 if passed else -1
+        self._report()
+        return passed
+
+    def _search_path(self, path: list[int], tags: np.ndarray, relaxed: bool,
+                     borders: list[float]) -> int:
+        """Index of the first passing node of ``path`` (``len(path)`` if none; passing is
+        monotone along a path). Flash binary-searches the path; here, once earlier paths have
+        shown where passing starts, the search first probes the node predicted to be the first
+        passing one — the first whose score (minus the log of its number of value
+        combinations, increasing along the path) reaches the ``BORDER_QUANTILE`` quantile of
+        the scores of the first passing nodes found so far — and gallops away from it (1, 2, 4, ... steps) until the
+        answer is bracketed, then binary-searches the bracket. Any probe order gives the same
+        tags (each follows from monotonicity); a good guess only saves checks of nodes far
+        from the border (on Adult k=5 with 0% suppression most checks were such nodes)."""
+        lo, hi = 0, len(path) - 1  # the answer lies in [lo, hi + 1]
+        if borders and len(path) > 2 and BORDER_QUANTILE >= 0:
+            scores = self._path_score[path]
+            g = min(max(int(np.searchsorted(scores, float(np.quantile(borders, BORDER_QUANTILE)))), lo), hi)
+            if self._probe(path[g], tags, relaxed):
+                hi, step = g - 1, 1
+                while lo <= hi:
+                    p = max(g - step, lo)
+                    if self._probe(path[p], tags, relaxed):
+                        hi = p - 1
+                        step *= 2
+                    else:
+                        lo = p + 1
+                        break
+            else:
+                lo, step = g + 1, 1
+                while lo <= hi:
+                    p = min(g + step, hi)
+                    if self._probe(path[p], tags, relaxed):
+                        hi = p - 1
+                        break
+                    lo = p + 1
+                    step *= 2
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if self._probe(path[mid], tags, relaxed):
+                hi = mid - 1
+            else:
+                lo = mid + 1
+        return lo
 
     def exhaustive(self) -> None:
         lat = self.lattice
