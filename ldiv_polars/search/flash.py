@@ -29,6 +29,7 @@ Three strategies, chosen from the models' monotonicity and the suppression limit
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Callable, Sequence
@@ -251,7 +252,7 @@ class _Search:
             path = self._path(int(start), tags)
             first = self._search_path(path, tags, relaxed, borders)
             if first < len(path):
-                borders.append(float(self._path_score[path[first]]))
+                bisect.insort(borders, float(self._path_score[path[first]]))
 
     def _probe(self, node: int, tags: np.ndarray, relaxed: bool) -> bool:
         """Whether ``node`` passes: from its tag, else checked (and tags set both ways)."""
@@ -280,7 +281,8 @@ class _Search:
         lo, hi = 0, len(path) - 1  # the answer lies in [lo, hi + 1]
         if borders and len(path) > 2 and BORDER_QUANTILE >= 0:
             scores = self._path_score[path]
-            g = min(max(int(np.searchsorted(scores, float(np.quantile(borders, BORDER_QUANTILE)))), lo), hi)
+            guess = borders[int(BORDER_QUANTILE * (len(borders) - 1))]  # borders is sorted
+            g = min(max(int(np.searchsorted(scores, guess)), lo), hi)
             if self._probe(path[g], tags, relaxed):
                 hi, step = g - 1, 1
                 while lo <= hi:
