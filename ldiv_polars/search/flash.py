@@ -246,13 +246,16 @@ class _Search:
         tags = self.rtags if relaxed else self.tags
         order = np.lexsort((np.arange(lat.size), lat.node_height))
         borders: list[float] = []
-        for start in order:
-            if tags[start] != 0:
-                continue
-            path = self._path(int(start), tags)
-            first = self._search_path(path, tags, relaxed, borders)
-            if first < len(path):
-                bisect.insort(borders, float(self._path_score[path[first]]))
+        for at in range(0, lat.size, 256):
+            chunk = order[at:at + 256]
+            # most nodes are tagged by the time they come up: skip them a chunk at a time
+            for start in chunk[tags[chunk] == 0].tolist():
+                if tags[start] != 0:
+                    continue
+                path = self._path(start, tags)
+                first = self._search_path(path, tags, relaxed, borders)
+                if first < len(path):
+                    bisect.insort(borders, float(self._path_score[path[first]]))
 
     def _probe(self, node: int, tags: np.ndarray, relaxed: bool) -> bool:
         """Whether ``node`` passes: from its tag, else checked (and tags set both ways)."""
