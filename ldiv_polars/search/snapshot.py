@@ -94,11 +94,20 @@ class ClassCodes:
 
     def _decode(self, keys: np.ndarray) -> np.ndarray:
         # (classes, q) in Fortran order: each QI's column is written (and read by the
-        # metrics) contiguously
+        # metrics) contiguously. ``v % c`` as ``v - v // c * c`` (numpy divides by a scalar
+        # with libdivide but not its remainder), in two scratch buffers reused across QIs.
         out = np.empty((keys.shape[0], len(self.div)), np.int32, order="F")
+        v = np.empty(keys.shape[0], np.int64)
+        t = np.empty(keys.shape[0], np.int64)
         for i, (d, c) in enumerate(zip(self.div, self.cards)):
-            v = keys // d if d > 1 else keys
-            out[:, i] = v % c if i else v
+            src = np.floor_divide(keys, d, out=v) if d > 1 else keys
+            if not i:
+                out[:, i] = src
+                continue
+            np.floor_divide(src, c, out=t)
+            np.multiply(t, c, out=t)
+            np.subtract(src, t, out=t)
+            out[:, i] = t
         return out
 
 
