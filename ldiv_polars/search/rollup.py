@@ -22,7 +22,8 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
-from ldiv_polars.search.grouping import bincount_limit, count_limit, dense_rank, group_keys
+from ldiv_polars.search.grouping import (bincount_limit, count_limit, dense_rank, group_keys,
+                                         group_sum)
 from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot
 
 CLASS = "__ldiv_class"
@@ -537,6 +538,8 @@ class EncodedFrequencySet:
             span_c *= c
         if span_c >= _KEY_LIMIT:
             return False
+        if self.n_sensitive == 1:
+            return True  # every row is a class: one grouping of the class keys, no ranks
         return span_c <= count_limit(classes_src) or classes_src <= SORT_MAX_ROWS
 
     def _roll_classes(self, src: Snapshot, structure: tuple[np.ndarray, np.ndarray | None],
@@ -558,26 +561,29 @@ class EncodedFrequencySet:
             r *= cards[i]
         span_c = r
         classes_src = cc.shape[0]
-        ckey = np.zeros(classes_src, dtype=np.int64)
-        tmp = np.empty(classes_src, dtype=np.int64)
+        ckey = np.zeros(classes_src, dtype=np.int64) if not q else \
+            np.empty(classes_src, dtype=np.int64)
+        tmp = np.empty(classes_src, dtype=np.int64) if q > 1 else ckey
         for i in range(q):
             a, b = src.levels[i], levels[i]
             col = cc[:, i]
+            digit = ckey if not i else tmp  # the first QI's digits are written in place
             if a == b:
-                np.multiply(col, radix[i], out=tmp, dtype=np.int64)
+                np.multiply(col, radix[i], out=digit, dtype=np.int64)
             else:
                 np.take(self._scaled(i, a, b, radix[i]), col.astype(np.intp, copy=False),
-                        out=tmp)
-            np.add(ckey, tmp, out=ckey)
-        inv, uniq = dense_rank(ckey, span_c)
-        g = uniq.shape[0]
+                        out=digit)
+            if i:
+                np.add(ckey, tmp, out=ckey)
         if rc is None:  # every source row is a class (no sensitive column)
-            n = np.bincount(inv, weights=src.n, minlength=g).astype(np.int64)
-            rows = g
+            uniq, n = group_sum(ckey, span_c, src.n)
+            rows = g = uniq.shape[0]
             s = np.zeros(rows, dtype=np.int32)
             row_class = np.arange(rows, dtype=np.int64)
             class_size = n
         else:
+            inv, uniq = dense_rank(ckey, span_c)
+            g = uniq.shape[0]
             key = inv[rc] * ns + src.s
             span = g * ns
             if span <= bincount_limit(src.rows):
@@ -679,7 +685,8 @@ class EncodedFrequencySet:
             if (span * card > limit and span <= limit) or span * card * 4096 >= _KEY_LIMIT:
                 key, uniq = dense_rank(key, span)
                 span = max(int(uniq.shape[0]), 1)
-            key = key * card + c
+            np.multiply(key, card, out=key)  # key is this method's own array
+            np.add(key, c, out=key)
             span *= card
         return key, span
 
