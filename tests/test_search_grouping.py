@@ -43,7 +43,7 @@ def sort_branch(request, monkeypatch):
 
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 3, 64, 65, 1000, 5000])
-@pytest.mark.parametrize("span", [1, 7, 10**9, 2**31 + 5, 2**62])
+@pytest.mark.parametrize("span", [1, 7, 50_000, 10**9, 2**31 + 5, 2**62])
 @pytest.mark.parametrize("order", ["shuffled", "sorted", "runs", "equal"])
 def test_grouping_matches_unique(sort_branch, rows, span, order):
     rng = np.random.default_rng(rows * 7 + span % 1000)
@@ -136,3 +136,21 @@ def test_class_codes_decode(cards, data):
     assert np.array_equal(got, want)
     which = np.arange(keys.shape[0])[::2]
     assert np.array_equal(ClassCodes(keys, div, cards).subset(which), want[which])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 10**6), st.integers(1, 5000)), min_size=1,
+                max_size=6),
+       st.lists(st.integers(0, 2**40), max_size=50))
+def test_class_codes_decode_any_divisors(div_cards, values):
+    """Divisors that are not a mixed radix of the cardinalities take the general branch."""
+    div = [d for d, _ in div_cards]
+    cards = [c for _, c in div_cards]
+    keys = np.array(values, dtype=np.int64)
+    got = ClassCodes(keys, div, cards).full()
+    want = np.stack([keys // d % c if i else keys // d
+                     for i, (d, c) in enumerate(zip(div, cards))], axis=1) \
+        if keys.shape[0] else np.zeros((0, len(cards)), np.int64)
+    first_fits = keys.shape[0] == 0 or int(want[:, 0].max()) < 2**31
+    if first_fits:  # the first code is not reduced (a key below the span keeps it small)
+        assert np.array_equal(got, want)

@@ -17,6 +17,9 @@ SORT_POLARS_MIN_ROWS = 1 << 12
 no call overhead)."""
 PRESORTED_STRIDE = 64
 """Row distance of the sample that :func:`presorted` checks for order."""
+PRESORTED_COUNT_FACTOR = 2
+"""Nearly sorted keys of a span above this many times their rows are grouped by
+:func:`group_sum` with one sort, not by counting."""
 
 
 def count_limit(rows: int) -> int:
@@ -80,8 +83,13 @@ def group_keys(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, n
 
 def group_sum(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(uniq, sums)``: the distinct keys (ints in ``[0, span)``) in increasing order and the
-    summed ``n`` (int64) of each."""
-    if span <= count_limit(key.shape[0]):
+    summed ``n`` (int64) of each. Nearly sorted keys (see :func:`presorted`) of a span above
+    ``PRESORTED_COUNT_FACTOR x rows`` are sorted rather than counted: their sort is
+    near-linear and touches less fresh memory than the span's arrays (whose page faults made
+    counting 2x slower than the sort in the 10M-row search)."""
+    rows = key.shape[0]
+    if span <= count_limit(rows) and (span <= PRESORTED_COUNT_FACTOR * rows
+                                      or rows < SORT_POLARS_MIN_ROWS or not presorted(key)):
         inv, uniq = dense_rank(key, span)
         # float64 sums are exact below 2**53 rows
         return uniq, np.bincount(inv, weights=n, minlength=uniq.shape[0]).astype(np.int64)
