@@ -525,8 +525,10 @@ class EncodedFrequencySet:
 
     def _through_classes(self, src: Snapshot, cards: list[int]) -> bool:
         """Whether a wide roll-up from ``src`` goes through its classes: the source has a class
-        structure (or no sensitive column), the class keys fit in int64, and they can be
-        densified by counting or by a sort of at most ``SORT_MAX_ROWS`` keys (beyond, the
+        structure (or no sensitive column), the class keys fit in int64, and either there is
+        no sensitive column (every row is a class: the class keys are grouped once, by
+        counting or one sort, see :func:`~ldiv_polars.search.grouping.group_sum`) or they can
+        be densified by counting or by a sort of at most ``SORT_MAX_ROWS`` keys (beyond, the
         general path's stepwise densifying counts instead)."""
         if src._classes is None and self.n_sensitive > 1:
             return False
@@ -549,8 +551,9 @@ class EncodedFrequencySet:
         gets its target class key (per-QI digits, on the classes rather than the rows), the
         keys are densified (monotone ranks, so the class order is the key order), and the
         rows are grouped on ``(dense class, sensitive id)`` — a narrow key space, counted by
-        one ``bincount``. Same rows, in the same order, as the general path (see
-        :meth:`_through_classes` for when it is used)."""
+        one ``bincount``; without a sensitive column (every row a class) the class keys are
+        grouped and summed directly (no ranks). Same rows, in the same order, as the general
+        path (see :meth:`_through_classes` for when it is used)."""
         cc, rc = structure
         q = len(self.qi)
         ns = self.n_sensitive
