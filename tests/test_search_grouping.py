@@ -154,3 +154,44 @@ def test_class_codes_decode_any_divisors(div_cards, values):
     first_fits = keys.shape[0] == 0 or int(want[:, 0].max()) < 2**31
     if first_fits:  # the first code is not reduced (a key below the span keeps it small)
         assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("polars_min", [0, 1 << 40])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_qi_only_rollups_equal_general_path(adult_dir, monkeypatch, polars_min, shuffle):
+    """QI-only wide roll-ups (through the source's classes, grouped by ``group_sum``) give the
+    very arrays of the general path (stepwise densified keys, ``group_keys``): rows, their
+    order, classes, codes and counts, from the base (in key order or shuffled) and from
+    cached snapshots."""
+    import itertools
+
+    import polars as pl
+
+    import ldiv_polars.search.rollup as rollup_mod
+    from ldiv_polars.core import FrequencySet
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.search import EncodedFrequencySet
+
+    qi = ["sex", "age", "race", "marital-status", "education", "native-country"]
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";").head(6000)
+    if shuffle:
+        df = df.sample(fraction=1.0, shuffle=True, seed=3)
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
+    fs = FrequencySet.build(df, qi, None).materialize()
+    monkeypatch.setattr(grouping, "SORT_POLARS_MIN_ROWS", polars_min)
+    monkeypatch.setattr(rollup_mod, "bincount_limit", lambda rows: 0)  # every roll-up wide
+    new = EncodedFrequencySet(fs, hs, cache_size=8)
+    ref = EncodedFrequencySet(fs, hs, cache_size=8)
+    ref._through_classes = lambda src, cards: False  # the general path
+    nodes = list(itertools.product(*(range(hs[q].height) for q in qi)))
+    rng = np.random.default_rng(2)
+    for levels in [nodes[i] for i in rng.permutation(len(nodes))[:150]]:
+        a, b = new.rollup(levels), ref.rollup(levels)
+        assert np.array_equal(a.snapshot.n, b.snapshot.n), levels
+        assert np.array_equal(a.snapshot.s, b.snapshot.s)
+        assert np.array_equal(a.row_class, b.row_class)
+        assert np.array_equal(a.class_size, b.class_size)
+        assert np.array_equal(a.class_codes, b.class_codes)
+        assert (a.snapshot.codes is None) == (b.snapshot.codes is None)
+        if a.snapshot.codes is not None:
+            assert np.array_equal(a.snapshot.codes, b.snapshot.codes)
