@@ -195,3 +195,16 @@ def test_qi_only_rollups_equal_general_path(adult_dir, monkeypatch, polars_min, 
         assert (a.snapshot.codes is None) == (b.snapshot.codes is None)
         if a.snapshot.codes is not None:
             assert np.array_equal(a.snapshot.codes, b.snapshot.codes)
+
+
+@pytest.mark.parametrize("cards", [[2, 2**30], [3, 2**30], [2**31], [1, 2**31 - 1, 1]])
+def test_class_codes_decode_near_int32(cards):
+    """Keys up to the span's top, on both sides of the int32 decoding's limit."""
+    div = [1] * len(cards)
+    for i in range(len(cards) - 2, -1, -1):
+        div[i] = div[i + 1] * cards[i + 1]
+    span = div[0] * cards[0]
+    keys = np.array([0, 1, span // 2, span - 2, span - 1], dtype=np.int64)
+    want = np.stack([keys // d % c if i else keys // d
+                     for i, (d, c) in enumerate(zip(div, cards))], axis=1)
+    assert np.array_equal(ClassCodes(keys, div, cards).full(), want)

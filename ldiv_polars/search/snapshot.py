@@ -100,13 +100,15 @@ class ClassCodes:
         out = np.empty((keys.shape[0], q), np.int32, order="F")
         if not q:
             return out
-        t = np.empty(keys.shape[0], np.int64)
         if self.div[-1] == 1 and all(self.div[i] == self.div[i + 1] * self.cards[i + 1]
                                      for i in range(q - 1)):
             # mixed radix: digits from the least significant one, dividing the rest down
-            # (one division per QI; ``k // a // b == k // (a * b)`` for k >= 0)
-            rest = keys
-            quo = [np.empty(keys.shape[0], np.int64) for _ in range(min(q - 1, 2))]
+            # (one division per QI; ``k // a // b == k // (a * b)`` for k >= 0), in int32
+            # when the keys (below the span) fit: half the memory traffic, 2x faster
+            dt = np.int32 if self.div[0] * self.cards[0] <= 2**31 else np.int64
+            rest = keys.astype(dt, copy=False)
+            t = np.empty(keys.shape[0], dt)
+            quo = [np.empty(keys.shape[0], dt) for _ in range(min(q - 1, 2))]
             for j, i in enumerate(range(q - 1, 0, -1)):
                 c = self.cards[i]
                 np.floor_divide(rest, c, out=quo[j % 2])
@@ -115,6 +117,7 @@ class ClassCodes:
                 rest = quo[j % 2]
             out[:, 0] = rest
             return out
+        t = np.empty(keys.shape[0], np.int64)
         v = np.empty(keys.shape[0], np.int64)
         for i, (d, c) in enumerate(zip(self.div, self.cards)):
             src = np.floor_divide(keys, d, out=v) if d > 1 else keys
