@@ -107,9 +107,9 @@ def test_sort_branches_are_taken(monkeypatch):
 def test_run_sums():
     v = np.array([3, 1, 4, 1, 5, 9, 2], dtype=np.int64)
     flag = np.array([1, 0, 1, 1, 0, 0, 1], dtype=bool)
-    assert grouping._run_sums(v.copy(), flag).tolist() == [4, 4, 15, 2]
-    assert grouping._run_sums(v[:1].copy(), flag[:1]).tolist() == [3]
-    assert grouping._run_sums(np.zeros(0, np.int64), np.zeros(0, bool)).tolist() == []
+    assert grouping.run_sums(v.copy(), flag).tolist() == [4, 4, 15, 2]
+    assert grouping.run_sums(v[:1].copy(), flag[:1]).tolist() == [3]
+    assert grouping.run_sums(np.zeros(0, np.int64), np.zeros(0, bool)).tolist() == []
 
 
 def test_count_limit_branch_unchanged():
@@ -158,11 +158,14 @@ def test_class_codes_decode_any_divisors(div_cards, values):
 
 @pytest.mark.parametrize("polars_min", [0, 1 << 40])
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_qi_only_rollups_equal_general_path(adult_dir, monkeypatch, polars_min, shuffle):
-    """QI-only wide roll-ups (through the source's classes, grouped by ``group_sum``) give the
-    very arrays of the general path (stepwise densified keys, ``group_keys``): rows, their
-    order, classes, codes and counts, from the base (in key order or shuffled) and from
-    cached snapshots."""
+@pytest.mark.parametrize("sensitive", [None, "salary-class", "occupation"])
+@pytest.mark.parametrize("chunk", [1000, 1 << 16])
+def test_wide_rollups_equal_stepwise_path(adult_dir, monkeypatch, polars_min, shuffle,
+                                          sensitive, chunk):
+    """Wide roll-ups (through the source's classes, or the rows' full keys grouped by
+    ``group_sum``) give the very arrays of the stepwise general path (densified keys,
+    ``group_keys``; forced here by a tiny key limit): rows, their order, classes, codes and
+    counts, from the base (in key order or shuffled) and from cached snapshots."""
     import itertools
 
     import polars as pl
@@ -177,24 +180,33 @@ def test_qi_only_rollups_equal_general_path(adult_dir, monkeypatch, polars_min, 
     if shuffle:
         df = df.sample(fraction=1.0, shuffle=True, seed=3)
     hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
-    fs = FrequencySet.build(df, qi, None).materialize()
+    fs = FrequencySet.build(df, qi, sensitive).materialize()
     monkeypatch.setattr(grouping, "SORT_POLARS_MIN_ROWS", polars_min)
     monkeypatch.setattr(rollup_mod, "bincount_limit", lambda rows: 0)  # every roll-up wide
+    monkeypatch.setattr(rollup_mod, "BASE_CLASSES_MAX_ROWS", 0)  # a base without classes
+    monkeypatch.setattr(rollup_mod, "KEY_CHUNK", chunk)  # keys built in several chunks
     new = EncodedFrequencySet(fs, hs, cache_size=8)
     ref = EncodedFrequencySet(fs, hs, cache_size=8)
-    ref._through_classes = lambda src, cards: False  # the general path
+    key_limit = rollup_mod._KEY_LIMIT
     nodes = list(itertools.product(*(range(hs[q].height) for q in qi)))
     rng = np.random.default_rng(2)
     for levels in [nodes[i] for i in rng.permutation(len(nodes))[:150]]:
-        a, b = new.rollup(levels), ref.rollup(levels)
+        monkeypatch.setattr(rollup_mod, "_KEY_LIMIT", 1)  # the stepwise path
+        b = ref.rollup(levels)
+        monkeypatch.setattr(rollup_mod, "_KEY_LIMIT", key_limit)
+        a = new.rollup(levels)
         assert np.array_equal(a.snapshot.n, b.snapshot.n), levels
         assert np.array_equal(a.snapshot.s, b.snapshot.s)
+        assert a.snapshot.s.dtype == b.snapshot.s.dtype == np.int32
         assert np.array_equal(a.row_class, b.row_class)
+        assert a.row_class.dtype == b.row_class.dtype == np.int64
         assert np.array_equal(a.class_size, b.class_size)
         assert np.array_equal(a.class_codes, b.class_codes)
         assert (a.snapshot.codes is None) == (b.snapshot.codes is None)
         if a.snapshot.codes is not None:
             assert np.array_equal(a.snapshot.codes, b.snapshot.codes)
+            assert np.array_equal(a.snapshot.class_structure()[1],
+                                  b.snapshot.class_structure()[1])
 
 
 @pytest.mark.parametrize("cards", [[2, 2**30], [3, 2**30], [2**31], [1, 2**31 - 1, 1]])

@@ -17,6 +17,8 @@ SORT_POLARS_MIN_ROWS = 1 << 12
 no call overhead)."""
 PRESORTED_STRIDE = 64
 """Row distance of the sample that :func:`presorted` checks for order."""
+KEY_CHUNK = 1 << 16
+"""Rows per chunk of the mixed-radix keys built by the roll-ups (temporaries in cache)."""
 PRESORTED_COUNT_FACTOR = 2
 """Nearly sorted keys of a span above this many times their rows are grouped by
 :func:`group_sum` with one sort, not by counting."""
@@ -49,7 +51,7 @@ def dense_rank(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
         pos[uniq] = np.arange(uniq.shape[0], dtype=pos.dtype)
         return pos[key].astype(np.int64), uniq
     order, sk = _sorted(key, span)
-    flag = _run_starts(sk)
+    flag = run_starts(sk)
     uniq = sk[flag]
     del sk
     rank = np.cumsum(flag, dtype=np.int32 if rows < 2**31 else np.int64)
@@ -74,11 +76,11 @@ def group_keys(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, n
         # float64 sums are exact below 2**53 rows
         return rep, np.bincount(inv, weights=n, minlength=g).astype(np.int64)
     order, sk = _sorted(key, span)
-    flag = _run_starts(sk)
+    flag = run_starts(sk)
     v = sk if sk.flags.writeable else np.empty(sk.shape[0], dtype=np.int64)
     del sk
     np.take(np.asarray(n, dtype=np.int64), order, out=v)
-    return order[flag], _run_sums(v, flag)
+    return order[flag], run_sums(v, flag)
 
 
 def group_sum(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -94,16 +96,16 @@ def group_sum(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, np
         # float64 sums are exact below 2**53 rows
         return uniq, np.bincount(inv, weights=n, minlength=uniq.shape[0]).astype(np.int64)
     order, sk = _sorted(key, span)
-    flag = _run_starts(sk)
+    flag = run_starts(sk)
     uniq = sk[flag]
     # the sorted keys' buffer (int64, no longer needed) takes the sorted counts
     v = sk if sk.flags.writeable else np.empty(sk.shape[0], dtype=np.int64)
     del sk
     np.take(np.asarray(n, dtype=np.int64), order, out=v)
-    return uniq, _run_sums(v, flag)
+    return uniq, run_sums(v, flag)
 
 
-def _run_starts(sk: np.ndarray) -> np.ndarray:
+def run_starts(sk: np.ndarray) -> np.ndarray:
     """Boolean mask of the first row of each run of equal values of the sorted ``sk``."""
     flag = np.empty(sk.shape[0], dtype=bool)
     if sk.shape[0]:
@@ -112,7 +114,7 @@ def _run_starts(sk: np.ndarray) -> np.ndarray:
     return flag
 
 
-def _run_sums(v: np.ndarray, flag: np.ndarray) -> np.ndarray:
+def run_sums(v: np.ndarray, flag: np.ndarray) -> np.ndarray:
     """Sums (int64) of ``v`` (int64, overwritten) over the runs starting where ``flag`` is set
     (``flag[0]`` set): the cumulative sum read at the run ends, then differenced (``reduceat``
     is several times slower on many short runs); no temporary of the rows' size."""
