@@ -22,8 +22,16 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
-from ldiv_polars.search.grouping import (KEY_CHUNK, bincount_limit, count_limit, dense_rank,
-                                         group_keys, group_sum, run_starts, run_sums)
+from ldiv_polars.search.grouping import (
+    KEY_CHUNK,
+    bincount_limit,
+    count_limit,
+    dense_rank,
+    group_keys,
+    group_sum,
+    run_starts,
+    run_sums,
+)
 from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot
 
 CLASS = "__ldiv_class"
