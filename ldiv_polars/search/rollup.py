@@ -609,83 +609,6 @@ class EncodedFrequencySet:
         return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
                       class_size)
 
-    def _mixed_key(self, cols: list[np.ndarray], rows: int, src_levels: Sequence[int],
-                   levels: Sequence[int], radix: Sequence[int],
-                   extra: np.ndarray | None = None) -> np.ndarray:
-        """int64 mixed-radix key of code columns (QI ``i``'s codes at ``src_levels[i]``): the
-        sum over QIs of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``. Built
-        in chunks of ``KEY_CHUNK`` rows: each QI's digits, its intp lookup indices and the
-        partial sums stay in cache, and no temporary of the rows' size is made (on millions of
-        rows those fresh pages cost as much as the arithmetic)."""
-        key = np.zeros(rows, dtype=np.int64) if not cols else np.empty(rows, dtype=np.int64)
-        if not cols or not rows:
-            if extra is not None:
-                np.add(key, extra, out=key)
-            return key
-        chunk = min(rows, KEY_CHUNK)
-        tmp = np.empty(chunk, dtype=np.int64)
-        idx = np.empty(chunk, dtype=np.intp)
-        tables = [None if src_levels[i] == levels[i] else
-                  self._scaled(i, src_levels[i], levels[i], radix[i]) for i in range(len(cols))]
-        for lo in range(0, rows, chunk):
-            hi = min(lo + chunk, rows)
-            k, t, ix = key[lo:hi], tmp[: hi - lo], idx[: hi - lo]
-            for i, col in enumerate(cols):
-                digit = k if not i else t  # the first QI's digits are written in place
-                table = tables[i]
-                if table is None:
-                    np.multiply(col[lo:hi], radix[i], out=digit, dtype=np.int64)
-                else:
-                    ix[...] = col[lo:hi]  # intp indices: numpy casts others on every gather
-                    np.take(table, ix, out=digit)
-                if i:
-                    np.add(k, t, out=k)
-            if extra is not None:
-                np.add(k, extra[lo:hi], out=k)
-        return key
-
-    def _roll_sorted(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
-                     span: int, keep_codes: bool, cache: bool) -> Rolled:
-        """Roll-up of a wide key space (below ``_KEY_LIMIT``) from the source's rows: the full
-        mixed-radix key (classes x sensitive ids) of every row, grouped by
-        :func:`~ldiv_polars.search.grouping.group_sum` (one sort, near-linear on a source in
-        key order, or counting), and every output code decoded from its key. Same rows, in
-        the same order, as the stepwise densifying of the general path."""
-        q = len(self.qi)
-        ns = self.n_sensitive
-        radix = [0] * q
-        r = ns
-        for i in range(q - 1, -1, -1):
-            radix[i] = r
-            r *= cards[i]
-        codes = src.codes
-        assert codes is not None
-        key = self._mixed_key([codes[i] for i in range(q)], src.rows, src.levels, levels,
-                              radix, src.s if ns > 1 else None)
-        uniq, n = group_sum(key, span, src.n)
-        del key
-        rows = uniq.shape[0]
-        if ns > 1:
-            s = (uniq % ns).astype(np.int32)
-            ck = uniq // ns
-            new = run_starts(ck)
-            cks = ck[new]
-            del ck
-            row_class = np.cumsum(new, dtype=np.int64)
-            row_class -= 1
-            class_size = run_sums(n.copy(), new)
-        else:
-            s = np.zeros(rows, dtype=np.int32)
-            cks = uniq
-            row_class = np.arange(rows, dtype=np.int64)
-            class_size = n
-        class_codes = ClassCodes(cks, [r // ns for r in radix], cards)
-        keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
-                              and rows <= self.row_budget)
-        classes = (class_codes, None if ns == 1 else row_class) if keep else None
-        return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
-                      class_size)
-
     def _roll_counting(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
                        span: int, keep_codes: bool, cache: bool) -> Rolled:
         """Roll-up when the full key space (classes x sensitive ids) is small enough to count
@@ -771,6 +694,83 @@ class EncodedFrequencySet:
             np.add(key, c, out=key)
             span *= card
         return key, span
+
+    def _mixed_key(self, cols: list[np.ndarray], rows: int, src_levels: Sequence[int],
+                   levels: Sequence[int], radix: Sequence[int],
+                   extra: np.ndarray | None = None) -> np.ndarray:
+        """int64 mixed-radix key of code columns (QI ``i``'s codes at ``src_levels[i]``): the
+        sum over QIs of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``. Built
+        in chunks of ``KEY_CHUNK`` rows: each QI's digits, its intp lookup indices and the
+        partial sums stay in cache, and no temporary of the rows' size is made (on millions of
+        rows those fresh pages cost as much as the arithmetic)."""
+        key = np.zeros(rows, dtype=np.int64) if not cols else np.empty(rows, dtype=np.int64)
+        if not cols or not rows:
+            if extra is not None:
+                np.add(key, extra, out=key)
+            return key
+        chunk = min(rows, KEY_CHUNK)
+        tmp = np.empty(chunk, dtype=np.int64)
+        idx = np.empty(chunk, dtype=np.intp)
+        tables = [None if src_levels[i] == levels[i] else
+                  self._scaled(i, src_levels[i], levels[i], radix[i]) for i in range(len(cols))]
+        for lo in range(0, rows, chunk):
+            hi = min(lo + chunk, rows)
+            k, t, ix = key[lo:hi], tmp[: hi - lo], idx[: hi - lo]
+            for i, col in enumerate(cols):
+                digit = k if not i else t  # the first QI's digits are written in place
+                table = tables[i]
+                if table is None:
+                    np.multiply(col[lo:hi], radix[i], out=digit, dtype=np.int64)
+                else:
+                    ix[...] = col[lo:hi]  # intp indices: numpy casts others on every gather
+                    np.take(table, ix, out=digit)
+                if i:
+                    np.add(k, t, out=k)
+            if extra is not None:
+                np.add(k, extra[lo:hi], out=k)
+        return key
+
+    def _roll_sorted(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
+                     span: int, keep_codes: bool, cache: bool) -> Rolled:
+        """Roll-up of a wide key space (below ``_KEY_LIMIT``) from the source's rows: the full
+        mixed-radix key (classes x sensitive ids) of every row, grouped by
+        :func:`~ldiv_polars.search.grouping.group_sum` (one sort, near-linear on a source in
+        key order, or counting), and every output code decoded from its key. Same rows, in
+        the same order, as the stepwise densifying of the general path."""
+        q = len(self.qi)
+        ns = self.n_sensitive
+        radix = [0] * q
+        r = ns
+        for i in range(q - 1, -1, -1):
+            radix[i] = r
+            r *= cards[i]
+        codes = src.codes
+        assert codes is not None
+        key = self._mixed_key([codes[i] for i in range(q)], src.rows, src.levels, levels,
+                              radix, src.s if ns > 1 else None)
+        uniq, n = group_sum(key, span, src.n)
+        del key
+        rows = uniq.shape[0]
+        if ns > 1:
+            s = (uniq % ns).astype(np.int32)
+            ck = uniq // ns
+            new = run_starts(ck)
+            cks = ck[new]
+            del ck
+            row_class = np.cumsum(new, dtype=np.int64)
+            row_class -= 1
+            class_size = run_sums(n.copy(), new)
+        else:
+            s = np.zeros(rows, dtype=np.int32)
+            cks = uniq
+            row_class = np.arange(rows, dtype=np.int64)
+            class_size = n
+        class_codes = ClassCodes(cks, [r // ns for r in radix], cards)
+        keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
+                              and rows <= self.row_budget)
+        classes = (class_codes, None if ns == 1 else row_class) if keep else None
+        return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
+                      class_size)
 
     # --- frames for the models ----------------------------------------------------------------
 
