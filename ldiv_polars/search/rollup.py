@@ -22,7 +22,16 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
-from ldiv_polars.search.grouping import bincount_limit, count_limit, dense_rank, group_keys
+from ldiv_polars.search.grouping import (
+    KEY_CHUNK,
+    bincount_limit,
+    count_limit,
+    dense_rank,
+    group_keys,
+    group_sum,
+    run_starts,
+    run_sums,
+)
 from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot
 
 CLASS = "__ldiv_class"
@@ -474,6 +483,12 @@ class EncodedFrequencySet:
             if rolled.snapshot.kept and cache and levels != self.base.levels:
                 self._remember(rolled.snapshot, src)
             return rolled
+        if span < _KEY_LIMIT and src.codes is not None:
+            rolled = self._roll_sorted(src, levels, cards, span, keep_codes, cache)
+            if rolled.snapshot.kept and cache and levels != self.base.levels:
+                self._remember(rolled.snapshot, src)
+            return rolled
+        # keys too wide for an int64: densified step by step
         cols = []
         for i in range(q):
             a, b = src.levels[i], levels[i]
@@ -630,8 +645,10 @@ class EncodedFrequencySet:
 
     def _through_classes(self, src: Snapshot, cards: list[int]) -> bool:
         """Whether a wide roll-up from ``src`` goes through its classes: the source has a class
-        structure (or no sensitive column), the class keys fit in int64, and they can be
-        densified by counting or by a sort of at most ``SORT_MAX_ROWS`` keys (beyond, the
+        structure (or no sensitive column), the class keys fit in int64, and either there is
+        no sensitive column (every row is a class: the class keys are grouped once, by
+        counting or one sort, see :func:`~ldiv_polars.search.grouping.group_sum`) or they can
+        be densified by counting or by a sort of at most ``SORT_MAX_ROWS`` keys (beyond, the
         general path's stepwise densifying counts instead)."""
         if src._classes is None and self.n_sensitive > 1:
             return False
@@ -643,6 +660,8 @@ class EncodedFrequencySet:
             span_c *= c
         if span_c >= _KEY_LIMIT:
             return False
+        if self.n_sensitive == 1:
+            return True  # every row is a class: one grouping of the class keys, no ranks
         return span_c <= count_limit(classes_src) or classes_src <= SORT_MAX_ROWS
 
     def _roll_classes(self, src: Snapshot, structure: tuple[np.ndarray, np.ndarray | None],
@@ -652,8 +671,9 @@ class EncodedFrequencySet:
         gets its target class key (per-QI digits, on the classes rather than the rows), the
         keys are densified (monotone ranks, so the class order is the key order), and the
         rows are grouped on ``(dense class, sensitive id)`` — a narrow key space, counted by
-        one ``bincount``. Same rows, in the same order, as the general path (see
-        :meth:`_through_classes` for when it is used)."""
+        one ``bincount``; without a sensitive column (every row a class) the class keys are
+        grouped and summed directly (no ranks). Same rows, in the same order, as the general
+        path (see :meth:`_through_classes` for when it is used)."""
         cc, rc = structure
         q = len(self.qi)
         ns = self.n_sensitive
@@ -664,26 +684,17 @@ class EncodedFrequencySet:
             r *= cards[i]
         span_c = r
         classes_src = cc.shape[0]
-        ckey = np.zeros(classes_src, dtype=np.int64)
-        tmp = np.empty(classes_src, dtype=np.int64)
-        for i in range(q):
-            a, b = src.levels[i], levels[i]
-            col = cc[:, i]
-            if a == b:
-                np.multiply(col, radix[i], out=tmp, dtype=np.int64)
-            else:
-                np.take(self._scaled(i, a, b, radix[i]), col.astype(np.intp, copy=False),
-                        out=tmp)
-            np.add(ckey, tmp, out=ckey)
-        inv, uniq = dense_rank(ckey, span_c)
-        g = uniq.shape[0]
+        ckey = self._mixed_key([cc[:, i] for i in range(q)], classes_src, src.levels, levels,
+                               radix)
         if rc is None:  # every source row is a class (no sensitive column)
-            n = np.bincount(inv, weights=src.n, minlength=g).astype(np.int64)
-            rows = g
+            uniq, n = group_sum(ckey, span_c, src.n)
+            rows = g = uniq.shape[0]
             s = np.zeros(rows, dtype=np.int32)
             row_class = np.arange(rows, dtype=np.int64)
             class_size = n
         else:
+            inv, uniq = dense_rank(ckey, span_c)
+            g = uniq.shape[0]
             key = inv[rc] * ns + src.s
             span = g * ns
             if span <= bincount_limit(src.rows):
@@ -787,9 +798,87 @@ class EncodedFrequencySet:
             if (span * card > limit and span <= limit) or span * card * 4096 >= _KEY_LIMIT:
                 key, uniq = dense_rank(key, span)
                 span = max(int(uniq.shape[0]), 1)
-            key = key * card + c
+            np.multiply(key, card, out=key)  # key is this method's own array
+            np.add(key, c, out=key)
             span *= card
         return key, span
+
+    def _mixed_key(self, cols: list[np.ndarray], rows: int, src_levels: Sequence[int],
+                   levels: Sequence[int], radix: Sequence[int],
+                   extra: np.ndarray | None = None) -> np.ndarray:
+        """int64 mixed-radix key of code columns (QI ``i``'s codes at ``src_levels[i]``): the
+        sum over QIs of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``. Built
+        in chunks of ``KEY_CHUNK`` rows: each QI's digits, its intp lookup indices and the
+        partial sums stay in cache, and no temporary of the rows' size is made (on millions of
+        rows those fresh pages cost as much as the arithmetic)."""
+        key = np.zeros(rows, dtype=np.int64) if not cols else np.empty(rows, dtype=np.int64)
+        if not cols or not rows:
+            if extra is not None:
+                np.add(key, extra, out=key)
+            return key
+        chunk = min(rows, KEY_CHUNK)
+        tmp = np.empty(chunk, dtype=np.int64)
+        idx = np.empty(chunk, dtype=np.intp)
+        tables = [None if src_levels[i] == levels[i] else
+                  self._scaled(i, src_levels[i], levels[i], radix[i]) for i in range(len(cols))]
+        for lo in range(0, rows, chunk):
+            hi = min(lo + chunk, rows)
+            k, t, ix = key[lo:hi], tmp[: hi - lo], idx[: hi - lo]
+            for i, col in enumerate(cols):
+                digit = k if not i else t  # the first QI's digits are written in place
+                table = tables[i]
+                if table is None:
+                    np.multiply(col[lo:hi], radix[i], out=digit, dtype=np.int64)
+                else:
+                    ix[...] = col[lo:hi]  # intp indices: numpy casts others on every gather
+                    np.take(table, ix, out=digit)
+                if i:
+                    np.add(k, t, out=k)
+            if extra is not None:
+                np.add(k, extra[lo:hi], out=k)
+        return key
+
+    def _roll_sorted(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
+                     span: int, keep_codes: bool, cache: bool) -> Rolled:
+        """Roll-up of a wide key space (below ``_KEY_LIMIT``) from the source's rows: the full
+        mixed-radix key (classes x sensitive ids) of every row, grouped by
+        :func:`~ldiv_polars.search.grouping.group_sum` (one sort, near-linear on a source in
+        key order, or counting), and every output code decoded from its key. Same rows, in
+        the same order, as the stepwise densifying of the general path."""
+        q = len(self.qi)
+        ns = self.n_sensitive
+        radix = [0] * q
+        r = ns
+        for i in range(q - 1, -1, -1):
+            radix[i] = r
+            r *= cards[i]
+        codes = src.codes
+        assert codes is not None
+        key = self._mixed_key([codes[i] for i in range(q)], src.rows, src.levels, levels,
+                              radix, src.s if ns > 1 else None)
+        uniq, n = group_sum(key, span, src.n)
+        del key
+        rows = uniq.shape[0]
+        if ns > 1:
+            s = (uniq % ns).astype(np.int32)
+            ck = uniq // ns
+            new = run_starts(ck)
+            cks = ck[new]
+            del ck
+            row_class = np.cumsum(new, dtype=np.int64)
+            row_class -= 1
+            class_size = run_sums(n.copy(), new)
+        else:
+            s = np.zeros(rows, dtype=np.int32)
+            cks = uniq
+            row_class = np.arange(rows, dtype=np.int64)
+            class_size = n
+        class_codes = ClassCodes(cks, [r // ns for r in radix], cards)
+        keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
+                              and rows <= self.row_budget)
+        classes = (class_codes, None if ns == 1 else row_class) if keep else None
+        return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
+                      class_size)
 
     # --- frames for the models ----------------------------------------------------------------
 

@@ -51,11 +51,11 @@ class Snapshot:
         if self._classes is None:
             return None
         cc, rc = self._classes
-        if isinstance(cc, ClassCodes) or cc.dtype != np.intp:
-            # as intp, once: a snapshot used as a source is usually used again, and numpy
-            # casts non-intp indices on every gather
-            cc = np.asarray(cc.full() if isinstance(cc, ClassCodes) else cc, dtype=np.intp,
-                            order="F")
+        if isinstance(cc, ClassCodes):
+            # decoded once, as int32 (F-ordered): a roll-up casts to intp only the columns it
+            # generalizes (an intp copy of every column cost twice the memory, and the
+            # fresh pages of a large one more than the casts it saved)
+            cc = cc.full()
             self._classes = (cc, rc)
         return cc, rc
 
@@ -94,11 +94,39 @@ class ClassCodes:
 
     def _decode(self, keys: np.ndarray) -> np.ndarray:
         # (classes, q) in Fortran order: each QI's column is written (and read by the
-        # metrics) contiguously
-        out = np.empty((keys.shape[0], len(self.div)), np.int32, order="F")
+        # metrics) contiguously. ``v % c`` as ``v - v // c * c`` (numpy divides by a scalar
+        # with libdivide but not its remainder), written straight into the int32 column.
+        q = len(self.div)
+        out = np.empty((keys.shape[0], q), np.int32, order="F")
+        if not q:
+            return out
+        if self.div[-1] == 1 and all(self.div[i] == self.div[i + 1] * self.cards[i + 1]
+                                     for i in range(q - 1)):
+            # mixed radix: digits from the least significant one, dividing the rest down
+            # (one division per QI; ``k // a // b == k // (a * b)`` for k >= 0), in int32
+            # when the keys (below the span) fit: half the memory traffic, 2x faster
+            dt = np.int32 if self.div[0] * self.cards[0] <= 2**31 else np.int64
+            rest = keys.astype(dt, copy=False)
+            t = np.empty(keys.shape[0], dt)
+            quo = [np.empty(keys.shape[0], dt) for _ in range(min(q - 1, 2))]
+            for j, i in enumerate(range(q - 1, 0, -1)):
+                c = self.cards[i]
+                np.floor_divide(rest, c, out=quo[j % 2])
+                np.multiply(quo[j % 2], c, out=t)
+                np.subtract(rest, t, out=out[:, i], casting="unsafe")  # < c: fits int32
+                rest = quo[j % 2]
+            out[:, 0] = rest
+            return out
+        t = np.empty(keys.shape[0], np.int64)
+        v = np.empty(keys.shape[0], np.int64)
         for i, (d, c) in enumerate(zip(self.div, self.cards)):
-            v = keys // d if d > 1 else keys
-            out[:, i] = v % c if i else v
+            src = np.floor_divide(keys, d, out=v) if d > 1 else keys
+            if not i:
+                out[:, i] = src
+                continue
+            np.floor_divide(src, c, out=t)
+            np.multiply(t, c, out=t)
+            np.subtract(src, t, out=out[:, i], casting="unsafe")  # < c: fits int32
         return out
 
 
