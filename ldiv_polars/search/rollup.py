@@ -344,7 +344,7 @@ class EncodedFrequencySet:
 
     def _roll_counting_many(self, src: Snapshot, levels_list: list[tuple[int, ...]],
                             cache: bool) -> list[Rolled]:
-        """:meth:`_roll_counting` for several nodes from one source: node ``j``'s keys are
+        """:meth:`_roll_full_key` (counting) for several nodes from one source: node ``j``'s keys are
         offset by the spans of the nodes before it, so one ``bincount`` groups them all and
         the output rows come out node by node, each node's in its own key order."""
         q = len(self.qi)
@@ -472,7 +472,8 @@ class EncodedFrequencySet:
         for c in cards:
             span *= c
         if span <= bincount_limit(src.rows):
-            rolled = self._roll_counting(src, levels, cards, span, keep_codes, cache)
+            rolled = self._roll_full_key(src, levels, cards, span, keep_codes, cache,
+                                         counting=True)
         else:
             structure = None
             if self._through_classes(src, cards):
@@ -486,7 +487,8 @@ class EncodedFrequencySet:
                 self._remember(rolled.snapshot, src)
             return rolled
         if span < _KEY_LIMIT and src.codes is not None:
-            rolled = self._roll_sorted(src, levels, cards, span, keep_codes, cache)
+            rolled = self._roll_full_key(src, levels, cards, span, keep_codes, cache,
+                                         counting=False)
             if rolled.snapshot.kept and cache and levels != self.base.levels:
                 self._remember(rolled.snapshot, src)
             return rolled
@@ -720,12 +722,14 @@ class EncodedFrequencySet:
         return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
                       class_size)
 
-    def _roll_counting(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
-                       span: int, keep_codes: bool, cache: bool) -> Rolled:
-        """Roll-up when the full key space (classes x sensitive ids) is small enough to count
-        into: the key of each source row is a sum of per-QI digit lookups, one ``bincount``
-        groups and sums, and every output code is decoded from its key (no gather from the
-        source rows). Same rows, in the same order, as the general path."""
+    def _roll_full_key(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
+                       span: int, keep_codes: bool, cache: bool, *, counting: bool) -> Rolled:
+        """Roll-up on the full mixed-radix key (classes x sensitive ids) of every source row
+        (:meth:`_key`: a sum of per-QI or per-group digit lookups): grouped by one weighted
+        ``bincount`` when the key space is small enough to count into (``counting``), else by
+        :func:`~ldiv_polars.search.grouping.group_sum` (one sort, near-linear on a source in
+        key order); every output code is decoded from its key (no gather from the source
+        rows). Same rows, in the same order, as the stepwise densifying of the general path."""
         q = len(self.qi)
         ns = self.n_sensitive
         radix = [0] * q
@@ -734,22 +738,26 @@ class EncodedFrequencySet:
             radix[i] = r
             r *= cards[i]
         key = self._key(src, levels, radix, src.s if ns > 1 else None)
-        # float64 sums are exact below 2**53 rows
-        counts = np.bincount(key, weights=src.n, minlength=span)
-        uniq = np.flatnonzero(counts != 0)  # a bool mask: ~5x faster than on floats
-        n = counts[uniq].astype(np.int64)
+        if counting:
+            # float64 sums are exact below 2**53 rows
+            counts = np.bincount(key, weights=src.n, minlength=span)
+            del key
+            uniq = np.flatnonzero(counts != 0)  # a bool mask: ~5x faster than on floats
+            n = counts[uniq].astype(np.int64)
+            del counts
+        else:
+            uniq, n = group_sum(key, span, src.n)
+            del key
         rows = uniq.shape[0]
         if ns > 1:
             s = (uniq % ns).astype(np.int32)
             ck = uniq // ns
-            new = np.empty(rows, dtype=bool)
-            if rows:
-                new[0] = True
-                np.not_equal(ck[1:], ck[:-1], out=new[1:])
-            cfirst = np.flatnonzero(new)
-            row_class = np.cumsum(new) - 1
-            cks = ck[cfirst]
-            class_size = np.add.reduceat(n, cfirst) if rows else np.zeros(0, np.int64)
+            new = run_starts(ck)
+            cks = ck[new]
+            del ck
+            row_class = np.cumsum(new, dtype=np.int64)
+            row_class -= 1
+            class_size = run_sums(n.copy(), new)
         else:
             s = np.zeros(rows, dtype=np.int32)
             cks = uniq
@@ -817,48 +825,6 @@ class EncodedFrequencySet:
         tables = [None if src_levels[i] == levels[i] else
                   self._scaled(i, src_levels[i], levels[i], radix[i]) for i in range(len(cols))]
         return _lookup_sum(cols, tables, radix, rows, extra)
-
-    def _roll_sorted(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
-                     span: int, keep_codes: bool, cache: bool) -> Rolled:
-        """Roll-up of a wide key space (below ``_KEY_LIMIT``) from the source's rows: the full
-        mixed-radix key (classes x sensitive ids) of every row, grouped by
-        :func:`~ldiv_polars.search.grouping.group_sum` (one sort, near-linear on a source in
-        key order, or counting), and every output code decoded from its key. Same rows, in
-        the same order, as the stepwise densifying of the general path."""
-        q = len(self.qi)
-        ns = self.n_sensitive
-        radix = [0] * q
-        r = ns
-        for i in range(q - 1, -1, -1):
-            radix[i] = r
-            r *= cards[i]
-        codes = src.codes
-        assert codes is not None
-        key = self._mixed_key([codes[i] for i in range(q)], src.rows, src.levels, levels,
-                              radix, src.s if ns > 1 else None)
-        uniq, n = group_sum(key, span, src.n)
-        del key
-        rows = uniq.shape[0]
-        if ns > 1:
-            s = (uniq % ns).astype(np.int32)
-            ck = uniq // ns
-            new = run_starts(ck)
-            cks = ck[new]
-            del ck
-            row_class = np.cumsum(new, dtype=np.int64)
-            row_class -= 1
-            class_size = run_sums(n.copy(), new)
-        else:
-            s = np.zeros(rows, dtype=np.int32)
-            cks = uniq
-            row_class = np.arange(rows, dtype=np.int64)
-            class_size = n
-        class_codes = ClassCodes(cks, [r // ns for r in radix], cards)
-        keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
-                              and rows <= self.row_budget)
-        classes = (class_codes, None if ns == 1 else row_class) if keep else None
-        return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
-                      class_size)
 
     # --- frames for the models ----------------------------------------------------------------
 
