@@ -217,6 +217,7 @@ def _anonymize(
                                             strategy=strategy, progress=progress)
 
     search_rollups = search_efs.rollups if search_efs is not efs else 0
+    search_is_efs = search_efs is efs
     # the optimum rolled up while the search's snapshots can still be its source
     best = efs.rollup(outcome.lattice.levels(outcome.optimum), cache=False) \
         if outcome.optimum is not None and search_efs is efs else None
@@ -254,7 +255,9 @@ def _anonymize(
     verdict = checker.check(rolled)
     if not verdict.passed:  # pragma: no cover - the search only returns passing nodes
         raise VerificationError(f"the chosen node {levels} does not pass on re-evaluation")
-    suite = MetricSuite(efs)
+    # the search's metric tables when it searched this very frequency set
+    suite = outcome.metrics if search_is_efs and outcome.metrics is not None \
+        else MetricSuite(efs)
     values = suite.values(rolled, verdict.suppressed)
     output, retained = _output_plan(lf, efs, rolled, verdict.suppressed, hs, suppression_mode)
     n_rollups = efs.rollups + search_rollups

@@ -99,6 +99,7 @@ class SearchOutcome:
     metric: str
     limit_rows: int
     notes: list[str] = field(default_factory=list)
+    metrics: MetricSuite | None = None  # the search's metric tables (of the searched efs)
 
 
 class _Search:
@@ -468,5 +469,5 @@ def search_lattice(
         lattice=s.lattice, strategy=strategy, monotone=monotone, reason=reason,
         checked=s.checked, evaluations=s.checker.evaluations, rollups=efs.rollups,
         records=s.records, passing=passing, minimal=minimal, optimum=optimum, metric=metric,
-        limit_rows=limit_rows, notes=notes,
+        limit_rows=limit_rows, notes=notes, metrics=s.metrics,
     )
