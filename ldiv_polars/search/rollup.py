@@ -156,7 +156,7 @@ class EncodedFrequencySet:
             self._rep.append(reps)
         self._up: dict[tuple[int, int, int], np.ndarray] = {}
         self._scaled_cache: dict[tuple[int, int, int, int], np.ndarray] = {}
-        self._group_luts: dict[tuple[tuple[int, ...], ...], np.ndarray] = {}
+        self._group_luts: dict[tuple[object, ...], np.ndarray] = {}
         self._grouped: dict[int, tuple[Snapshot, int, list[tuple[int, ...]],
                                        list[np.ndarray]]] = {}
         """id(source) -> (source, roll-ups from it, QI groups, grouped codes)."""
@@ -636,8 +636,10 @@ class EncodedFrequencySet:
                    radix: Sequence[int], group: tuple[int, ...]) -> np.ndarray:
         """Digit lookup of a QI group: grouped source code -> the sum of the group's QIs'
         digits (:meth:`_scaled`) of the target key."""
-        key = (group, tuple(src_levels[i] for i in group), tuple(levels[i] for i in group),
-               tuple(radix[i] for i in group))
+        # groups are runs of consecutive QIs; the radix of a group's QIs follows from its
+        # last one's and the group's target levels
+        g0, g1 = group[0], group[-1] + 1
+        key = (g0, g1, src_levels[g0:g1], tuple(levels[g0:g1]), radix[g1 - 1])
         lut = self._group_luts.get(key)
         if lut is None:
             i0 = group[0]
