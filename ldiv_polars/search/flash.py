@@ -238,7 +238,8 @@ class _Search:
             if not nxt:
                 return path
             # generalize first the QI whose step keeps the most distinct values (ARX-like;
-            # measured on Adult k=5: 143 checks vs 195 for "smallest relative level")
+            # measured on Adult k=5 with binary search: 143 checks vs 195 for "smallest relative
+            # level")
             node = min(nxt, key=lambda s: (self._rel(s), s))
             path.append(node)
 
