@@ -285,10 +285,11 @@ class _Search:
         shown where passing starts, the search first probes the node predicted to be the first
         passing one — the first whose score (minus the log of its number of value
         combinations, increasing along the path) reaches the ``BORDER_QUANTILE`` quantile of
-        the scores of the first passing nodes found so far — and gallops away from it (1, 2, 4, ... steps) until the
-        answer is bracketed, then binary-searches the bracket. Any probe order gives the same
-        tags (each follows from monotonicity); a good guess only saves checks of nodes far
-        from the border (on Adult k=5 with 0% suppression most checks were such nodes)."""
+        the (sorted) scores of the first passing nodes found so far — and gallops away from it
+        (1, 2, 4, ... steps) until the answer is bracketed, then binary-searches the bracket.
+        Any probe order gives the same tags (each follows from monotonicity); a good guess
+        only saves checks of nodes far from the border (on Adult k=5 with 0% suppression most
+        checks were such nodes)."""
         lo, hi = 0, len(path) - 1  # the answer lies in [lo, hi + 1]
         if borders and len(path) > 2 and BORDER_QUANTILE >= 0:
             scores = self._path_score[path]

@@ -344,9 +344,9 @@ class EncodedFrequencySet:
 
     def _roll_counting_many(self, src: Snapshot, levels_list: list[tuple[int, ...]],
                             cache: bool) -> list[Rolled]:
-        """:meth:`_roll_full_key` (counting) for several nodes from one source: node ``j``'s keys are
-        offset by the spans of the nodes before it, so one ``bincount`` groups them all and
-        the output rows come out node by node, each node's in its own key order."""
+        """:meth:`_roll_full_key` (counting) for several nodes from one source: node ``j``'s
+        keys are offset by the spans of the nodes before it, so one ``bincount`` groups them
+        all and the output rows come out node by node, each node's in its own key order."""
         q = len(self.qi)
         ns = self.n_sensitive
         B = len(levels_list)
@@ -542,9 +542,9 @@ class EncodedFrequencySet:
         source has grouped codes (:meth:`_grouped_codes`). An unchanged QI is one
         multiplication; a generalized one (or a group) a lookup. Small sources look up by
         fancy indexing, which takes int32 indices as they are (``np.take`` casts them on every
-        call) and has the least per-call cost; from ``KEY_CHUNK`` rows on, the sums are built
-        chunk by chunk (:func:`_lookup_sum`: no temporaries of the rows' size, ~1.7x faster
-        on millions of rows)."""
+        call) and has the least per-call cost; from ``CHUNKED_KEY_ROWS`` rows on, the sums
+        are built chunk by chunk (:func:`_lookup_sum`: no temporaries of the rows' size, ~1.7x
+        faster on millions of rows)."""
         grouped = self._grouped_codes(src)
         if grouped is not None:
             groups, cols = grouped
@@ -820,10 +820,8 @@ class EncodedFrequencySet:
                    levels: Sequence[int], radix: Sequence[int],
                    extra: np.ndarray | None = None) -> np.ndarray:
         """int64 mixed-radix key of code columns (QI ``i``'s codes at ``src_levels[i]``): the
-        sum over QIs of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``. Built
-        in chunks of ``KEY_CHUNK`` rows: each QI's digits, its intp lookup indices and the
-        partial sums stay in cache, and no temporary of the rows' size is made (on millions of
-        rows those fresh pages cost as much as the arithmetic)."""
+        sum over QIs of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``, built
+        chunk by chunk (:func:`_lookup_sum`)."""
         tables = [None if src_levels[i] == levels[i] else
                   self._scaled(i, src_levels[i], levels[i], radix[i]) for i in range(len(cols))]
         return _lookup_sum(cols, tables, radix, rows, extra)
