@@ -259,3 +259,13 @@ def test_column_typed_differently_by_duckdb_keeps_the_engine_path(tmp_path, out_
     assert out_of_core == [False]
     _same(got, anonymize(df, QI, "disease", hs, [KAnonymity(4)], suppression=0.02,
                          metric="loss"))
+
+
+def test_null_quasi_identifier_raises_without_sensitive_column():
+    """The encoded path groups without the null guard when there is no sensitive column (its
+    QI columns are never null): a null QI still ends in the typed error naming the column."""
+    df = _table(9).with_columns(
+        pl.when(pl.int_range(pl.len()) == 5).then(None).otherwise(pl.col("zip")).alias("zip"))
+    hs = _hierarchies(df.drop_nulls())
+    with pytest.raises(NullValuesError, match="zip"):
+        anonymize(df, QI, None, hs, [KAnonymity(2)])

@@ -422,7 +422,10 @@ def _encoded_frequency_set(
             return None
         exprs.append(pl.col(q).cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical()
                      .cast(pl.Int32).fill_null(-1).alias(q))
-    enc = FrequencySet.build(lf.with_columns(exprs), fs.qi, fs.sensitive, nulls=nulls)
+    # the encoded QI columns are never null (a null or unknown value is -1, and the string
+    # path then raises the typed error): the null guard is needed for sensitive columns only
+    enc = FrequencySet.build(lf.with_columns(exprs), fs.qi, fs.sensitive,
+                             nulls=nulls if fs.sensitive else "value")
     enc = enc.materialize()
     df = enc.frame.collect()
     if df.height and bool(df.select(pl.min_horizontal(pl.col(q).min() for q in fs.qi) < 0)
