@@ -64,7 +64,7 @@ class Lattice:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.radix))
 
     def levels(self, node: int) -> tuple[int, ...]:
-        return tuple(int(v) for v in self.nodes[node])
+        return tuple(self.nodes[node].tolist())
 
     def height(self, node: int) -> int:
         return int(self.node_height[node])

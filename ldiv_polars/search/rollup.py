@@ -296,7 +296,8 @@ class EncodedFrequencySet:
         of the new snapshot (needed only to roll up *from* it) are materialized when it is
         cached or ``keep_codes`` is set; otherwise ``snapshot.codes`` is None (a row's codes are
         its class's, ``class_codes[row_class]``)."""
-        levels = tuple(int(v) for v in levels)
+        if type(levels) is not tuple:  # the lattice's levels are already a tuple of ints
+            levels = tuple(int(v) for v in levels)
         src = self.source_for(levels)
         if self.lazy_hubs and src.rows >= HUB_MIN_ROWS:
             hub = self._hub(levels, src)
