@@ -214,37 +214,37 @@ def test_lean_search_changes_no_result(monkeypatch):
     _same(got, ref)
 
 
-def test_null_quasi_identifier_still_raises(tmp_path, out_of_core):
-    df = _table(7).with_columns(
-        pl.when(pl.int_range(pl.len()) == 17).then(None).otherwise(pl.col("zip")).alias("zip"))
-    hs = _hierarchies(df.drop_nulls())
+def _raises_on_engine_path(tmp_path, df, hs, error, match, out_of_core):
+    """``anonymize`` of ``df`` as Parquet raises ``error`` naming ``match``, DuckDB having
+    handed the file over to the engine path (which raises the typed errors)."""
     path = tmp_path / "t.parquet"
     df.write_parquet(path)
-    with pytest.raises(NullValuesError, match="zip"):
+    with pytest.raises(error, match=match):
         anonymize(path, QI, "disease", hs, [KAnonymity(2)])
-    assert out_of_core == [False]  # DuckDB saw the null and handed over to the engine path
+    assert out_of_core == [False]
+
+
+def _with_null(df: pl.DataFrame, col: str, row: int) -> pl.DataFrame:
+    return df.with_columns(
+        pl.when(pl.int_range(pl.len()) == row).then(None).otherwise(pl.col(col)).alias(col))
+
+
+def test_null_quasi_identifier_still_raises(tmp_path, out_of_core):
+    df = _with_null(_table(7), "zip", 17)
+    _raises_on_engine_path(tmp_path, df, _hierarchies(df.drop_nulls()), NullValuesError, "zip",
+                           out_of_core)
 
 
 def test_null_sensitive_still_raises(tmp_path, out_of_core):
-    df = _table(8).with_columns(
-        pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise(pl.col("disease"))
-        .alias("disease"))
-    hs = _hierarchies(df)
-    path = tmp_path / "t.parquet"
-    df.write_parquet(path)
-    with pytest.raises(NullValuesError, match="disease"):
-        anonymize(path, QI, "disease", hs, [KAnonymity(2)])
-    assert out_of_core == [False]
+    df = _with_null(_table(8), "disease", 3)
+    _raises_on_engine_path(tmp_path, df, _hierarchies(df), NullValuesError, "disease",
+                           out_of_core)
 
 
 def test_value_missing_from_hierarchy_still_raises(tmp_path, out_of_core):
     df = _table(9)
-    hs = _hierarchies(df.filter(pl.col("zip") != "105"))
-    path = tmp_path / "t.parquet"
-    df.write_parquet(path)
-    with pytest.raises(HierarchyValueMissingError, match="105"):
-        anonymize(path, QI, "disease", hs, [KAnonymity(2)])
-    assert out_of_core == [False]
+    _raises_on_engine_path(tmp_path, df, _hierarchies(df.filter(pl.col("zip") != "105")),
+                           HierarchyValueMissingError, "105", out_of_core)
 
 
 def test_column_typed_differently_by_duckdb_keeps_the_engine_path(tmp_path, out_of_core):
@@ -264,8 +264,7 @@ def test_column_typed_differently_by_duckdb_keeps_the_engine_path(tmp_path, out_
 def test_null_quasi_identifier_raises_without_sensitive_column():
     """The encoded path groups without the null guard when there is no sensitive column (its
     QI columns are never null): a null QI still ends in the typed error naming the column."""
-    df = _table(9).with_columns(
-        pl.when(pl.int_range(pl.len()) == 5).then(None).otherwise(pl.col("zip")).alias("zip"))
+    df = _with_null(_table(9), "zip", 5)
     hs = _hierarchies(df.drop_nulls())
     with pytest.raises(NullValuesError, match="zip"):
         anonymize(df, QI, None, hs, [KAnonymity(2)])

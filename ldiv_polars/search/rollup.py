@@ -556,9 +556,7 @@ class EncodedFrequencySet:
             codes = src.codes
             assert codes is not None
             cols = list(codes)
-            tables = [None if src.levels[i] == levels[i] else
-                      self._scaled(i, src.levels[i], levels[i], radix[i])
-                      for i in range(len(levels))]
+            tables = self._digit_tables(src.levels, levels, radix)
             scale = list(radix)
         if src.rows >= CHUNKED_KEY_ROWS or not cols:
             return _lookup_sum(cols, tables, scale, src.rows, extra)
@@ -823,9 +821,16 @@ class EncodedFrequencySet:
         """int64 mixed-radix key of code columns (QI ``i``'s codes at ``src_levels[i]``): the
         sum over QIs of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``, built
         chunk by chunk (:func:`_lookup_sum`)."""
-        tables = [None if src_levels[i] == levels[i] else
-                  self._scaled(i, src_levels[i], levels[i], radix[i]) for i in range(len(cols))]
-        return _lookup_sum(cols, tables, radix, rows, extra)
+        return _lookup_sum(cols, self._digit_tables(src_levels, levels, radix), radix, rows,
+                           extra)
+
+    def _digit_tables(self, src_levels: Sequence[int], levels: Sequence[int],
+                      radix: Sequence[int]) -> list[np.ndarray | None]:
+        """Per QI, the lookup of its digit of the key (:meth:`_scaled`), or None where its level
+        is unchanged (the digit is then the code times ``radix[i]``)."""
+        return [None if src_levels[i] == levels[i] else
+                self._scaled(i, src_levels[i], levels[i], radix[i])
+                for i in range(len(levels))]
 
     # --- frames for the models ----------------------------------------------------------------
 
