@@ -77,8 +77,11 @@ def _encode(df: pl.DataFrame, hs: dict[str, Hierarchy]) -> pl.DataFrame:
         for q in QI)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_duckdb_frequency_set_equals_polars(tmp_path, seed):
+@pytest.mark.parametrize(("seed", "fetch_rows"), [(0, 1 << 20), (1, 1 << 20), (2, 1 << 20),
+                                                 (0, 1), (1, 3), (2, 64)])
+def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_rows):
+    # small fetch batches: runs of one QI combination continue across batches
+    monkeypatch.setattr(duckfs, "FETCH_ROWS", fetch_rows)
     df = _table(seed)
     hs = _hierarchies(df)
     path = tmp_path / "t.parquet"
@@ -91,7 +94,9 @@ def test_duckdb_frequency_set_equals_polars(tmp_path, seed):
         assert dfs.n_sensitive == df["disease"].n_unique()
         # QI-only frequency set: same rows (ascending codes, first QI first) and counts
         exp = enc.group_by(QI).len().sort(QI)
-        codes, n = dfs.qi_frequency_set()
+        keys, n = dfs.qi_frequency_set()
+        assert np.all(np.diff(keys) > 0)
+        codes = dfs.decode(keys)
         assert codes.shape == (len(QI), exp.height)
         for i, q in enumerate(QI):
             assert codes[i].tolist() == exp[q].to_list()

@@ -38,7 +38,7 @@ from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import check_models
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
-from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.rollup import GROUP_MAX_ROWS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
 
@@ -370,8 +370,12 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     """The QI-only encoded frequency set from DuckDB's table (counts one roll-up, the
     grouping that sums the sensitive column out, as :meth:`EncodedFrequencySet.without_sensitive`
     does)."""
-    codes, n = duck.qi_frequency_set()
+    keys, n = duck.qi_frequency_set()
     duck.disconnect()  # DuckDB's buffers are not needed during the search
+    # the keys as they are (grouped codes come from them); a base too large for grouped codes
+    # is read per QI: decoded once here, the keys dropped
+    codes = keys if keys.shape[0] <= GROUP_MAX_ROWS else duck.decode(keys)
+    del keys
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
                        .lazy(), fs.qi, ())
     for m in models:  # QI-only models: nothing to check on the values

@@ -82,7 +82,7 @@ class MetricSuite:
             lv_leaves, lv_marg, lv_xlogx, lv_cost, lv_tot = [], [], [], [], []
             # rows per raw value: the only pass over the frequency set (per QI); each level's
             # row counts are summed from it over the raw domain
-            raw = np.bincount(base.codes[i], weights=base.n,
+            raw = np.bincount(efs.base_column(i), weights=base.n,
                               minlength=len(efs.level_maps[i][0]))
             for j, m in enumerate(efs.level_maps[i]):
                 card = efs.cards[i][j]

@@ -14,6 +14,7 @@ types live in :mod:`ldiv_polars.search.snapshot`, the key-grouping primitives in
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -82,9 +83,13 @@ class EncodedFrequencySet:
         """``encoded``: the QI columns of ``fs`` already hold the (validated, non-negative)
         index of each value among the hierarchy's raw values (see
         :func:`ldiv_polars.search.anonymize`, which encodes before grouping). ``arrays``:
-        ``(codes, n)``, a QI-only frequency set already encoded as a ``(q, rows)`` int32 array
-        of such indices and its int64 counts, used as they are (``fs`` then only names the
-        columns and must have no sensitive column)."""
+        ``(codes, n)``, a QI-only frequency set already encoded, used as it is (``fs`` then
+        only names the columns and must have no sensitive column): ``codes`` is either a
+        ``(q, rows)`` int32 array of such indices or the ``(rows,)`` int64 mixed-radix keys
+        of those indices (first QI most significant, each QI's radix its number of raw
+        values), ascending; ``n`` the int64 counts. Keys are kept as they are, the per-QI
+        codes decoded only if a roll-up asks for them (most read grouped codes, computed
+        from the keys)."""
         self.qi = tuple(fs.qi)
         self.sensitive = tuple(fs.sensitive)
         missing = [q for q in self.qi if q not in hierarchies]
@@ -93,10 +98,14 @@ class EncodedFrequencySet:
                 f"no hierarchy for quasi-identifier(s) {', '.join(map(repr, missing))}"
             )
         self.hierarchies = [hierarchies[q] for q in self.qi]
+        keyed: np.ndarray | None = None
         if arrays is not None:
             if self.sensitive:
                 raise InvalidParameterError("arrays= takes a QI-only frequency set")
             codes, counts = arrays
+            if codes.ndim == 1:
+                keyed = codes
+                codes = None
             df = pl.DataFrame()
             self.total = int(counts.sum())
             self.base_rows = int(counts.shape[0])
@@ -144,6 +153,12 @@ class EncodedFrequencySet:
         self.level_maps = [[m for m, _ in h.level_codes()] for h in self.hierarchies]
         self.level_labels = [[lab for _, lab in h.level_codes()] for h in self.hierarchies]
         self.cards = [[len(lab) for lab in labs] for labs in self.level_labels]
+        if keyed is not None:
+            # the base's codes implicit in its keys (every row a class): decoded on demand
+            raw = [c[0] for c in self.cards]
+            place = [math.prod(raw[i + 1:]) for i in range(len(raw))]
+            self.base = Snapshot(self.base.levels, None, sid, counts,
+                                 classes=(ClassCodes(keyed, place, raw), None))
         # per QI, per level: one raw index representing each group (to build a->b maps)
         self._rep = []
         for maps in self.level_maps:
@@ -222,6 +237,18 @@ class EncodedFrequencySet:
         out.row_budget = _row_budget(out.base_rows)
         out.rollups = 1
         return out
+
+    def base_column(self, i: int) -> np.ndarray:
+        """QI ``i``'s raw codes of the base rows (from the keys of a keyed base, without
+        decoding the other QIs)."""
+        base = self.base
+        if base._codes is None and base._classes is not None:
+            cc, rc = base._classes
+            if isinstance(cc, ClassCodes) and cc._full is None and rc is None:
+                return cc.digit(i)
+        codes = base.codes
+        assert codes is not None
+        return codes[i]
 
     def release(self) -> None:
         """Drop the snapshot cache and the hubs (memory); roll-ups still work, from the base."""
@@ -475,19 +502,19 @@ class EncodedFrequencySet:
         if span <= bincount_limit(src.rows):
             rolled = self._roll_full_key(src, levels, cards, span, keep_codes, cache,
                                          counting=True)
-        else:
-            structure = None
-            if self._through_classes(src, cards):
-                structure = src.class_structure()
-                if structure is None and self.n_sensitive == 1 and src.codes is not None:
-                    structure = (src.codes.T, None)  # every row is a class
+        elif self.n_sensitive > 1 and self._through_classes(src, cards):
+            structure = src.class_structure()
             rolled = None if structure is None else self._roll_classes(
                 src, structure, levels, cards, keep_codes, cache)
+        else:
+            rolled = None
         if rolled is not None:
             if rolled.snapshot.kept and cache and levels != self.base.levels:
                 self._remember(rolled.snapshot, src)
             return rolled
-        if span < _KEY_LIMIT and src.codes is not None:
+        # (without a sensitive column every row is a class: the full key is the class key,
+        # built from the source's grouped codes when it has them, and grouped by one sort)
+        if span < _KEY_LIMIT and src.kept:
             rolled = self._roll_full_key(src, levels, cards, span, keep_codes, cache,
                                          counting=False)
             if rolled.snapshot.kept and cache and levels != self.base.levels:
@@ -652,37 +679,32 @@ class EncodedFrequencySet:
         return lut
 
     def _through_classes(self, src: Snapshot, cards: list[int]) -> bool:
-        """Whether a wide roll-up from ``src`` goes through its classes: the source has a class
-        structure (or no sensitive column), the class keys fit in int64, and either there is
-        no sensitive column (every row is a class: the class keys are grouped once, by
-        counting or one sort, see :func:`~ldiv_polars.search.grouping.group_sum`) or they can
+        """Whether a wide roll-up from ``src`` (with a sensitive column) goes through its
+        classes: the source has a class structure, the class keys fit in int64, and they can
         be densified by counting or by a sort of at most ``SORT_MAX_ROWS`` keys (beyond, the
         general path's stepwise densifying counts instead)."""
-        if src._classes is None and self.n_sensitive > 1:
+        if src._classes is None:
             return False
-        cc = src._classes[0] if src._classes is not None else None
-        classes_src = src.rows if cc is None else (
-            cc.keys.shape[0] if isinstance(cc, ClassCodes) else cc.shape[0])
+        cc = src._classes[0]
+        classes_src = cc.keys.shape[0] if isinstance(cc, ClassCodes) else cc.shape[0]
         span_c = 1
         for c in cards:
             span_c *= c
         if span_c >= _KEY_LIMIT:
             return False
-        if self.n_sensitive == 1:
-            return True  # every row is a class: one grouping of the class keys, no ranks
         return span_c <= count_limit(classes_src) or classes_src <= SORT_MAX_ROWS
 
     def _roll_classes(self, src: Snapshot, structure: tuple[np.ndarray, np.ndarray | None],
                       levels: tuple[int, ...], cards: list[int], keep_codes: bool,
                       cache: bool) -> Rolled | None:
-        """Roll-up of a wide key space through the source's classes: each source *class*
-        gets its target class key (per-QI digits, on the classes rather than the rows), the
-        keys are densified (monotone ranks, so the class order is the key order), and the
-        rows are grouped on ``(dense class, sensitive id)`` — a narrow key space, counted by
-        one ``bincount``; without a sensitive column (every row a class) the class keys are
-        grouped and summed directly (no ranks). Same rows, in the same order, as the general
-        path (see :meth:`_through_classes` for when it is used)."""
+        """Roll-up of a wide key space through the source's classes (a frequency set with a
+        sensitive column): each source *class* gets its target class key (per-QI digits, on
+        the classes rather than the rows), the keys are densified (monotone ranks, so the
+        class order is the key order), and the rows are grouped on ``(dense class, sensitive
+        id)`` — a narrow key space, counted by one ``bincount``. Same rows, in the same
+        order, as the general path (see :meth:`_through_classes` for when it is used)."""
         cc, rc = structure
+        assert rc is not None  # a sensitive column: rows are (class, sensitive) cells
         q = len(self.qi)
         ns = self.n_sensitive
         radix = [0] * q
@@ -694,32 +716,25 @@ class EncodedFrequencySet:
         classes_src = cc.shape[0]
         ckey = self._mixed_key([cc[:, i] for i in range(q)], classes_src, src.levels, levels,
                                radix)
-        if rc is None:  # every source row is a class (no sensitive column)
-            uniq, n = group_sum(ckey, span_c, src.n)
-            rows = g = uniq.shape[0]
-            s = np.zeros(rows, dtype=np.int32)
-            row_class = np.arange(rows, dtype=np.int64)
-            class_size = n
+        inv, uniq = dense_rank(ckey, span_c)
+        g = uniq.shape[0]
+        key = inv[rc] * ns + src.s
+        span = g * ns
+        if span <= bincount_limit(src.rows):
+            counts = np.bincount(key, weights=src.n, minlength=span)
+            keys = np.flatnonzero(counts != 0)
+            n = counts[keys].astype(np.int64)
         else:
-            inv, uniq = dense_rank(ckey, span_c)
-            g = uniq.shape[0]
-            key = inv[rc] * ns + src.s
-            span = g * ns
-            if span <= bincount_limit(src.rows):
-                counts = np.bincount(key, weights=src.n, minlength=span)
-                keys = np.flatnonzero(counts != 0)
-                n = counts[keys].astype(np.int64)
-            else:
-                inv2, keys = dense_rank(key, span)
-                n = np.bincount(inv2, weights=src.n, minlength=keys.shape[0]).astype(np.int64)
-            rows = keys.shape[0]
-            s = (keys % ns).astype(np.int32)
-            row_class = keys // ns  # dense class ids: every one of the g classes has rows
-            class_size = np.bincount(row_class, weights=n, minlength=g).astype(np.int64)
+            inv2, keys = dense_rank(key, span)
+            n = np.bincount(inv2, weights=src.n, minlength=keys.shape[0]).astype(np.int64)
+        rows = keys.shape[0]
+        s = (keys % ns).astype(np.int32)
+        row_class = keys // ns  # dense class ids: every one of the g classes has rows
+        class_size = np.bincount(row_class, weights=n, minlength=g).astype(np.int64)
         class_codes = ClassCodes(uniq, radix, cards)
         keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
                               and rows <= self.row_budget)
-        classes = (class_codes, None if rc is None else row_class) if keep else None
+        classes = (class_codes, row_class) if keep else None
         return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
                       class_size)
 

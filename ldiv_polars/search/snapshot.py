@@ -92,6 +92,13 @@ class ClassCodes:
             return self._full[which]
         return self._decode(self.keys[which])
 
+    def digit(self, i: int) -> np.ndarray:
+        """The codes of QI ``i`` alone (``keys // div[i] % cards[i]``), int64."""
+        d = self.keys // self.div[i] if self.div[i] > 1 else self.keys.copy()
+        if i:
+            d %= self.cards[i]
+        return d
+
     def _decode(self, keys: np.ndarray) -> np.ndarray:
         # (classes, q) in Fortran order: each QI's column is written (and read by the
         # metrics) contiguously. ``v % c`` as ``v - v // c * c`` (numpy divides by a scalar
