@@ -203,9 +203,10 @@ class _Search:
 
     def _after_check(self, node: int, rec: NodeRecord) -> None:
         if rec.checked and rec.passed and rec.suppressed_rows == 0 and self.all_monotone:
-            m = self.lattice.above(node)
-            self.zero |= m
-            self.tags[m & (self.tags == 0)] = 1
+            lat = self.lattice
+            box = lat.box_above(node)
+            self.zero.reshape(lat.heights)[box] = True
+            lat.tag(self.tags, box, 1)
 
     def bound(self, node: int) -> float:
         """Suppression-free metric value: a lower bound of the value, monotone over the lattice."""
@@ -222,14 +223,6 @@ class _Search:
         return b
 
     # --- strategies ---------------------------------------------------------------------------
-
-    def _tag_up(self, node: int) -> None:
-        m = self.lattice.above(node) & (self.tags == 0)
-        self.tags[m] = 1
-
-    def _tag_down(self, node: int) -> None:
-        m = self.lattice.below(node) & (self.tags == 0)
-        self.tags[m] = -1
 
     def _path(self, start: int, tags: np.ndarray) -> list[int]:
         lat = self.lattice
@@ -274,8 +267,10 @@ class _Search:
         rec = self.check(node)
         passed = rec.relaxed_pass if relaxed else rec.passed
         lat = self.lattice
-        m = lat.above(node) if passed else lat.below(node)
-        tags[m & (tags == 0)] = 1 if passed else -1
+        if passed:
+            lat.tag(tags, lat.box_above(node), 1)
+        else:
+            lat.tag(tags, lat.box_below(node), -1)
         self._report()
         return passed
 

@@ -84,14 +84,36 @@ class Lattice:
         """Boolean mask of the node and all its generalizations: on the lattice as a
         ``heights``-shaped grid, the box from the node's levels up (one slice assignment)."""
         m = np.zeros(self.heights, dtype=bool)
-        m[tuple(slice(int(v), None) for v in self.nodes[node])] = True
+        m[self.box_above(node)] = True
         return m.reshape(-1)
 
     def below(self, node: int) -> np.ndarray:
         """Boolean mask of the node and all its specializations (the box up to its levels)."""
         m = np.zeros(self.heights, dtype=bool)
-        m[tuple(slice(0, int(v) + 1) for v in self.nodes[node])] = True
+        m[self.box_below(node)] = True
         return m.reshape(-1)
+
+    def box_above(self, node: int) -> tuple[slice, ...]:
+        """The node and all its generalizations as a slice of the ``heights``-shaped grid."""
+        return tuple(slice(v, None) for v in self.nodes[node].tolist())
+
+    def box_below(self, node: int) -> tuple[slice, ...]:
+        """The node and all its specializations as a slice of the ``heights``-shaped grid."""
+        return tuple(slice(0, v + 1) for v in self.nodes[node].tolist())
+
+    def tag(self, tags: np.ndarray, box: tuple[slice, ...], value: int) -> None:
+        """Set the still-zero entries of ``tags`` (one per node) inside ``box`` to ``value``:
+        in place, on the box's view of the grid (no lattice-sized mask).
+
+        >>> lat = Lattice([2, 3])
+        >>> tags = np.zeros(lat.size, dtype=np.int8)
+        >>> tags[lat.id_of((1, 2))] = -1
+        >>> lat.tag(tags, lat.box_above(lat.id_of((0, 1))), 1)
+        >>> [lat.levels(i) for i in np.flatnonzero(tags == 1)]
+        [(0, 1), (0, 2), (1, 1)]
+        """
+        view = tags.reshape(self.heights)[box]
+        view[view == 0] = value
 
     def minimal_of(self, mask: np.ndarray) -> list[int]:
         """Nodes of ``mask`` with no other node of ``mask`` below them (the minimal elements).
