@@ -33,7 +33,7 @@ from ldiv_polars.search.grouping import (
     run_starts,
     run_sums,
 )
-from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot
+from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot, row_ids, zero_ids
 
 CLASS = "__ldiv_class"
 """The single class-key column of a rolled-up frequency set handed to the models."""
@@ -587,12 +587,14 @@ class EncodedFrequencySet:
             scale = list(radix)
         if src.rows >= CHUNKED_KEY_ROWS or not cols:
             return _lookup_sum(cols, tables, scale, src.rows, extra)
-        key = np.zeros(src.rows, dtype=np.int64) if extra is None else extra.astype(np.int64)
+        key = None if extra is None else extra.astype(np.int64)
         for col, table, r in zip(cols, tables, scale):
-            if table is None:
-                np.add(key, col * np.int64(r) if r != 1 else col, out=key)
+            digit = table[col] if table is not None else col * np.int64(r)
+            if key is None:  # the first digits are the key's array (a fresh int64 one)
+                key = digit if digit.dtype == np.int64 else digit.astype(np.int64)
             else:
-                np.add(key, table[col], out=key)
+                np.add(key, digit, out=key)
+        assert key is not None
         return key
 
     def _grouped_codes(self, src: Snapshot
@@ -775,9 +777,9 @@ class EncodedFrequencySet:
             row_class -= 1
             class_size = run_sums(n.copy(), new)
         else:
-            s = np.zeros(rows, dtype=np.int32)
+            s = zero_ids(rows)
             cks = uniq
-            row_class = np.arange(rows, dtype=np.int64)
+            row_class = row_ids(rows)
             class_size = n
         class_codes = ClassCodes(cks, [r // ns for r in radix], cards)
         keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows

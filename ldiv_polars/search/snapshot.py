@@ -15,6 +15,29 @@ from typing import Any
 import numpy as np
 
 
+_SHARED: dict[str, np.ndarray] = {}
+
+
+def _shared(name: str, rows: int, make: Any) -> np.ndarray:
+    buf = _SHARED.get(name)
+    if buf is None or buf.shape[0] < rows:
+        buf = make(max(rows, 1024, 0 if buf is None else 2 * buf.shape[0]))
+        buf.flags.writeable = False
+        _SHARED[name] = buf
+    return buf[:rows]
+
+
+def zero_ids(rows: int) -> np.ndarray:
+    """A read-only int32 array of ``rows`` zeros (the sensitive ids of a frequency set without
+    a sensitive column): a view of one shared buffer, not a fresh array per roll-up."""
+    return _shared("zeros", rows, lambda m: np.zeros(m, dtype=np.int32))
+
+
+def row_ids(rows: int) -> np.ndarray:
+    """A read-only int64 ``arange(rows)`` (each row its own class), a view of a shared one."""
+    return _shared("arange", rows, lambda m: np.arange(m, dtype=np.int64))
+
+
 class Snapshot:
     """Encoded frequency set of one lattice node: one row per (class, sensitive tuple).
 
