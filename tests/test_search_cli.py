@@ -9,7 +9,11 @@ import polars as pl
 import pytest
 
 from ldiv_polars.cli import main
+from ldiv_polars.errors import InputFormatError, InvalidParameterError
 from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
+from ldiv_polars.models import DistinctLDiversity, KAnonymity
+from ldiv_polars.search import anonymize
+from ldiv_polars.search.anonymize import VerificationError
 
 FIG1 = pl.DataFrame(
     {
@@ -51,6 +55,7 @@ def test_cli_json_and_output(fig1_files, tmp_path, capsys):
     assert {"zip": 1, "age": 2} in payload["minimal"]
     written = pl.read_parquet(out)
     assert written.height == 12 and set(written["zip"]) == {"1305*", "1306*", "1485*"}
+    assert payload["verified"] is True  # re-verified while written
 
 
 def test_cli_suppression_csv_and_human_output(fig1_files, tmp_path, capsys):
@@ -121,3 +126,47 @@ def test_cli_missing_output_directory(fig1_files, tmp_path, capsys):
     rc = main(["anonymize", str(data), str(tmp_path / "nope" / "o.parquet"), "--qi", "zip,age",
                "--hierarchies", str(hdir), "--k", "2"])
     assert rc == 2 and "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("suffix", "mode"), [(".parquet", "mask"), (".csv", "drop")])
+def test_sink_writes_the_output_and_verifies_it_in_the_same_pass(fig1_files, tmp_path, suffix,
+                                                                mode):
+    data, hdir = fig1_files
+    hs = {"zip": Hierarchy.from_csv(hdir / "fig1_hierarchy_zip.csv"),
+          "age": Hierarchy.from_csv(hdir / "age.csv")}
+    kw = dict(suppression=0.34, metric="height", suppression_mode=mode)
+    res = anonymize(data, ["zip", "age"], "condition", hs, [KAnonymity(4), DistinctLDiversity(2)],
+                    verify=False, **kw)
+    assert res.verification is None and res.suppressed_rows == 4
+    out = tmp_path / f"out{suffix}"
+    res.sink(out)
+    # the same verdict as the separate re-verification pass of anonymize(verify=True)
+    ref = anonymize(data, ["zip", "age"], "condition", hs,
+                    [KAnonymity(4), DistinctLDiversity(2)], **kw).verification
+    got = res.verification
+    assert got.passed and (got.rows, got.classes) == (ref.rows, ref.classes) == (8, 2)
+    schema = {"zip": pl.String, "age": pl.String}
+    written = pl.read_parquet(out) if suffix == ".parquet" else pl.read_csv(
+        out, schema_overrides=schema)
+    expected = res.output.collect()
+    assert written.cast(schema).sort(written.columns).equals(
+        expected.cast(schema).sort(expected.columns))
+    assert written.height == (12 if mode == "mask" else 8)
+
+
+def test_sink_removes_an_output_failing_verification(fig1_files, tmp_path):
+    data, hdir = fig1_files
+    hs = {"zip": Hierarchy.from_csv(hdir / "fig1_hierarchy_zip.csv"),
+          "age": Hierarchy.from_csv(hdir / "age.csv")}
+    res = anonymize(data, ["zip", "age"], "condition", hs, [KAnonymity(4)], verify=False)
+    # a stricter model than the one searched for: the written output must fail its check
+    res._plan.models = [KAnonymity(5)]
+    out = tmp_path / "out.parquet"
+    with pytest.raises(VerificationError, match="k_anonymity"):
+        res.sink(out)
+    assert not out.exists()
+    with pytest.raises(InputFormatError):
+        res.sink(tmp_path / "out.json")
+    none = anonymize(data, ["zip", "age"], "condition", hs, [KAnonymity(13)])
+    with pytest.raises(InvalidParameterError):
+        none.sink(out)

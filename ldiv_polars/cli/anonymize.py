@@ -76,16 +76,6 @@ def build_models(k: int | None, l: float | None, model: str, c: float | None, t:
     return models
 
 
-def write_output(lf: Any, out: Path) -> None:
-    suffix = out.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        lf.sink_parquet(out)
-    elif suffix == ".csv":
-        lf.sink_csv(out)
-    else:
-        raise InputFormatError(f"OUT must end in .parquet or .csv, got {str(out)!r}")
-
-
 def demo_hierarchies(path: Path | str, qi: list[str]) -> dict[str, Any]:
     """Hierarchies for the synthetic demo data, built from its distinct values (one small pass):
     age -> 5/10/20-year intervals (bottom-coded below 20, top-coded from 80), zip -> right-to-left
@@ -172,9 +162,10 @@ def register(app: typer.Typer) -> None:
             raise InputFormatError(f"OUT's directory does not exist: {str(out.parent)!r}")
         hs = {q: Hierarchy.from_csv(find_hierarchy(hierarchies, q), separator=hierarchy_separator,
                                     name=q) for q in qi_cols}
+        # re-verified while written (one pass over the input for both), not by anonymize()
         kwargs: dict[str, Any] = dict(
             suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
-            separator=separator, verify=not no_verify,
+            separator=separator, verify=False,
         )
         if as_json:
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
@@ -192,7 +183,7 @@ def register(app: typer.Typer) -> None:
                 result = anonymize(str(path), qi_cols, s_cols or None, hs, models,
                                    progress=progress, **kwargs)
         if result.output is not None:
-            write_output(result.output, out)
+            result.sink(out, verify=not no_verify)
         if as_json:
             echo_json(result.to_dict())
         else:

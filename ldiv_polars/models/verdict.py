@@ -125,7 +125,14 @@ def check(
     """Evaluate ``models`` on ``data``: one streaming pass builds the frequency set, everything
     else reads it. Columns, parameters and model compatibility are validated first."""
     fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
-    fs = fs.materialize()
+    return check_frequency_set(fs.materialize(), models, reference=reference)
+
+
+def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
+                        reference: pl.DataFrame | pl.LazyFrame | None = None) -> CheckResult:
+    """:func:`check` on a frequency set already built (and collected, see
+    :meth:`FrequencySet.materialize`) from the rows, e.g. in the same pass that writes them;
+    ``models`` as returned by :func:`check_models` for it."""
     for m in models:
         m.validate(fs)
     classes = evaluate_classes(fs, models, reference=reference).collect()

@@ -22,20 +22,21 @@ import functools
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy, require_real
-from ldiv_polars.errors import InvalidParameterError, LdivError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.verdict import check_models
+from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import GROUP_MAX_ROWS, EncodedFrequencySet
@@ -88,10 +89,50 @@ class AnonymizationResult:
     elapsed_s: float
     output: pl.LazyFrame | None = field(repr=False)
     verification: Any = field(repr=False, default=None)
+    _plan: _VerificationPlan | None = field(repr=False, default=None)
 
     @property
     def found(self) -> bool:
         return self.levels is not None
+
+    def sink(self, path: str | Path, *, verify: bool = True) -> None:
+        """Write ``output`` to ``path`` (Parquet, or CSV when ``path`` ends in ``.csv``) in one
+        streaming pass. With ``verify``, the same pass builds the frequency set of the retained
+        rows and the checker re-verifies it (the check ``anonymize(verify=True)`` makes, without
+        a second pass over the input); ``verification`` is set, and if it fails the file is
+        removed and :class:`VerificationError` raised.
+
+        >>> import polars as pl, tempfile, pathlib
+        >>> from ldiv_polars.hierarchy import Hierarchy
+        >>> from ldiv_polars.models import KAnonymity
+        >>> df = pl.DataFrame({"zip": ["a", "b", "a", "b"], "s": ["x", "y", "x", "y"]})
+        >>> h = {"zip": Hierarchy([["a", "*"], ["b", "*"]], name="zip")}
+        >>> res = anonymize(df, "zip", "s", h, KAnonymity(2), verify=False)
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "out.parquet"
+        >>> res.sink(out)
+        >>> res.verification.passed, pl.read_parquet(out).height
+        (True, 4)
+        """
+        if self.output is None:
+            raise InvalidParameterError("no node satisfies the requirements: nothing to write")
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix in (".parquet", ".pq"):
+            write = self.output.sink_parquet(path, lazy=True)
+        elif suffix == ".csv":
+            write = self.output.sink_csv(path, lazy=True)
+        else:
+            raise InputFormatError(f"output must end in .parquet or .csv, got {str(path)!r}")
+        if not verify or self._plan is None:
+            write.collect(engine=STREAMING)
+            return
+        _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
+        try:
+            self.verification = self._plan.verify(fs)
+        except VerificationError:
+            path.unlink(missing_ok=True)
+            raise
+
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (the keys of ``ldiv anonymize --json``)."""
@@ -118,6 +159,28 @@ class AnonymizationResult:
             "notes": self.notes,
             "elapsed_s": round(self.elapsed_s, 4),
         }
+
+
+@dataclass
+class _VerificationPlan:
+    """The re-verification of an output: the (lazy) frequency set of its retained rows with the
+    QI labels, and the models checked on it."""
+
+    fs: FrequencySet
+    models: list[Model]
+    node: dict[str, int]
+
+    def verify(self, collected: FrequencySet | pl.DataFrame) -> CheckResult:
+        """Check the models on the collected frequency set; raise if one fails."""
+        if isinstance(collected, pl.DataFrame):
+            collected = FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive)
+        result = check_frequency_set(collected, self.models)
+        if not result.passed:
+            failing = [m.key for m in result.models if not m.passed]
+            raise VerificationError(
+                f"re-verification of the anonymized output failed for {', '.join(failing)} "
+                f"at node {self.node}")
+        return result
 
 
 def prepare_hierarchies(
@@ -274,29 +337,21 @@ def _anonymize(
         values["kl"] = _duck_kl(duck, level_maps, level_cards, suite, rolled,
                                 verdict.suppressed)
     del rolled, suite
-    verification = None
-    if verify:
-        from ldiv_polars.models.verdict import check
-
-        # the output's QI labels as Enums (the same classes, grouped on small integer keys);
-        # models reading only class sizes are checked on the QI columns alone
-        labelled = retained.with_columns(
-            pl.col(q).cast(pl.Enum(hs[q].column(lv).cast(pl.String).unique(maintain_order=True)))
-            for q, lv in zip(qi_t, levels))
-        verification = check(labelled, qi_t, None if qi_only else (sens_t or None), models,
-                             nulls=nulls)
-        if not verification.passed:
-            failing = [m.key for m in verification.models if not m.passed]
-            raise VerificationError(
-                f"re-verification of the anonymized output failed for {', '.join(failing)} "
-                f"at node {dict(zip(qi_t, levels))}"
-            )
+    # the output's QI labels as Enums (the same classes, grouped on small integer keys);
+    # models reading only class sizes are checked on the QI columns alone
+    labelled = retained.with_columns(
+        pl.col(q).cast(pl.Enum(hs[q].column(lv).cast(pl.String).unique(maintain_order=True)))
+        for q, lv in zip(qi_t, levels))
+    vfs = FrequencySet.build(labelled, qi_t, None if qi_only else (sens_t or None), nulls=nulls)
+    plan = _VerificationPlan(vfs, check_models(models, vfs.sensitive), dict(zip(qi_t, levels)))
+    verification = plan.verify(vfs.materialize()) if verify else None
     return AnonymizationResult(
         levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
         classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
         suppressed_classes=int(verdict.suppressed.sum()), checked=outcome.checked,
         evaluations=outcome.evaluations + verdict.evaluations, rollups=n_rollups,
-        elapsed_s=time.perf_counter() - t0, output=output, verification=verification, **common,
+        elapsed_s=time.perf_counter() - t0, output=output, verification=verification,
+        _plan=plan, **common,
     )
 
 

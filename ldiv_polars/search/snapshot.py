@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-
 _SHARED: dict[str, np.ndarray] = {}
 
 
