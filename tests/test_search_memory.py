@@ -52,9 +52,13 @@ def _hierarchies(df: pl.DataFrame) -> dict[str, Hierarchy]:
     }
 
 
-@pytest.fixture
-def out_of_core(monkeypatch):
-    """Force the DuckDB frequency set and the lean search on any size; record DuckDB's use."""
+@pytest.fixture(params=["memory", "file"])
+def out_of_core(monkeypatch, request):
+    """Force the DuckDB frequency set and the lean search on any size; record DuckDB's use.
+    The table is a temporary one of the open connection, or written to the file (as for
+    large inputs) and read back through a new connection after the search."""
+    if request.param == "file":
+        monkeypatch.setattr(duckfs, "MEMORY_TABLE_MAX_ROWS", 0)
     calls = []
     build = duckfs.build
 
@@ -77,17 +81,21 @@ def _encode(df: pl.DataFrame, hs: dict[str, Hierarchy]) -> pl.DataFrame:
         for q in QI)
 
 
-@pytest.mark.parametrize(("seed", "fetch_rows"), [(0, 1 << 20), (1, 1 << 20), (2, 1 << 20),
-                                                 (0, 1), (1, 3), (2, 64)])
-def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_rows):
-    # small fetch batches: runs of one QI combination continue across batches
+@pytest.mark.parametrize(("seed", "fetch_rows", "memory_rows"), [
+    (0, 1 << 20, 1 << 20), (1, 1 << 20, 0), (2, 1 << 20, 1 << 20), (0, 1, 0), (1, 3, 1 << 20),
+    (2, 64, 0)])
+def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_rows,
+                                            memory_rows):
+    # small fetch batches: runs of one QI combination continue across batches; the table in
+    # memory (a temporary one) or in the database file
     monkeypatch.setattr(duckfs, "FETCH_ROWS", fetch_rows)
+    monkeypatch.setattr(duckfs, "MEMORY_TABLE_MAX_ROWS", memory_rows)
     df = _table(seed)
     hs = _hierarchies(df)
     path = tmp_path / "t.parquet"
     df.write_parquet(path, row_group_size=700)
     dfs = duckfs.build(path, QI, ["disease"], hs)
-    assert dfs is not None
+    assert dfs is not None and dfs.in_memory == (memory_rows > 0)
     try:
         enc = _encode(df, hs)
         assert dfs.total == df.height
@@ -95,6 +103,7 @@ def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_r
         # QI-only frequency set: same rows (ascending codes, first QI first) and counts
         exp = enc.group_by(QI).len().sort(QI)
         keys, n = dfs.qi_frequency_set()
+        dfs.disconnect()  # as during the search: the table is read again after it
         assert np.all(np.diff(keys) > 0)
         codes = dfs.decode(keys)
         assert codes.shape == (len(QI), exp.height)

@@ -49,6 +49,10 @@ MEMORY_LIMIT = "1GB"
 """DuckDB's ``memory_limit`` while grouping (it spills to the temporary directory beyond)."""
 
 _KEY_LIMIT = 2**62
+MEMORY_TABLE_MAX_ROWS = 16_000_000
+"""Inputs of at most this many rows keep their frequency-set table in memory (a temporary
+table of the open connection: at most this many ``(key, sensitive, n)`` rows, 20 bytes each);
+larger ones write it to the database file and close the connection during the search."""
 FETCH_ROWS = 1 << 20
 """Rows per batch read back from DuckDB."""
 
@@ -80,7 +84,8 @@ class DuckFrequencySet:
         self.total = total
         self.memory_limit = memory_limit
         self._con: duckdb.DuckDBPyConnection | None = None
-        self._kl_const: float | None = None
+        self.in_memory = False
+        """The table is a temporary one of the open connection (see :func:`build`)."""
 
     @property
     def path(self) -> Path:
@@ -93,13 +98,15 @@ class DuckFrequencySet:
         return self._con
 
     def disconnect(self) -> None:
-        """Close the connection (frees DuckDB's buffers; the table stays on disk)."""
-        if self._con is not None:
+        """Close the connection (frees DuckDB's buffers; the table stays on disk). A no-op
+        while the table is held in memory by the connection (``in_memory``)."""
+        if self._con is not None and not self.in_memory:
             self._con.close()
             self._con = None
 
     def close(self) -> None:
         """Close the connection and delete the temporary directory."""
+        self.in_memory = False
         self.disconnect()
         self._tmp.cleanup()
 
@@ -114,21 +121,16 @@ class DuckFrequencySet:
         """``(keys, n)``: the QI-only frequency set (sensitive summed out), one row per
         distinct QI combination: its mixed-radix keys, ascending (:meth:`decode` gives the
         codes), and int64 counts. The ``(key, n)`` cells are read in key order, in batches,
-        and their runs summed in numpy (a second group-by in DuckDB cost ~2x more); the cells'
-        ``sum p log p`` (:meth:`kl_const`) is summed on the way."""
+        and their runs summed in numpy (a second group-by in DuckDB cost ~2x more)."""
         reader = self.connect().sql("SELECT k, n FROM fs ORDER BY k").to_arrow_reader(
             FETCH_ROWS)
         keys: list[np.ndarray] = []
         sums: list[np.ndarray] = []
-        plogp = 0.0
-        t = float(self.total)
         for batch in reader:
             k = batch.column(0).to_numpy().astype(np.int64, copy=False)
             n = batch.column(1).to_numpy().astype(np.int64, copy=False)
             if not k.shape[0]:
                 continue
-            p = n / t
-            plogp += float((p * np.log(p)).sum())
             new = np.empty(k.shape[0], dtype=bool)
             new[0] = True
             np.not_equal(k[1:], k[:-1], out=new[1:])
@@ -140,17 +142,14 @@ class DuckFrequencySet:
             if uk.shape[0]:
                 keys.append(uk)
                 sums.append(un)
-        self._kl_const = plogp
         if not keys:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         return np.concatenate(keys), np.concatenate(sums)
 
     def kl_const(self) -> float:
         """``sum p log p`` over the ``(QI, sensitive)`` cells, ``p = n / total`` (the constant
-        term of the ``kl`` metric): summed by :meth:`qi_frequency_set` when it ran, else by
-        DuckDB (a compensated sum, as accurate as numpy's pairwise one)."""
-        if self._kl_const is not None:
-            return self._kl_const
+        term of the ``kl`` metric; a compensated sum, as accurate as numpy's pairwise one and
+        independent of the cells' order)."""
         if not self.total:
             return 0.0
         t = float(self.total)
@@ -256,12 +255,17 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
             terms.append(f"__ldiv_m{i}.c * {mult[i]}")
         key = " + ".join(terms) if terms else "0"
         s = f"__ldiv_m{len(qi)}.c::INTEGER" if sensitive else "0::INTEGER"
+        # a small input's table is a temporary one (in memory: no compressed write to the
+        # file), kept with the open connection; a large one's is written to the file
+        in_memory = total <= MEMORY_TABLE_MAX_ROWS
         con.execute(
-            f"CREATE TABLE fs AS SELECT ({key})::BIGINT AS k, {s} AS s, count(*)::BIGINT AS n "
-            f"FROM {src} t {' '.join(joins)} GROUP BY ALL").fetchall()
+            f"CREATE {'TEMP ' if in_memory else ''}TABLE fs AS SELECT ({key})::BIGINT AS k, "
+            f"{s} AS s, count(*)::BIGINT AS n FROM {src} t {' '.join(joins)} GROUP BY ALL"
+        ).fetchall()
         for i in range(len(cols)):
             con.unregister(f"__ldiv_m{i}")
-        con.close()
+        if not in_memory:
+            con.close()
     except (duckdb.BinderException, duckdb.ConversionException,
             duckdb.NotImplementedException):
         # a column DuckDB cannot read or compare as Polars does: the engine path decides
@@ -271,5 +275,7 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
         tmp.cleanup()
         raise
     n_sensitive = maps[-1].height if sensitive else 1
-    return DuckFrequencySet(tmp, qi, sensitive, cards, max(n_sensitive, 1), total,
-                            memory_limit)
+    dfs = DuckFrequencySet(tmp, qi, sensitive, cards, max(n_sensitive, 1), total, memory_limit)
+    if in_memory:
+        dfs._con, dfs.in_memory = con, True
+    return dfs
