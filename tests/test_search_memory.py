@@ -110,6 +110,12 @@ def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_r
         for i, q in enumerate(QI):
             assert codes[i].tolist() == exp[q].to_list()
         assert n.tolist() == exp["len"].to_list()
+        # each QI's raw marginal (rows per raw hierarchy value), counted by the first pass
+        for i, q in enumerate(QI):
+            counts = enc.group_by(q).len()
+            exp_raw = np.zeros(len(hs[q]), np.int64)
+            exp_raw[counts[q].to_numpy()] = counts["len"].to_numpy()
+            assert dfs.raw_counts[i].tolist() == exp_raw.tolist()
         # sum p log p over the (QI, sensitive) cells
         cells = enc.group_by([*QI, "disease"]).len()["len"].to_numpy() / df.height
         assert math.isclose(dfs.kl_const(), float((cells * np.log(cells)).sum()),

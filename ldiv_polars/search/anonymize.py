@@ -436,6 +436,7 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     for m in models:  # QI-only models: nothing to check on the values
         m.validate(enc)
     efs = EncodedFrequencySet(enc, hs, arrays=(codes, n))
+    efs.known_raw_counts = duck.raw_counts  # counted by DuckDB's pass over the values
     efs.rollups = 1 if duck.sensitive else 0
     return efs
 

@@ -86,6 +86,8 @@ class DuckFrequencySet:
         self._con: duckdb.DuckDBPyConnection | None = None
         self.in_memory = False
         """The table is a temporary one of the open connection (see :func:`build`)."""
+        self.raw_counts: list[np.ndarray] = []
+        """Per QI, the rows of each raw hierarchy value (int64, indexed by its code)."""
 
     @property
     def path(self) -> Path:
@@ -214,16 +216,23 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
     try:
         con = _connect(Path(tmp.name) / "fs.duckdb", Path(tmp.name), memory_limit)
         src = f"read_parquet({_lit(str(path))})"
+        # each column's distinct values and their row counts (the QIs' raw marginals, which
+        # the metrics need: read here, in the same pass, instead of from the frequency set)
         distinct = con.sql(
-            "SELECT count(*) AS __ldiv_rows, "
-            + ", ".join(f"list(DISTINCT {_ident(c)}) AS d{i}, "
+            "SELECT __ldiv_rows, "
+            + ", ".join(f"map_keys(h{i}) AS d{i}, map_values(h{i}) AS f{i}, z{i}"
+                        for i in range(len(cols)))
+            + " FROM (SELECT count(*) AS __ldiv_rows, "
+            + ", ".join(f"histogram({_ident(c)}) AS h{i}, "
                         f"count(*) - count({_ident(c)}) AS z{i}" for i, c in enumerate(cols))
-            + f" FROM {src}").pl()
+            + f" FROM {src})").pl()
         total = int(distinct.item(0, "__ldiv_rows"))
         maps: list[pl.DataFrame] = []
+        raw_counts: list[np.ndarray] = []
         for i, c in enumerate(cols):
-            values = distinct.get_column(f"d{i}").explode().drop_nulls().rename("v")
-            if distinct.item(0, f"z{i}") or values.dtype != schema[c]:
+            values = distinct.get_column(f"d{i}").explode().rename("v")
+            freq = distinct.get_column(f"f{i}").explode()
+            if distinct.item(0, f"z{i}") or values.null_count() or values.dtype != schema[c]:
                 con.close()
                 tmp.cleanup()
                 return None
@@ -242,6 +251,8 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
                     tmp.cleanup()
                     return None
                 maps.append(pl.DataFrame([values, code.cast(pl.Int64).alias("c")]))
+                raw_counts.append(np.bincount(code.to_numpy(), weights=freq.to_numpy(),
+                                              minlength=cards[len(raw_counts)]).astype(np.int64))
             else:
                 maps.append(pl.DataFrame([values, pl.arange(0, values.len(), eager=True,
                                                             dtype=pl.Int64).alias("c")]))
@@ -276,6 +287,7 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
         raise
     n_sensitive = maps[-1].height if sensitive else 1
     dfs = DuckFrequencySet(tmp, qi, sensitive, cards, max(n_sensitive, 1), total, memory_limit)
+    dfs.raw_counts = raw_counts
     if in_memory:
         dfs._con, dfs.in_memory = con, True
     return dfs

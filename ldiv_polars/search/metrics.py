@@ -80,10 +80,9 @@ class MetricSuite:
         self.loss_total: list[list[float]] = []
         for i in range(self.q):
             lv_leaves, lv_marg, lv_xlogx, lv_cost, lv_tot = [], [], [], [], []
-            # rows per raw value: the only pass over the frequency set (per QI); each level's
-            # row counts are summed from it over the raw domain
-            raw = np.bincount(efs.base_column(i), weights=base.n,
-                              minlength=len(efs.level_maps[i][0]))
+            # rows per raw value (counted by the frequency set's builder, or one pass over the
+            # frequency set per QI); each level's row counts are summed from it
+            raw = efs.raw_counts(i)
             for j, m in enumerate(efs.level_maps[i]):
                 card = efs.cards[i][j]
                 leaves = np.bincount(m, minlength=card).astype(np.int64)

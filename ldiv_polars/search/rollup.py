@@ -191,6 +191,9 @@ class EncodedFrequencySet:
         self._cached_rows = 0
         self.row_budget = _row_budget(self.base_rows)
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
+        self.known_raw_counts: list[np.ndarray] | None = None
+        """Per QI, the rows of each raw value, when counted by the frequency set's builder
+        (see :meth:`raw_counts`)."""
         self.rollups = 0
         self.base_sorted = self.n_sensitive > 1 and 0 < self.base_rows <= BASE_CLASSES_MAX_ROWS
         """Whether the base was put in class order at encoding (counted as one roll-up)."""
@@ -238,17 +241,22 @@ class EncodedFrequencySet:
         out.rollups = 1
         return out
 
-    def base_column(self, i: int) -> np.ndarray:
-        """QI ``i``'s raw codes of the base rows (from the keys of a keyed base, without
-        decoding the other QIs)."""
+    def raw_counts(self, i: int) -> np.ndarray:
+        """Rows of each raw value of QI ``i`` (int64, indexed by its code): ``known_raw_counts``
+        when the frequency set's builder counted them, else summed over the base rows (from
+        the keys of a keyed base, without decoding the other QIs)."""
+        if self.known_raw_counts is not None:
+            return self.known_raw_counts[i]
         base = self.base
-        if base._codes is None and base._classes is not None:
-            cc, rc = base._classes
-            if isinstance(cc, ClassCodes) and cc._full is None and rc is None:
-                return cc.digit(i)
-        codes = base.codes
-        assert codes is not None
-        return codes[i]
+        if base._codes is None and base._classes is not None \
+                and isinstance(base._classes[0], ClassCodes) and base._classes[1] is None:
+            col = base._classes[0].digit(i)
+        else:
+            codes = base.codes
+            assert codes is not None
+            col = codes[i]
+        return np.bincount(col, weights=base.n,
+                           minlength=len(self.level_maps[i][0])).astype(np.int64)
 
     def release(self) -> None:
         """Drop the snapshot cache and the hubs (memory); roll-ups still work, from the base."""
