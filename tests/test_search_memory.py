@@ -81,15 +81,17 @@ def _encode(df: pl.DataFrame, hs: dict[str, Hierarchy]) -> pl.DataFrame:
         for q in QI)
 
 
-@pytest.mark.parametrize(("seed", "fetch_rows", "memory_rows"), [
-    (0, 1 << 20, 1 << 20), (1, 1 << 20, 0), (2, 1 << 20, 1 << 20), (0, 1, 0), (1, 3, 1 << 20),
-    (2, 64, 0)])
+@pytest.mark.parametrize(("seed", "fetch_rows", "memory_rows", "count_span"), [
+    (0, 1 << 20, 1 << 20, 1 << 23), (1, 1 << 20, 0, 0), (2, 1 << 20, 1 << 20, 0),
+    (0, 1, 0, 1 << 23), (1, 3, 1 << 20, 1 << 23), (2, 64, 0, 0)])
 def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_rows,
-                                            memory_rows):
+                                            memory_rows, count_span):
     # small fetch batches: runs of one QI combination continue across batches; the table in
-    # memory (a temporary one) or in the database file
+    # memory (a temporary one) or in the database file; a node's cells counted in numpy or
+    # grouped by DuckDB
     monkeypatch.setattr(duckfs, "FETCH_ROWS", fetch_rows)
     monkeypatch.setattr(duckfs, "MEMORY_TABLE_MAX_ROWS", memory_rows)
+    monkeypatch.setattr(duckfs, "COUNT_MAX_SPAN", count_span)
     df = _table(seed)
     hs = _hierarchies(df)
     path = tmp_path / "t.parquet"
