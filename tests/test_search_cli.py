@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from ldiv_polars.hierarchy import Hierarchy, masking_hierarchy
 from ldiv_polars.models import DistinctLDiversity, KAnonymity
 from ldiv_polars.search import anonymize
 from ldiv_polars.search.anonymize import VerificationError
+
+A = importlib.import_module("ldiv_polars.search.anonymize")
 
 FIG1 = pl.DataFrame(
     {
@@ -128,9 +131,14 @@ def test_cli_missing_output_directory(fig1_files, tmp_path, capsys):
     assert rc == 2 and "does not exist" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("suffix", "mode"), [(".parquet", "mask"), (".csv", "drop")])
-def test_sink_writes_the_output_and_verifies_it_in_the_same_pass(fig1_files, tmp_path, suffix,
-                                                                mode):
+@pytest.mark.parametrize(("suffix", "mode", "fused"), [
+    (".parquet", "mask", True), (".csv", "drop", True), (".parquet", "drop", False),
+    (".csv", "mask", False)])
+def test_sink_writes_the_output_and_verifies_it(fig1_files, tmp_path, monkeypatch, suffix,
+                                                mode, fused):
+    # in the same pass as the write (small inputs), or in a second one (large inputs)
+    if not fused:
+        monkeypatch.setattr(A, "FUSED_VERIFY_MAX_ROWS", 0)
     data, hdir = fig1_files
     hs = {"zip": Hierarchy.from_csv(hdir / "fig1_hierarchy_zip.csv"),
           "age": Hierarchy.from_csv(hdir / "age.csv")}
@@ -154,7 +162,10 @@ def test_sink_writes_the_output_and_verifies_it_in_the_same_pass(fig1_files, tmp
     assert written.height == (12 if mode == "mask" else 8)
 
 
-def test_sink_removes_an_output_failing_verification(fig1_files, tmp_path):
+@pytest.mark.parametrize("fused", [True, False])
+def test_sink_removes_an_output_failing_verification(fig1_files, tmp_path, monkeypatch, fused):
+    if not fused:
+        monkeypatch.setattr(A, "FUSED_VERIFY_MAX_ROWS", 0)
     data, hdir = fig1_files
     hs = {"zip": Hierarchy.from_csv(hdir / "fig1_hierarchy_zip.csv"),
           "age": Hierarchy.from_csv(hdir / "age.csv")}

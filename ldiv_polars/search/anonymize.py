@@ -97,10 +97,12 @@ class AnonymizationResult:
 
     def sink(self, path: str | Path, *, verify: bool = True) -> None:
         """Write ``output`` to ``path`` (Parquet, or CSV when ``path`` ends in ``.csv``) in one
-        streaming pass. With ``verify``, the same pass builds the frequency set of the retained
-        rows and the checker re-verifies it (the check ``anonymize(verify=True)`` makes, without
-        a second pass over the input); ``verification`` is set, and if it fails the file is
-        removed and :class:`VerificationError` raised.
+        streaming pass. With ``verify``, the checker re-verifies the retained rows (the check
+        ``anonymize(verify=True)`` makes): on inputs of up to ``FUSED_VERIFY_MAX_ROWS`` rows
+        their frequency set is built by the same pass as the write, on larger ones by a second
+        pass (two consumers of one streamed input buffer rows in Polars: 13 GB on 100M rows).
+        ``verification`` is set; if it fails the file is removed and
+        :class:`VerificationError` raised.
 
         >>> import polars as pl, tempfile, pathlib
         >>> from ldiv_polars.hierarchy import Hierarchy
@@ -126,7 +128,11 @@ class AnonymizationResult:
         if not verify or self._plan is None:
             write.collect(engine=STREAMING)
             return
-        _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
+        if self.rows <= FUSED_VERIFY_MAX_ROWS:
+            _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
+        else:
+            write.collect(engine=STREAMING)
+            fs = self._plan.fs.materialize()
         try:
             self.verification = self._plan.verify(fs)
         except VerificationError:
@@ -159,6 +165,12 @@ class AnonymizationResult:
             "notes": self.notes,
             "elapsed_s": round(self.elapsed_s, 4),
         }
+
+
+FUSED_VERIFY_MAX_ROWS = 4_000_000
+"""Inputs of up to this many rows are written and re-verified in one pass
+(:meth:`AnonymizationResult.sink`): measured peak RSS +0 at 1M rows, +350 MB at 10M, +11.8 GB
+at 100M."""
 
 
 @dataclass
