@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -256,7 +257,10 @@ def anonymize(
     try:
         return _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
                           metric=metric, suppression_mode=suppression_mode, strategy=strategy,
-                          verify=verify, nulls=nulls, progress=progress)
+                          verify=verify, nulls=nulls, progress=progress,
+                          # an in-memory table is grouped by the in-memory engine (a lower
+                          # fixed cost); files and lazy plans stream
+                          engine="in-memory" if isinstance(data, pl.DataFrame) else STREAMING)
     finally:
         if duck is not None:
             duck.close()
@@ -266,7 +270,7 @@ def _anonymize(
     lf: pl.LazyFrame, fs: FrequencySet, hs: dict[str, Hierarchy],
     duck: DuckFrequencySet | None, models: list[Model], qi_only: bool, t0: float, *,
     suppression: float, metric: str, suppression_mode: str, strategy: str, verify: bool,
-    nulls: NullPolicy, progress: Progress | None,
+    nulls: NullPolicy, progress: Progress | None, engine: str,
 ) -> AnonymizationResult:
     qi_t, sens_t = fs.qi, fs.sensitive
     if duck is not None:
@@ -275,7 +279,7 @@ def _anonymize(
         efs = _duck_encoded(duck, fs, hs, models)
         search_efs = efs
     else:
-        efs = _encoded_frequency_set(lf, fs, hs, models, nulls)
+        efs = _encoded_frequency_set(lf, fs, hs, models, nulls, engine)
         if efs is None:
             # a value missing from a hierarchy (or a null QI): the string-keyed path raises the
             # typed errors naming the values
@@ -479,21 +483,59 @@ def _duck_kl(duck: DuckFrequencySet, level_maps: Sequence[np.ndarray], cards: Se
     return kl_suite.value("kl", full, suppressed)
 
 
+def _keyed_frequency_set(
+    lf: pl.LazyFrame, fs: FrequencySet, codes: Sequence[pl.Expr], cards: Sequence[int],
+    hs: Mapping[str, Hierarchy], models: Sequence[Model], engine: str,
+) -> EncodedFrequencySet | None:
+    """A QI-only frequency set grouped by the engine on one Int64 key per row, the
+    mixed-radix number of the QIs' raw-value indices (``codes``; first QI most significant,
+    each QI's radix the number of its raw values): one key column is grouped faster than
+    one column per QI, and the keys become the search's base as they are (see
+    :class:`EncodedFrequencySet`, ``arrays=``). ``None`` when a QI value is null or not a
+    raw value of its hierarchy (its key is null)."""
+    key: pl.Expr | None = None
+    for c, m in zip(codes, [math.prod(cards[i + 1:]) for i in range(len(cards))]):
+        digit = c.cast(pl.Int64) * m
+        key = digit if key is None else key + digit
+    assert key is not None
+    # (unsorted: a base in key order made no roll-up faster)
+    df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
+          .collect(engine=engine))
+    keys = df.get_column(_KEY)
+    if keys.null_count():
+        return None
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
+                       .lazy(), fs.qi, ())
+    for m in models:  # no sensitive column: nothing to check on the values
+        m.validate(enc)
+    return EncodedFrequencySet(enc, hs, arrays=(keys.to_numpy().astype(np.int64, copy=False),
+                                                df.get_column(COUNT).to_numpy()
+                                                .astype(np.int64, copy=False)))
+
+
+_KEY = "__ldiv_key"
+
+
 def _encoded_frequency_set(
     lf: pl.LazyFrame, fs: FrequencySet, hs: Mapping[str, Hierarchy], models: Sequence[Model],
-    nulls: NullPolicy,
+    nulls: NullPolicy, engine: str = STREAMING,
 ) -> EncodedFrequencySet | None:
     """The frequency set grouped on each QI's raw-value index (an Enum cast in the engine,
     Int32 keys) instead of its strings: the same classes, a cheaper group-by, and no
     string-keyed frame kept alive. ``None`` when a QI value is not a raw value of its
-    hierarchy (or is null): the caller then takes the string path for the typed error."""
-    exprs = []
+    hierarchy (or is null): the caller then takes the string path for the typed error.
+    Without a sensitive column the engine groups on one Int64 key per row, the mixed-radix
+    number of the indices (see :func:`_keyed_frequency_set`)."""
+    codes = []
     for q in fs.qi:
         raw = hs[q].column(0)
         if raw.null_count() or raw.n_unique() != raw.len():
             return None
-        exprs.append(pl.col(q).cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical()
-                     .cast(pl.Int32).fill_null(-1).alias(q))
+        codes.append(pl.col(q).cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical())
+    cards = [len(hs[q].column(0)) for q in fs.qi]
+    if not fs.sensitive and math.prod(max(c, 1) for c in cards) < 2**62:
+        return _keyed_frequency_set(lf, fs, codes, cards, hs, models, engine)
+    exprs = [c.cast(pl.Int32).fill_null(-1).alias(q) for c, q in zip(codes, fs.qi)]
     # the encoded QI columns are never null (a null or unknown value is -1, and the string
     # path then raises the typed error): the null guard is needed for sensitive columns only
     enc = FrequencySet.build(lf.with_columns(exprs), fs.qi, fs.sensitive,
