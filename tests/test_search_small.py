@@ -160,6 +160,10 @@ def test_bad_input_errors():
     short = dict(HS, zip=masking_hierarchy(["13053", "13068"]))
     with pytest.raises(HierarchyValueMissingError, match="'14850', '14853'"):
         anonymize(FIG1, QI, "condition", short, [KAnonymity(2)])
+    # without a sensitive column (the one-key path), in memory and lazily
+    for data in (FIG1, FIG1.lazy()):
+        with pytest.raises(HierarchyValueMissingError, match="'14850', '14853'"):
+            anonymize(data, QI, None, short, [KAnonymity(2)])
 
 
 def test_sensitive_required_before_work():
