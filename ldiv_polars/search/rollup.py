@@ -731,12 +731,12 @@ class EncodedFrequencySet:
         key = inv[rc] * ns + src.s
         span = g * ns
         if span <= bincount_limit(src.rows):
-            counts = np.bincount(key, weights=src.n, minlength=span)
+            counts = np.bincount(key, weights=src.weights(), minlength=span)
             keys = np.flatnonzero(counts != 0)
             n = counts[keys].astype(np.int64)
         else:
             inv2, keys = dense_rank(key, span)
-            n = np.bincount(inv2, weights=src.n, minlength=keys.shape[0]).astype(np.int64)
+            n = np.bincount(inv2, weights=src.weights(), minlength=keys.shape[0]).astype(np.int64)
         rows = keys.shape[0]
         s = (keys % ns).astype(np.int32)
         row_class = keys // ns  # dense class ids: every one of the g classes has rows
@@ -766,7 +766,7 @@ class EncodedFrequencySet:
         key = self._key(src, levels, radix, src.s if ns > 1 else None)
         if counting:
             # float64 sums are exact below 2**53 rows
-            counts = np.bincount(key, weights=src.n, minlength=span)
+            counts = np.bincount(key, weights=src.weights(), minlength=span)
             del key
             uniq = np.flatnonzero(counts != 0)  # a bool mask: ~5x faster than on floats
             n = counts[uniq].astype(np.int64)

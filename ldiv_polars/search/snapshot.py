@@ -14,6 +14,10 @@ from typing import Any
 
 import numpy as np
 
+WEIGHTS_MIN_ROWS = 1 << 16
+"""Snapshots of at least this many rows keep their counts as float64 weights once used as a
+source (:meth:`Snapshot.weights`)."""
+
 _SHARED: dict[str, np.ndarray] = {}
 
 
@@ -45,7 +49,7 @@ class Snapshot:
     codes and each row's class, and builds them on first use (most cached snapshots are
     never used as a source); ``codes`` is None when the snapshot was not kept."""
 
-    __slots__ = ("levels", "s", "n", "_codes", "_classes")
+    __slots__ = ("levels", "s", "n", "_codes", "_classes", "_weights")
 
     def __init__(self, levels: tuple[int, ...], codes: np.ndarray | None, s: np.ndarray,
                  n: np.ndarray, classes: tuple[Any, np.ndarray | None] | None = None
@@ -55,6 +59,17 @@ class Snapshot:
         self._classes = classes  # (class codes (classes, q) F-ordered, row class or None)
         self.s = s  # (rows,) int32: sensitive tuple id
         self.n = n  # (rows,) int64
+        self._weights: np.ndarray | None = None
+
+    def weights(self) -> np.ndarray:
+        """``n`` as float64, the weights of ``np.bincount`` (which would convert the int64
+        counts on every roll-up from this snapshot): converted once, for sources of at least
+        ``WEIGHTS_MIN_ROWS`` rows (below, the conversion costs less than keeping it)."""
+        if self.n.shape[0] < WEIGHTS_MIN_ROWS:
+            return self.n
+        if self._weights is None:
+            self._weights = self.n.astype(np.float64)
+        return self._weights
 
     @property
     def codes(self) -> np.ndarray | None:
