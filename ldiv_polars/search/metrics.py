@@ -70,7 +70,6 @@ class MetricSuite:
         self.efs = efs
         self.N = efs.total
         self.q = len(efs.qi)
-        base = efs.base
         self.max_level = [h.height - 1 for h in efs.hierarchies]
         self.dom = [len(h) for h in efs.hierarchies]
         self.leaves: list[list[np.ndarray]] = []
@@ -98,9 +97,22 @@ class MetricSuite:
             self.xlogx.append(lv_xlogx)
             self.loss_cost.append(lv_cost)
             self.loss_total.append(lv_tot)
-        p = base.n[base.n > 0] / self.N if self.N else np.zeros(0)
-        self.kl_const = float((p * np.log(p)).sum())
+        self._kl_const: float | None = None
         self.log_dom = float(sum(math.log(d) for d in self.dom))
+
+    @property
+    def kl_const(self) -> float:
+        """``sum p log p`` over the base's cells (``kl``'s constant term; summed when first
+        read: most searches report ``kl`` once, for the chosen node)."""
+        if self._kl_const is None:
+            base = self.efs.base
+            p = base.n[base.n > 0] / self.N if self.N else np.zeros(0)
+            self._kl_const = float((p * np.log(p)).sum())
+        return self._kl_const
+
+    @kl_const.setter
+    def kl_const(self, value: float) -> None:
+        self._kl_const = value
 
     # --- bounds -------------------------------------------------------------------------------
 
