@@ -197,7 +197,7 @@ class EncodedFrequencySet:
         """Most frequency-set rows held by the snapshot cache (bounds its memory)."""
         self.known_raw_counts: list[np.ndarray] | None = None
         """Per QI, the rows of each raw value, when counted by the frequency set's builder
-        (see :meth:`raw_counts`)."""
+        or already summed by :meth:`raw_counts`."""
         self.rollups = 0
         self.base_sorted = self.n_sensitive > 1 and 0 < self.base_rows <= BASE_CLASSES_MAX_ROWS
         """Whether the base was put in class order at encoding (counted as one roll-up)."""
@@ -254,6 +254,20 @@ class EncodedFrequencySet:
         base = self.base
         if base._codes is None and base._classes is not None \
                 and isinstance(base._classes[0], ClassCodes) and base._classes[1] is None:
+            # a keyed base: from its grouped codes (made from the keys for the search anyway),
+            # one count per group of QIs, each QI's marginal summed out of its group's
+            grouped = self._grouped_codes(base)
+            if grouped is not None:
+                counts: list[np.ndarray] = [np.zeros(0, np.int64)] * len(self.qi)
+                for g, gc in zip(*grouped):
+                    cards = [max(self.cards[j][0], 1) for j in g]
+                    joint = np.bincount(gc, weights=base.weights(),
+                                        minlength=math.prod(cards)).reshape(cards)
+                    for a, j in enumerate(g):
+                        others = tuple(b for b in range(len(g)) if b != a)
+                        counts[j] = np.rint(joint.sum(axis=others)).astype(np.int64)
+                self.known_raw_counts = counts
+                return counts[i]
             col = base._classes[0].digit(i)
         else:
             codes = base.codes
