@@ -46,6 +46,8 @@ class Lattice:
             np.int16
         )
         self.node_height = self.nodes.sum(axis=1, dtype=np.int32)
+        self._radix = self.radix.tolist()
+        self._succ: dict[int, list[int]] = {}
         self.bottom = 0
         self.top = size - 1
 
@@ -70,10 +72,14 @@ class Lattice:
         return int(self.node_height[node])
 
     def successors(self, node: int) -> list[int]:
-        """Direct generalizations (one QI one level up)."""
-        lv = self.nodes[node]
-        return [node + int(self.radix[i]) for i in range(len(self.heights))
-                if lv[i] + 1 < self.heights[i]]
+        """Direct generalizations (one QI one level up); computed once per node (the searches'
+        paths walk the same nodes again and again)."""
+        succ = self._succ.get(node)
+        if succ is None:
+            lv = self.nodes[node].tolist()
+            succ = [node + r for r, v, h in zip(self._radix, lv, self.heights) if v + 1 < h]
+            self._succ[node] = succ
+        return succ
 
     def predecessors(self, node: int) -> list[int]:
         """Direct specializations (one QI one level down)."""
