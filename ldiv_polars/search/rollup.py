@@ -696,13 +696,23 @@ class EncodedFrequencySet:
         key = (g0, g1, src_levels[g0:g1], tuple(levels[g0:g1]), radix[g1 - 1])
         lut = self._group_luts.get(key)
         if lut is None:
-            i0 = group[0]
-            lut = self._scaled(i0, src_levels[i0], levels[i0], radix[i0])
-            for i in group[1:]:
-                lut = (lut[:, None]
-                       + self._scaled(i, src_levels[i], levels[i], radix[i])[None, :]).ravel()
             if len(self._group_luts) >= 4096:
                 self._group_luts.clear()
+            # the group's digits in its own radix (its last QI's place 1), the same whatever
+            # the QIs after it: built once per (source levels, target levels) of the group,
+            # then scaled by the group's place in each target key (most lookups needed for a
+            # new node differ from an earlier one's only in that place)
+            local = self._group_luts.get(key[:4])
+            if local is None:
+                place = 1
+                for i in reversed(group):
+                    table = self._scaled(i, src_levels[i], levels[i], place)
+                    local = table if local is None else np.add.outer(table, local).ravel()
+                    place *= max(self.cards[i][levels[i]], 1)
+                assert local is not None
+                self._group_luts[key[:4]] = local
+            r = radix[g1 - 1]
+            lut = local * r if r != 1 else local
             self._group_luts[key] = lut
         return lut
 
