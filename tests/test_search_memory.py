@@ -1,7 +1,8 @@
 """The out-of-core paths of ``anonymize`` (issue 4) give the results of the engine path.
 
-Large Parquet inputs searched with models reading only class sizes build their frequency set
-in DuckDB (:mod:`ldiv_polars.search.duckfs`), and large frequency sets are searched without hub
+Large Parquet inputs build their frequency set in DuckDB (:mod:`ldiv_polars.search.duckfs`):
+searches with models reading only class sizes on its QI-only sum, the others on the whole table
+read into arrays; and large frequency sets are searched without hub
 snapshots and with a smaller cache (``_lean_search``). Here both are forced on small random
 tables (thresholds set to 0) and compared with the engine path on the same table given as a
 DataFrame (which never goes through DuckDB), and DuckDB's frequency set is compared with one
@@ -17,19 +18,27 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ldiv_polars.errors import NullValuesError
+from ldiv_polars.errors import InvalidParameterError, NullValuesError
 from ldiv_polars.hierarchy import (
     Hierarchy,
     HierarchyValueMissingError,
     interval_hierarchy,
     masking_hierarchy,
 )
-from ldiv_polars.models import DistinctLDiversity, KAnonymity
+from ldiv_polars.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from ldiv_polars.search import anonymize, duckfs
 from ldiv_polars.search.rollup import EncodedFrequencySet
 
 A = importlib.import_module("ldiv_polars.search.anonymize")
 QI = ["age", "zip", "sex"]
+_DISEASE = Hierarchy([["flu", "resp", "*"], ["cold", "resp", "*"], ["hiv", "serious", "*"],
+                      ["cancer", "serious", "*"], ["none", "none", "*"]], name="disease")
 
 
 def _table(seed: int, rows: int = 3000) -> pl.DataFrame:
@@ -209,20 +218,39 @@ def test_out_of_core_anonymize_equals_engine_path(tmp_path, out_of_core, seed, m
     _same(got, ref)
 
 
-def test_models_reading_the_sensitive_keep_the_engine_path(tmp_path, out_of_core):
-    df = _table(5)
+@pytest.mark.parametrize(("seed", "models", "metric", "suppression"), [
+    (5, lambda: [KAnonymity(4), DistinctLDiversity(2)], "loss", 0.02),
+    (6, lambda: [KAnonymity(4)], "kl", 0.02),
+    (7, lambda: [EntropyLDiversity(2)], "entropy", 0.05),
+    (8, lambda: [RecursiveCLDiversity(3, 2)], "aecs", 0.0),
+    (9, lambda: [TCloseness(0.4, "equal")], "discernibility", 0.05),
+    (10, lambda: [KAnonymity(3), TCloseness(0.5, "hierarchical", hierarchy=_DISEASE)], "loss",
+     0.02),
+])
+def test_models_reading_the_sensitive_take_the_duckdb_path(tmp_path, out_of_core, seed, models,
+                                                           metric, suppression):
+    """The (QI, sensitive) frequency set read from DuckDB's table into the search's arrays:
+    the same result as the engine path on the same table."""
+    df = _table(seed)
     hs = _hierarchies(df)
     path = tmp_path / "t.parquet"
     df.write_parquet(path)
-    got = anonymize(path, QI, "disease", hs, [KAnonymity(4), DistinctLDiversity(2)],
-                    suppression=0.02, metric="loss")
-    got_kl = anonymize(path, QI, "disease", hs, [KAnonymity(4)], suppression=0.02, metric="kl")
-    assert out_of_core == []  # the search needs the sensitive column: no DuckDB
-    ref = anonymize(df, QI, "disease", hs, [KAnonymity(4), DistinctLDiversity(2)],
-                    suppression=0.02, metric="loss")
-    _same(got, ref)
-    _same(got_kl, anonymize(df, QI, "disease", hs, [KAnonymity(4)], suppression=0.02,
-                            metric="kl"))
+    kw = dict(suppression=suppression, metric=metric)
+    got = anonymize(path, QI, "disease", hs, models(), **kw)
+    assert out_of_core == [True]  # DuckDB built the frequency set
+    _same(got, anonymize(df, QI, "disease", hs, models(), **kw))
+
+
+def test_sensitive_value_missing_from_a_model_hierarchy_raises_on_the_duckdb_path(
+        tmp_path, out_of_core):
+    df = _table(11)
+    hs = _hierarchies(df)
+    path = tmp_path / "t.parquet"
+    df.write_parquet(path)
+    short = Hierarchy([["flu", "*"], ["cold", "*"], ["none", "*"]], name="disease")
+    with pytest.raises(InvalidParameterError, match="missing from the hierarchy"):
+        anonymize(path, QI, "disease", hs, [TCloseness(0.5, "hierarchical", hierarchy=short)])
+    assert out_of_core == [True]
 
 
 def test_lean_search_changes_no_result(monkeypatch):

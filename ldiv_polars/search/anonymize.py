@@ -253,7 +253,7 @@ def anonymize(
     hs = prepare_hierarchies(fs.qi, hierarchies)
     # models and metric reading only class sizes/codes: search on the QI-only frequency set
     qi_only = metric != "kl" and not any(m.needs_sensitive for m in models)
-    duck = _duck_frequency_set(data, fs, hs) if qi_only else None
+    duck = _duck_frequency_set(data, fs, hs)
     try:
         return _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
                           metric=metric, suppression_mode=suppression_mode, strategy=strategy,
@@ -273,10 +273,18 @@ def _anonymize(
     nulls: NullPolicy, progress: Progress | None, engine: str,
 ) -> AnonymizationResult:
     qi_t, sens_t = fs.qi, fs.sensitive
-    if duck is not None:
+    if duck is not None and qi_only:
         # the QI-only frequency set summed out of DuckDB's (key, sensitive, n) table: the
         # search's frequency set, built without holding the sensitive column in memory
         efs = _duck_encoded(duck, fs, hs, models)
+        search_efs = efs
+    elif duck is not None:
+        # models reading the sensitive column: DuckDB's whole table, read into arrays (the
+        # engine's group-by of the rows held several times more on 100M rows), then DuckDB
+        # is closed for the search
+        efs = _duck_cells(duck, fs, hs, models)
+        duck.close()
+        duck = None
         search_efs = efs
     else:
         efs = _encoded_frequency_set(lf, fs, hs, models, nulls, engine)
@@ -454,6 +462,29 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     efs = EncodedFrequencySet(enc, hs, arrays=(codes, n))
     efs.known_raw_counts = duck.raw_counts  # counted by DuckDB's pass over the values
     efs.rollups = 1 if duck.sensitive else 0
+    return efs
+
+
+def _duck_cells(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hierarchy],
+                models: Sequence[Model]) -> EncodedFrequencySet:
+    """The ``(QI, sensitive)`` encoded frequency set from DuckDB's table (QI codes decoded
+    from its keys, sensitive ids as DuckDB numbered the values); the models are validated on
+    the distinct sensitive values (all they check: e.g. hierarchical t-closeness, that each
+    is a leaf of its hierarchy)."""
+    codes, sid, n = duck.cells()
+    s = fs.sensitive[0]
+    values = duck.sensitive_values
+    assert values is not None
+    table = pl.DataFrame([values.rename(s)])
+    check = FrequencySet(
+        table.select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [pl.col(s),
+                      pl.lit(1, pl.Int64).alias(COUNT)]).lazy(), fs.qi, fs.sensitive)
+    for m in models:
+        m.validate(check)
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}
+                                    | {COUNT: pl.Int64}).lazy(), fs.qi, fs.sensitive)
+    efs = EncodedFrequencySet(enc, hs, arrays=(codes, n), sensitive_ids=(sid, table))
+    efs.known_raw_counts = duck.raw_counts
     return efs
 
 

@@ -91,6 +91,8 @@ class DuckFrequencySet:
         """The table is a temporary one of the open connection (see :func:`build`)."""
         self.raw_counts: list[np.ndarray] = []
         """Per QI, the rows of each raw hierarchy value (int64, indexed by its code)."""
+        self.sensitive_values: pl.Series | None = None
+        """The sensitive column's distinct values, in the order of their ids."""
 
     @property
     def path(self) -> Path:
@@ -150,6 +152,32 @@ class DuckFrequencySet:
         if not keys:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         return np.concatenate(keys), np.concatenate(sums)
+
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(codes, s, n)``: the whole ``(QI, sensitive)`` frequency set as arrays, the QI
+        codes decoded (``(q, rows)`` int32), the sensitive ids int32 and the counts int64; rows
+        in no particular order. Read in batches into arrays allocated once (no copy of the
+        table's rows beyond them)."""
+        con = self.connect()
+        rows = int(con.execute("SELECT count(*) FROM fs").fetchall()[0][0])
+        codes = np.empty((len(self.qi), rows), dtype=np.int32)
+        s = np.empty(rows, dtype=np.int32)
+        n = np.empty(rows, dtype=np.int64)
+        at = 0
+        for batch in con.sql("SELECT k, s, n FROM fs").to_arrow_reader(FETCH_ROWS):
+            k = batch.column(0).to_numpy()
+            hi = at + k.shape[0]
+            for i, (m, c) in enumerate(zip(self.mult, self.cards)):
+                d = k // m
+                if i:
+                    d %= c
+                codes[i, at:hi] = d
+            s[at:hi] = batch.column(1).to_numpy()
+            n[at:hi] = batch.column(2).to_numpy()
+            at = hi
+        if at != rows:  # pragma: no cover - the table changed under us
+            raise RuntimeError("DuckDB's frequency set changed while it was read")
+        return codes, s, n
 
     def kl_const(self) -> float:
         """``sum p log p`` over the ``(QI, sensitive)`` cells, ``p = n / total`` (the constant
@@ -324,6 +352,8 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
     n_sensitive = maps[-1].height if sensitive else 1
     dfs = DuckFrequencySet(tmp, qi, sensitive, cards, max(n_sensitive, 1), total, memory_limit)
     dfs.raw_counts = raw_counts
+    if sensitive:
+        dfs.sensitive_values = maps[-1].get_column("v")
     if in_memory:
         dfs._con, dfs.in_memory = con, True
     return dfs

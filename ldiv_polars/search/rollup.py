@@ -83,7 +83,8 @@ class EncodedFrequencySet:
 
     def __init__(self, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
                  *, cache_size: int = 2000, encoded: bool = False,
-                 arrays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 arrays: tuple[np.ndarray, np.ndarray] | None = None,
+                 sensitive_ids: tuple[np.ndarray, pl.DataFrame] | None = None) -> None:
         """``encoded``: the QI columns of ``fs`` already hold the (validated, non-negative)
         index of each value among the hierarchy's raw values (see
         :func:`ldiv_polars.search.anonymize`, which encodes before grouping). ``arrays``:
@@ -93,7 +94,9 @@ class EncodedFrequencySet:
         of those indices (first QI most significant, each QI's radix its number of raw
         values), ascending; ``n`` the int64 counts. Keys are kept as they are, the per-QI
         codes decoded only if a roll-up asks for them (most read grouped codes, computed
-        from the keys)."""
+        from the keys). ``sensitive_ids``: with ``arrays`` of a frequency set with a sensitive
+        column, each row's sensitive id (int32) and the table of the distinct sensitive tuples
+        in id order."""
         self.qi = tuple(fs.qi)
         self.sensitive = tuple(fs.sensitive)
         missing = [q for q in self.qi if q not in hierarchies]
@@ -104,8 +107,9 @@ class EncodedFrequencySet:
         self.hierarchies = [hierarchies[q] for q in self.qi]
         keyed: np.ndarray | None = None
         if arrays is not None:
-            if self.sensitive:
-                raise InvalidParameterError("arrays= takes a QI-only frequency set")
+            if bool(self.sensitive) != (sensitive_ids is not None):
+                raise InvalidParameterError(
+                    "arrays= of a frequency set with a sensitive column needs sensitive_ids=")
             codes, counts = arrays
             if codes.ndim == 1:
                 keyed = codes
@@ -134,7 +138,11 @@ class EncodedFrequencySet:
             codes[i] = col.replace_strict(
                 known, pl.arange(0, known.len(), eager=True), return_dtype=pl.Int32
             ).to_numpy()
-        if self.sensitive:
+        if sensitive_ids is not None:
+            sid, sdf = sensitive_ids
+            self.sensitive_table = sdf
+            self._sensitive_cols = [sdf.get_column(c) for c in self.sensitive]
+        elif self.sensitive:
             sdf = df.select(self.sensitive).unique(maintain_order=True)
             sid = (
                 df.select(self.sensitive)

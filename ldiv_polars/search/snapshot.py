@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 WEIGHTS_MIN_ROWS = 1 << 16
-"""Snapshots of at least this many rows keep their counts as float64 weights once used as a
-source (:meth:`Snapshot.weights`)."""
+WEIGHTS_MAX_ROWS = 1 << 23
+"""Snapshots of ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows keep their counts as float64
+weights once used as a source (:meth:`Snapshot.weights`; larger ones would hold 8 bytes a row
+more through the search)."""
 
 _SHARED: dict[str, np.ndarray] = {}
 
@@ -63,9 +65,10 @@ class Snapshot:
 
     def weights(self) -> np.ndarray:
         """``n`` as float64, the weights of ``np.bincount`` (which would convert the int64
-        counts on every roll-up from this snapshot): converted once, for sources of at least
-        ``WEIGHTS_MIN_ROWS`` rows (below, the conversion costs less than keeping it)."""
-        if self.n.shape[0] < WEIGHTS_MIN_ROWS:
+        counts on every roll-up from this snapshot): converted once, for sources of
+        ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows (below, the conversion costs less than
+        keeping it; above, the memory)."""
+        if not WEIGHTS_MIN_ROWS <= self.n.shape[0] <= WEIGHTS_MAX_ROWS:
             return self.n
         if self._weights is None:
             self._weights = self.n.astype(np.float64)
