@@ -77,9 +77,12 @@ def main() -> None:
                     help="use this synthetic Parquet (`ldiv synth`) instead of writing one; "
                          "with --only-synthetic, runs that case alone (e.g. 100M rows)")
     ap.add_argument("--only-synthetic", action="store_true")
+    ap.add_argument("--synthetic-l", type=int, default=None,
+                    help="also require distinct l-diversity of the sensitive column in the "
+                         "synthetic case (a search on the whole (QI, sensitive) frequency set)")
     args = ap.parse_args()
     if args.only_synthetic:
-        synthetic_case(args.synthetic_rows, args.metric, args.synthetic_file)
+        synthetic_case(args.synthetic_rows, args.metric, args.synthetic_file, args.synthetic_l)
         return
     df = pl.read_csv(DATA / "adult.csv", separator=";")
     hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv") for q in QI8}
@@ -163,7 +166,7 @@ def main() -> None:
               f"roll-ups {payload['rollups']:,}, in-process search+plan "
               f"{payload['elapsed_s']:.2f} s; one frequency-set pass over the CSV {fs_big:.2f} s; "
               f"peak RSS {rss / 1e6:.0f} MB")
-    synthetic_case(args.synthetic_rows, args.metric, args.synthetic_file)
+    synthetic_case(args.synthetic_rows, args.metric, args.synthetic_file, args.synthetic_l)
 
 
 _LAUNCHER = (
@@ -192,10 +195,12 @@ def run_measured(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProces
     return wall, rss, proc
 
 
-def synthetic_case(rows: int, metric: str, path: Path | None = None) -> None:
+def synthetic_case(rows: int, metric: str, path: Path | None = None,
+                   ell: int | None = None) -> None:
     """Out-of-core shape: synthetic census Parquet, QIs age/sex/race/zip/education/marital_status
-    (demo hierarchies: age intervals, zip masking, others suppression), k=5, 2%: the whole
-    `ldiv anonymize` process vs one frequency-set pass over the same file."""
+    (demo hierarchies: age intervals, zip masking, others suppression), k=5 (and distinct
+    l-diversity of disease when ``ell`` is given), 2%: the whole `ldiv anonymize` process vs
+    one frequency-set pass over the same file."""
     import json
 
     from ldiv_polars.cli.anonymize import demo_hierarchies
@@ -224,7 +229,9 @@ def synthetic_case(rows: int, metric: str, path: Path | None = None) -> None:
         out = Path(tmp) / "out.parquet"
         cmd = [sys.executable, "-m", "ldiv_polars", "anonymize", str(src), str(out), "--qi",
                ",".join(qi), "--sensitive", "disease", "--hierarchies", str(hdir), "--k", "5",
-               "--suppression", "0.02", "--metric", metric, "--json"]
+               *(["--l", str(ell)] if ell else []), "--suppression", "0.02", "--metric", metric,
+               "--json"]
+        models = [KAnonymity(5), *([DistinctLDiversity(ell)] if ell else [])]
         wall, rss, proc = run_measured(cmd)
         if proc.returncode not in (0, 1):
             print(proc.stderr)
@@ -236,11 +243,12 @@ def synthetic_case(rows: int, metric: str, path: Path | None = None) -> None:
         # frequency set, the lattice search and the chosen node's metrics and output plan,
         # without the re-verification pass
         t = time.perf_counter()
-        res = anonymize(src, qi, "disease", hs, [KAnonymity(5)], suppression=0.02, metric=metric,
+        res = anonymize(src, qi, "disease", hs, models, suppression=0.02, metric=metric,
                         verify=False)
         search = time.perf_counter() - t
         assert res.levels == payload["optimum"]["levels"]
-        print(f"\nsynthetic {rows:,} rows (Parquet), 6 QIs, frequency set {fs_rows:,} rows, "
+        print(f"\nsynthetic {rows:,} rows (Parquet), 6 QIs, k=5"
+              f"{f' + distinct l={ell}' if ell else ''}, frequency set {fs_rows:,} rows, "
               f"lattice {payload['lattice_size']:,}: whole `ldiv anonymize` process {wall:.2f} s "
               f"(search+plan {payload['elapsed_s']:.2f} s, checked {payload['checked']:,}, "
               f"roll-ups {payload['rollups']:,}); one frequency-set pass {fs_pass:.2f} s "
