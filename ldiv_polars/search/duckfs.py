@@ -167,11 +167,7 @@ class DuckFrequencySet:
         for batch in con.sql("SELECT k, s, n FROM fs").to_arrow_reader(FETCH_ROWS):
             k = batch.column(0).to_numpy()
             hi = at + k.shape[0]
-            for i, (m, c) in enumerate(zip(self.mult, self.cards)):
-                d = k // m
-                if i:
-                    d %= c
-                codes[i, at:hi] = d
+            codes[:, at:hi] = self.decode(k)
             s[at:hi] = batch.column(1).to_numpy()
             n[at:hi] = batch.column(2).to_numpy()
             at = hi
@@ -243,11 +239,11 @@ class DuckFrequencySet:
         for batch in self.connect().sql("SELECT k, s, n FROM fs").to_arrow_reader(FETCH_ROWS):
             k = batch.column(0).to_numpy()
             key = batch.column(1).to_numpy().astype(np.int64)
-            for i, (m, c) in enumerate(zip(self.mult, self.cards)):
-                raw = k // m
+            for i, (lut, m, c) in enumerate(zip(luts, self.mult, self.cards)):
+                raw = k // m  # QI i's raw codes, int64 (faster lookups than decode()'s int32)
                 if i:
                     raw %= c
-                key += luts[i][raw]
+                key += lut[raw]
             counts += np.bincount(key, weights=batch.column(2).to_numpy(), minlength=span)
         cells = np.flatnonzero(counts)
         return cells // ns, (cells % ns).astype(np.int32), counts[cells].astype(np.int64)

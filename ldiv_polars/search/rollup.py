@@ -88,15 +88,15 @@ class EncodedFrequencySet:
         """``encoded``: the QI columns of ``fs`` already hold the (validated, non-negative)
         index of each value among the hierarchy's raw values (see
         :func:`ldiv_polars.search.anonymize`, which encodes before grouping). ``arrays``:
-        ``(codes, n)``, a QI-only frequency set already encoded, used as it is (``fs`` then
-        only names the columns and must have no sensitive column): ``codes`` is either a
-        ``(q, rows)`` int32 array of such indices or the ``(rows,)`` int64 mixed-radix keys
-        of those indices (first QI most significant, each QI's radix its number of raw
-        values), ascending; ``n`` the int64 counts. Keys are kept as they are, the per-QI
-        codes decoded only if a roll-up asks for them (most read grouped codes, computed
-        from the keys). ``sensitive_ids``: with ``arrays`` of a frequency set with a sensitive
-        column, each row's sensitive id (int32) and the table of the distinct sensitive tuples
-        in id order."""
+        ``(codes, n)``, a frequency set already encoded, used as it is (``fs`` then only names
+        the columns): ``codes`` is either a ``(q, rows)`` int32 array of such indices or, for
+        a QI-only frequency set, the ``(rows,)`` int64 mixed-radix keys of those indices
+        (first QI most significant, each QI's radix its number of raw values; rows in any
+        order); ``n`` the int64 counts. Keys are kept as they are, the per-QI codes decoded
+        only if a roll-up asks for them (most read grouped codes, computed from the keys).
+        ``sensitive_ids``: with ``arrays`` of a frequency set with a sensitive column (and
+        codes), each row's sensitive id (int32) and the table of the distinct sensitive
+        tuples in id order."""
         self.qi = tuple(fs.qi)
         self.sensitive = tuple(fs.sensitive)
         missing = [q for q in self.qi if q not in hierarchies]
@@ -112,6 +112,9 @@ class EncodedFrequencySet:
                     "arrays= of a frequency set with a sensitive column needs sensitive_ids=")
             codes, counts = arrays
             if codes.ndim == 1:
+                if sensitive_ids is not None:
+                    raise InvalidParameterError(
+                        "keys (one row per class) take no sensitive ids: pass codes")
                 keyed = codes
                 codes = None
             df = pl.DataFrame()
