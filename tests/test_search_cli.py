@@ -70,6 +70,7 @@ def test_cli_suppression_csv_and_human_output(fig1_files, tmp_path, capsys):
     assert rc == 0
     text = capsys.readouterr().out
     assert "suppressed rows" in text and "nodes checked" in text
+    assert "re-verified" in text and "pass" in text
     written = pl.read_csv(out, schema_overrides={"zip": pl.String, "age": pl.String})
     assert written.height == 8  # the four 1485* rows were dropped
 

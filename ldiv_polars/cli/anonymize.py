@@ -212,6 +212,8 @@ def _print(result: Any, out: Path | None, *, console: Console | None = None,
         table.add_row("minimal nodes", "—" if result.minimal is None else str(len(result.minimal)))
         if out is not None:
             table.add_row("written", str(out))
+        if result.verification is not None:
+            table.add_row("re-verified", "pass" if result.verification.passed else "FAIL")
     else:
         table.add_row("optimum", "[red]no node satisfies the requirements[/red]")
     table.add_row("elapsed", f"{result.elapsed_s:.3f} s")
