@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ldiv_polars.search.grouping as grouping
@@ -121,13 +121,14 @@ def test_count_limit_branch_unchanged():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(1, 5000), min_size=1, max_size=6), st.data())
+# cards of at most 1,000 (six of them: < 2**60): class keys are int64, the roll-ups never build
+# wider ones (with up to 5,000, hypothesis found spans overflowing the test's own int64 array)
+@given(st.lists(st.integers(1, 1000), min_size=1, max_size=6), st.data())
 def test_class_codes_decode(cards, data):
     div = [1] * len(cards)
     for i in range(len(cards) - 2, -1, -1):
         div[i] = div[i + 1] * cards[i + 1]
     span = div[0] * cards[0]
-    assume(span < 2**62)  # class keys are int64 (the roll-ups never build wider ones)
     keys = np.array(data.draw(st.lists(st.integers(0, span - 1), max_size=50)), dtype=np.int64)
     got = ClassCodes(keys, div, cards).full()
     want = np.stack([keys // d % c if i else keys // d
