@@ -152,7 +152,12 @@ def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_r
     assert not dfs.path.exists()
 
 
-def test_encoded_frequency_set_from_arrays_equals_frame():
+@pytest.mark.parametrize("keyed_max_rows", [1 << 23, 0])
+def test_encoded_frequency_set_from_arrays_equals_frame(monkeypatch, keyed_max_rows):
+    # keys kept as the base (grouped codes from them), or decoded at once (a base beyond
+    # GROUP_MAX_ROWS): the same base codes, marginals and roll-ups as codes given as they are
+    monkeypatch.setattr(importlib.import_module("ldiv_polars.search.rollup"), "GROUP_MAX_ROWS",
+                        keyed_max_rows)
     df = _table(3)
     hs = _hierarchies(df)
     enc = _encode(df, hs).group_by(QI).len().rename({"len": "n"}).sort(QI)
@@ -164,10 +169,21 @@ def test_encoded_frequency_set_from_arrays_equals_frame():
     b = EncodedFrequencySet(fs, hs, arrays=(codes, enc["n"].to_numpy().astype(np.int64)))
     assert (a.total, a.base_rows, a.n_sensitive) == (b.total, b.base_rows, b.n_sensitive)
     assert np.array_equal(a.base.codes, b.base.codes) and np.array_equal(a.base.n, b.base.n)
+    cards = [len(hs[q]) for q in QI]
+    keys = np.zeros(enc.height, np.int64)
+    for q, c in zip(QI, cards):
+        keys = keys * c + enc[q].to_numpy()
+    k = EncodedFrequencySet(fs, hs, arrays=(keys, enc["n"].to_numpy().astype(np.int64)))
+    assert (k.base._codes is None) == bool(keyed_max_rows)
+    for i in range(len(QI)):  # (a keyed base: from its grouped codes, before any decoding)
+        assert np.array_equal(a.raw_counts(i), k.raw_counts(i))
+    assert np.array_equal(a.base.codes, k.base.codes)
     for lv in ([0, 0, 0], [1, 1, 0], [2, 3, 1]):
-        ra, rb = a.rollup(lv), b.rollup(lv)
+        ra, rb, rk = a.rollup(lv), b.rollup(lv), k.rollup(lv)
         assert np.array_equal(ra.class_codes, rb.class_codes)
         assert np.array_equal(ra.class_size, rb.class_size)
+        assert np.array_equal(ra.class_codes, rk.class_codes)
+        assert np.array_equal(ra.class_size, rk.class_size)
 
 
 def _same(a, b, *, kl_tol: float = 1e-9) -> None:

@@ -40,8 +40,8 @@ from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
-from ldiv_polars.search.rollup import GROUP_MAX_ROWS, EncodedFrequencySet
-from ldiv_polars.search.snapshot import Rolled, Snapshot
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.snapshot import Rolled, Snapshot, places
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
 
 if TYPE_CHECKING:  # DuckDB is imported only when a large Parquet file is grouped by it
@@ -452,15 +452,11 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     does)."""
     keys, n = duck.qi_frequency_set()
     duck.disconnect()  # DuckDB's buffers are not needed during the search
-    # the keys as they are (grouped codes come from them); a base too large for grouped codes
-    # is read per QI: decoded once here, the keys dropped
-    codes = keys if keys.shape[0] <= GROUP_MAX_ROWS else duck.decode(keys)
-    del keys
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
                        .lazy(), fs.qi, ())
     for m in models:  # QI-only models: nothing to check on the values
         m.validate(enc)
-    efs = EncodedFrequencySet(enc, hs, arrays=(codes, n))
+    efs = EncodedFrequencySet(enc, hs, arrays=(keys, n))
     efs.known_raw_counts = duck.raw_counts  # counted by DuckDB's pass over the values
     efs.rollups = 1 if duck.sensitive else 0
     return efs
@@ -526,7 +522,7 @@ def _keyed_frequency_set(
     :class:`EncodedFrequencySet`, ``arrays=``). ``None`` when a QI value is null or not a
     raw value of its hierarchy (its key is null)."""
     key: pl.Expr | None = None
-    for c, m in zip(codes, [math.prod(cards[i + 1:]) for i in range(len(cards))]):
+    for c, m in zip(codes, places(cards)):
         digit = c.cast(pl.Int64) * m
         key = digit if key is None else key + digit
     assert key is not None

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
+from ldiv_polars.search.snapshot import ClassCodes, places
 
 MEMORY_LIMIT = "1GB"
 """DuckDB's ``memory_limit`` while grouping (it spills to the temporary directory beyond)."""
@@ -82,7 +83,7 @@ class DuckFrequencySet:
         self.qi = qi
         self.sensitive = sensitive
         self.cards = cards
-        self.mult = [math.prod(cards[i + 1:]) for i in range(len(cards))]
+        self.mult = places(cards)
         self.n_sensitive = n_sensitive
         self.total = total
         self.memory_limit = memory_limit
@@ -119,10 +120,7 @@ class DuckFrequencySet:
 
     def decode(self, key: np.ndarray) -> np.ndarray:
         """(q, rows) int32 QI codes of mixed-radix keys."""
-        codes = np.empty((len(self.qi), key.shape[0]), dtype=np.int32)
-        for i, (m, c) in enumerate(zip(self.mult, self.cards)):
-            codes[i] = (key // m) % c if i else key // m
-        return codes
+        return ClassCodes(key, self.mult, self.cards).full().T  # F-ordered: .T is C-contiguous
 
     def qi_frequency_set(self) -> tuple[np.ndarray, np.ndarray]:
         """``(keys, n)``: the QI-only frequency set (sensitive summed out), one row per
@@ -317,7 +315,7 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
                 maps.append(pl.DataFrame([values, pl.arange(0, values.len(), eager=True,
                                                             dtype=pl.Int64).alias("c")]))
         del distinct
-        mult = [math.prod(cards[i + 1:]) for i in range(len(cards))]
+        mult = places(cards)
         joins, terms = [], []
         for i, c in enumerate(cols):
             con.register(f"__ldiv_m{i}", maps[i])

@@ -33,7 +33,14 @@ from ldiv_polars.search.grouping import (
     run_starts,
     run_sums,
 )
-from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot, row_ids, zero_ids
+from ldiv_polars.search.snapshot import (
+    ClassCodes,
+    Rolled,
+    Snapshot,
+    places,
+    row_ids,
+    zero_ids,
+)
 
 CLASS = "__ldiv_class"
 """The single class-key column of a rolled-up frequency set handed to the models."""
@@ -169,11 +176,18 @@ class EncodedFrequencySet:
         self.level_labels = [[lab for _, lab in h.level_codes()] for h in self.hierarchies]
         self.cards = [[len(lab) for lab in labs] for labs in self.level_labels]
         if keyed is not None:
-            # the base's codes implicit in its keys (every row a class): decoded on demand
             raw = [c[0] for c in self.cards]
-            place = [math.prod(raw[i + 1:]) for i in range(len(raw))]
-            self.base = Snapshot(self.base.levels, None, sid, counts,
-                                 classes=(ClassCodes(keyed, place, raw), None))
+            base_codes = ClassCodes(keyed, places(raw), raw)
+            if keyed.shape[0] <= GROUP_MAX_ROWS:
+                # the base's codes implicit in its keys (every row a class): its roll-ups read
+                # grouped codes made from the keys, per-QI codes are decoded on demand
+                self.base = Snapshot(self.base.levels, None, sid, counts,
+                                     classes=(base_codes, None))
+            else:
+                # too large for grouped codes, its roll-ups read per-QI codes: decoded once
+                # here, the keys not kept beside them
+                self.base = Snapshot(self.base.levels, base_codes.full().T, sid, counts)
+            del base_codes, keyed
         # per QI, per level: one raw index representing each group (to build a->b maps)
         self._rep = []
         for maps in self.level_maps:
@@ -258,33 +272,30 @@ class EncodedFrequencySet:
 
     def raw_counts(self, i: int) -> np.ndarray:
         """Rows of each raw value of QI ``i`` (int64, indexed by its code): ``known_raw_counts``
-        when the frequency set's builder counted them, else summed over the base rows (from
-        the keys of a keyed base, without decoding the other QIs)."""
+        when the frequency set's builder counted them, else summed over the base rows (for a
+        keyed base, from its grouped codes: no per-QI decoding)."""
         if self.known_raw_counts is not None:
             return self.known_raw_counts[i]
         base = self.base
         if base._codes is None and base._classes is not None \
                 and isinstance(base._classes[0], ClassCodes) and base._classes[1] is None:
-            # a keyed base: from its grouped codes (made from the keys for the search anyway),
-            # one count per group of QIs, each QI's marginal summed out of its group's
+            # a keyed base: its grouped codes (made from the keys, for the search anyway) are
+            # counted once per group of QIs, each QI's marginal summed out of its group's
             grouped = self._grouped_codes(base)
-            if grouped is not None:
-                counts: list[np.ndarray] = [np.zeros(0, np.int64)] * len(self.qi)
-                for g, gc in zip(*grouped):
-                    cards = [max(self.cards[j][0], 1) for j in g]
-                    joint = np.bincount(gc, weights=base.weights(),
-                                        minlength=math.prod(cards)).reshape(cards)
-                    for a, j in enumerate(g):
-                        others = tuple(b for b in range(len(g)) if b != a)
-                        counts[j] = np.rint(joint.sum(axis=others)).astype(np.int64)
-                self.known_raw_counts = counts
-                return counts[i]
-            col = base._classes[0].digit(i)
-        else:
-            codes = base.codes
-            assert codes is not None
-            col = codes[i]
-        return np.bincount(col, weights=base.n,
+            assert grouped is not None  # a keyed base has at most GROUP_MAX_ROWS rows
+            counts: list[np.ndarray] = [np.zeros(0, np.int64)] * len(self.qi)
+            for g, gc in zip(*grouped):
+                cards = [max(self.cards[j][0], 1) for j in g]
+                joint = np.bincount(gc, weights=base.weights(),
+                                    minlength=math.prod(cards)).reshape(cards)
+                for a, j in enumerate(g):
+                    others = tuple(b for b in range(len(g)) if b != a)
+                    counts[j] = np.rint(joint.sum(axis=others)).astype(np.int64)
+            self.known_raw_counts = counts
+            return counts[i]
+        codes = base.codes
+        assert codes is not None
+        return np.bincount(codes[i], weights=base.n,
                            minlength=len(self.level_maps[i][0])).astype(np.int64)
 
     def release(self) -> None:

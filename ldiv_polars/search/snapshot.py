@@ -9,6 +9,7 @@ class structure (:class:`Rolled`) and class codes decoded on demand (:class:`Cla
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,16 @@ weights once used as a source (:meth:`Snapshot.weights`; larger ones would hold 
 more through the search)."""
 
 _SHARED: dict[str, np.ndarray] = {}
+
+
+def places(cards: Sequence[int]) -> list[int]:
+    """Place value of each digit of a mixed-radix number with these digit cardinalities, the
+    first digit most significant (the class keys of the roll-ups, DuckDB's row keys).
+
+    >>> places([4, 3, 2])
+    [6, 2, 1]
+    """
+    return [math.prod(cards[i + 1:]) for i in range(len(cards))]
 
 
 def _shared(name: str, rows: int, make: Any) -> np.ndarray:
@@ -131,13 +142,6 @@ class ClassCodes:
         if self._full is not None:
             return self._full[which]
         return self._decode(self.keys[which])
-
-    def digit(self, i: int) -> np.ndarray:
-        """The codes of QI ``i`` alone (``keys // div[i] % cards[i]``), int64."""
-        d = self.keys // self.div[i] if self.div[i] > 1 else self.keys.copy()
-        if i:
-            d %= self.cards[i]
-        return d
 
     def _decode(self, keys: np.ndarray) -> np.ndarray:
         # (classes, q) in Fortran order: each QI's column is written (and read by the
