@@ -296,6 +296,17 @@ def test_pd_and_npd_recursive_match_polars(con, data, y, w, c, l, c2) -> None:
         assert_same_result(a, b)
 
 
+def test_pd_recursive_l1_tail_is_the_whole_class(con) -> None:
+    # l = 1 with a don't-care value leading the class (found by hypothesis): the tail is the
+    # whole class in both engines, so achieved = r_y / size = 1/3 (flu 1, cold 2, Y = {cold})
+    df = pl.DataFrame({"q1": [7, 7, 7], "q2": ["x", "x", "x"], "s": ["flu", "cold", "cold"]})
+    m = [PositiveDisclosureRecursive(0.4321, 1, ["ok", "cold"])]
+    pol = lp.check(df, ["q1", "q2"], "s", m).models[0]
+    sql = ld.check(df, ["q1", "q2"], "s", m, con=con)[0]
+    assert pol.passed and sql["passed"]
+    assert pol.achieved == pytest.approx(1 / 3) and sql["achieved"] == pytest.approx(1 / 3)
+
+
 def test_pd_recursive_gender_example(con) -> None:
     # paper-notes §6.6: 1000 men (700 Healthy, 300 Hepatitis), 1000 women (700 Healthy,
     # 300 Cancer), Y = {Healthy}: pd-recursive (c,2) passes iff c > 3/7

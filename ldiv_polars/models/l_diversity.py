@@ -208,7 +208,13 @@ class PositiveDisclosureRecursive(Model):
         # values iff r_y reaches it (ties included); then the l-2 largest *other* counts are
         # the l-1 largest minus r_y, otherwise they are the l-2 largest of all
         kth = n.top_k(max(l - 1, 1)).min()
-        top_other = pl.when(r_y >= kth).then(top_sum(l - 1) - r_y).otherwise(top_sum(l - 2))
+        if l <= 1:
+            # l = 1: the tail is the whole class (plain recursive (c,1)'s r_1 < c * total,
+            # which pd-recursive reduces to with Y empty), whichever value leads it
+            top_other = -r_y
+        else:
+            top_other = pl.when(r_y >= kth).then(top_sum(l - 1) - r_y).otherwise(
+                top_sum(l - 2))
         tail = (n.sum() - r_y - top_other).fill_null(0)
         return [r_y.alias(self.col("r_y")), tail.alias(self.col("tail"))]
 
