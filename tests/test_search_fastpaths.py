@@ -219,6 +219,43 @@ def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric
         assert pruned.checked < full.checked  # the bound did prune
 
 
+@pytest.mark.parametrize("metric", ["loss", "precision", "entropy", "height"])
+@pytest.mark.parametrize("strategy", ["flash", "exhaustive", "bounded"])
+def test_skipped_metric_values_keep_the_optimum(adult, metric, strategy, monkeypatch):
+    """Passing nodes whose level bound exceeds an earlier passing node's value get no exact
+    value (``_Search._value``): every strategy returns the same passing nodes, minimal set,
+    optimum and optimum value as when every passing node is evaluated."""
+    import math
+
+    from ldiv_polars.search import flash as flash_mod
+
+    df, hs = adult
+    fs = FrequencySet.build(df, QI, None).materialize()
+    runs, skipped = [], 0
+    for evaluate_all in (False, True):
+        if evaluate_all:
+            monkeypatch.setattr(
+                flash_mod._Search, "_value",
+                lambda self, node, rolled, v: self.metrics.value(
+                    self.metric, rolled, v.suppressed) if v.passed else math.inf)
+        for k, limit in [(5, 30), (20, 60), (50, 150)]:
+            searches = []
+            init = flash_mod._Search.__init__
+            monkeypatch.setattr(flash_mod._Search, "__init__", lambda self, *a, **kw: (
+                init(self, *a, **kw), searches.append(self))[0])
+            out = flash_mod.search_lattice(EncodedFrequencySet(fs, hs), [KAnonymity(k)], limit,
+                                           metric, strategy=strategy)
+            monkeypatch.setattr(flash_mod._Search, "__init__", init)
+            skipped += searches[0].skipped_values
+            runs.append((evaluate_all, out.passing.tolist(), out.minimal, out.optimum,
+                         out.records[out.optimum].value))
+    half = len(runs) // 2
+    for a, b in zip(runs[:half], runs[half:]):
+        assert a[1:] == b[1:]
+    if metric != "height" and strategy != "bounded":
+        assert skipped > 0  # values were skipped (best-first pops nodes below the best only)
+
+
 def test_guided_flash_equals_binary_flash(adult, monkeypatch):
     """Flash probing each path first where earlier paths put the border (then galloping) decides
     every node as plain binary search does — same passing nodes, minimal set and optimum — and

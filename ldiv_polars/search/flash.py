@@ -47,6 +47,7 @@ from ldiv_polars.search.metrics import (
     MetricSuite,
 )
 from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.snapshot import Rolled
 from ldiv_polars.search.suppression import (
     NodeChecker,
     NodeVerdict,
@@ -78,7 +79,7 @@ class NodeRecord:
     passed: bool
     suppressed_rows: int
     classes: int  # retained classes
-    value: float  # target metric
+    value: float  # target metric (inf: failing, or passing with a bound beyond the optimum)
     checked: bool  # False when decided by tagging only
     relaxed_pass: bool = True  # union-closed necessary conditions pass within the limit
 
@@ -131,6 +132,9 @@ class _Search:
         self._bounds: dict[int, float] = {}
         self.batch = batch
         self.pruned = 0  # exhaustive: nodes left undecided by the bound (see _unprunable)
+        # the least metric value of a passing checked node: an upper bound of the optimum
+        self._best = math.inf
+        self.skipped_values = 0  # passing nodes whose value was not computed (see _value)
 
     # --- node evaluation ----------------------------------------------------------------------
 
@@ -145,8 +149,7 @@ class _Search:
         rolled = self.efs.rollup(self.lattice.levels(node))
         verdict: NodeVerdict = self.checker.check(rolled)
         self.checked += 1
-        value = self.metrics.value(self.metric, rolled, verdict.suppressed) if verdict.passed \
-            else math.inf
+        value = self._value(node, rolled, verdict)
         rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
                          int((~verdict.suppressed).sum()), value, True, verdict.relaxed_passed)
         self.records[node] = rec
@@ -154,6 +157,22 @@ class _Search:
             self.tags[node] = 1 if verdict.passed else -1
         self._after_check(node, rec)
         return rec
+
+    def _value(self, node: int, rolled: Rolled, verdict: NodeVerdict) -> float:
+        """The target metric at a checked node: ``inf`` when it fails, and also when it passes
+        but its lower bound from the levels alone (:meth:`bound`, no roll-up) already exceeds
+        the value of a passing node checked before — it cannot be the optimum (the optimum is
+        at most that value), so its exact value, ~0.4 ms on a 1M-row table, is not computed.
+        Strictly exceeds: a node that could tie with the optimum is always evaluated."""
+        if not verdict.passed:
+            return math.inf
+        if self.metric in BOUND_WITHOUT_ROLLUP and self.bound(node) > self._best:
+            self.skipped_values += 1
+            return math.inf
+        value = self.metrics.value(self.metric, rolled, verdict.suppressed)
+        if value < self._best:
+            self._best = value
+        return value
 
     def check_batch(self, nodes: Sequence[int]) -> list[NodeRecord]:
         """Check several nodes with one batched model evaluation (same results as one by one)."""
@@ -164,8 +183,7 @@ class _Search:
         verdicts = self.checker.check_many(rolleds)
         for node, rolled, verdict in zip(todo, rolleds, verdicts):
             self.checked += 1
-            value = self.metrics.value(self.metric, rolled, verdict.suppressed) \
-                if verdict.passed else math.inf
+            value = self._value(node, rolled, verdict)
             rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
                              int((~verdict.suppressed).sum()), value, True,
                              verdict.relaxed_passed)
