@@ -182,3 +182,27 @@ def test_sink_removes_an_output_failing_verification(fig1_files, tmp_path, monke
     none = anonymize(data, ["zip", "age"], "condition", hs, [KAnonymity(13)])
     with pytest.raises(InvalidParameterError):
         none.sink(out)
+
+
+def test_small_csv_is_parsed_once_with_the_same_result(fig1_files, tmp_path, monkeypatch):
+    """A CSV path within ``IN_MEMORY_CSV_MAX_BYTES`` is read into memory once (the output plan
+    reads that frame, no second scan of the file); a larger one is scanned, twice. Same search
+    result and the same written table either way."""
+    data, hdir = fig1_files
+    hs = {"zip": Hierarchy.from_csv(hdir / "fig1_hierarchy_zip.csv"),
+          "age": Hierarchy.from_csv(hdir / "age.csv")}
+    runs = {}
+    for limit in (A.IN_MEMORY_CSV_MAX_BYTES, 0):
+        monkeypatch.setattr(A, "IN_MEMORY_CSV_MAX_BYTES", limit)
+        res = anonymize(data, ["zip", "age"], "condition", hs, [KAnonymity(4)],
+                        suppression=0.34, metric="height", verify=False)
+        plan = res.output.explain()
+        assert ("SCAN" in plan.upper() and "CSV" in plan.upper()) == (limit == 0)
+        out = tmp_path / f"out{limit}.parquet"
+        res.sink(out)
+        d = res.to_dict()
+        d.pop("elapsed_s")
+        runs[limit] = (d, pl.read_parquet(out))
+    (a, ta), (b, tb) = runs.values()
+    assert a == b and a["optimum"]["suppressed"] > 0
+    assert ta.equals(tb) and ta.height == FIG1.height

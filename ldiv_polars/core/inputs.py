@@ -17,8 +17,8 @@ from ldiv_polars.errors import InputFormatError
 
 TableLike = Union[pl.LazyFrame, pl.DataFrame, str, Path]
 
-_CSV_SUFFIXES = {".csv", ".tsv", ".txt"}
-_PARQUET_SUFFIXES = {".parquet", ".pq"}
+CSV_SUFFIXES = {".csv", ".tsv", ".txt"}
+PARQUET_SUFFIXES = {".parquet", ".pq"}
 
 
 def to_lazyframe(data: TableLike, *, separator: str | None = None) -> pl.LazyFrame:
@@ -36,9 +36,9 @@ def to_lazyframe(data: TableLike, *, separator: str | None = None) -> pl.LazyFra
         if not path.exists() and not any(ch in str(data) for ch in "*?["):
             raise InputFormatError(f"no such file: {str(data)!r}")
         suffix = path.suffix.lower()
-        if suffix in _PARQUET_SUFFIXES or path.is_dir():
+        if suffix in PARQUET_SUFFIXES or path.is_dir():
             return pl.scan_parquet(data)
-        if suffix in _CSV_SUFFIXES:
+        if suffix in CSV_SUFFIXES:
             sep = separator or sniff_separator(path, suffix)
             return pl.scan_csv(data, separator=sep)
         raise InputFormatError(
