@@ -39,8 +39,9 @@ def test_every_node_rollup_equals_direct_groupby(setup):
     fs = FrequencySet.build(df, QI, "salary-class").materialize()
     efs = EncodedFrequencySet(fs, hs, cache_size=8)
     primed = efs.prime(min_rows=0)  # hub snapshots, as on large frequency sets
-    assert primed == len(QI) + 1 and efs._pinned
     heights = [hs[q].height for q in QI]
+    # each QI at each of its levels above the raw one, and every QI one level up
+    assert primed == sum(h - 1 for h in heights) + 1 and efs._pinned
     nodes = list(itertools.product(*(range(h) for h in heights)))
     rng = np.random.default_rng(3)
     order = [nodes[i] for i in rng.permutation(len(nodes))]  # random order: varied snapshots

@@ -339,17 +339,21 @@ class EncodedFrequencySet:
 
     def prime(self, min_rows: int = 50_000) -> int:
         """Pin "hub" snapshots when the base frequency set is large (>= ``min_rows``): for each
-        QI, the node with that QI one level up (the others raw), and the node with every QI one
-        level up; a hub is kept when it has at most 80% of the base's rows. Most nodes then roll
-        up from a hub instead of the base. Returns the number of roll-ups done (counted)."""
+        QI and each of its levels, the node with that QI at that level (the others raw; a QI's
+        chain rolled up level after level, each from the one below), and the node with every
+        QI one level up; a hub is kept when it has at most 80% of the base's rows. Most nodes
+        then roll up from a hub instead of the base (1M-row Adult sample: pins at every level
+        rather than the first only, search 1.41 -> 1.30 s: many checked nodes have age at
+        level 3 or 4, whose single-QI pins hold 112K and 68K rows against the 181K of level
+        1). Returns the number of roll-ups done (counted)."""
         if self.base_rows < min_rows or not self.qi or not self.lazy_hubs:
             return 0
         heights = [h.height for h in self.hierarchies]
         cands = []
         for i, h in enumerate(heights):
-            if h > 1:
+            for level in range(1, h):
                 lv = [0] * len(heights)
-                lv[i] = 1
+                lv[i] = level
                 cands.append(tuple(lv))
         cands.append(tuple(min(1, h - 1) for h in heights))
         done = 0
