@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet
-from ldiv_polars.core.inputs import CSV_SUFFIXES, TableLike, to_lazyframe
+from ldiv_polars.core.inputs import CSV_SUFFIXES, PARQUET_SUFFIXES, TableLike, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy, require_real
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize_expr
@@ -451,18 +451,17 @@ DUCKDB_MIN_ROWS = 1_000_000
 
 def _duck_frequency_set(data: TableLike, fs: FrequencySet, hs: Mapping[str, Hierarchy]
                         ) -> DuckFrequencySet | None:
-    """DuckDB's frequency set of a large Parquet file (``None``: use the engine path)."""
-    from pathlib import Path
-
-    from ldiv_polars.search import duckfs
-
+    """DuckDB's frequency set of a large Parquet file (``None``: use the engine path; DuckDB,
+    ~40 ms to import, is imported only when it is used)."""
     if not isinstance(data, (str, Path)) or len(fs.sensitive) > 1:
         return None
     path = Path(data)
-    if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
+    if path.suffix.lower() not in PARQUET_SUFFIXES or not path.is_file():
         return None
     if pl.scan_parquet(path).select(pl.len()).collect().item() < DUCKDB_MIN_ROWS:
         return None
+    from ldiv_polars.search import duckfs
+
     return duckfs.build(path, fs.qi, fs.sensitive, hs)
 
 
