@@ -47,7 +47,7 @@ def adult(adult_dir):
     return df, hs
 
 
-@pytest.mark.parametrize("group_span", [None, 16, 4096])
+@pytest.mark.parametrize("group_span", [None, 16, 4096, "wide"])
 @pytest.mark.parametrize("sensitive", ["salary-class", None])
 def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive, group_span):
     """Every node's roll-up (counting, through the source's classes or the general path,
@@ -58,7 +58,12 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
     # grouped codes on every source used twice (None: never), groups of a few QIs
     monkeypatch.setattr(rollup_mod, "GROUP_MIN_ROWS", 0)
     monkeypatch.setattr(rollup_mod, "GROUP_MAX_ROWS", 1 << 62 if group_span else -1)
-    monkeypatch.setattr(rollup_mod, "GROUP_SPAN", group_span or 4096)
+    if group_span == "wide":  # sources of 1,000+ rows get the wide groups (here 64 x 16)
+        monkeypatch.setattr(rollup_mod, "GROUP_WIDE_MIN_ROWS", 1000)
+        monkeypatch.setattr(rollup_mod, "GROUP_SPAN", 64)
+        monkeypatch.setattr(rollup_mod, "GROUP_SPAN_WIDE", 1024)
+    else:
+        monkeypatch.setattr(rollup_mod, "GROUP_SPAN", group_span or 4096)
     # int32 grouped codes (as on large sources) in one of the runs
     monkeypatch.setattr(rollup_mod, "GROUP_INTP_ROWS", 0 if group_span == 16 else 1 << 62)
     fs = FrequencySet.build(df, QI, sensitive).materialize()
