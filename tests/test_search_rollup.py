@@ -72,3 +72,19 @@ def test_lattice_relations():
     for lv in [(0, 2, 1), (1, 1, 0), (0, 3, 2), (1, 4, 2)]:
         mask[lat.id_of(lv)] = True
     assert {lat.levels(i) for i in lat.minimal_of(mask)} == {(0, 2, 1), (1, 1, 0)}
+
+
+def test_prime_keeps_higher_level_pins_within_the_budget(setup):
+    """Pins above the first level stop at ``PIN_BUDGET`` times the row budget; the first-level
+    ones (each QI one level up, and every QI one level up) are always made."""
+    df, hs = setup
+    fs = FrequencySet.build(df, QI, "salary-class").materialize()
+    heights = [hs[q].height for q in QI]
+    full = EncodedFrequencySet(fs, hs)
+    assert full.prime(min_rows=0) == sum(h - 1 for h in heights) + 1
+    tight = EncodedFrequencySet(fs, hs)
+    tight.row_budget = 1  # any kept first-level pin exhausts it
+    assert tight.prime(min_rows=0) == len(QI) + 1 and tight._pinned
+    assert all(max(p.levels) <= 1 for p in tight._pinned)
+    for levels in [(1, 2, 0, 1, 2), (0, 3, 1, 2, 1)]:
+        assert _rolled_table(tight, levels) == _rolled_table(full, levels)

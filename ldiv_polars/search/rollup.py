@@ -78,6 +78,10 @@ indexing takes int32 indices without the cast that ``np.take`` makes)."""
 BASE_CLASSES_MAX_ROWS = 1 << 20
 """Frequency sets (with a sensitive column) up to this many rows are put in class order once
 at encoding, so that their roll-ups can go through the classes."""
+PIN_BUDGET = 2
+""":meth:`EncodedFrequencySet.prime` pins hubs above the first level while the pinned rows stay
+within this many times the row budget (the 1M-row Adult sample's 17 pins hold 2.8M rows, within
+8M; a base of millions of rows keeps mostly the first-level pins, as before)."""
 BATCH_CELLS = 1 << 20
 """Most (nodes x source rows) key cells built at once by a batched roll-up (8 MB of keys)."""
 
@@ -345,31 +349,38 @@ class EncodedFrequencySet:
 
     def prime(self, min_rows: int = 50_000) -> int:
         """Pin "hub" snapshots when the base frequency set is large (>= ``min_rows``): for each
-        QI and each of its levels, the node with that QI at that level (the others raw; a QI's
-        chain rolled up level after level, each from the one below), and the node with every
-        QI one level up; a hub is kept when it has at most 80% of the base's rows. Most nodes
-        then roll up from a hub instead of the base (1M-row Adult sample: pins at every level
-        rather than the first only, search 1.41 -> 1.30 s: many checked nodes have age at
-        level 3 or 4, whose single-QI pins hold 112K and 68K rows against the 181K of level
-        1). Returns the number of roll-ups done (counted)."""
+        QI, the node with that QI one level up (the others raw), the node with every QI one
+        level up, then each QI at its higher levels (a QI's chain rolled up level after level,
+        each from the one below) while the pinned rows stay within ``PIN_BUDGET`` times the
+        row budget; a hub is kept when it has at most 80% of the base's rows. Most nodes then
+        roll up from a hub instead of the base (1M-row Adult sample: pins at every level rather
+        than the first only, search 1.41 -> 1.30 s: many checked nodes have age at level 3 or
+        4, whose single-QI pins hold 112K and 68K rows against the 181K of level 1). Returns
+        the number of roll-ups done (counted)."""
         if self.base_rows < min_rows or not self.qi or not self.lazy_hubs:
             return 0
         heights = [h.height for h in self.hierarchies]
         cands = []
-        for i, h in enumerate(heights):
-            for level in range(1, h):
-                lv = [0] * len(heights)
-                lv[i] = level
-                cands.append(tuple(lv))
-        cands.append(tuple(min(1, h - 1) for h in heights))
+        for level in range(1, max(heights)):
+            for i, h in enumerate(heights):
+                if level < h:
+                    lv = [0] * len(heights)
+                    lv[i] = level
+                    cands.append(tuple(lv))
+            if level == 1:
+                cands.append(tuple(min(1, h - 1) for h in heights))
         done = 0
+        pinned_rows = 0
         for lv in dict.fromkeys(cands):
             if lv == self.base.levels:
                 continue
+            if max(lv) > 1 and pinned_rows >= PIN_BUDGET * self.row_budget:
+                break  # (the first-level pins are always made)
             snap = self.rollup(lv, cache=False, keep_codes=True).snapshot
             done += 1
             if snap.rows <= 0.8 * self.base_rows:
                 self._pinned.append(snap)
+                pinned_rows += snap.rows
             self._hubs[lv] = self._pinned[-1] if self._pinned and self._pinned[-1] is snap \
                 else None
         self._pinned.sort(key=lambda s: s.rows)
