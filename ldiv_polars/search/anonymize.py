@@ -120,7 +120,7 @@ class AnonymizationResult:
             raise InvalidParameterError("no node satisfies the requirements: nothing to write")
         path = Path(path)
         suffix = path.suffix.lower()
-        if suffix in (".parquet", ".pq"):
+        if suffix in PARQUET_SUFFIXES:
             write = self.output.sink_parquet(path, lazy=True)
         elif suffix == ".csv":
             write = self.output.sink_csv(path, lazy=True)
@@ -472,14 +472,21 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     does)."""
     keys, n = duck.qi_frequency_set()
     duck.disconnect()  # DuckDB's buffers are not needed during the search
-    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
-                       .lazy(), fs.qi, ())
-    for m in models:  # QI-only models: nothing to check on the values
-        m.validate(enc)
-    efs = EncodedFrequencySet(enc, hs, arrays=(keys, n))
+    efs = EncodedFrequencySet(_qi_only_columns(fs, models), hs, arrays=(keys, n))
     efs.known_raw_counts = duck.raw_counts  # counted by DuckDB's pass over the values
     efs.rollups = 1 if duck.sensitive else 0
     return efs
+
+
+def _qi_only_columns(fs: FrequencySet, models: Sequence[Model]) -> FrequencySet:
+    """An empty QI-only frequency set naming ``fs``'s QI columns (the ``fs`` argument of an
+    :class:`EncodedFrequencySet` built from ``arrays=``), the models validated on it (QI-only
+    models: there are no values to check)."""
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
+                       .lazy(), fs.qi, ())
+    for m in models:
+        m.validate(enc)
+    return enc
 
 
 def _duck_cells(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hierarchy],
@@ -552,13 +559,9 @@ def _keyed_frequency_set(
     keys = df.get_column(_KEY)
     if keys.null_count():
         return None
-    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
-                       .lazy(), fs.qi, ())
-    for m in models:  # no sensitive column: nothing to check on the values
-        m.validate(enc)
-    return EncodedFrequencySet(enc, hs, arrays=(keys.to_numpy().astype(np.int64, copy=False),
-                                                df.get_column(COUNT).to_numpy()
-                                                .astype(np.int64, copy=False)))
+    arrays = (keys.to_numpy().astype(np.int64, copy=False),
+              df.get_column(COUNT).to_numpy().astype(np.int64, copy=False))
+    return EncodedFrequencySet(_qi_only_columns(fs, models), hs, arrays=arrays)
 
 
 _KEY = "__ldiv_key"

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
+from ldiv_polars.search.grouping import run_starts
 from ldiv_polars.search.snapshot import ClassCodes, places
 
 MEMORY_LIMIT = "1GB"
@@ -136,10 +137,7 @@ class DuckFrequencySet:
             n = batch.column(1).to_numpy().astype(np.int64, copy=False)
             if not k.shape[0]:
                 continue
-            new = np.empty(k.shape[0], dtype=bool)
-            new[0] = True
-            np.not_equal(k[1:], k[:-1], out=new[1:])
-            starts = np.flatnonzero(new)
+            starts = np.flatnonzero(run_starts(k))
             uk, un = k[starts], np.add.reduceat(n, starts)
             if keys and uk[0] == keys[-1][-1]:  # a run continued from the previous batch
                 sums[-1][-1] += un[0]
@@ -226,11 +224,7 @@ class DuckFrequencySet:
         """:meth:`rolled_counts` by counting the ``(class key, sensitive id)`` cells of the
         table's rows, read in batches, into one array of ``span`` cells."""
         ns = self.n_sensitive
-        place = [0] * len(self.qi)
-        r = ns
-        for i in range(len(self.qi) - 1, -1, -1):
-            place[i] = r
-            r *= max(int(cards[i]), 1)
+        place = [ns * p for p in places([max(int(c), 1) for c in cards])]
         # QI i's raw code -> its level code's place in the cell key
         luts = [np.asarray(m, dtype=np.int64) * p for m, p in zip(level_maps, place)]
         counts = np.zeros(span, dtype=np.float64)  # float64 sums are exact below 2**53 rows

@@ -62,11 +62,11 @@ passing nodes found so far (a low one: measured over 19 Adult and synthetic conf
 suppression). Negative: plain binary search."""
 
 PRIME_MIN_NODES = 2000
-"""The pinned hubs of :meth:`EncodedFrequencySet.prime` (q + 1 roll-ups of the whole base) are
-made only for lattices of at least this many nodes: they paid off on Adult's 6,480-node lattice
-(1M-row sample: search 2.3 s with them, 2.8 s without) and cost more than they saved on the
-480-node lattice of the synthetic census (10M rows: 3.4-4.1 s with them, 1.9 s without; 1M
-rows: 0.82 vs 0.68 s)."""
+"""The pinned hubs of :meth:`EncodedFrequencySet.prime` (roll-ups of the whole base, or of
+each other) are made only for lattices of at least this many nodes: they paid off on Adult's
+6,480-node lattice (1M-row sample: search 2.3 s with them, 2.8 s without) and cost more than
+they saved on the 480-node lattice of the synthetic census (10M rows: 3.4-4.1 s with them,
+1.9 s without; 1M rows: 0.82 vs 0.68 s)."""
 
 STRATEGIES = ("auto", "flash", "exhaustive", "bounded")
 

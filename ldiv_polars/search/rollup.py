@@ -287,8 +287,7 @@ class EncodedFrequencySet:
         if self.known_raw_counts is not None:
             return self.known_raw_counts[i]
         base = self.base
-        if base._codes is None and base._classes is not None \
-                and isinstance(base._classes[0], ClassCodes) and base._classes[1] is None:
+        if base.keyed and base._classes is not None and base._classes[1] is None:
             # a keyed base: its grouped codes (made from the keys, for the search anyway) are
             # counted once per group of QIs, each QI's marginal summed out of its group's
             grouped = self._grouped_codes(base)
@@ -486,10 +485,7 @@ class EncodedFrequencySet:
         node_of = np.searchsorted(base, uniq, side="right") - 1
         local = uniq - base[node_of]
         gck = uniq // ns  # node ranges are multiples of ns: global class keys stay disjoint
-        new = np.empty(uniq.shape[0], dtype=bool)
-        if uniq.shape[0]:
-            new[0] = True
-            np.not_equal(gck[1:], gck[:-1], out=new[1:])
+        new = run_starts(gck)
         cfirst = np.flatnonzero(new)
         row_class = np.cumsum(new) - 1
         class_size = np.add.reduceat(n, cfirst) if uniq.shape[0] else np.zeros(0, np.int64)
@@ -681,8 +677,7 @@ class EncodedFrequencySet:
             return hit[2], hit[3]
         if src.rows > GROUP_MAX_ROWS:
             return None
-        implicit = src._codes is None and src._classes is not None and isinstance(
-            src._classes[0], ClassCodes)
+        implicit = src.keyed
         if not implicit:
             if src.rows < GROUP_MIN_ROWS:
                 return None
@@ -703,6 +698,7 @@ class EncodedFrequencySet:
         if cur:
             groups.append(tuple(cur))
         gcodes = []
+        dt = np.intp if src.rows <= GROUP_INTP_ROWS else np.int32
         if implicit:
             assert src._classes is not None
             cc, rc = src._classes
@@ -710,17 +706,12 @@ class EncodedFrequencySet:
                 d = cc.div[g[-1]]
                 v = cc.keys // d if d > 1 else cc.keys.copy()
                 if g[0] > 0:  # the first group's digits are the key's leading ones
-                    size = 1
-                    for i in g:
-                        size *= max(cc.cards[i], 1)
-                    v %= size
-                dt = np.intp if src.rows <= GROUP_INTP_ROWS else np.int32
+                    v %= math.prod(max(cc.cards[i], 1) for i in g)
                 gcodes.append(v.astype(dt, copy=False) if rc is None else
                               v.astype(dt, copy=False)[rc])
         else:
             codes = src.codes
             assert codes is not None
-            dt = np.intp if src.rows <= GROUP_INTP_ROWS else np.int32
             for g in groups:
                 gc = codes[g[0]].astype(dt)
                 for i in g[1:]:
@@ -789,12 +780,8 @@ class EncodedFrequencySet:
         assert rc is not None  # a sensitive column: rows are (class, sensitive) cells
         q = len(self.qi)
         ns = self.n_sensitive
-        radix = [0] * q
-        r = 1
-        for i in range(q - 1, -1, -1):
-            radix[i] = r
-            r *= cards[i]
-        span_c = r
+        radix = places(cards)
+        span_c = math.prod(cards)
         classes_src = cc.shape[0]
         ckey = self._mixed_key([cc[:, i] for i in range(q)], classes_src, src.levels, levels,
                                radix)
@@ -828,13 +815,9 @@ class EncodedFrequencySet:
         :func:`~ldiv_polars.search.grouping.group_sum` (one sort, near-linear on a source in
         key order); every output code is decoded from its key (no gather from the source
         rows). Same rows, in the same order, as the stepwise densifying of the general path."""
-        q = len(self.qi)
         ns = self.n_sensitive
-        radix = [0] * q
-        r = ns
-        for i in range(q - 1, -1, -1):
-            radix[i] = r
-            r *= cards[i]
+        class_radix = places(cards)
+        radix = [ns * p for p in class_radix]
         key = self._key(src, levels, radix, src.s if ns > 1 else None)
         if counting:
             # float64 sums are exact below 2**53 rows
@@ -861,7 +844,7 @@ class EncodedFrequencySet:
             cks = uniq
             row_class = row_ids(rows)
             class_size = n
-        class_codes = ClassCodes(cks, [r // ns for r in radix], cards)
+        class_codes = ClassCodes(cks, class_radix, cards)
         keep = keep_codes or (cache and levels != self.base.levels and rows <= 0.8 * src.rows
                               and rows <= self.row_budget)
         classes = (class_codes, None if ns == 1 else row_class) if keep else None

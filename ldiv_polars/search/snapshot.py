@@ -111,6 +111,13 @@ class Snapshot:
         return cc, rc
 
     @property
+    def keyed(self) -> bool:
+        """Whether the per-row codes exist only as the class keys (:class:`ClassCodes`, not yet
+        decoded): a group of QIs' codes is then a run of each key's digits."""
+        return self._codes is None and self._classes is not None and isinstance(
+            self._classes[0], ClassCodes)
+
+    @property
     def kept(self) -> bool:
         """Whether the per-row codes are available (materialized or implicit)."""
         return self._codes is not None or self._classes is not None
