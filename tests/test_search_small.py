@@ -90,6 +90,26 @@ def test_suppression_accounting_mask_and_drop():
     assert _levels(res3) == {(2, 1, 1), (1, 2, 1)}
 
 
+@pytest.mark.parametrize("mode", ["mask", "drop"])
+def test_output_columns_are_enums_of_the_level_labels(mode):
+    # each QI: an Enum of its level's labels in hierarchy order, plus "*" (the mask) when it is
+    # not one of them; the values are generalize()'s strings
+    res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], suppression=1 / 3,
+                    metric="height", suppression_mode=mode)
+    out = res.output.collect()
+    for q in QI:
+        labels = HS[q].column(res.levels[q]).cast(pl.String).unique(maintain_order=True)
+        want = labels.to_list() + ([] if "*" in labels.to_list() else ["*"])
+        assert out.schema[q] == pl.Enum(want)
+    kept = out.filter(pl.col("zip") != "*").cast({q: pl.String for q in QI})
+    ref = generalize(FIG1, HS, res.levels).collect().filter(
+        ~pl.col("zip").str.starts_with("1485"))
+    assert kept.sort(kept.columns).equals(ref.sort(ref.columns))
+    # the Enum sorts in hierarchy order (age buckets by age, not as strings)
+    assert out.sort("age")["age"].unique(maintain_order=True).to_list() == [
+        v for v in want if v in set(out["age"].to_list())]
+
+
 def test_no_solution_reported():
     res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(13)])
     assert not res.found and res.output is None and res.minimal == []
