@@ -12,6 +12,7 @@ import pytest
 from ldiv_polars.core import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy, generalize
 from ldiv_polars.search import EncodedFrequencySet, Lattice
+from ldiv_polars.search import rollup as R
 
 QI = ["sex", "age", "race", "marital-status", "education"]
 
@@ -34,7 +35,11 @@ def _rolled_table(efs: EncodedFrequencySet, levels) -> list[tuple]:
     return sorted(rows)
 
 
-def test_every_node_rollup_equals_direct_groupby(setup):
+@pytest.mark.parametrize("lut_bytes", [None, 0])
+def test_every_node_rollup_equals_direct_groupby(setup, monkeypatch, lut_bytes):
+    # lut_bytes=0: the QI-group lookups are dropped before each new one (none reused)
+    if lut_bytes is not None:
+        monkeypatch.setattr(R, "GROUP_LUTS_MAX_BYTES", lut_bytes)
     df, hs = setup
     fs = FrequencySet.build(df, QI, "salary-class").materialize()
     efs = EncodedFrequencySet(fs, hs, cache_size=8)
@@ -56,6 +61,8 @@ def test_every_node_rollup_equals_direct_groupby(setup):
         assert got == expected, levels
     assert efs.rollups == len(nodes) + primed + efs.base_sorted
     assert len(efs._cache) <= 8
+    if lut_bytes == 0:  # at most one roll-up's lookups (two per QI group) are kept
+        assert len(efs._group_luts) <= 2 * len(QI)
 
 
 def test_lattice_relations():
