@@ -94,6 +94,30 @@ def test_cli_exit_codes(fig1_files, tmp_path, capsys):
     assert rc == 2
 
 
+@pytest.mark.parametrize(("k", "rc"), [(4, 0), (13, 1), (None, 2)])
+def test_the_script_exits_with_main_s_code_and_flushed_output(fig1_files, tmp_path, k, rc):
+    # `python -m ldiv_polars` (like the `ldiv` script) ends the process without interpreter
+    # teardown: the exit code, the whole JSON on stdout and the written file are all there
+    import subprocess
+    import sys
+
+    data, hdir = fig1_files
+    out = tmp_path / "o.parquet"
+    args = [sys.executable, "-m", "ldiv_polars", "anonymize", str(data), str(out), "--qi",
+            "zip,age", "--sensitive", "condition", "--hierarchies", str(hdir), "--json"]
+    proc = subprocess.run(args + ([] if k is None else ["--k", str(k)]), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == rc, proc.stderr
+    if rc == 2:
+        assert proc.stderr.startswith("error: ")
+        return
+    payload = json.loads(proc.stdout)
+    assert (payload["optimum"] is None) == (rc == 1)
+    assert out.exists() == (rc == 0)
+    if rc == 0:
+        assert pl.read_parquet(out).height == 12 and payload["verified"] is True
+
+
 def test_cli_adult_k5(adult_dir, adult_csv, tmp_path, capsys):
     out = tmp_path / "adult.parquet"
     qi = "sex,age,race,marital-status,education,native-country,workclass,occupation"

@@ -10,8 +10,10 @@ exits with code 2 and a one-line message.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
+from typing import NoReturn
 
 import typer
 
@@ -85,5 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     return rc if isinstance(rc, int) else 0
 
 
+def run() -> NoReturn:
+    """The ``ldiv`` script and ``python -m ldiv_polars``: :func:`main`, then the process ends
+    without tearing the interpreter down (its arrays, frames and the engines' thread pools are
+    the OS's to free: ~0.06 s of a 1M-row ``ldiv anonymize``). Every file is written and
+    closed by then; stdout and stderr are flushed first."""
+    rc = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be written
+            pass
+    os._exit(rc)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()
