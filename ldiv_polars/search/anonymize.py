@@ -257,7 +257,7 @@ def anonymize(
     if _small_csv(data):
         # read once (the arguments checked first): the search's pass and the output's write
         # both read this frame instead of parsing the CSV twice
-        data = lf.collect()
+        data = _read_coded(lf, fs.qi, hs)
         lf = data.lazy()
         fs = FrequencySet.build(lf, fs.qi, fs.sensitive, nulls=nulls)
     # models and metric reading only class sizes/codes: search on the QI-only frequency set
@@ -434,6 +434,46 @@ frequency-set pass and the output both read the frame: on a 1M-row, 82 MB CSV th
 saves the second parse, ~0.2 s, for ~0.1 GB held); larger ones are scanned, twice."""
 
 
+def _raw_enum(h: Hierarchy) -> pl.Enum | None:
+    """The Enum of a hierarchy's raw values (level 0, as strings; a QI value's index among
+    them is its code), None when they hold a null or a repeat (never, once validated)."""
+    raw = h.column(0)
+    if raw.null_count() or raw.n_unique() != raw.len():
+        return None
+    return pl.Enum(raw.cast(pl.String))
+
+
+def _raw_index(q: str, h: Hierarchy, schema: pl.Schema, *, strict: bool) -> pl.Expr | None:
+    """Each row's index among the raw values of QI ``q`` (UInt; null where the value is null
+    or, without ``strict``, not a raw value): the physical value of a column already read as
+    :func:`_raw_enum` (:func:`_read_coded`), else an Enum cast of its strings. None when the
+    hierarchy has no such Enum."""
+    enum = _raw_enum(h)
+    if enum is None:
+        return None
+    if schema.get(q) == enum:
+        return pl.col(q).to_physical()
+    return pl.col(q).cast(pl.String).cast(enum, strict=strict).to_physical()
+
+
+def _read_coded(lf: pl.LazyFrame, qi: Sequence[str], hs: Mapping[str, Hierarchy]
+                ) -> pl.DataFrame:
+    """``lf`` collected with each QI column as the Enum of its raw values (:func:`_raw_enum`)
+    instead of strings: cast once, then the frequency-set pass and the output read the codes
+    (1M-row CSV: the two passes each cast 8 QIs, ~65 ms, before; the frame holds no QI
+    strings). Only when every QI value is a raw value of its hierarchy and none is null;
+    otherwise the plain frame (the string path then names the values or applies the null
+    policy)."""
+    enums = {q: _raw_enum(hs[q]) for q in qi}
+    if any(e is None for e in enums.values()):
+        return lf.collect()
+    coded = lf.with_columns(pl.col(q).cast(pl.String).cast(e, strict=False)
+                            for q, e in enums.items()).collect()
+    if coded.select(pl.sum_horizontal(pl.col(q).null_count() for q in qi)).item():
+        return lf.collect()
+    return coded
+
+
 def _small_csv(data: TableLike) -> bool:
     """Whether ``data`` is the path of one CSV file of at most ``IN_MEMORY_CSV_MAX_BYTES``."""
     if not isinstance(data, (str, Path)):
@@ -577,11 +617,12 @@ def _encoded_frequency_set(
     Without a sensitive column the engine groups on one Int64 key per row, the mixed-radix
     number of the indices (see :func:`_keyed_frequency_set`)."""
     codes = []
+    schema = lf.collect_schema()
     for q in fs.qi:
-        raw = hs[q].column(0)
-        if raw.null_count() or raw.n_unique() != raw.len():
+        c = _raw_index(q, hs[q], schema, strict=False)
+        if c is None:
             return None
-        codes.append(pl.col(q).cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical())
+        codes.append(c)
     cards = [len(hs[q].column(0)) for q in fs.qi]
     if not fs.sensitive and math.prod(max(c, 1) for c in cards) < 2**62:
         return _keyed_frequency_set(lf, fs, codes, cards, hs, models, engine)
@@ -618,19 +659,17 @@ def output_dtype(h: Hierarchy, level: int) -> pl.Enum:
     return pl.Enum(labels)
 
 
-def _generalize(q: str, h: Hierarchy, level: int, dtype: pl.Enum) -> pl.Expr:
+def _generalize(q: str, h: Hierarchy, level: int, dtype: pl.Enum, schema: pl.Schema
+                ) -> pl.Expr:
     """The values of :func:`~ldiv_polars.hierarchy.generalize_expr` (the values were
     validated against the hierarchy) as ``dtype`` (:func:`output_dtype`), computed as a gather
-    of the level's labels by the raw value's index (an Enum cast): in the streaming engine
-    this holds about 0.9 GB less than ``replace_strict`` on a 10M-row table, and the Enum
-    output is written to Parquet and re-verified without hashing a string per row (1M rows:
-    0.25 -> 0.12 s for both)."""
-    raw = h.column(0)
-    if level == 0:
-        return pl.col(q).cast(pl.String).cast(dtype)
-    if raw.null_count() or raw.n_unique() != raw.len():  # pragma: no cover - validated hierarchies
+    of the level's labels by the raw value's index (:func:`_raw_index`): in the streaming
+    engine this holds about 0.9 GB less than ``replace_strict`` on a 10M-row table, and the
+    Enum output is written to Parquet and re-verified without hashing a string per row (1M
+    rows: 0.25 -> 0.12 s for both)."""
+    idx = _raw_index(q, h, schema, strict=True)
+    if idx is None:  # pragma: no cover - validated hierarchies
         return generalize_expr(q, h, level).cast(dtype)
-    idx = pl.col(q).cast(pl.String).cast(pl.Enum(raw)).to_physical()
     return pl.lit(h.column(level).cast(pl.String).cast(dtype)).gather(idx)
 
 
@@ -642,7 +681,8 @@ def _output_plan(
     levels = rolled.snapshot.levels
     qi = list(efs.qi)
     dtypes = {q: output_dtype(hs[q], lv) for q, lv in zip(qi, levels)}
-    gen = lf.with_columns([_generalize(q, hs[q], lv, dtypes[q]).alias(q)
+    schema = lf.collect_schema()
+    gen = lf.with_columns([_generalize(q, hs[q], lv, dtypes[q], schema).alias(q)
                            for q, lv in zip(qi, levels)])
     if not suppressed.any():
         return gen, gen
