@@ -208,6 +208,38 @@ def test_sink_removes_an_output_failing_verification(fig1_files, tmp_path, monke
         none.sink(out)
 
 
+def test_small_csv_qis_are_read_as_raw_value_enums_or_left_as_read(fig1_files, tmp_path):
+    """An in-memory CSV's QI columns are read as the Enums of their raw values (the output plan
+    reads those codes: no String cast of a QI); with a value outside a hierarchy or a null
+    they stay as read, and the string path names the value or applies the null policy."""
+    from ldiv_polars.errors import NullValuesError
+    from ldiv_polars.hierarchy import HierarchyValueMissingError
+
+    data, hdir = fig1_files
+    hs = {"zip": Hierarchy.from_csv(hdir / "fig1_hierarchy_zip.csv"),
+          "age": Hierarchy.from_csv(hdir / "age.csv")}
+    res = anonymize(data, ["zip", "age"], "condition", hs, [KAnonymity(4)], verify=False)
+    plan = res.output.explain()
+    assert 'col("age").to_physical()' in plan and "cast" not in plan
+    frame = A._read_coded(pl.scan_csv(data), ["zip", "age"], hs)
+    assert frame.schema["age"] == pl.Enum(hs["age"].column(0))
+    assert frame.drop("zip", "age").equals(FIG1.drop("zip", "age"))
+    assert frame.select(pl.col("zip", "age").cast(pl.String)).equals(
+        FIG1.select(pl.col("zip"), pl.col("age").cast(pl.String)))
+    odd = tmp_path / "odd.csv"
+    FIG1.with_columns(pl.when(pl.col("age") == 50).then(99).otherwise(pl.col("age"))
+                      .alias("age")).write_csv(odd)
+    assert A._read_coded(pl.scan_csv(odd), ["zip", "age"], hs).schema["age"] == pl.Int64
+    with pytest.raises(HierarchyValueMissingError, match="'99'"):
+        anonymize(odd, ["zip", "age"], "condition", hs, [KAnonymity(4)])
+    gap = tmp_path / "gap.csv"
+    FIG1.with_columns(pl.when(pl.col("age") == 50).then(None).otherwise(pl.col("age"))
+                      .alias("age")).write_csv(gap)
+    assert A._read_coded(pl.scan_csv(gap), ["zip", "age"], hs).schema["age"] == pl.Int64
+    with pytest.raises(NullValuesError):
+        anonymize(gap, ["zip", "age"], "condition", hs, [KAnonymity(4)])
+
+
 def test_small_csv_is_parsed_once_with_the_same_result(fig1_files, tmp_path, monkeypatch):
     """A CSV path within ``IN_MEMORY_CSV_MAX_BYTES`` is read into memory once (the output plan
     reads that frame, no second scan of the file); a larger one is scanned, twice. Same search
