@@ -4,11 +4,12 @@ to Parquet or CSV, with the search's figures (nodes checked, roll-ups, optimum, 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:  # rich is imported when something is printed (not in --json mode)
+    from rich.console import Console
 
 from ldiv_polars.cli._common import echo_json, split_columns
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
@@ -104,6 +105,8 @@ def demo_step(path: Path | str, qi: list[str], sensitive: str, k: int, l: int,
     l-diversity (1% suppression, dropped; loss metric), printed with the search's figures;
     returns the :class:`~ldiv_polars.search.AnonymizationResult` (its ``output`` is the "after"
     table: the retained rows, exactly what was re-verified)."""
+    from rich.console import Console
+
     from ldiv_polars.models import DistinctLDiversity, KAnonymity
     from ldiv_polars.search import anonymize
 
@@ -170,6 +173,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
         else:
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
             with Progress("[progress.description]{task.description}", BarColumn(),
@@ -194,6 +198,9 @@ def register(app: typer.Typer) -> None:
 
 def _print(result: Any, out: Path | None, *, console: Console | None = None,
            title: str = "ldiv anonymize") -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     console = console or Console()
     table = Table(title=title, show_header=False)
     table.add_column("")
