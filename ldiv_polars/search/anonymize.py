@@ -603,9 +603,10 @@ def _keyed_frequency_set(
         digit = c.cast(pl.Int64) * m
         key = digit if key is None else key + digit
     assert key is not None
-    # (unsorted: a base in key order made no roll-up faster)
+    # in key order: the roll-ups that sort their keys merge runs (1M-row sample: the first
+    # level's pins 5.5-16.5 -> 2-3.5 ms each)
     df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
-          .collect(engine=engine))
+          .sort(_KEY).collect(engine=engine))
     keys = df.get_column(_KEY)
     if keys.null_count():
         return None

@@ -24,6 +24,9 @@ PRESORTED_STRIDE = 64
 """Row distance of the sample that :func:`presorted` checks for order."""
 KEY_CHUNK = 1 << 16
 """Rows per chunk of the mixed-radix keys built by the roll-ups (temporaries in cache)."""
+ORDERED_SORT_MAX_ROWS = 1 << 22
+"""Most rows of a roll-up from a source in key order sorted by numpy's timsort whatever
+:func:`presorted` finds (see :func:`group_sum`)."""
 PRESORTED_COUNT_FACTOR = 2
 """Nearly sorted keys of a span above this many times their rows are grouped by
 :func:`group_sum` with one sort, not by counting."""
@@ -88,19 +91,24 @@ def group_keys(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, n
     return order[flag], run_sums(v, flag)
 
 
-def group_sum(key: np.ndarray, span: int, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def group_sum(key: np.ndarray, span: int, n: np.ndarray, *, ordered: bool = False
+              ) -> tuple[np.ndarray, np.ndarray]:
     """``(uniq, sums)``: the distinct keys (ints in ``[0, span)``) in increasing order and the
     summed ``n`` (int64) of each. Nearly sorted keys (see :func:`presorted`) of a span above
     ``PRESORTED_COUNT_FACTOR x rows`` are sorted rather than counted: their sort is
     near-linear and touches less fresh memory than the span's arrays (whose page faults made
-    counting 2x slower than the sort in the 10M-row search)."""
+    counting 2x slower than the sort in the 10M-row search). ``ordered`` says the keys are
+    a roll-up of rows in key order (runs of sorted keys, whatever :func:`presorted` finds):
+    numpy's timsort merges them (up to ``ORDERED_SORT_MAX_ROWS`` rows)."""
     rows = key.shape[0]
+    ordered = ordered and SORT_POLARS_MIN_ROWS <= rows <= ORDERED_SORT_MAX_ROWS
     if span <= count_limit(rows) and (span <= PRESORTED_COUNT_FACTOR * rows
-                                      or rows < SORT_POLARS_MIN_ROWS or not presorted(key)):
+                                      or rows < SORT_POLARS_MIN_ROWS
+                                      or not (ordered or presorted(key))):
         inv, uniq = dense_rank(key, span)
         # float64 sums are exact below 2**53 rows
         return uniq, np.bincount(inv, weights=n, minlength=uniq.shape[0]).astype(np.int64)
-    order, sk = _sorted(key, span)
+    order, sk = _sorted(key, span, ordered=ordered)
     flag = run_starts(sk)
     uniq = sk[flag]
     # the sorted keys' buffer (int64, no longer needed) takes the sorted counts
@@ -148,7 +156,8 @@ def presorted(key: np.ndarray) -> bool:
     return int(np.count_nonzero(sample[1:] < sample[:-1])) * 32 <= sample.shape[0]
 
 
-def _sorted(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+def _sorted(key: np.ndarray, span: int, *, ordered: bool = False
+            ) -> tuple[np.ndarray, np.ndarray]:
     """``(order, key[order])`` for an order that sorts ``key`` (which one among equal keys is
     left open: callers use only the sorted keys, each row's run, and one row of each run;
     every choice gives the same results).
@@ -159,7 +168,7 @@ def _sorted(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
     fits beside the key in an int64 (distinct values: one deterministic result), else Polars'
     ``arg_sort``."""
     rows = key.shape[0]
-    if rows >= SORT_POLARS_MIN_ROWS and presorted(key):
+    if rows >= SORT_POLARS_MIN_ROWS and (ordered or presorted(key)):
         order = np.argsort(key, kind="stable")
         return order, key[order]
     if rows < SORT_POLARS_MIN_ROWS:

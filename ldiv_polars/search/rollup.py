@@ -189,7 +189,11 @@ class EncodedFrequencySet:
         self.level_maps = [[m for m, _ in h.level_codes()] for h in self.hierarchies]
         self.level_labels = [[lab for _, lab in h.level_codes()] for h in self.hierarchies]
         self.cards = [[len(lab) for lab in labs] for labs in self.level_labels]
+        self.base_ordered = False
+        """Whether the base's rows are in key order (as every roll-up's are): its roll-ups then
+        sort their keys by merging runs (see :func:`~ldiv_polars.search.grouping.group_sum`)."""
         if keyed is not None:
+            self.base_ordered = bool((keyed[1:] >= keyed[:-1]).all())
             raw = [c[0] for c in self.cards]
             base_codes = ClassCodes(keyed, places(raw), raw)
             if keyed.shape[0] <= GROUP_MAX_ROWS:
@@ -271,6 +275,7 @@ class EncodedFrequencySet:
         out.n_sensitive = 1
         out.codes_only = False
         out.base = Snapshot(base.levels, codes, np.zeros(first.shape[0], np.int32), n)
+        out.base_ordered = True  # group_keys' rows are in key order
         out.base_rows = out.base.rows
         out._cache_levels = np.zeros_like(self._cache_levels)
         out._cache_rows = np.zeros_like(self._cache_rows)
@@ -842,7 +847,8 @@ class EncodedFrequencySet:
             n = counts[uniq].astype(np.int64)
             del counts
         else:
-            uniq, n = group_sum(key, span, src.n)
+            uniq, n = group_sum(key, span, src.n,
+                                ordered=src is not self.base or self.base_ordered)
             del key
         rows = uniq.shape[0]
         if ns > 1:
