@@ -30,6 +30,9 @@ def _check(key: np.ndarray, span: int, n: np.ndarray) -> None:
     uniq2, sums2 = group_sum(key, span, n)
     assert np.array_equal(uniq2, want) and np.array_equal(sums2, want_sums)
     assert sums2.dtype == np.int64
+    # "ordered" (a roll-up of a source in key order) is a hint: the same result if it is wrong
+    uniq3, sums3 = group_sum(key, span, n, ordered=True)
+    assert np.array_equal(uniq3, want) and np.array_equal(sums3, want_sums)
     assert np.array_equal(n, n_before)  # the counts are not overwritten
 
 
@@ -98,6 +101,8 @@ def test_sort_branches_are_taken(monkeypatch):
     monkeypatch.setattr(grouping.np, "argsort", spy)
     grouping._sorted(np.sort(key), 10**9)
     assert seen == ["stable"]
+    grouping._sorted(key, 10**9, ordered=True)  # the hint alone takes the timsort too
+    assert seen == ["stable", "stable"]
     seen.clear()
     grouping._sorted(key, 10**9)  # packed: a Polars sort, no argsort
     grouping._sorted(key * 2**30, 2**62)  # too wide to pack beside 13 bits of rows

@@ -184,6 +184,31 @@ def test_encoded_frequency_set_from_arrays_equals_frame(monkeypatch, keyed_max_r
         assert np.array_equal(ra.class_size, rb.class_size)
         assert np.array_equal(ra.class_codes, rk.class_codes)
         assert np.array_equal(ra.class_size, rk.class_size)
+    # keys in key order make an ordered base (its roll-ups merge runs); shuffled keys do not,
+    # with the same roll-ups
+    shuffle = np.random.default_rng(0).permutation(enc.height)
+    s = EncodedFrequencySet(fs, hs, arrays=(keys[shuffle],
+                                            enc["n"].to_numpy().astype(np.int64)[shuffle]))
+    assert k.base_ordered and not s.base_ordered
+    for lv in ([0, 0, 0], [1, 1, 0], [2, 3, 1], [0, 3, 0]):
+        rk, rs = k.rollup(lv, cache=False), s.rollup(lv, cache=False)
+        assert np.array_equal(rk.class_codes, rs.class_codes)
+        assert np.array_equal(rk.class_size, rs.class_size)
+
+
+def test_keyed_frequency_set_is_in_key_order():
+    # the engine's group-by sorted by key: an ordered base, the same classes as the frame's
+    from ldiv_polars.core.frequency import FrequencySet
+
+    A = importlib.import_module("ldiv_polars.search.anonymize")
+    df = _table(3)
+    hs = _hierarchies(df)
+    fs = FrequencySet.build(df, QI, None)
+    efs = A._encoded_frequency_set(df.lazy(), fs, hs, [KAnonymity(2)], "error")
+    assert efs is not None and efs.base_ordered and efs.base.keyed
+    keys = efs.base._classes[0].keys
+    assert np.all(keys[1:] > keys[:-1])
+    assert efs.base_rows == df.select(QI).unique().height
 
 
 def _same(a, b, *, kl_tol: float = 1e-9) -> None:
