@@ -196,11 +196,13 @@ def test_encoded_frequency_set_from_arrays_equals_frame(monkeypatch, keyed_max_r
         assert np.array_equal(rk.class_size, rs.class_size)
 
 
-def test_keyed_frequency_set_is_in_key_order():
-    # the engine's group-by sorted by key: an ordered base, the same classes as the frame's
+def test_keyed_frequency_set_is_in_key_order(monkeypatch):
+    # the engine's group-by sorted by key (bases of SORTED_BASE_MIN_ROWS+ rows): an ordered
+    # base, the same classes as the frame's
     from ldiv_polars.core.frequency import FrequencySet
 
     A = importlib.import_module("ldiv_polars.search.anonymize")
+    monkeypatch.setattr(A, "SORTED_BASE_MIN_ROWS", 0)
     df = _table(3)
     hs = _hierarchies(df)
     fs = FrequencySet.build(df, QI, None)
