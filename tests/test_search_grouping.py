@@ -85,6 +85,18 @@ def test_grouping_matches_unique_hypothesis(values, polars_min, presort):
         grouping.SORT_POLARS_MIN_ROWS = old
 
 
+def test_counting_is_capped_in_cells(monkeypatch):
+    # whatever the rows, at most COUNT_MAX_CELLS cells are counted; beyond, the same groups by
+    # one sort
+    assert grouping.count_limit(10**9) == grouping.COUNT_MAX_CELLS
+    assert grouping.count_limit(1000) == 16_000
+    monkeypatch.setattr(grouping, "COUNT_MAX_CELLS", 4096)
+    rng = np.random.default_rng(5)
+    key = rng.integers(0, 50_000, 5000, dtype=np.int64)  # 10x the rows: counted without cap
+    assert grouping.count_limit(5000) == 4096
+    _check(key, 50_000, rng.integers(1, 1000, 5000, dtype=np.int64))
+
+
 def test_sort_branches_are_taken(monkeypatch):
     """The branches the tests above rely on are reachable: timsort on presorted keys, Polars'
     packed sort on shuffled ones, ``arg_sort`` on keys too wide to pack."""
