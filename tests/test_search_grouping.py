@@ -33,6 +33,9 @@ def _check(key: np.ndarray, span: int, n: np.ndarray) -> None:
     # "ordered" (a roll-up of a source in key order) is a hint: the same result if it is wrong
     uniq3, sums3 = group_sum(key, span, n, ordered=True)
     assert np.array_equal(uniq3, want) and np.array_equal(sums3, want_sums)
+    # "consume": the key's buffer is given away (packed, sorted and summed in place)
+    uniq4, sums4 = group_sum(key.copy(), span, n, consume=True)
+    assert np.array_equal(uniq4, want) and np.array_equal(sums4, want_sums)
     assert np.array_equal(n, n_before)  # the counts are not overwritten
 
 
@@ -90,11 +93,28 @@ def test_counting_is_capped_in_cells(monkeypatch):
     # one sort
     assert grouping.count_limit(10**9) == grouping.COUNT_MAX_CELLS
     assert grouping.count_limit(1000) == 16_000
+    assert grouping.bincount_limit(10**9) == grouping.BINCOUNT_MAX_CELLS
+    assert grouping.bincount_limit(1000) == 4000
     monkeypatch.setattr(grouping, "COUNT_MAX_CELLS", 4096)
     rng = np.random.default_rng(5)
     key = rng.integers(0, 50_000, 5000, dtype=np.int64)  # 10x the rows: counted without cap
     assert grouping.count_limit(5000) == 4096
     _check(key, 50_000, rng.integers(1, 1000, 5000, dtype=np.int64))
+
+
+def test_consumed_keys_are_sorted_in_their_own_buffer(monkeypatch):
+    # shuffled keys of a wide span: the packed sort in the key's buffer, chunk by chunk
+    monkeypatch.setattr(grouping, "PACK_CHUNK", 1000)
+    rng = np.random.default_rng(9)
+    key = rng.integers(0, 10**9, 5000, dtype=np.int64)
+    key[:2000] = key[2000:4000]
+    n = rng.integers(1, 1000, 5000, dtype=np.int64)
+    want, inv = np.unique(key, return_inverse=True)
+    want_sums = np.bincount(inv.ravel(), weights=n).astype(np.int64)
+    buf = key.copy()
+    uniq, sums = group_sum(buf, 10**9, n, consume=True)
+    assert np.array_equal(uniq, want) and np.array_equal(sums, want_sums)
+    assert not np.array_equal(buf, key)  # the buffer was used (it now holds partial sums)
 
 
 def test_sort_branches_are_taken(monkeypatch):

@@ -847,7 +847,8 @@ class EncodedFrequencySet:
             n = counts[uniq].astype(np.int64)
             del counts
         else:
-            uniq, n = group_sum(key, span, src.n,
+            # (the key is this roll-up's own array: the sort may pack and sum in it)
+            uniq, n = group_sum(key, span, src.n, consume=True,
                                 ordered=src is not self.base or self.base_ordered)
             del key
         rows = uniq.shape[0]
