@@ -197,12 +197,13 @@ def test_encoded_frequency_set_from_arrays_equals_frame(monkeypatch, keyed_max_r
 
 
 def test_keyed_frequency_set_is_in_key_order(monkeypatch):
-    # the engine's group-by sorted by key (bases of SORTED_BASE_MIN_ROWS+ rows): an ordered
+    # the engine's group-by sorted by key (bases of ORDERED_SORT_MIN_ROWS+ rows): an ordered
     # base, the same classes as the frame's
     from ldiv_polars.core.frequency import FrequencySet
 
     A = importlib.import_module("ldiv_polars.search.anonymize")
-    monkeypatch.setattr(A, "SORTED_BASE_MIN_ROWS", 0)
+    monkeypatch.setattr(importlib.import_module("ldiv_polars.search.grouping"),
+                        "ORDERED_SORT_MIN_ROWS", 0)
     df = _table(3)
     hs = _hierarchies(df)
     fs = FrequencySet.build(df, QI, None)

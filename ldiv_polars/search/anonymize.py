@@ -44,6 +44,7 @@ from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
+from ldiv_polars.search import grouping
 from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
@@ -605,9 +606,10 @@ def _keyed_frequency_set(
     assert key is not None
     df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
           .collect(engine=engine))
-    if df.height >= SORTED_BASE_MIN_ROWS:
+    if df.height >= grouping.ORDERED_SORT_MIN_ROWS:
         # in key order: the roll-ups that sort their keys merge runs (1M-row sample: the
-        # first level's pins 5.5-16.5 -> 2-3.5 ms each)
+        # first level's pins 5.5-16.5 -> 2-3.5 ms each); below, no roll-up would (and the
+        # sort costs 1.4 ms on Adult's 30K rows)
         df = df.sort(_KEY)
     keys = df.get_column(_KEY)
     if keys.null_count():
@@ -618,9 +620,6 @@ def _keyed_frequency_set(
 
 
 _KEY = "__ldiv_key"
-SORTED_BASE_MIN_ROWS = 1 << 16
-"""Keyed bases of at least this many rows are put in key order (a sort: 1.4 ms on Adult's
-30K rows, whose roll-ups it does not speed up)."""
 
 
 def _encoded_frequency_set(

@@ -125,7 +125,7 @@ def group_sum(key: np.ndarray, span: int, n: np.ndarray, *, ordered: bool = Fals
         # float64 sums are exact below 2**53 rows
         return uniq, np.bincount(inv, weights=n, minlength=uniq.shape[0]).astype(np.int64)
     if (consume and not sorted_ and rows >= SORT_POLARS_MIN_ROWS and key.dtype == np.int64
-            and key.flags.writeable and span <= 1 << (63 - _row_bits(rows))):
+            and key.flags.writeable and _packable(rows, span)):
         return _group_sum_packed(key, n)
     order, sk = _sorted(key, span, ordered=ordered)
     flag = run_starts(sk)
@@ -142,8 +142,24 @@ def _row_bits(rows: int) -> int:
     return max(int(rows - 1).bit_length(), 1)
 
 
+def _packable(rows: int, span: int) -> bool:
+    """Whether a row index fits beside keys of ``span`` in an int64."""
+    return span <= 1 << (63 - _row_bits(rows))
+
+
 PACK_CHUNK = 1 << 20
-"""Rows per chunk of :func:`_group_sum_packed`'s row indices and gathers."""
+"""Rows per chunk of the row indices packed beside the keys, and of the gathers by them."""
+
+
+def _packed_sort(buf: np.ndarray) -> np.ndarray:
+    """Polars' sort of ``key << bits | row`` (distinct values: one deterministic order),
+    packed in ``buf`` (int64 keys, overwritten) chunk by chunk; the sorted values, read-only."""
+    rows = buf.shape[0]
+    np.left_shift(buf, _row_bits(rows), out=buf)
+    for lo in range(0, rows, PACK_CHUNK):
+        hi = min(lo + PACK_CHUNK, rows)
+        np.bitwise_or(buf[lo:hi], np.arange(lo, hi, dtype=np.int64), out=buf[lo:hi])
+    return pl.Series(buf).sort().to_numpy()
 
 
 def _group_sum_packed(key: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -154,11 +170,7 @@ def _group_sum_packed(key: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.nd
     with its own arrays."""
     rows = key.shape[0]
     bits = _row_bits(rows)
-    np.left_shift(key, bits, out=key)
-    for lo in range(0, rows, PACK_CHUNK):
-        hi = min(lo + PACK_CHUNK, rows)
-        np.bitwise_or(key[lo:hi], np.arange(lo, hi, dtype=np.int64), out=key[lo:hi])
-    ps = pl.Series(key).sort().to_numpy()
+    ps = _packed_sort(key)
     sk = np.right_shift(ps, bits, out=key)
     flag = run_starts(sk)
     uniq = sk[flag]
@@ -227,12 +239,9 @@ def _sorted(key: np.ndarray, span: int, *, ordered: bool = False
     if rows < SORT_POLARS_MIN_ROWS:
         order = np.argsort(key, kind="quicksort")
         return order, key[order]
-    bits = max(int(rows - 1).bit_length(), 1)
-    if span <= 1 << (63 - bits):
-        packed = np.left_shift(key, bits, dtype=np.int64)
-        np.bitwise_or(packed, np.arange(rows, dtype=np.int64), out=packed)
-        ps = pl.Series(packed).sort().to_numpy()
-        del packed
+    if _packable(rows, span):
+        bits = _row_bits(rows)
+        ps = _packed_sort(key.astype(np.int64))  # (a copy: the caller's keys stay)
         sk = np.right_shift(ps, bits)
         return np.bitwise_and(ps, (1 << bits) - 1), sk
     order = pl.Series(key).arg_sort().to_numpy()
