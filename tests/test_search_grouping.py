@@ -199,7 +199,7 @@ def test_class_codes_decode_any_divisors(div_cards, values):
 @pytest.mark.parametrize("polars_min", [0, 1 << 40])
 @pytest.mark.parametrize("shuffle", [False, True])
 @pytest.mark.parametrize("sensitive", [None, "salary-class", "occupation"])
-@pytest.mark.parametrize("chunk", [1000, 1 << 16])
+@pytest.mark.parametrize("chunk", [1000, 1 << 16, "kernel"])
 def test_wide_rollups_equal_stepwise_path(adult_dir, monkeypatch, polars_min, shuffle,
                                           sensitive, chunk):
     """Wide roll-ups (through the source's classes, or the rows' full keys grouped by
@@ -213,7 +213,7 @@ def test_wide_rollups_equal_stepwise_path(adult_dir, monkeypatch, polars_min, sh
     import ldiv_polars.search.rollup as rollup_mod
     from ldiv_polars.core import FrequencySet
     from ldiv_polars.hierarchy import Hierarchy
-    from ldiv_polars.search import EncodedFrequencySet
+    from ldiv_polars.search import EncodedFrequencySet, counting
 
     qi = ["sex", "age", "race", "marital-status", "education", "native-country"]
     df = pl.read_csv(adult_dir / "adult.csv", separator=";").head(6000)
@@ -224,7 +224,15 @@ def test_wide_rollups_equal_stepwise_path(adult_dir, monkeypatch, polars_min, sh
     monkeypatch.setattr(grouping, "SORT_POLARS_MIN_ROWS", polars_min)
     monkeypatch.setattr(rollup_mod, "bincount_limit", lambda rows: 0)  # every roll-up wide
     monkeypatch.setattr(rollup_mod, "BASE_CLASSES_MAX_ROWS", 0)  # a base without classes
-    monkeypatch.setattr(rollup_mod, "KEY_CHUNK", chunk)  # keys built in several chunks
+    monkeypatch.setattr(counting, "KERNEL_COUNT_CELLS", 0)  # (the kernel's counting too)
+    if chunk == "kernel":  # keys built by the compiled kernel
+        if not counting.COMPILED:
+            pytest.skip("the compiled kernel was not built (no C compiler at install)")
+        monkeypatch.setattr(counting, "KERNEL", True)
+    else:  # keys built by numpy, in several chunks or one
+        monkeypatch.setattr(counting, "KERNEL", False)
+        monkeypatch.setattr(counting, "KEY_CHUNK", chunk)
+        monkeypatch.setattr(counting, "CHUNKED_KEY_ROWS", chunk)
     new = EncodedFrequencySet(fs, hs, cache_size=8)
     ref = EncodedFrequencySet(fs, hs, cache_size=8)
     key_limit = rollup_mod._KEY_LIMIT

@@ -22,8 +22,6 @@ SORT_POLARS_MIN_ROWS = 1 << 12
 no call overhead)."""
 PRESORTED_STRIDE = 64
 """Row distance of the sample that :func:`presorted` checks for order."""
-KEY_CHUNK = 1 << 16
-"""Rows per chunk of the mixed-radix keys built by the roll-ups (temporaries in cache)."""
 ORDERED_SORT_MIN_ROWS = 1 << 16
 ORDERED_SORT_MAX_ROWS = 1 << 22
 """Roll-ups of ``ORDERED_SORT_MIN_ROWS`` to ``ORDERED_SORT_MAX_ROWS`` rows from a source in key

@@ -23,8 +23,8 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
+from ldiv_polars.search import counting
 from ldiv_polars.search.grouping import (
-    KEY_CHUNK,
     bincount_limit,
     count_limit,
     dense_rank,
@@ -57,8 +57,6 @@ HUB_AFTER = 3
 """A hub is made on this request for it (not on a first one, which it would not pay back)."""
 SORT_MAX_ROWS = 1 << 16
 """Class keys of a wider span than counting handles are sorted only up to this many."""
-CHUNKED_KEY_ROWS = KEY_CHUNK
-"""Sources of at least this many rows build roll-up keys chunk by chunk (:func:`_lookup_sum`)."""
 GROUP_LUTS_MAX_BYTES = 16 << 20
 """Most bytes of QI-group lookups kept for reuse (:meth:`EncodedFrequencySet._group_lut`; most
 are used by one roll-up: a larger store only adds fresh memory to page in, 1M-row sample: 98 MB
@@ -581,9 +579,9 @@ class EncodedFrequencySet:
         span = self.n_sensitive
         for c in cards:
             span *= c
-        if span <= bincount_limit(src.rows):
+        if span <= counting.count_cells(src.rows, bincount_limit(src.rows)):
             rolled = self._roll_full_key(src, levels, cards, span, keep_codes, cache,
-                                         counting=True)
+                                         by_count=True)
         elif self.n_sensitive > 1 and self._through_classes(src, cards):
             structure = src.class_structure()
             rolled = None if structure is None else self._roll_classes(
@@ -598,7 +596,7 @@ class EncodedFrequencySet:
         # built from the source's grouped codes when it has them, and grouped by one sort)
         if span < _KEY_LIMIT and src.kept:
             rolled = self._roll_full_key(src, levels, cards, span, keep_codes, cache,
-                                         counting=False)
+                                         by_count=False)
             if rolled.snapshot.kept and cache and levels != self.base.levels:
                 self._remember(rolled.snapshot, src)
             return rolled
@@ -645,39 +643,22 @@ class EncodedFrequencySet:
             self._remember(snap, src)
         return rolled
 
-    def _key(self, src: Snapshot, levels: Sequence[int], radix: Sequence[int],
-             extra: np.ndarray | None = None) -> np.ndarray:
-        """Mixed-radix int64 key of every source row at ``levels`` (plus ``extra``): the sum
-        over QIs of the (generalized) code times ``radix[i]``, or over QI groups when the
-        source has grouped codes (:meth:`_grouped_codes`). An unchanged QI is one
-        multiplication; a generalized one (or a group) a lookup. Small sources look up by
-        fancy indexing, which takes int32 indices as they are (``np.take`` casts them on every
-        call) and has the least per-call cost; from ``CHUNKED_KEY_ROWS`` rows on, the sums
-        are built chunk by chunk (:func:`_lookup_sum`: no temporaries of the rows' size, ~1.7x
-        faster on millions of rows)."""
+    def _digits(self, src: Snapshot, levels: Sequence[int], radix: Sequence[int]
+                ) -> tuple[list[np.ndarray], list[np.ndarray | None], list[int]]:
+        """``(cols, tables, scale)`` of the mixed-radix int64 key of every source row at
+        ``levels`` (see :func:`~ldiv_polars.search.counting.lookup_sum`): the sum over QIs of
+        the (generalized) code times ``radix[i]``, or over QI groups when the source has
+        grouped codes (:meth:`_grouped_codes`). An unchanged QI is one multiplication; a
+        generalized one (or a group) a lookup."""
         grouped = self._grouped_codes(src)
         if grouped is not None:
-            groups, cols = grouped
+            groups, gcols = grouped
             tables: list[np.ndarray | None] = [
                 self._group_lut(src.levels, levels, radix, g) for g in groups]
-            scale = [1] * len(groups)
-        else:
-            codes = src.codes
-            assert codes is not None
-            cols = list(codes)
-            tables = self._digit_tables(src.levels, levels, radix)
-            scale = list(radix)
-        if src.rows >= CHUNKED_KEY_ROWS or not cols:
-            return _lookup_sum(cols, tables, scale, src.rows, extra)
-        key = None if extra is None else extra.astype(np.int64)
-        for col, table, r in zip(cols, tables, scale):
-            digit = table[col] if table is not None else col * np.int64(r)
-            if key is None:  # the first digits are the key's array (a fresh int64 one)
-                key = digit if digit.dtype == np.int64 else digit.astype(np.int64)
-            else:
-                np.add(key, digit, out=key)
-        assert key is not None
-        return key
+            return list(gcols), tables, [1] * len(groups)
+        codes = src.codes
+        assert codes is not None
+        return list(codes), self._digit_tables(src.levels, levels, radix), list(radix)
 
     def _grouped_codes(self, src: Snapshot
                        ) -> tuple[list[tuple[int, ...]], list[np.ndarray]] | None:
@@ -716,6 +697,9 @@ class EncodedFrequencySet:
             groups.append(tuple(cur))
         gcodes = []
         dt = np.intp if src.rows <= GROUP_INTP_ROWS else np.int32
+        if counting.KERNEL:  # (the kernel reads narrow codes: less memory to stream)
+            dt = np.uint16 if all(math.prod(max(self.cards[i][src.levels[i]], 1) for i in g)
+                                  <= 1 << 16 for g in groups) else np.int32
         if implicit:
             assert src._classes is not None
             cc, rc = src._classes
@@ -730,11 +714,11 @@ class EncodedFrequencySet:
             codes = src.codes
             assert codes is not None
             for g in groups:
-                gc = codes[g[0]].astype(dt)
+                gc = codes[g[0]].astype(dt if dt != np.uint16 else np.int32)
                 for i in g[1:]:
                     gc *= max(self.cards[i][src.levels[i]], 1)
                     gc += codes[i]
-                gcodes.append(gc)
+                gcodes.append(gc.astype(dt, copy=False))
         self._grouped[id(src)] = (src, 2, groups, gcodes)
         return groups, gcodes
 
@@ -828,25 +812,25 @@ class EncodedFrequencySet:
                       class_size)
 
     def _roll_full_key(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
-                       span: int, keep_codes: bool, cache: bool, *, counting: bool) -> Rolled:
+                       span: int, keep_codes: bool, cache: bool, *, by_count: bool) -> Rolled:
         """Roll-up on the full mixed-radix key (classes x sensitive ids) of every source row
-        (:meth:`_key`: a sum of per-QI or per-group digit lookups): grouped by one weighted
-        ``bincount`` when the key space is small enough to count into (``counting``), else by
+        (:meth:`_digits`: a sum of per-QI or per-group digit lookups): grouped by one weighted
+        count (:func:`~ldiv_polars.search.counting.lookup_count`) when the key space is small
+        enough to count into (``by_count``), else by
         :func:`~ldiv_polars.search.grouping.group_sum` (one sort, near-linear on a source in
         key order); every output code is decoded from its key (no gather from the source
         rows). Same rows, in the same order, as the stepwise densifying of the general path."""
         ns = self.n_sensitive
         class_radix = places(cards)
         radix = [ns * p for p in class_radix]
-        key = self._key(src, levels, radix, src.s if ns > 1 else None)
-        if counting:
-            # float64 sums are exact below 2**53 rows
-            counts = np.bincount(key, weights=src.weights(), minlength=span)
-            del key
-            uniq = np.flatnonzero(counts != 0)  # a bool mask: ~5x faster than on floats
-            n = counts[uniq].astype(np.int64)
-            del counts
+        cols, tables, scale = self._digits(src, levels, radix)
+        extra = src.s if ns > 1 else None
+        if by_count:
+            uniq, n = counting.lookup_count(cols, tables, scale, src.n, span=span,
+                                            total=self.total, extra=extra,
+                                            fweights=src.weights())
         else:
+            key = counting.lookup_sum(cols, tables, scale, src.rows, extra)
             # (the key is this roll-up's own array: the sort may pack and sum in it)
             uniq, n = group_sum(key, span, src.n, consume=True,
                                 ordered=src is not self.base or self.base_ordered)
@@ -922,9 +906,9 @@ class EncodedFrequencySet:
                    extra: np.ndarray | None = None) -> np.ndarray:
         """int64 mixed-radix key of code columns (QI ``i``'s codes at ``src_levels[i]``): the
         sum over QIs of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``, built
-        chunk by chunk (:func:`_lookup_sum`)."""
-        return _lookup_sum(cols, self._digit_tables(src_levels, levels, radix), radix, rows,
-                           extra)
+        by :func:`~ldiv_polars.search.counting.lookup_sum`."""
+        return counting.lookup_sum(cols, self._digit_tables(src_levels, levels, radix), radix,
+                                   rows, extra)
 
     def _digit_tables(self, src_levels: Sequence[int], levels: Sequence[int],
                       radix: Sequence[int]) -> list[np.ndarray | None]:
@@ -976,37 +960,3 @@ class EncodedFrequencySet:
              for i, q in enumerate(self.qi)},
             schema={q: pl.String for q in self.qi},
         )
-
-
-def _lookup_sum(cols: Sequence[np.ndarray], tables: Sequence[np.ndarray | None],
-                radix: Sequence[int], rows: int, extra: np.ndarray | None = None) -> np.ndarray:
-    """int64 ``sum_i tables[i][cols[i]]`` (``cols[i] * radix[i]`` where ``tables[i]`` is None),
-    plus ``extra``, built in chunks of ``KEY_CHUNK`` rows: each column's lookup indices and
-    the partial sums stay in cache, and no temporary of the rows' size is made (on millions of
-    rows those fresh pages cost as much as the arithmetic)."""
-    key = np.zeros(rows, dtype=np.int64) if not cols else np.empty(rows, dtype=np.int64)
-    if not cols or not rows:
-        if extra is not None:
-            np.add(key, extra, out=key)
-        return key
-    chunk = min(rows, KEY_CHUNK)
-    tmp = np.empty(chunk, dtype=np.int64)
-    idx = np.empty(chunk, dtype=np.intp)
-    for lo in range(0, rows, chunk):
-        hi = min(lo + chunk, rows)
-        k, t, ix = key[lo:hi], tmp[: hi - lo], idx[: hi - lo]
-        for i, col in enumerate(cols):
-            digit = k if not i else t  # the first column's digits are written in place
-            table = tables[i]
-            if table is None:
-                np.multiply(col[lo:hi], radix[i], out=digit, dtype=np.int64)
-            elif col.dtype == np.intp:
-                np.take(table, col[lo:hi], out=digit)
-            else:
-                ix[...] = col[lo:hi]  # intp indices: numpy casts others on every gather
-                np.take(table, ix, out=digit)
-            if i:
-                np.add(k, t, out=k)
-        if extra is not None:
-            np.add(k, extra[lo:hi], out=k)
-    return key

@@ -1,0 +1,384 @@
+/* Compiled kernels of the lattice roll-ups (see ldiv_polars/search/counting.py, which checks
+ * the arguments, owns the scratch arrays and holds the numpy twin of every function here).
+ *
+ * A roll-up's key of source row r is  sum_i digit_i(cols[i][r]) (+ extra[r]),  where a digit
+ * is tables[i][code] (a lookup: the code's generalized value times its place) or code *
+ * scales[i] when the column has no table. The numpy path builds that key array with one
+ * gather per column and groups it with a weighted bincount over the whole key space, then
+ * reads the non-zero cells. Here the keys are built in blocks that stay in L1, counted into
+ * a reused array, and each counted cell's bit set in a bitmap, so the read-out visits only
+ * the occupied cells (in key order) and leaves the count array zeroed for the next roll-up.
+ *
+ *   lookup_sum(cols, tables, scales, extra, out) -> None
+ *       out[r] = key of row r (int64).
+ *   count_keys(cols, tables, scales, extra, weights, counts, bitmap) -> int
+ *       counts[key[r]] += weights[r]; bit key[r] of bitmap set; returns the occupied cells.
+ *   read_cells(counts, bitmap, keys, sums) -> int
+ *       the occupied cells in increasing order: keys[j], sums[j]; counts and bitmap zeroed.
+ *
+ * cols: uint16, int32 or int64 arrays of the same length; tables: int64 arrays or None; extra: int32
+ * array or None; weights: int64; counts: int32 or int64 (all zero); bitmap: uint64 (all zero,
+ * a bit per cell of counts). A code outside its table, or a key outside counts, raises
+ * IndexError (nothing is written out of bounds). The GIL is released while the loops run.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BLOCK 2048
+
+typedef struct {
+    Py_ssize_t q, rows;
+    Py_buffer *col, *table;
+    int *has_table;
+    int64_t *scale;
+    Py_buffer extra;
+    int has_extra;
+} Digits;
+
+static void digits_release(Digits *d) {
+    Py_ssize_t i;
+    for (i = 0; i < d->q; i++) {
+        if (d->col[i].obj) PyBuffer_Release(&d->col[i]);
+        if (d->table[i].obj) PyBuffer_Release(&d->table[i]);
+    }
+    if (d->has_extra) PyBuffer_Release(&d->extra);
+    PyMem_Free(d->col);
+    PyMem_Free(d->table);
+    PyMem_Free(d->has_table);
+    PyMem_Free(d->scale);
+    memset(d, 0, sizeof(*d));
+}
+
+/* A C-contiguous buffer of integers: uint16, or signed or unsigned 4- or 8-byte ones. */
+static int get_int_buffer(PyObject *o, Py_buffer *b, int writable, const char *what) {
+    const char *f;
+    char code;
+    if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
+                           (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    f = b->format ? b->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<') f++;  /* native order (the only one built for) */
+    code = f[0] && !f[1] ? f[0] : '?';
+    if (!((b->itemsize == 2 && code == 'H') ||
+          ((b->itemsize == 4 || b->itemsize == 8) && strchr("iIlLqQnN", code)))) {
+        PyErr_Format(PyExc_TypeError, "%s: uint16 or 4- or 8-byte integers expected", what);
+        PyBuffer_Release(b);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parse (cols, tables, scales, extra) into d; rows of every column (and extra) checked. */
+static int digits_parse(PyObject *cols, PyObject *tables, PyObject *scales, PyObject *extra,
+                        Py_ssize_t rows, Digits *d) {
+    Py_ssize_t i, q;
+    memset(d, 0, sizeof(*d));
+    if (!PyTuple_Check(cols) || !PyTuple_Check(tables) || !PyTuple_Check(scales)) {
+        PyErr_SetString(PyExc_TypeError, "cols, tables and scales must be tuples");
+        return -1;
+    }
+    q = PyTuple_GET_SIZE(cols);
+    if (PyTuple_GET_SIZE(tables) != q || PyTuple_GET_SIZE(scales) != q) {
+        PyErr_SetString(PyExc_ValueError, "cols, tables and scales differ in length");
+        return -1;
+    }
+    d->rows = rows;
+    d->col = PyMem_Calloc(q ? q : 1, sizeof(Py_buffer));
+    d->table = PyMem_Calloc(q ? q : 1, sizeof(Py_buffer));
+    d->has_table = PyMem_Calloc(q ? q : 1, sizeof(int));
+    d->scale = PyMem_Calloc(q ? q : 1, sizeof(int64_t));
+    if (!d->col || !d->table || !d->has_table || !d->scale) {
+        digits_release(d);
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->q = q;
+    for (i = 0; i < q; i++) {
+        PyObject *t = PyTuple_GET_ITEM(tables, i);
+        if (get_int_buffer(PyTuple_GET_ITEM(cols, i), &d->col[i], 0, "cols") < 0) goto fail;
+        if (d->col[i].len / d->col[i].itemsize != rows) {
+            PyErr_SetString(PyExc_ValueError, "a column's length differs from the rows");
+            goto fail;
+        }
+        d->has_table[i] = t != Py_None;
+        if (d->has_table[i]) {
+            if (get_int_buffer(t, &d->table[i], 0, "tables") < 0) goto fail;
+            if (d->table[i].itemsize != 8) {
+                PyErr_SetString(PyExc_TypeError, "tables: int64 expected");
+                goto fail;
+            }
+        }
+        d->scale[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(scales, i));
+        if (d->scale[i] == -1 && PyErr_Occurred()) goto fail;
+    }
+    if (extra != Py_None) {
+        if (get_int_buffer(extra, &d->extra, 0, "extra") < 0) goto fail;
+        d->has_extra = 1;
+        if (d->extra.itemsize != 4 || d->extra.len / 4 != rows) {
+            PyErr_SetString(PyExc_ValueError, "extra: int32 of the rows' length expected");
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    digits_release(d);
+    return -1;
+}
+
+/* The keys of rows [lo, lo + m) into key; -1 when a code is outside its table. */
+static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key) {
+    Py_ssize_t i, j;
+    if (d->has_extra) {
+        const int32_t *e = (const int32_t *)d->extra.buf + lo;
+        for (j = 0; j < m; j++) key[j] = e[j];
+    } else {
+        memset(key, 0, (size_t)m * sizeof(int64_t));
+    }
+    for (i = 0; i < d->q; i++) {
+        Py_ssize_t size = d->col[i].itemsize;
+        int wide = size == 8;
+        const uint16_t *c16 = (const uint16_t *)d->col[i].buf + lo;
+        const int32_t *c32 = (const int32_t *)d->col[i].buf + lo;
+        const int64_t *c64 = (const int64_t *)d->col[i].buf + lo;
+        if (d->has_table[i]) {
+            const int64_t *t = (const int64_t *)d->table[i].buf;
+            uint64_t len = (uint64_t)(d->table[i].len / 8);
+            uint64_t bad = 0;
+            if (!len) return m ? -1 : 0;
+            if (size == 2) {
+                for (j = 0; j < m; j++) {
+                    uint64_t c = c16[j];
+                    bad |= c >= len;
+                    key[j] += t[c < len ? c : 0];
+                }
+            } else if (wide) {
+                for (j = 0; j < m; j++) {
+                    uint64_t c = (uint64_t)c64[j];
+                    bad |= c >= len;
+                    key[j] += t[c < len ? c : 0];
+                }
+            } else {
+                for (j = 0; j < m; j++) {
+                    uint64_t c = (uint64_t)(int64_t)c32[j];
+                    bad |= c >= len;
+                    key[j] += t[c < len ? c : 0];
+                }
+            }
+            if (bad) return -1;
+        } else {
+            int64_t s = d->scale[i];
+            if (size == 2)
+                for (j = 0; j < m; j++) key[j] += (int64_t)c16[j] * s;
+            else if (wide)
+                for (j = 0; j < m; j++) key[j] += c64[j] * s;
+            else
+                for (j = 0; j < m; j++) key[j] += (int64_t)c32[j] * s;
+        }
+    }
+    return 0;
+}
+
+static PyObject *lookup_sum(PyObject *self, PyObject *args) {
+    PyObject *cols, *tables, *scales, *extra, *out_o;
+    Py_buffer out;
+    Digits d;
+    Py_ssize_t lo, rows;
+    int bad = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOO", &cols, &tables, &scales, &extra, &out_o)) return NULL;
+    if (get_int_buffer(out_o, &out, 1, "out") < 0) return NULL;
+    if (out.itemsize != 8) {
+        PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_TypeError, "out: int64 expected");
+        return NULL;
+    }
+    rows = out.len / 8;
+    if (digits_parse(cols, tables, scales, extra, rows, &d) < 0) {
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (lo = 0; lo < rows && !bad; lo += BLOCK) {
+        Py_ssize_t m = rows - lo < BLOCK ? rows - lo : BLOCK;
+        bad = block_keys(&d, lo, m, (int64_t *)out.buf + lo) < 0;
+    }
+    Py_END_ALLOW_THREADS
+    digits_release(&d);
+    PyBuffer_Release(&out);
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "a code is outside its lookup table");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *count_keys(PyObject *self, PyObject *args) {
+    PyObject *cols, *tables, *scales, *extra, *w_o, *c_o, *b_o;
+    Py_buffer w, cnt, bm;
+    Digits d;
+    Py_ssize_t lo, rows, span, words, distinct = 0, k;
+    int bad = 0;
+    int64_t key[BLOCK];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &cols, &tables, &scales, &extra, &w_o, &c_o, &b_o))
+        return NULL;
+    if (get_int_buffer(w_o, &w, 0, "weights") < 0) return NULL;
+    if (get_int_buffer(c_o, &cnt, 1, "counts") < 0) {
+        PyBuffer_Release(&w);
+        return NULL;
+    }
+    if (get_int_buffer(b_o, &bm, 1, "bitmap") < 0) {
+        PyBuffer_Release(&w);
+        PyBuffer_Release(&cnt);
+        return NULL;
+    }
+    rows = w.len / w.itemsize;
+    span = cnt.len / cnt.itemsize;
+    words = bm.len / 8;
+    if (w.itemsize != 8 || bm.itemsize != 8 || cnt.itemsize == 2 || words < (span + 63) / 64) {
+        PyErr_SetString(PyExc_TypeError, "weights: int64; counts: int32 or int64; bitmap: "
+                        "uint64 with a bit per cell of counts");
+        goto fail;
+    }
+    if (digits_parse(cols, tables, scales, extra, rows, &d) < 0) goto fail;
+    {
+        uint64_t *bits = (uint64_t *)bm.buf;
+        const int64_t *wt = (const int64_t *)w.buf;
+        int narrow = cnt.itemsize == 4;
+        int32_t *c32 = (int32_t *)cnt.buf;
+        int64_t *c64 = (int64_t *)cnt.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (lo = 0; lo < rows && !bad; lo += BLOCK) {
+            Py_ssize_t j, m = rows - lo < BLOCK ? rows - lo : BLOCK;
+            const int64_t *ww = wt + lo;
+            uint64_t out = 0;
+            if (block_keys(&d, lo, m, key) < 0) {
+                bad = 1;
+                break;
+            }
+            for (j = 0; j < m; j++) out |= (uint64_t)key[j] >= (uint64_t)span;
+            if (out) {
+                bad = 2;
+                break;
+            }
+            if (narrow) {
+                for (j = 0; j < m; j++) {
+                    int64_t kk = key[j];
+                    c32[kk] += (int32_t)ww[j];
+                    bits[kk >> 6] |= (uint64_t)1 << (kk & 63);
+                }
+            } else {
+                for (j = 0; j < m; j++) {
+                    int64_t kk = key[j];
+                    c64[kk] += ww[j];
+                    bits[kk >> 6] |= (uint64_t)1 << (kk & 63);
+                }
+            }
+        }
+        for (k = 0; k < words; k++) distinct += __builtin_popcountll(bits[k]);
+        Py_END_ALLOW_THREADS
+    }
+    digits_release(&d);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&cnt);
+    PyBuffer_Release(&bm);
+    if (bad) {
+        /* the cells counted before the bad block stay set: the caller discards the arrays */
+        PyErr_SetString(PyExc_IndexError, bad == 1 ? "a code is outside its lookup table"
+                                                    : "a key is outside the counted span");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(distinct);
+fail:
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&cnt);
+    PyBuffer_Release(&bm);
+    return NULL;
+}
+
+static PyObject *read_cells(PyObject *self, PyObject *args) {
+    PyObject *c_o, *b_o, *k_o, *s_o;
+    Py_buffer cnt, bm, keys, sums;
+    Py_ssize_t words, span, cap, j = 0, w;
+    int over = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOO", &c_o, &b_o, &k_o, &s_o)) return NULL;
+    if (get_int_buffer(c_o, &cnt, 1, "counts") < 0) return NULL;
+    if (get_int_buffer(b_o, &bm, 1, "bitmap") < 0) {
+        PyBuffer_Release(&cnt);
+        return NULL;
+    }
+    if (get_int_buffer(k_o, &keys, 1, "keys") < 0) {
+        PyBuffer_Release(&cnt);
+        PyBuffer_Release(&bm);
+        return NULL;
+    }
+    if (get_int_buffer(s_o, &sums, 1, "sums") < 0) {
+        PyBuffer_Release(&cnt);
+        PyBuffer_Release(&bm);
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    span = cnt.len / cnt.itemsize;
+    words = bm.len / 8;
+    cap = keys.len / 8;
+    if (bm.itemsize != 8 || keys.itemsize != 8 || sums.itemsize != 8 || sums.len != keys.len
+            || cnt.itemsize == 2 || words < (span + 63) / 64) {
+        PyErr_SetString(PyExc_TypeError, "read_cells: bad arguments");
+        goto done;
+    }
+    {
+        uint64_t *bits = (uint64_t *)bm.buf;
+        int64_t *kk = (int64_t *)keys.buf, *ss = (int64_t *)sums.buf;
+        int narrow = cnt.itemsize == 4;
+        int32_t *c32 = (int32_t *)cnt.buf;
+        int64_t *c64 = (int64_t *)cnt.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (w = 0; w < words; w++) {
+            uint64_t b = bits[w];
+            if (!b) continue;
+            bits[w] = 0;
+            while (b) {
+                Py_ssize_t i = (w << 6) + __builtin_ctzll(b);
+                b &= b - 1;
+                if (i >= span) continue;  /* (a bit past the span: never set by count_keys) */
+                if (j < cap) {
+                    kk[j] = i;
+                    ss[j] = narrow ? c32[i] : c64[i];
+                    j++;
+                } else {
+                    over = 1;
+                }
+                if (narrow) c32[i] = 0; else c64[i] = 0;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (over) PyErr_SetString(PyExc_ValueError, "read_cells: more occupied cells than room");
+done:
+    PyBuffer_Release(&cnt);
+    PyBuffer_Release(&bm);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&sums);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromSsize_t(j);
+}
+
+static PyMethodDef methods[] = {
+    {"lookup_sum", lookup_sum, METH_VARARGS, "out[r] = sum_i digit_i(cols[i][r]) + extra[r]"},
+    {"count_keys", count_keys, METH_VARARGS,
+     "count the rows' keys into counts (bitmap of occupied cells); returns the cells"},
+    {"read_cells", read_cells, METH_VARARGS,
+     "occupied cells in key order into keys/sums; counts and bitmap zeroed"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_counting",
+    "Compiled roll-up kernels (see ldiv_polars.search.counting).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__counting(void) { return PyModule_Create(&module); }

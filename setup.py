@@ -1,0 +1,26 @@
+"""Build script beside pyproject.toml (which holds the metadata): the package layout, the SQL
+files shipped inside it, and the optional compiled roll-up kernel.
+
+The kernel (``ldiv_polars/search/_counting.c``, plain C against the Python API, no numpy
+headers) is ``optional``: without a C compiler the build prints a warning and the package
+installs without it; the roll-ups then run their numpy twin (same results, slower; see
+``ldiv_polars/search/counting.py``).
+"""
+
+import sys
+
+from setuptools import Extension, find_packages, setup
+
+setup(
+    packages=find_packages(include=["ldiv_polars", "ldiv_polars.*"]) + ["ldiv_polars.sql"],
+    package_dir={"ldiv_polars.sql": "sql"},
+    package_data={"ldiv_polars": ["py.typed"], "ldiv_polars.sql": ["*.sql"]},
+    ext_modules=[
+        Extension(
+            "ldiv_polars.search._counting",
+            ["ldiv_polars/search/_counting.c"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            optional=True,
+        )
+    ],
+)

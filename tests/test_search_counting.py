@@ -1,0 +1,225 @@
+"""The roll-ups' counting kernels (:mod:`ldiv_polars.search.counting`): the compiled kernel
+against its numpy twin and against plain numpy (``np.unique`` and ``np.add.at``) on random
+inputs, its typed errors on bad arguments (nothing written out of bounds, the kept scratch
+arrays left zeroed), threads, and whole searches that give the same results either way."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldiv_polars.search import counting
+from ldiv_polars.search.counting import lookup_count, lookup_sum, use_kernel
+
+needs_kernel = pytest.mark.skipif(
+    not counting.COMPILED, reason="the compiled kernel was not built (no C compiler at install)")
+
+
+def test_kernel_built_where_required():
+    """CI (with a C compiler) sets LDIV_POLARS_REQUIRE_KERNEL: a build that silently fell back
+    to numpy there fails here instead of only running slower."""
+    if os.environ.get("LDIV_POLARS_REQUIRE_KERNEL"):
+        assert counting.COMPILED, "the optional C extension ldiv_polars.search._counting " \
+            "was not built"
+
+
+@st.composite
+def digit_problems(draw):
+    """Random code columns (uint16/int32/int64), lookups or scales, sensitive ids, weights."""
+    rows = draw(st.integers(0, 3000))
+    q = draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    cols, tables, scale = [], [], []
+    place = draw(st.integers(1, 5))  # the extra's range: ids below the first place
+    extra = rng.integers(0, place, rows).astype(np.int32) if place > 1 else None
+    for _ in range(q):
+        card = int(rng.integers(1, 40))
+        dtype = draw(st.sampled_from([np.uint16, np.int32, np.int64]))
+        cols.append(rng.integers(0, card, rows).astype(dtype))
+        if draw(st.booleans()):
+            out_card = int(rng.integers(1, card + 1))
+            tables.append(rng.integers(0, out_card, card).astype(np.int64) * place)
+            place *= out_card
+        else:
+            tables.append(None)
+            scale.append(place)
+            place *= card
+            continue
+        scale.append(0)  # (ignored where there is a table)
+    weights = rng.integers(1, draw(st.sampled_from([2, 1000, 2**40])), rows).astype(np.int64)
+    return cols, tables, scale, extra, weights, place
+
+
+def _reference(cols, tables, scale, extra, weights):
+    key = np.zeros(weights.shape[0], dtype=np.int64) if extra is None else \
+        extra.astype(np.int64)
+    for c, t, s in zip(cols, tables, scale):
+        key += t[c.astype(np.int64)] if t is not None else c.astype(np.int64) * s
+    uniq, inv = np.unique(key, return_inverse=True)
+    sums = np.zeros(uniq.shape[0], dtype=np.int64)
+    np.add.at(sums, inv.ravel(), weights)
+    return key, uniq, sums
+
+
+@settings(max_examples=150, deadline=None)
+@given(digit_problems())
+def test_kernel_and_numpy_equal_plain_numpy(problem):
+    cols, tables, scale, extra, weights, span = problem
+    key, uniq, sums = _reference(cols, tables, scale, extra, weights)
+    total = int(weights.sum())
+    for flag in ([False, True] if counting.COMPILED else [False]):
+        with use_kernel(flag):
+            got = lookup_sum(cols, tables, scale, weights.shape[0], extra)
+            assert got.dtype == np.int64 and np.array_equal(got, key), flag
+            k, s = lookup_count(cols, tables, scale, weights, span=span, total=total,
+                                extra=extra)
+            assert k.dtype == s.dtype == np.int64
+            assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
+    if counting.COMPILED:  # the kept arrays are left zeroed for the next roll-up
+        for name in ("int32", "int64", "bitmap"):
+            kept = getattr(counting._local, name, None)
+            assert kept is None or not kept.any()
+
+
+@needs_kernel
+@pytest.mark.parametrize("span", [1, 64, 65, 1 << 20, counting.SCRATCH_MAX_CELLS + 1])
+def test_kernel_counts_sparse_and_edge_spans(span):
+    """One key at each end of the span (bitmap words' edges, the kept and fresh arrays)."""
+    col = np.array([0, span - 1, span - 1, 0, span // 2], dtype=np.int64)
+    w = np.array([1, 2, 3, 4, 5], dtype=np.int64)
+    with use_kernel(True):
+        k, s = lookup_count((col,), (None,), (1,), w, span=span, total=15)
+    want = {}
+    for c, x in zip(col.tolist(), w.tolist()):
+        want[c] = want.get(c, 0) + x
+    assert k.tolist() == sorted(want) and s.tolist() == [want[c] for c in sorted(want)]
+
+
+@needs_kernel
+def test_kernel_int64_counts_past_int32():
+    """Weights summing past 2**31 are counted in int64 (``total`` says so)."""
+    col = np.zeros(3, dtype=np.int32)
+    w = np.full(3, 2**31 - 1, dtype=np.int64)
+    with use_kernel(True):
+        k, s = lookup_count((col,), (None,), (1,), w, span=4, total=3 * (2**31 - 1))
+    assert k.tolist() == [0] and s.tolist() == [3 * (2**31 - 1)]
+
+
+@needs_kernel
+def test_kernel_rejects_out_of_range_codes_and_keys():
+    """A code outside its lookup, or a key outside the span, raises IndexError (the kernel
+    checks before it writes) and the kept arrays stay zeroed; wrong dtypes raise TypeError."""
+    from ldiv_polars.search import _counting
+
+    w = np.ones(4, dtype=np.int64)
+    table = np.array([0, 1, 2], dtype=np.int64)
+    with use_kernel(True):
+        with pytest.raises(IndexError, match="outside its lookup"):
+            lookup_count((np.array([0, 1, 3, 2], np.int32),), (table,), (0,), w, span=3,
+                         total=4)
+        with pytest.raises(IndexError, match="outside its lookup"):
+            lookup_sum((np.array([0, -1, 1, 2], np.int64),), (table,), (0,), 4)
+        with pytest.raises(IndexError, match="outside the counted span"):
+            lookup_count((np.array([0, 1, 2, 3], np.int32),), (None,), (1,), w, span=3,
+                         total=4)
+        with pytest.raises(IndexError, match="outside the counted span"):
+            lookup_count((np.array([0, -1, 2, 1], np.int64),), (None,), (1,), w, span=3,
+                         total=4)
+    assert not counting._local.int32.any() and not counting._local.bitmap.any()
+    counts, bits = np.zeros(8, np.int32), np.zeros(1, np.uint64)
+    with pytest.raises(TypeError):  # float codes
+        _counting.count_keys((np.zeros(4),), (None,), (1,), None, w, counts, bits)
+    with pytest.raises(TypeError):  # int32 weights
+        _counting.count_keys((np.zeros(4, np.int32),), (None,), (1,), None,
+                             np.ones(4, np.int32), counts, bits)
+    with pytest.raises(TypeError):  # a bitmap too short for the counts
+        _counting.count_keys((np.zeros(4, np.int32),), (None,), (1,), None, w,
+                             np.zeros(65, np.int32), bits)
+    with pytest.raises(ValueError):  # columns of different lengths
+        _counting.count_keys((np.zeros(4, np.int32), np.zeros(3, np.int32)), (None, None),
+                             (1, 1), None, w, counts, bits)
+    with pytest.raises(ValueError):  # read-out with too little room
+        _counting.count_keys((np.arange(4, dtype=np.int32),), (None,), (1,), None, w, counts,
+                             bits)
+        _counting.read_cells(counts, bits, np.empty(2, np.int64), np.empty(2, np.int64))
+    with pytest.raises(ValueError):  # read-only output
+        out = np.empty(4, np.int64)
+        out.flags.writeable = False
+        _counting.lookup_sum((np.zeros(4, np.int32),), (None,), (1,), None, out)
+
+
+@needs_kernel
+def test_kernel_threads_keep_their_own_scratch():
+    """The kernel runs without the GIL: each thread counts into its own kept arrays."""
+    rng = np.random.default_rng(5)
+    problems = []
+    for _ in range(4):
+        cols = [rng.integers(0, 300, 20_000).astype(np.int32) for _ in range(2)]
+        w = rng.integers(1, 9, 20_000).astype(np.int64)
+        problems.append((cols, w, _reference(cols, [None, None], [300, 1], None, w)))
+    errors: list[str] = []
+
+    def work(i: int) -> None:
+        cols, w, (_, uniq, sums) = problems[i]
+        for _ in range(30):
+            k, s = lookup_count(cols, [None, None], [300, 1], w, span=90_000, total=int(w.sum()))
+            if not (np.array_equal(k, uniq) and np.array_equal(s, sums)):
+                errors.append(f"thread {i}")
+                return
+
+    with use_kernel(True):
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
+
+
+@needs_kernel
+@pytest.mark.parametrize("sensitive, model", [(None, "k"), ("occupation", "distinct")])
+def test_searches_equal_with_and_without_kernel(adult_dir, sensitive, model):
+    """A whole search (Adult, 2% suppression) gives the same minimal nodes, optimum, metric
+    value, class count and suppressed rows with the kernel and with numpy."""
+    import polars as pl
+
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.models import DistinctLDiversity, KAnonymity
+    from ldiv_polars.search import anonymize
+
+    qi = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";")
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
+    models = [KAnonymity(5)] if model == "k" else [DistinctLDiversity(3)]
+    results = []
+    for flag in (False, True):
+        with use_kernel(flag):
+            r = anonymize(df, qi, sensitive, hs, models, suppression=0.02, metric="loss")
+        d = r.to_dict()
+        for volatile in ("elapsed_s", "checked", "rollups", "evaluations"):
+            d.pop(volatile, None)
+        results.append((d, r.output.collect()))
+    _assert_same(results[0][0], results[1][0])
+    assert results[0][1].equals(results[1][1])
+
+
+def _assert_same(a, b, path=""):
+    """Equal, floats to 1e-12 relative (the KL metric's float sums vary in their last bit from
+    run to run, kernel or not)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            _assert_same(a[k], b[k], f"{path}/{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert a == pytest.approx(b, rel=1e-12), path
+    else:
+        assert a == b, path
