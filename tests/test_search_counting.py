@@ -80,6 +80,10 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
                                 extra=extra)
             assert k.dtype == s.dtype == np.int64
             assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
+            if total < 2**31:  # int32 weights (a snapshot's narrow counts)
+                k, s = lookup_count(cols, tables, scale, weights.astype(np.int32), span=span,
+                                    total=total, extra=extra)
+                assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
     if counting.COMPILED:  # the kept arrays are left zeroed for the next roll-up
         for name in ("int32", "int64", "bitmap"):
             kept = getattr(counting._local, name, None)
@@ -134,9 +138,11 @@ def test_kernel_rejects_out_of_range_codes_and_keys():
     counts, bits = np.zeros(8, np.int32), np.zeros(1, np.uint64)
     with pytest.raises(TypeError):  # float codes
         _counting.count_keys((np.zeros(4),), (None,), (1,), None, w, counts, bits)
-    with pytest.raises(TypeError):  # int32 weights
+    with pytest.raises(TypeError):  # float weights
         _counting.count_keys((np.zeros(4, np.int32),), (None,), (1,), None,
-                             np.ones(4, np.int32), counts, bits)
+                             np.ones(4), counts, bits)
+    with pytest.raises(TypeError):  # int16 codes (2-byte codes are uint16)
+        _counting.count_keys((np.zeros(4, np.int16),), (None,), (1,), None, w, counts, bits)
     with pytest.raises(TypeError):  # a bitmap too short for the counts
         _counting.count_keys((np.zeros(4, np.int32),), (None,), (1,), None, w,
                              np.zeros(65, np.int32), bits)

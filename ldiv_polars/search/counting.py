@@ -109,9 +109,9 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
                  *, span: int, total: int, extra: np.ndarray | None = None,
                  fweights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(keys, sums)``: the distinct keys of :func:`lookup_sum` (ints in ``[0, span)``) in
-    increasing order and the summed int64 ``weights`` of each. ``total`` bounds the sum of
-    the weights (int32 counts below 2**31); ``fweights``, the weights as float64 if the caller
-    holds them (numpy's ``bincount`` reads those)."""
+    increasing order and the summed ``weights`` (int32 or int64) of each, as int64. ``total``
+    bounds the sum of the weights (int32 counts below 2**31); ``fweights``, the weights as
+    float64 if the caller holds them (numpy's ``bincount`` reads those)."""
     rows = int(weights.shape[0])
     if not KERNEL or not cols:
         key = lookup_sum(cols, tables, scale, rows, extra)
@@ -126,8 +126,7 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     counts, bitmap = _scratch(span, np.int32 if total < 2**31 else np.int64)
     try:
         cells = _kernel.count_keys(_args(cols), tuple(tables), tuple(int(s) for s in scale),
-                                   extra, np.ascontiguousarray(weights, dtype=np.int64),
-                                   counts, bitmap)
+                                   extra, _weights(weights), counts, bitmap)
     except BaseException:
         counts[:] = 0  # (a kept scratch array must stay zeroed)
         bitmap[:] = 0
@@ -138,6 +137,13 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     return keys, sums
 
 
+def _weights(w: np.ndarray) -> np.ndarray:
+    """Weights as the kernel reads them: C-contiguous int32 or int64."""
+    return w if w.dtype in _KERNEL_WEIGHTS and w.flags.c_contiguous else \
+        np.ascontiguousarray(w, dtype=np.int64)
+
+
+_KERNEL_WEIGHTS = (np.dtype(np.int32), np.dtype(np.int64))
 _KERNEL_CODES = (np.dtype(np.uint16), np.dtype(np.int32), np.dtype(np.int64))
 
 

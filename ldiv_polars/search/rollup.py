@@ -826,9 +826,11 @@ class EncodedFrequencySet:
         cols, tables, scale = self._digits(src, levels, radix)
         extra = src.s if ns > 1 else None
         if by_count:
-            uniq, n = counting.lookup_count(cols, tables, scale, src.n, span=span,
-                                            total=self.total, extra=extra,
-                                            fweights=src.weights())
+            narrow = counting.KERNEL and self.total < 2**31
+            uniq, n = counting.lookup_count(cols, tables, scale,
+                                            src.narrow_counts() if narrow else src.n,
+                                            span=span, total=self.total, extra=extra,
+                                            fweights=None if narrow else src.weights())
         else:
             key = counting.lookup_sum(cols, tables, scale, src.rows, extra)
             # (the key is this roll-up's own array: the sort may pack and sum in it)

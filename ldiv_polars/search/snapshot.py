@@ -62,7 +62,7 @@ class Snapshot:
     codes and each row's class, and builds them on first use (most cached snapshots are
     never used as a source); ``codes`` is None when the snapshot was not kept."""
 
-    __slots__ = ("levels", "s", "n", "_codes", "_classes", "_weights")
+    __slots__ = ("levels", "s", "n", "_codes", "_classes", "_weights", "_n32")
 
     def __init__(self, levels: tuple[int, ...], codes: np.ndarray | None, s: np.ndarray,
                  n: np.ndarray, classes: tuple[Any, np.ndarray | None] | None = None
@@ -73,6 +73,7 @@ class Snapshot:
         self.s = s  # (rows,) int32: sensitive tuple id
         self.n = n  # (rows,) int64
         self._weights: np.ndarray | None = None
+        self._n32: np.ndarray | None = None
 
     def weights(self) -> np.ndarray:
         """``n`` as float64, the weights of ``np.bincount`` (which would convert the int64
@@ -84,6 +85,17 @@ class Snapshot:
         if self._weights is None:
             self._weights = self.n.astype(np.float64)
         return self._weights
+
+    def narrow_counts(self) -> np.ndarray:
+        """``n`` as int32, the compiled kernel's weights (half the bytes to stream) when the
+        frequency set's total is below 2**31 (the caller's to know): converted once, for
+        sources of ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows, else on each call."""
+        if self._n32 is None:
+            n32 = self.n.astype(np.int32)
+            if not WEIGHTS_MIN_ROWS <= self.n.shape[0] <= WEIGHTS_MAX_ROWS:
+                return n32
+            self._n32 = n32
+        return self._n32
 
     @property
     def codes(self) -> np.ndarray | None:
