@@ -85,7 +85,7 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
                                     total=total, extra=extra)
                 assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
     if counting.COMPILED:  # the kept arrays are left zeroed for the next roll-up
-        for name in ("int32", "int64", "bitmap"):
+        for name in ("counts32", "counts64", "bitmap"):
             kept = getattr(counting._local, name, None)
             assert kept is None or not kept.any()
 
@@ -134,7 +134,7 @@ def test_kernel_rejects_out_of_range_codes_and_keys():
         with pytest.raises(IndexError, match="outside the counted span"):
             lookup_count((np.array([0, -1, 2, 1], np.int64),), (None,), (1,), w, span=3,
                          total=4)
-    assert not counting._local.int32.any() and not counting._local.bitmap.any()
+    assert not counting._local.counts32.any() and not counting._local.bitmap.any()
     counts, bits = np.zeros(8, np.int32), np.zeros(1, np.uint64)
     with pytest.raises(TypeError):  # float codes
         _counting.count_keys((np.zeros(4),), (None,), (1,), None, w, counts, bits)

@@ -123,7 +123,7 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
         sums = counts[keys].astype(np.int64)
         return keys, sums
     assert _kernel is not None
-    counts, bitmap = _scratch(span, np.int32 if total < 2**31 else np.int64)
+    counts, bitmap = _scratch(span, total < 2**31)
     try:
         cells = _kernel.count_keys(_args(cols), tuple(tables), tuple(int(s) for s in scale),
                                    extra, _weights(weights), counts, bitmap)
@@ -153,14 +153,16 @@ def _args(cols: Columns) -> tuple[np.ndarray, ...]:
                  else np.ascontiguousarray(c, dtype=np.int64) for c in cols)
 
 
-def _scratch(span: int, dtype: type) -> tuple[np.ndarray, np.ndarray]:
-    """A zeroed count array of ``span`` cells and its zeroed bitmap: views of this thread's
-    kept arrays up to ``SCRATCH_MAX_CELLS`` (allocated once, lazily zeroed: only the pages
-    that cells fall in are ever touched; the read-out leaves them zeroed), else fresh."""
+def _scratch(span: int, narrow: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A zeroed count array (int32 if ``narrow``, else int64) of ``span`` cells and its zeroed
+    bitmap: views of this thread's kept arrays up to ``SCRATCH_MAX_CELLS`` (allocated once,
+    lazily zeroed: only the pages that cells fall in are ever touched; the read-out leaves
+    them zeroed), else fresh."""
     words = (span + 63) // 64
+    dtype = np.int32 if narrow else np.int64
     if span > SCRATCH_MAX_CELLS:
         return np.zeros(span, dtype=dtype), np.zeros(words, dtype=np.uint64)
-    name = np.dtype(dtype).name
+    name = "counts32" if narrow else "counts64"
     kept = getattr(_local, name, None)
     if kept is None:
         kept = np.zeros(SCRATCH_MAX_CELLS, dtype=dtype)

@@ -684,7 +684,7 @@ class EncodedFrequencySet:
                 return None
         groups: list[tuple[int, ...]] = []
         cur: list[int] = []
-        span = 1
+        span = widest = 1
         limit = GROUP_SPAN if src.rows < GROUP_WIDE_MIN_ROWS else GROUP_SPAN_WIDE
         for i, lv in enumerate(src.levels):
             c = max(self.cards[i][lv], 1)
@@ -693,13 +693,13 @@ class EncodedFrequencySet:
                 cur, span = [], 1
             cur.append(i)
             span *= c
+            widest = max(widest, span)
         if cur:
             groups.append(tuple(cur))
         gcodes = []
         dt = np.intp if src.rows <= GROUP_INTP_ROWS else np.int32
         if counting.KERNEL:  # (the kernel reads narrow codes: less memory to stream)
-            dt = np.uint16 if all(math.prod(max(self.cards[i][src.levels[i]], 1) for i in g)
-                                  <= 1 << 16 for g in groups) else np.int32
+            dt = np.uint16 if widest <= 1 << 16 else np.int32
         if implicit:
             assert src._classes is not None
             cc, rc = src._classes
