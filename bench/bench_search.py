@@ -34,7 +34,7 @@ from ldiv_polars.models import (  # noqa: E402
     RecursiveCLDiversity,
     TCloseness,
 )
-from ldiv_polars.search import anonymize  # noqa: E402
+from ldiv_polars.search import anonymize, counting  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "adult"
 QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
@@ -90,7 +90,9 @@ def main() -> None:
     fs_time, _ = timed(lambda: FrequencySet.build(df, QI8, None).collect(), args.repeat)
     print(f"baseline: one frequency-set pass over Adult ({df.height:,} rows): "
           f"{fs_time * 1e3:.1f} ms")
-    print(f"metric: {args.metric}; median of {args.repeat} warm runs; verify=False\n")
+    print(f"metric: {args.metric}; median of {args.repeat} warm runs; verify=False; roll-ups "
+          f"counted by {'the compiled kernel' if counting.KERNEL else 'numpy (no compiled kernel)'}"
+          "\n")
     header = ("| configuration | strategy | checked / lattice | roll-ups | evaluations | ours "
               "warm median | ARX checks | ARX warm | ours / ARX |")
     print(header)
@@ -149,9 +151,14 @@ def main() -> None:
         cmd = [sys.executable, "-m", "ldiv_polars", "anonymize", str(src), str(out), "--qi",
                ",".join(QI8), "--hierarchies", str(DATA), "--k", "5", "--suppression", "0.02",
                "--metric", args.metric, "--json"]
-        # whole processes drift by +-15% on a shared machine: the median of up to 5
-        runs = [run_measured(cmd) for _ in range(max(1, min(args.repeat, 5)))]
-        for _, _, proc in runs:
+        # whole processes drift by +-15% on a shared machine: the median of up to 5, each
+        # alternated with a process running the roll-ups' numpy twin (no compiled kernel)
+        runs, twin = [], []
+        for _ in range(max(1, min(args.repeat, 5))):
+            runs.append(run_measured(cmd))
+            if counting.COMPILED:
+                twin.append(run_measured(cmd, {"LDIV_POLARS_NO_KERNEL": "1"}))
+        for _, _, proc in runs + twin:
             if proc.returncode != 0:
                 print(proc.stderr)
                 raise SystemExit(proc.returncode)
@@ -173,6 +180,11 @@ def main() -> None:
               f"roll-ups {payload['rollups']:,}, in-process search+plan "
               f"{payload['elapsed_s']:.2f} s; one frequency-set pass over the CSV {fs_big:.2f} s; "
               f"peak RSS {rss / 1e6:.0f} MB")
+        if twin:
+            twin_wall = statistics.median(w for w, _, _ in twin)
+            print(f"same process with the numpy twin of the counting kernel "
+                  f"(LDIV_POLARS_NO_KERNEL=1, alternated): {twin_wall:.2f} s "
+                  f"(kernel / twin = {wall / twin_wall:.2f}x)")
     synthetic_case(args.synthetic_rows, args.metric, args.synthetic_file, args.synthetic_l)
 
 
@@ -184,7 +196,8 @@ _LAUNCHER = (
 )
 
 
-def run_measured(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProcess]:
+def run_measured(cmd: list[str], env: dict[str, str] | None = None
+                 ) -> tuple[float, int, subprocess.CompletedProcess]:
     """Wall time and peak RSS (bytes) of a child process.
 
     The child is started by a small launcher process that reports its children's
@@ -196,7 +209,8 @@ def run_measured(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProces
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", _LAUNCHER, str(rss_file), *cmd],
                               capture_output=True, text=True, cwd=REPO,
-                              env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+                              env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
+                                   **(env or {})})
         wall = time.perf_counter() - t
         rss = int(rss_file.read_text()) * 1024 if rss_file.exists() else 0
     return wall, rss, proc

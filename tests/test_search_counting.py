@@ -84,6 +84,15 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
                 k, s = lookup_count(cols, tables, scale, weights.astype(np.int32), span=span,
                                     total=total, extra=extra)
                 assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
+            if flag:  # the key space counted window by window (several passes)
+                window = counting.WINDOW_CELLS
+                counting.WINDOW_CELLS = max(1, span // 3)
+                try:
+                    k, s = lookup_count(cols, tables, scale, weights, span=span, total=total,
+                                        extra=extra)
+                finally:
+                    counting.WINDOW_CELLS = window
+                assert np.array_equal(k, uniq) and np.array_equal(s, sums), "windows"
     if counting.COMPILED:  # the kept arrays are left zeroed for the next roll-up
         for name in ("counts32", "counts64", "bitmap"):
             kept = getattr(counting._local, name, None)
@@ -153,6 +162,12 @@ def test_kernel_rejects_out_of_range_codes_and_keys():
         _counting.count_keys((np.arange(4, dtype=np.int32),), (None,), (1,), None, w, counts,
                              bits)
         _counting.read_cells(counts, bits, np.empty(2, np.int64), np.empty(2, np.int64))
+    with pytest.raises(ValueError):  # a window past the span
+        _counting.count_keys((np.zeros(4, np.int32),), (None,), (1,), None, w, counts, bits,
+                             4, 10)
+    with pytest.raises(IndexError, match="outside the counted span"):  # checked in a window
+        _counting.count_keys((np.array([0, 1, 12, 2], np.int32),), (None,), (1,), None, w,
+                             counts, np.zeros(1, np.uint64), 2, 12)
     with pytest.raises(ValueError):  # read-only output
         out = np.empty(4, np.int64)
         out.flags.writeable = False

@@ -11,10 +11,14 @@
  *
  *   lookup_sum(cols, tables, scales, extra, out) -> None
  *       out[r] = key of row r (int64).
- *   count_keys(cols, tables, scales, extra, weights, counts, bitmap) -> int
+ *   count_keys(cols, tables, scales, extra, weights, counts, bitmap[, first, span]) -> int
  *       counts[key[r]] += weights[r]; bit key[r] of bitmap set; returns the occupied cells.
- *   read_cells(counts, bitmap, keys, sums) -> int
- *       the occupied cells in increasing order: keys[j], sums[j]; counts and bitmap zeroed.
+ *       With first and span: keys are checked against [0, span) and only those of the window
+ *       [first, first + len(counts)) counted, at key - first (a wide key space counted window
+ *       by window, in as many passes, into one bounded array).
+ *   read_cells(counts, bitmap, keys, sums[, first]) -> int
+ *       the occupied cells in increasing order: keys[j] (+ first), sums[j]; counts and
+ *       bitmap zeroed.
  *
  * cols: uint16, int32 or int64 arrays of the same length; tables: int64 arrays or None;
  * extra: int32 array or None; weights: int32 or int64; counts: int32 or int64 (all zero);
@@ -252,11 +256,12 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
     PyObject *cols, *tables, *scales, *extra, *w_o, *c_o, *b_o;
     Py_buffer w, cnt, bm;
     Digits d;
-    Py_ssize_t lo, rows, span, words, distinct = 0, k;
+    Py_ssize_t lo, rows, span, cells, words, distinct = 0, k, first = 0, total = -1;
     int bad = 0;
     int64_t key[BLOCK];
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOOOO", &cols, &tables, &scales, &extra, &w_o, &c_o, &b_o))
+    if (!PyArg_ParseTuple(args, "OOOOOOO|nn", &cols, &tables, &scales, &extra, &w_o, &c_o, &b_o,
+                          &first, &total))
         return NULL;
     if (get_int_buffer(w_o, &w, 0, "weights") < 0) return NULL;
     if (get_int_buffer(c_o, &cnt, 1, "counts") < 0) {
@@ -269,11 +274,16 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
         return NULL;
     }
     rows = w.len / w.itemsize;
-    span = cnt.len / cnt.itemsize;
+    cells = cnt.len / cnt.itemsize;
+    span = total < 0 ? cells : total;
     words = bm.len / 8;
-    if (w.itemsize == 2 || bm.itemsize != 8 || cnt.itemsize == 2 || words < (span + 63) / 64) {
+    if (w.itemsize == 2 || bm.itemsize != 8 || cnt.itemsize == 2 || words < (cells + 63) / 64) {
         PyErr_SetString(PyExc_TypeError, "weights and counts: int32 or int64; bitmap: "
                         "uint64 with a bit per cell of counts");
+        goto fail;
+    }
+    if (first < 0 || (total < 0 && first) || (total >= 0 && first + cells > total)) {
+        PyErr_SetString(PyExc_ValueError, "the counted window is outside the span");
         goto fail;
     }
     if (digits_parse(cols, tables, scales, extra, rows, &d) < 0) goto fail;
@@ -292,7 +302,8 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
                 bad = 1;
                 break;
             }
-/* (a key outside the span stops the block before it is written) */
+/* (a key outside the span stops the block before it is written; in a window, the keys
+ * outside it are skipped) */
 #define COUNT_BLOCK(C, W, T)                                             \
             for (j = 0; j < m; j++) {                                    \
                 int64_t kk = key[j];                                     \
@@ -303,11 +314,32 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
                 C[kk] += (T)W[lo + j];                                   \
                 bits[kk >> 6] |= (uint64_t)1 << (kk & 63);               \
             }
-            if (narrow && wnarrow) { COUNT_BLOCK(c32, w32, int32_t) }
-            else if (narrow) { COUNT_BLOCK(c32, w64, int32_t) }
-            else if (wnarrow) { COUNT_BLOCK(c64, w32, int64_t) }
-            else { COUNT_BLOCK(c64, w64, int64_t) }
+#define COUNT_WINDOW(C, W, T)                                            \
+            for (j = 0; j < m; j++) {                                    \
+                int64_t kk = key[j];                                     \
+                uint64_t rel = (uint64_t)(kk - first);                   \
+                if ((uint64_t)kk >= (uint64_t)span) {                    \
+                    out = 1;                                             \
+                    break;                                               \
+                }                                                        \
+                if (rel < (uint64_t)cells) {                             \
+                    C[rel] += (T)W[lo + j];                              \
+                    bits[rel >> 6] |= (uint64_t)1 << (rel & 63);         \
+                }                                                        \
+            }
+            if (cells == span) {
+                if (narrow && wnarrow) { COUNT_BLOCK(c32, w32, int32_t) }
+                else if (narrow) { COUNT_BLOCK(c32, w64, int32_t) }
+                else if (wnarrow) { COUNT_BLOCK(c64, w32, int64_t) }
+                else { COUNT_BLOCK(c64, w64, int64_t) }
+            } else {
+                if (narrow && wnarrow) { COUNT_WINDOW(c32, w32, int32_t) }
+                else if (narrow) { COUNT_WINDOW(c32, w64, int32_t) }
+                else if (wnarrow) { COUNT_WINDOW(c64, w32, int64_t) }
+                else { COUNT_WINDOW(c64, w64, int64_t) }
+            }
 #undef COUNT_BLOCK
+#undef COUNT_WINDOW
             if (out) {
                 bad = 2;
                 break;
@@ -336,10 +368,10 @@ fail:
 static PyObject *read_cells(PyObject *self, PyObject *args) {
     PyObject *c_o, *b_o, *k_o, *s_o;
     Py_buffer cnt, bm, keys, sums;
-    Py_ssize_t words, span, cap, j = 0, w;
+    Py_ssize_t words, span, cap, j = 0, w, first = 0;
     int over = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOO", &c_o, &b_o, &k_o, &s_o)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOO|n", &c_o, &b_o, &k_o, &s_o, &first)) return NULL;
     if (get_int_buffer(c_o, &cnt, 1, "counts") < 0) return NULL;
     if (get_int_buffer(b_o, &bm, 1, "bitmap") < 0) {
         PyBuffer_Release(&cnt);
@@ -380,7 +412,7 @@ static PyObject *read_cells(PyObject *self, PyObject *args) {
                 b &= b - 1;
                 if (i >= span) continue;  /* (a bit past the span: never set by count_keys) */
                 if (j < cap) {
-                    kk[j] = i;
+                    kk[j] = first + i;
                     ss[j] = narrow ? c32[i] : c64[i];
                     j++;
                 } else {

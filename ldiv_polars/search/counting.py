@@ -45,6 +45,18 @@ KERNEL_COUNT_CELLS = 1 << 22
 counts only spans of up to 4x the rows (:func:`~ldiv_polars.search.grouping.bincount_limit`:
 its ``bincount`` and ``flatnonzero`` touch every cell) and sorts the keys beyond. On the 1M-row
 sample, 114 roll-ups of a wide span: sorted 0.2 s, counted ~0.03 s."""
+WINDOW_CELLS = 1 << 25
+"""Wider key spaces are counted by the kernel window by window: one pass over the source's
+rows per window of this many cells, into one array (int32: 128 MB) and bitmap reused by every
+window (the numpy path's ``bincount`` cap, :data:`~ldiv_polars.search.grouping.BINCOUNT_MAX_CELLS`,
+the same bound)."""
+WINDOW_MAX_PASSES = 8
+WINDOW_MIN_ROWS = 1 << 20
+"""Sources of at least ``WINDOW_MIN_ROWS`` rows are counted in up to ``WINDOW_MAX_PASSES``
+windows (key spaces of up to 256M cells) rather than sorted: a pass costs ~4 ns a row, a sort
+of the int64 keys ~40 ns a row and two copies of them (on the 100M-row table's 32M-row
+frequency set with a sensitive column: 256 MB each). Smaller sources sort (a window's array
+would be mostly untouched pages: more to fault in than their sort costs)."""
 SCRATCH_MAX_CELLS = KERNEL_COUNT_CELLS
 """Key spaces of up to this many cells are counted into a per-thread array kept between
 roll-ups (left zeroed by the read-out: no fresh pages per roll-up); larger ones into a fresh
@@ -76,8 +88,13 @@ def use_kernel(flag: bool) -> Iterator[None]:
 def count_cells(rows: int, numpy_limit: int) -> int:
     """Largest key span a roll-up of ``rows`` source rows counts (rather than sorts):
     ``numpy_limit`` (numpy's, see :func:`~ldiv_polars.search.grouping.bincount_limit`) or,
-    with the kernel, at least ``KERNEL_COUNT_CELLS``."""
-    return max(numpy_limit, KERNEL_COUNT_CELLS) if KERNEL else numpy_limit
+    with the kernel, at least ``KERNEL_COUNT_CELLS``, and ``WINDOW_MAX_PASSES`` windows of
+    ``WINDOW_CELLS`` from ``WINDOW_MIN_ROWS`` rows."""
+    if not KERNEL:
+        return numpy_limit
+    if rows >= WINDOW_MIN_ROWS:
+        return max(numpy_limit, KERNEL_COUNT_CELLS, WINDOW_CELLS * WINDOW_MAX_PASSES)
+    return max(numpy_limit, KERNEL_COUNT_CELLS)
 
 
 def lookup_sum(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
@@ -123,18 +140,27 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
         sums = counts[keys].astype(np.int64)
         return keys, sums
     assert _kernel is not None
-    counts, bitmap = _scratch(span, total < 2**31)
-    try:
-        cells = _kernel.count_keys(_args(cols), tuple(tables), tuple(int(s) for s in scale),
-                                   extra, _weights(weights), counts, bitmap)
-    except BaseException:
-        counts[:] = 0  # (a kept scratch array must stay zeroed)
-        bitmap[:] = 0
-        raise
-    keys = np.empty(cells, dtype=np.int64)
-    sums = np.empty(cells, dtype=np.int64)
-    _kernel.read_cells(counts, bitmap, keys, sums)
-    return keys, sums
+    width = min(span, WINDOW_CELLS)
+    counts, bitmap = _scratch(width, total < 2**31)
+    args = (_args(cols), tuple(tables), tuple(int(s) for s in scale), extra, _weights(weights))
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for first in range(0, span, width):  # (one window unless the span is wider)
+        cells = min(width, span - first)
+        c, b = counts[:cells], bitmap[:(cells + 63) // 64]
+        try:
+            occupied = _kernel.count_keys(*args, c, b) if cells == span else \
+                _kernel.count_keys(*args, c, b, first, span)
+        except BaseException:
+            counts[:] = 0  # (a kept scratch array must stay zeroed)
+            bitmap[:] = 0
+            raise
+        keys = np.empty(occupied, dtype=np.int64)
+        sums = np.empty(occupied, dtype=np.int64)
+        _kernel.read_cells(c, b, keys, sums, first)
+        parts.append((keys, sums))
+    if len(parts) == 1:
+        return parts[0]
+    return (np.concatenate([k for k, _ in parts]), np.concatenate([s for _, s in parts]))
 
 
 def _weights(w: np.ndarray) -> np.ndarray:
