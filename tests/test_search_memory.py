@@ -184,6 +184,23 @@ def test_encoded_frequency_set_from_arrays_equals_frame(monkeypatch, keyed_max_r
         assert np.array_equal(ra.class_size, rb.class_size)
         assert np.array_equal(ra.class_codes, rk.class_codes)
         assert np.array_equal(ra.class_size, rk.class_size)
+    # uint16 codes (DuckDB's cells of a large base): the same roll-ups on every path, the
+    # stepwise one (keys too wide for an int64) included
+    rollup_mod = importlib.import_module("ldiv_polars.search.rollup")
+    u = EncodedFrequencySet(fs, hs, arrays=(codes.astype(np.uint16),
+                                            enc["n"].to_numpy().astype(np.int64)))
+    assert u.base.codes.dtype == np.uint16
+    for key_limit in (rollup_mod._KEY_LIMIT, 1):
+        if key_limit == 1:  # no counting: the general paths
+            monkeypatch.setattr(rollup_mod, "bincount_limit", lambda rows: 0)
+            monkeypatch.setattr(importlib.import_module("ldiv_polars.search.counting"),
+                                "KERNEL_COUNT_CELLS", 0)
+        monkeypatch.setattr(rollup_mod, "_KEY_LIMIT", key_limit)
+        for lv in ([0, 0, 0], [1, 1, 0], [2, 3, 1], [0, 3, 0]):
+            ra, ru = a.rollup(lv, cache=False), u.rollup(lv, cache=False)
+            assert np.array_equal(ra.class_codes, ru.class_codes), (lv, key_limit)
+            assert np.array_equal(ra.class_size, ru.class_size)
+            assert np.array_equal(ra.snapshot.n, ru.snapshot.n)
     # keys in key order make an ordered base (its roll-ups merge runs); shuffled keys do not,
     # with the same roll-ups
     shuffle = np.random.default_rng(0).permutation(enc.height)

@@ -151,12 +151,14 @@ class DuckFrequencySet:
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(codes, s, n)``: the whole ``(QI, sensitive)`` frequency set as arrays, the QI
-        codes decoded (``(q, rows)`` int32), the sensitive ids int32 and the counts int64; rows
-        in no particular order. Read in batches into arrays allocated once (no copy of the
-        table's rows beyond them)."""
+        codes decoded (``(q, rows)``, uint16 when every QI has at most 65,536 raw values, else
+        int32: on the 100M-row table's 32M cells 386 MB instead of 772 MB), the sensitive ids
+        int32 and the counts int64; rows in no particular order. Read in batches into arrays
+        allocated once (no copy of the table's rows beyond them)."""
         con = self.connect()
         rows = int(con.execute("SELECT count(*) FROM fs").fetchall()[0][0])
-        codes = np.empty((len(self.qi), rows), dtype=np.int32)
+        narrow = max(self.cards, default=0) <= 1 << 16
+        codes = np.empty((len(self.qi), rows), dtype=np.uint16 if narrow else np.int32)
         s = np.empty(rows, dtype=np.int32)
         n = np.empty(rows, dtype=np.int64)
         at = 0

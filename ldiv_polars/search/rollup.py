@@ -629,7 +629,10 @@ class EncodedFrequencySet:
         # metrics) contiguously; a C-order stack along axis 1 was a strided transpose
         class_codes = np.empty((len(crow), q), np.int32, order="F")
         for i, c in enumerate(cols):
-            np.take(c, crow, out=class_codes[:, i], mode="clip")
+            if c.dtype == np.int32:
+                np.take(c, crow, out=class_codes[:, i], mode="clip")
+            else:  # (uint16 codes of a large base, or intp lookups: np.take casts only safely)
+                class_codes[:, i] = c[crow]
         snap = Snapshot(levels, None, s, n,
                         classes=(class_codes, None if self.n_sensitive == 1 else cinv)
                         if keep else None)

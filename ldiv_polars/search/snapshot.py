@@ -57,8 +57,8 @@ def row_ids(rows: int) -> np.ndarray:
 class Snapshot:
     """Encoded frequency set of one lattice node: one row per (class, sensitive tuple).
 
-    ``codes`` (``(q, rows)`` int32, C-contiguous) are the per-row QI codes a roll-up *from*
-    this snapshot reads. A snapshot made by a roll-up keeps them implicitly, as its class
+    ``codes`` (``(q, rows)`` int32, or uint16 for a large base read from DuckDB,
+    C-contiguous) are the per-row QI codes a roll-up *from* this snapshot reads. A snapshot made by a roll-up keeps them implicitly, as its class
     codes and each row's class, and builds them on first use (most cached snapshots are
     never used as a source); ``codes`` is None when the snapshot was not kept."""
 
