@@ -58,6 +58,7 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
     # grouped codes on every source used twice (None: never), groups of a few QIs
     monkeypatch.setattr(rollup_mod, "GROUP_MIN_ROWS", 0)
     monkeypatch.setattr(rollup_mod, "GROUP_MAX_ROWS", 1 << 62 if group_span else -1)
+    monkeypatch.setattr(rollup_mod, "GROUP_KEYED_MAX_ROWS", 1 << 62 if group_span else -1)
     if group_span == "wide":  # sources of 1,000+ rows get the wide groups (here 64 x 16)
         monkeypatch.setattr(rollup_mod, "GROUP_WIDE_MIN_ROWS", 1000)
         monkeypatch.setattr(rollup_mod, "GROUP_SPAN", 64)

@@ -50,13 +50,14 @@ WINDOW_CELLS = 1 << 25
 rows per window of this many cells, into one array (int32: 128 MB) and bitmap reused by every
 window (the numpy path's ``bincount`` cap, :data:`~ldiv_polars.search.grouping.BINCOUNT_MAX_CELLS`,
 the same bound)."""
-WINDOW_MAX_PASSES = 8
+WINDOW_MAX_PASSES = 16
 WINDOW_MIN_ROWS = 1 << 20
 """Sources of at least ``WINDOW_MIN_ROWS`` rows are counted in up to ``WINDOW_MAX_PASSES``
-windows (key spaces of up to 256M cells) rather than sorted: a pass costs ~4 ns a row, a sort
-of the int64 keys ~40 ns a row and two copies of them (on the 100M-row table's 32M-row
-frequency set with a sensitive column: 256 MB each). Smaller sources sort (a window's array
-would be mostly untouched pages: more to fault in than their sort costs)."""
+windows (key spaces of up to 512M cells) rather than sorted: a sort holds the int64 keys
+twice (on the 100M-row table's 32M-row frequency set with a sensitive column: 256 MB each,
+its roll-ups peaked at 2.1-2.6 GB), a window pass ~0.3-0.4 s on those 32M rows. Smaller
+sources sort (a window's array would be mostly untouched pages: more to fault in than their
+sort costs)."""
 SCRATCH_MAX_CELLS = KERNEL_COUNT_CELLS
 """Key spaces of up to this many cells are counted into a per-thread array kept between
 roll-ups (left zeroed by the read-out: no fresh pages per roll-up); larger ones into a fresh

@@ -87,14 +87,15 @@ class Snapshot:
         return self._weights
 
     def narrow_counts(self) -> np.ndarray:
-        """``n`` as int32, the compiled kernel's weights (half the bytes to stream) when the
-        frequency set's total is below 2**31 (the caller's to know): converted once, for
-        sources of ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows, else on each call."""
+        """The compiled kernel's weights: ``n`` as int32 (half the bytes to stream; the
+        frequency set's total below 2**31 is the caller's to know), converted once and kept,
+        for sources of ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows; ``n`` itself for
+        others (a small one costs less to read than to convert; a large one would hold 4
+        bytes a row more, or a fresh copy per roll-up: 128 MB on 32M rows)."""
+        if not WEIGHTS_MIN_ROWS <= self.n.shape[0] <= WEIGHTS_MAX_ROWS:
+            return self.n
         if self._n32 is None:
-            n32 = self.n.astype(np.int32)
-            if not WEIGHTS_MIN_ROWS <= self.n.shape[0] <= WEIGHTS_MAX_ROWS:
-                return n32
-            self._n32 = n32
+            self._n32 = self.n.astype(np.int32)
         return self._n32
 
     @property
