@@ -33,9 +33,18 @@ def _check(key: np.ndarray, span: int, n: np.ndarray) -> None:
     # "ordered" (a roll-up of a source in key order) is a hint: the same result if it is wrong
     uniq3, sums3 = group_sum(key, span, n, ordered=True)
     assert np.array_equal(uniq3, want) and np.array_equal(sums3, want_sums)
-    # "consume": the key's buffer is given away (packed, sorted and summed in place)
+    # "consume": the key's buffer is given away (packed, sorted and summed in place: by the
+    # engine's sort, or by numpy's in the buffer itself, summed chunk by chunk)
     uniq4, sums4 = group_sum(key.copy(), span, n, consume=True)
     assert np.array_equal(uniq4, want) and np.array_equal(sums4, want_sums)
+    inplace, chunk = grouping.INPLACE_SORT_MIN_ROWS, grouping.PACK_CHUNK
+    grouping.INPLACE_SORT_MIN_ROWS, grouping.PACK_CHUNK = 0, 7
+    try:
+        uniq5, sums5 = group_sum(key.copy(), span, n, consume=True)
+    finally:
+        grouping.INPLACE_SORT_MIN_ROWS, grouping.PACK_CHUNK = inplace, chunk
+    assert np.array_equal(uniq5, want) and np.array_equal(sums5, want_sums)
+    assert sums5.dtype == np.int64
     assert np.array_equal(n, n_before)  # the counts are not overwritten
 
 
