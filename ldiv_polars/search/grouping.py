@@ -113,7 +113,9 @@ def group_sum(key: np.ndarray, span: int, n: np.ndarray, *, ordered: bool = Fals
     a roll-up of rows in key order (runs of sorted keys, whatever :func:`presorted` finds):
     numpy's timsort merges them (on ``ORDERED_SORT_MIN_ROWS`` to ``ORDERED_SORT_MAX_ROWS``
     rows). ``consume``: ``key`` (a writeable int64 array) is the caller's to give: the sort
-    packs, sorts and sums in its buffer (see :func:`_group_sum_packed`)."""
+    packs, sorts and sums in its buffer (see :func:`_group_sum_packed`; from
+    ``INPLACE_SORT_MIN_ROWS`` rows the distinct keys are returned in the buffer's front,
+    :func:`_group_sum_inplace`)."""
     rows = key.shape[0]
     ordered = ordered and ORDERED_SORT_MIN_ROWS <= rows <= ORDERED_SORT_MAX_ROWS
     sorted_ = ordered or (rows >= SORT_POLARS_MIN_ROWS and presorted(key))
@@ -192,9 +194,10 @@ model), for ~3x the sort's time (numpy's sort is single-threaded)."""
 
 def _group_sum_inplace(key: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`group_sum` by numpy's in-place sort of ``key << bits | row`` in ``key``'s own
-    buffer, then the runs read chunk by chunk (the sorted keys and their gathered counts per
-    chunk of ``PACK_CHUNK`` rows; a run continued across chunks is summed once): besides
-    ``key``, only the distinct keys and sums, and chunk temporaries, are allocated."""
+    buffer, then two reads of the runs chunk by chunk (``PACK_CHUNK`` rows): one counts them,
+    the other writes the distinct keys to the buffer's front (never past the rows already
+    read) and their sums to an array of exactly that size. Besides ``key`` (whose front the
+    distinct keys are returned in), only the sums and chunk temporaries are allocated."""
     rows = key.shape[0]
     bits = _row_bits(rows)
     np.left_shift(key, bits, out=key)
@@ -202,25 +205,29 @@ def _group_sum_inplace(key: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.n
         hi = min(lo + PACK_CHUNK, rows)
         np.bitwise_or(key[lo:hi], np.arange(lo, hi, dtype=np.int64), out=key[lo:hi])
     key.sort()  # (distinct values: one deterministic order)
+    last = -1
+    distinct = 0
+    for lo in range(0, rows, PACK_CHUNK):
+        k = np.right_shift(key[lo:lo + PACK_CHUNK], bits)
+        distinct += int(np.count_nonzero(run_starts(k))) - int(k[0] == last)
+        last = int(k[-1])
     mask = (1 << bits) - 1
     counts = np.asarray(n, dtype=np.int64)
-    keys: list[np.ndarray] = []
-    sums: list[np.ndarray] = []
+    sums = np.empty(distinct, dtype=np.int64)
+    at = 0
     for lo in range(0, rows, PACK_CHUNK):
         ps = key[lo:lo + PACK_CHUNK]
         k = np.right_shift(ps, bits)
         c = counts[np.bitwise_and(ps, mask)]
         starts = np.flatnonzero(run_starts(k))
         uk, us = k[starts], np.add.reduceat(c, starts)
-        if keys and uk[0] == keys[-1][-1]:  # a run continued from the previous chunk
-            sums[-1][-1] += us[0]
+        if at and uk[0] == key[at - 1]:  # a run continued from the previous chunk
+            sums[at - 1] += us[0]
             uk, us = uk[1:], us[1:]
-        if uk.shape[0]:
-            keys.append(uk)
-            sums.append(us)
-    if not keys:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(keys), np.concatenate(sums)
+        key[at:at + uk.shape[0]] = uk  # (at <= lo: the chunk is read into k and c already)
+        sums[at:at + us.shape[0]] = us
+        at += uk.shape[0]
+    return key[:distinct], sums
 
 
 def run_starts(sk: np.ndarray) -> np.ndarray:

@@ -858,7 +858,10 @@ class EncodedFrequencySet:
             class_size = run_sums(n.copy(), new)
         else:
             s = zero_ids(rows)
-            cks = uniq
+            # (the consumed key's buffer may hold the distinct keys in its front: a cached
+            # snapshot must not keep the whole buffer alive)
+            big = uniq.base is not None and uniq.base.nbytes > 2 * uniq.nbytes
+            cks = uniq.copy() if big else uniq
             row_class = row_ids(rows)
             class_size = n
         class_codes = ClassCodes(cks, class_radix, cards)
