@@ -76,6 +76,24 @@ static int get_int_buffer(PyObject *o, Py_buffer *b, int writable, const char *w
     return 0;
 }
 
+/* Acquire n buffers as get_int_buffer does; on a failure, release those acquired. */
+static int get_int_buffers(int n, PyObject **objs, Py_buffer *bufs, const int *writable,
+                           const char **names) {
+    int i;
+    for (i = 0; i < n; i++) {
+        if (get_int_buffer(objs[i], &bufs[i], writable[i], names[i]) < 0) {
+            while (i--) PyBuffer_Release(&bufs[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void release_buffers(int n, Py_buffer *bufs) {
+    int i;
+    for (i = 0; i < n; i++) PyBuffer_Release(&bufs[i]);
+}
+
 /* Parse (cols, tables, scales, extra) into d; rows of every column (and extra) checked. */
 static int digits_parse(PyObject *cols, PyObject *tables, PyObject *scales, PyObject *extra,
                         Py_ssize_t rows, Digits *d) {
@@ -253,31 +271,24 @@ static PyObject *lookup_sum(PyObject *self, PyObject *args) {
 }
 
 static PyObject *count_keys(PyObject *self, PyObject *args) {
-    PyObject *cols, *tables, *scales, *extra, *w_o, *c_o, *b_o;
-    Py_buffer w, cnt, bm;
+    PyObject *cols, *tables, *scales, *extra, *objs[3];
+    Py_buffer bufs[3], *w = &bufs[0], *cnt = &bufs[1], *bm = &bufs[2];
+    static const int writable[3] = {0, 1, 1};
+    static const char *names[3] = {"weights", "counts", "bitmap"};
     Digits d;
     Py_ssize_t lo, rows, span, cells, words, distinct = 0, k, first = 0, total = -1;
     int bad = 0;
     int64_t key[BLOCK];
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOOOO|nn", &cols, &tables, &scales, &extra, &w_o, &c_o, &b_o,
-                          &first, &total))
+    if (!PyArg_ParseTuple(args, "OOOOOOO|nn", &cols, &tables, &scales, &extra, &objs[0],
+                          &objs[1], &objs[2], &first, &total))
         return NULL;
-    if (get_int_buffer(w_o, &w, 0, "weights") < 0) return NULL;
-    if (get_int_buffer(c_o, &cnt, 1, "counts") < 0) {
-        PyBuffer_Release(&w);
-        return NULL;
-    }
-    if (get_int_buffer(b_o, &bm, 1, "bitmap") < 0) {
-        PyBuffer_Release(&w);
-        PyBuffer_Release(&cnt);
-        return NULL;
-    }
-    rows = w.len / w.itemsize;
-    cells = cnt.len / cnt.itemsize;
+    if (get_int_buffers(3, objs, bufs, writable, names) < 0) return NULL;
+    rows = w->len / w->itemsize;
+    cells = cnt->len / cnt->itemsize;
     span = total < 0 ? cells : total;
-    words = bm.len / 8;
-    if (w.itemsize == 2 || bm.itemsize != 8 || cnt.itemsize == 2 || words < (cells + 63) / 64) {
+    words = bm->len / 8;
+    if (w->itemsize == 2 || bm->itemsize != 8 || cnt->itemsize == 2 || words < (cells + 63) / 64) {
         PyErr_SetString(PyExc_TypeError, "weights and counts: int32 or int64; bitmap: "
                         "uint64 with a bit per cell of counts");
         goto fail;
@@ -288,12 +299,12 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
     }
     if (digits_parse(cols, tables, scales, extra, rows, &d) < 0) goto fail;
     {
-        uint64_t *bits = (uint64_t *)bm.buf;
-        const int32_t *w32 = (const int32_t *)w.buf;
-        const int64_t *w64 = (const int64_t *)w.buf;
-        int narrow = cnt.itemsize == 4, wnarrow = w.itemsize == 4;
-        int32_t *c32 = (int32_t *)cnt.buf;
-        int64_t *c64 = (int64_t *)cnt.buf;
+        uint64_t *bits = (uint64_t *)bm->buf;
+        const int32_t *w32 = (const int32_t *)w->buf;
+        const int64_t *w64 = (const int64_t *)w->buf;
+        int narrow = cnt->itemsize == 4, wnarrow = w->itemsize == 4;
+        int32_t *c32 = (int32_t *)cnt->buf;
+        int64_t *c64 = (int64_t *)cnt->buf;
         Py_BEGIN_ALLOW_THREADS
         for (lo = 0; lo < rows && !bad; lo += BLOCK) {
             Py_ssize_t j, m = rows - lo < BLOCK ? rows - lo : BLOCK;
@@ -349,9 +360,7 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
         Py_END_ALLOW_THREADS
     }
     digits_release(&d);
-    PyBuffer_Release(&w);
-    PyBuffer_Release(&cnt);
-    PyBuffer_Release(&bm);
+    release_buffers(3, bufs);
     if (bad) {
         PyErr_SetString(PyExc_IndexError, bad == 1 ? "a code is outside its lookup table"
                                                     : "a key is outside the counted span");
@@ -359,49 +368,35 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
     }
     return PyLong_FromSsize_t(distinct);
 fail:
-    PyBuffer_Release(&w);
-    PyBuffer_Release(&cnt);
-    PyBuffer_Release(&bm);
+    release_buffers(3, bufs);
     return NULL;
 }
 
 static PyObject *read_cells(PyObject *self, PyObject *args) {
-    PyObject *c_o, *b_o, *k_o, *s_o;
-    Py_buffer cnt, bm, keys, sums;
+    PyObject *objs[4];
+    Py_buffer bufs[4], *cnt = &bufs[0], *bm = &bufs[1], *keys = &bufs[2], *sums = &bufs[3];
+    static const int writable[4] = {1, 1, 1, 1};
+    static const char *names[4] = {"counts", "bitmap", "keys", "sums"};
     Py_ssize_t words, span, cap, j = 0, w, first = 0;
     int over = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOO|n", &c_o, &b_o, &k_o, &s_o, &first)) return NULL;
-    if (get_int_buffer(c_o, &cnt, 1, "counts") < 0) return NULL;
-    if (get_int_buffer(b_o, &bm, 1, "bitmap") < 0) {
-        PyBuffer_Release(&cnt);
+    if (!PyArg_ParseTuple(args, "OOOO|n", &objs[0], &objs[1], &objs[2], &objs[3], &first))
         return NULL;
-    }
-    if (get_int_buffer(k_o, &keys, 1, "keys") < 0) {
-        PyBuffer_Release(&cnt);
-        PyBuffer_Release(&bm);
-        return NULL;
-    }
-    if (get_int_buffer(s_o, &sums, 1, "sums") < 0) {
-        PyBuffer_Release(&cnt);
-        PyBuffer_Release(&bm);
-        PyBuffer_Release(&keys);
-        return NULL;
-    }
-    span = cnt.len / cnt.itemsize;
-    words = bm.len / 8;
-    cap = keys.len / 8;
-    if (bm.itemsize != 8 || keys.itemsize != 8 || sums.itemsize != 8 || sums.len != keys.len
-            || cnt.itemsize == 2 || words < (span + 63) / 64) {
+    if (get_int_buffers(4, objs, bufs, writable, names) < 0) return NULL;
+    span = cnt->len / cnt->itemsize;
+    words = bm->len / 8;
+    cap = keys->len / 8;
+    if (bm->itemsize != 8 || keys->itemsize != 8 || sums->itemsize != 8 || sums->len != keys->len
+            || cnt->itemsize == 2 || words < (span + 63) / 64) {
         PyErr_SetString(PyExc_TypeError, "read_cells: bad arguments");
         goto done;
     }
     {
-        uint64_t *bits = (uint64_t *)bm.buf;
-        int64_t *kk = (int64_t *)keys.buf, *ss = (int64_t *)sums.buf;
-        int narrow = cnt.itemsize == 4;
-        int32_t *c32 = (int32_t *)cnt.buf;
-        int64_t *c64 = (int64_t *)cnt.buf;
+        uint64_t *bits = (uint64_t *)bm->buf;
+        int64_t *kk = (int64_t *)keys->buf, *ss = (int64_t *)sums->buf;
+        int narrow = cnt->itemsize == 4;
+        int32_t *c32 = (int32_t *)cnt->buf;
+        int64_t *c64 = (int64_t *)cnt->buf;
         Py_BEGIN_ALLOW_THREADS
         for (w = 0; w < words; w++) {
             uint64_t b = bits[w];
@@ -425,10 +420,7 @@ static PyObject *read_cells(PyObject *self, PyObject *args) {
     }
     if (over) PyErr_SetString(PyExc_ValueError, "read_cells: more occupied cells than room");
 done:
-    PyBuffer_Release(&cnt);
-    PyBuffer_Release(&bm);
-    PyBuffer_Release(&keys);
-    PyBuffer_Release(&sums);
+    release_buffers(4, bufs);
     if (PyErr_Occurred()) return NULL;
     return PyLong_FromSsize_t(j);
 }
