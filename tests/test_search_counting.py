@@ -150,6 +150,9 @@ def test_kernel_rejects_out_of_range_codes_and_keys():
     with pytest.raises(TypeError):  # float weights
         _counting.count_keys((np.zeros(4, np.int32),), (None,), (1,), None,
                              np.ones(4), counts, bits)
+    with pytest.raises(TypeError):  # codes in the other byte order
+        _counting.count_keys((np.zeros(4, np.dtype(np.int32).newbyteorder()),), (None,), (1,),
+                             None, w, counts, bits)
     with pytest.raises(TypeError):  # int16 codes (2-byte codes are uint16)
         _counting.count_keys((np.zeros(4, np.int16),), (None,), (1,), None, w, counts, bits)
     with pytest.raises(TypeError):  # a bitmap too short for the counts

@@ -65,7 +65,7 @@ static int get_int_buffer(PyObject *o, Py_buffer *b, int writable, const char *w
                            (writable ? PyBUF_WRITABLE : 0)) < 0)
         return -1;
     f = b->format ? b->format : "B";
-    if (*f == '@' || *f == '=' || *f == '<') f++;  /* native order (the only one built for) */
+    if (*f == '@' || *f == '=' || *f == (PY_LITTLE_ENDIAN ? '<' : '>')) f++;  /* native order */
     code = f[0] && !f[1] ? f[0] : '?';
     if (!((b->itemsize == 2 && code == 'H') ||
           ((b->itemsize == 4 || b->itemsize == 8) && strchr("iIlLqQnN", code)))) {
