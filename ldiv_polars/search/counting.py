@@ -102,13 +102,13 @@ def count_cells(rows: int, numpy_limit: int) -> int:
 def lookup_sum(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
                extra: np.ndarray | None = None) -> np.ndarray:
     """int64 ``sum_i tables[i][cols[i]]`` (``cols[i] * scale[i]`` where ``tables[i]`` is
-    None), plus ``extra`` (int32): the mixed-radix key of every row. ``cols`` are int32 or
-    intp codes, ``tables`` int64 lookups."""
+    None), plus ``extra`` (int32): the mixed-radix key of every row. ``cols`` are uint16,
+    int32 or intp codes, ``tables`` int64 lookups."""
     if KERNEL and cols:
         out = np.empty(rows, dtype=np.int64)
         assert _kernel is not None
         _kernel.lookup_sum(_args(cols), tuple(tables), tuple(int(s) for s in scale),
-                           extra, out)
+                           _extra(extra), out)
         return out
     if rows >= CHUNKED_KEY_ROWS or not cols:
         return _lookup_sum_chunked(cols, tables, scale, rows, extra)
@@ -142,11 +142,12 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
         sums = counts[keys].astype(np.int64)
         return keys, sums
     assert _kernel is not None
-    width = min(span, WINDOW_CELLS)
+    width = max(1, min(span, WINDOW_CELLS))
     counts, bitmap = _scratch(width, total < 2**31)
-    args = (_args(cols), tuple(tables), tuple(int(s) for s in scale), extra, _weights(weights))
+    args = (_args(cols), tuple(tables), tuple(int(s) for s in scale), _extra(extra),
+            _weights(weights))
     parts: list[tuple[np.ndarray, np.ndarray]] = []
-    for first in range(0, span, width):  # (one window unless the span is wider)
+    for first in range(0, max(span, 1), width):  # (one window unless the span is wider)
         cells = min(width, span - first)
         c, b = counts[:cells], bitmap[:(cells + 63) // 64]
         try:
@@ -163,6 +164,13 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     if len(parts) == 1:
         return parts[0]
     return (np.concatenate([k for k, _ in parts]), np.concatenate([s for _, s in parts]))
+
+
+def _extra(extra: np.ndarray | None) -> np.ndarray | None:
+    """The added ids as the kernel reads them: C-contiguous int32."""
+    if extra is None or (extra.dtype == np.int32 and extra.flags.c_contiguous):
+        return extra
+    return np.ascontiguousarray(extra, dtype=np.int32)
 
 
 def _weights(w: np.ndarray) -> np.ndarray:
