@@ -153,14 +153,22 @@ PACK_CHUNK = 1 << 20
 """Rows per chunk of the row indices packed beside the keys, and of the gathers by them."""
 
 
-def _packed_sort(buf: np.ndarray) -> np.ndarray:
-    """Polars' sort of ``key << bits | row`` (distinct values: one deterministic order),
-    packed in ``buf`` (int64 keys, overwritten) chunk by chunk; the sorted values, read-only."""
+def _pack(buf: np.ndarray) -> int:
+    """``key << bits | row`` in ``buf`` (int64 keys, overwritten) chunk by chunk (distinct
+    values: any sort of them has one deterministic order); returns ``bits``."""
     rows = buf.shape[0]
-    np.left_shift(buf, _row_bits(rows), out=buf)
+    bits = _row_bits(rows)
+    np.left_shift(buf, bits, out=buf)
     for lo in range(0, rows, PACK_CHUNK):
         hi = min(lo + PACK_CHUNK, rows)
         np.bitwise_or(buf[lo:hi], np.arange(lo, hi, dtype=np.int64), out=buf[lo:hi])
+    return bits
+
+
+def _packed_sort(buf: np.ndarray) -> np.ndarray:
+    """Polars' sort of the keys of ``buf`` packed with their rows (:func:`_pack`); the sorted
+    values, read-only."""
+    _pack(buf)
     return pl.Series(buf).sort().to_numpy()
 
 
@@ -199,12 +207,8 @@ def _group_sum_inplace(key: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.n
     read) and their sums to an array of exactly that size. Besides ``key`` (whose front the
     distinct keys are returned in), only the sums and chunk temporaries are allocated."""
     rows = key.shape[0]
-    bits = _row_bits(rows)
-    np.left_shift(key, bits, out=key)
-    for lo in range(0, rows, PACK_CHUNK):
-        hi = min(lo + PACK_CHUNK, rows)
-        np.bitwise_or(key[lo:hi], np.arange(lo, hi, dtype=np.int64), out=key[lo:hi])
-    key.sort()  # (distinct values: one deterministic order)
+    bits = _pack(key)
+    key.sort()
     last = -1
     distinct = 0
     for lo in range(0, rows, PACK_CHUNK):
