@@ -299,7 +299,10 @@ def _file_relation(
     if suffix in _CSV:
         sep = separator or sniff_separator(first, first.suffix.lower())
         check_csv_header(first, sep)
-        return con.read_csv(text, sep=sep, header=True)
+        # skip=0: the sniffer may not skip leading rows to find a consistent dialect (it took
+        # a ragged file's last row for its header); a ragged file is then an error
+        return con.sql("FROM read_csv($path, sep=$sep, header=true, skip=0)",
+                       params={"path": text, "sep": sep})
     raise InputFormatError(
         f"cannot tell the format of {text!r}: use a .csv/.tsv/.txt or .parquet file"
     )

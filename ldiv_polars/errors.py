@@ -78,10 +78,15 @@ class UnreadableInputError(InputFormatError):
     cannot read 't.csv': invalid utf-8 sequence
     """
 
-    def __init__(self, reason: str, source: str | None = None) -> None:
+    def __init__(self, reason: str, source: str | tuple[str, ...] | None = None) -> None:
         self.reason = reason
         self.source = source
-        where = "the input" if source is None else repr(source)
+        if source is None:
+            where = "the input"
+        elif isinstance(source, str):
+            where = repr(source)
+        else:
+            where = "one of " + ", ".join(map(repr, source))
         super().__init__(f"cannot read {where}: {reason}")
 
 

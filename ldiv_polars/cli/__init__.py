@@ -35,14 +35,14 @@ EXIT_TERMINATED = 143
 EXIT_BROKEN_PIPE = 141
 EXIT_CODES = {
     EXIT_OK: "done (every requested model holds)",
-    EXIT_MODEL_FAILED: "a requested model fails (check), no generalization satisfies the "
-    "models (anonymize), a tuple is vulnerable (attack), a bound is not met (link, "
-    "participation)",
+    EXIT_MODEL_FAILED: "a requested model fails (check), no generalization or partition "
+    "satisfies the models (anonymize, mondrian; nothing written), a tuple is vulnerable "
+    "(attack), a bound is not met (link, participation)",
     EXIT_BAD_INPUT: "bad input or usage: one line 'error: ...' on stderr, nothing written",
     EXIT_INTERNAL: "internal error (a bug): one line 'internal error: ...'; LDIV_DEBUG=1 "
     "prints the traceback",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); no partial output is left",
-    EXIT_BROKEN_PIPE: "stdout closed by its reader (as SIGPIPE)",
+    EXIT_BROKEN_PIPE: "stdout closed by its reader (`ldiv ... | head`): SIGPIPE",
     EXIT_TERMINATED: "terminated (SIGTERM); no partial output is left",
 }
 """What each exit code of ``ldiv`` means."""
@@ -93,13 +93,19 @@ def _register_for(argv: list[str]) -> None:
     _register([wanted] if wanted in modules else modules)
 
 
+class Interrupted(BaseException):
+    """Raised in the main thread on SIGINT (Ctrl-C) instead of ``KeyboardInterrupt``, which
+    typer turns into a silent exit: ``finally`` blocks remove temporary files, then the
+    process says so and ends with code 130."""
+
+
 class Terminated(BaseException):
     """Raised in the main thread when the process receives SIGTERM (so that ``finally``
     blocks remove temporary files before the process ends with code 143)."""
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
+def _on_signal(signum: int, frame: Any) -> None:
+    raise Terminated() if signum == signal.SIGTERM else Interrupted()
 
 
 def _debug() -> bool:
@@ -114,6 +120,14 @@ def _say(line: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):  # pragma: no cover - stderr closed
         pass
+
+
+def _first_line(exc: BaseException) -> str:
+    """An error's message without the context lines an engine may append (Polars adds "This
+    error occurred in the following expression: ..." to errors raised in its callbacks)."""
+    text = str(exc)
+    cut = text.find("\n\nThis error occurred")
+    return text[:cut] if cut >= 0 else text
 
 
 def _usage_error(exc: Exception) -> str:
@@ -133,20 +147,21 @@ def main(argv: list[str] | None = None) -> int:
     except LdivError as exc:
         if _debug():
             traceback.print_exc()
-        _say(f"error: {exc}")
+        _say(f"error: {_first_line(exc)}")
         return EXIT_BAD_INPUT
     except typer.Exit as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # typer's form of a Ctrl-C
+            _say("interrupted")
+            return EXIT_INTERRUPTED
         return int(exc.exit_code or 0)
     except SystemExit as exc:  # pragma: no cover - click internals
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         _say("interrupted")
         return EXIT_INTERRUPTED
     except Terminated:
         _say("terminated")
         return EXIT_TERMINATED
-    except BrokenPipeError:  # stdout closed by its reader (`ldiv ... | head`), as SIGPIPE
-        return EXIT_BROKEN_PIPE
     except Exception as exc:
         # usage errors of the (vendored) click layer: one line, exit 2
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
@@ -170,11 +185,15 @@ def run() -> NoReturn:
     without tearing the interpreter down (its arrays, frames and the engines' thread pools are
     the OS's to free: ~0.06 s of a 1M-row ``ldiv anonymize``). Every file is written and
     closed, and every temporary file removed, by then (:func:`main` returns only after the
-    commands' ``finally`` blocks ran); stdout and stderr are flushed first. SIGTERM is turned
-    into :class:`Terminated` so that those blocks run on it too."""
+    commands' ``finally`` blocks ran); stdout and stderr are flushed first. SIGINT and SIGTERM
+    are turned into :class:`Interrupted` and :class:`Terminated` so that those blocks run on
+    them too; SIGPIPE gets its default action (a closed stdout ends the process quietly, as
+    for any Unix filter: the shell sees 141)."""
     try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    except (ValueError, OSError):  # pragma: no cover - not the main thread
+        signal.signal(signal.SIGINT, _on_signal)
+        signal.signal(signal.SIGTERM, _on_signal)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not the main thread
         pass
     rc = main()
     for stream in (sys.stdout, sys.stderr):

@@ -3,6 +3,7 @@ to Parquet or CSV, with the search's figures (nodes checked, roll-ups, optimum, 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -153,7 +154,7 @@ def register(app: typer.Typer) -> None:
             suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
             separator=separator, verify=False,
         )
-        if as_json:
+        if as_json or not sys.stderr.isatty():  # a progress bar only for a person watching
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
         else:
             from rich.console import Console

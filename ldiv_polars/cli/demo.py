@@ -13,6 +13,7 @@ from rich.console import Console
 from ldiv_polars.cli.anonymize import demo_models, demo_step
 from ldiv_polars.cli.check import check_table, print_report
 from ldiv_polars.datasets.synth import write_synthetic
+from ldiv_polars.errors import InvalidParameterError
 
 QI = ["age", "sex", "zip"]
 SENSITIVE = "disease"
@@ -27,6 +28,8 @@ def register(app: typer.Typer) -> None:
         l: Annotated[int, typer.Option("--l", help="distinct l to require")] = 3,
     ) -> None:
         """Run the whole job on built-in demo data: synthesize, check, anonymize, re-check."""
+        if rows < 1:
+            raise InvalidParameterError(f"--rows must be at least 1, got {rows}")
         console = Console()
         models = demo_models(k, l)
         with tempfile.TemporaryDirectory() as tmp:

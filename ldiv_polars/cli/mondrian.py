@@ -47,10 +47,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Partition a table with Mondrian and write the generalized release (QI ranges /
         category sets, one group id per row). The output is re-verified, then written
-        atomically."""
+        atomically. Exit 1 (nothing written) when the whole table fails a model."""
         from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
         from ldiv_polars.core.output import atomic_output, check_output
-        from ldiv_polars.partition.mondrian import mondrian
+        from ldiv_polars.partition.mondrian import PartitionInfeasibleError, mondrian
 
         qi_cols = split_columns(qi, "--qi")
         models = build_models(
@@ -60,7 +60,15 @@ def register(app: typer.Typer) -> None:
         check_output(output, inputs=[input])  # before any work
         with translate_input_errors(str(input)):
             lf = to_lazyframe(input, separator=separator)
-            result = mondrian(lf, qi_cols, sensitive, models, relaxed=relaxed, group=group)
+            try:
+                result = mondrian(lf, qi_cols, sensitive, models, relaxed=relaxed, group=group)
+            except PartitionInfeasibleError as exc:  # a model fails: exit 1, nothing written
+                if as_json:
+                    echo_json({"feasible": False, "reason": str(exc), "output": None,
+                               "models": [m.describe() for m in models]})
+                else:
+                    typer.echo(f"mondrian: {exc}; nothing written")
+                raise typer.Exit(1) from None
             df = (result.frame if raw else result.generalized()).collect(engine="streaming")
         with atomic_output(output, inputs=[input], separator=separator) as out:
             out.write(df)

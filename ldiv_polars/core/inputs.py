@@ -152,6 +152,12 @@ def _check_one(path: Path, text: str) -> None:
     if stat.S_ISDIR(st.st_mode):
         if not os.access(path, os.R_OK | os.X_OK):
             raise UnreadableInputError("permission denied", text)
+        if not any(p.suffix.lower() in PARQUET_SUFFIXES for p in path.rglob("*")
+                   if p.is_file()):
+            raise InputFormatError(
+                f"{text!r} is a directory without Parquet files (a directory is read as a "
+                "Parquet dataset): give a CSV or Parquet file, a glob, or a Parquet directory"
+            )
         return
     if not stat.S_ISREG(st.st_mode):
         raise InputFormatError(
@@ -171,8 +177,9 @@ def check_csv_header(path: Path, separator: str) -> list[str]:
     :class:`DuplicateColumnError` when a name appears twice (Polars and DuckDB would rename
     the second one silently) and :class:`UnreadableInputError` when the line is not UTF-8."""
     try:
-        with path.open("r", encoding="utf-8", newline="") as fh:
-            header = next(csv.reader([fh.readline()], delimiter=separator), [])
+        with path.open("rb") as fh:
+            line = fh.readline().decode("utf-8-sig")
+        header = next(csv.reader([line.rstrip("\r\n")], delimiter=separator), [])
     except UnicodeDecodeError:
         raise UnreadableInputError(
             "its header line is not UTF-8 (re-encode the file, e.g. with iconv -t utf-8)",
@@ -253,19 +260,26 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
 @contextmanager
 def translate_input_errors(source: object = None) -> Iterator[None]:
     """Re-raise what an engine or the OS raises on unreadable input (:func:`is_read_error`)
-    as :class:`~ldiv_polars.errors.UnreadableInputError` naming ``source`` (when it is a path)
-    and the engine's one-line reason; every other exception passes unchanged, except an
-    ``UnreadableInputError`` raised without a source inside the block, which gets this one.
+    as :class:`~ldiv_polars.errors.UnreadableInputError` naming ``source`` (when it is a path,
+    or a list of paths) and the engine's one-line reason; every other exception passes
+    unchanged, except an ``UnreadableInputError`` raised without a source inside the block,
+    which gets this one.
 
     >>> import polars as pl
     >>> try:
     ...     with translate_input_errors("t.csv"):
     ...         raise pl.exceptions.ComputeError("invalid utf-8 sequence")
     ... except UnreadableInputError as e:
-    ...     print(e)
-    cannot read 't.csv': invalid utf-8 sequence (the file is not UTF-8: re-encode it, e.g. with iconv -t utf-8)
+    ...     print(e)  # doctest: +NORMALIZE_WHITESPACE
+    cannot read 't.csv': invalid utf-8 sequence (the file is not UTF-8: re-encode it, e.g.
+    with iconv -t utf-8)
     """
-    name = str(source) if isinstance(source, (str, Path)) else None
+    name: str | tuple[str, ...] | None = None
+    if isinstance(source, (str, Path)):
+        name = str(source)
+    elif isinstance(source, (list, tuple)) and source \
+            and all(isinstance(x, (str, Path)) for x in source):
+        name = tuple(str(x) for x in source) if len(source) > 1 else str(source[0])
     try:
         yield
     except UnreadableInputError as exc:

@@ -79,9 +79,9 @@ def check_output(path: str | Path, *, inputs: Iterable[object] = (),
     directories; frames and other objects are skipped). Raises :class:`OutputPathError` or
     :class:`OutputOverwritesInputError`; see the module docstring."""
     text = str(path)
-    output_format(text, suffixes)
     if os.path.isdir(text):
         raise OutputPathError(f"the output {text!r} is a directory: give a file name")
+    output_format(text, suffixes)
     target = Path(os.path.realpath(text))
     if target.exists() and not target.is_file():
         raise OutputPathError(f"the output {text!r} exists and is not a regular file")

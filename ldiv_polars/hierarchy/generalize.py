@@ -36,7 +36,7 @@ def generalize_expr(col: str | pl.Expr, hierarchy: Hierarchy | pl.DataFrame, lev
     ...     pl.DataFrame({"q": ["a", "c"]}).select(generalize_expr("q", h, 1))
     ... except HierarchyValueMissingError as e:
     ...     print(str(e).splitlines()[0])
-    1 value(s) of column 'q' missing from its hierarchy: 'c'
+    column 'q' holds value(s) missing from its hierarchy: 'c' (check_coverage() lists them all)
     """
     h = as_hierarchy(hierarchy)
     lvl = h.check_level(level)
@@ -55,8 +55,12 @@ def _generalize_batch(values: pl.Series, *, raw: pl.Series, target: pl.Series,
     out = values.replace_strict(raw, target, default=None, return_dtype=pl.String)
     missing = values.filter(out.is_null() & values.is_not_null()).unique().sort()
     if missing.len():
-        raise HierarchyValueMissingError(values.name or name, missing.head(5).to_list(),
-                                         missing.len())
+        # (one batch's values: a streaming query may stop at its first failing batch)
+        shown = ", ".join(repr(v) for v in missing.head(5).to_list())
+        more = ", ..." if missing.len() > 5 else ""
+        raise HierarchyValueMissingError(
+            f"column {values.name or name!r} holds value(s) missing from its hierarchy: "
+            f"{shown}{more} (check_coverage() lists them all)")
     return out
 
 

@@ -51,8 +51,8 @@ class HierarchyValueMissingError(HierarchyError):
     def __init__(self, column: str | None, missing: Sequence[str] | None = None,
                  total_missing: int | None = None) -> None:
         if missing is None or total_missing is None:
-            # re-created from its message alone: Polars re-raises an error of an expression's
-            # Python function as ``type(error)(message + context)``
+            # a message alone: raised so by generalize_expr, and Polars re-raises an error of
+            # an expression's Python function as ``type(error)(message + context)``
             super().__init__(column)
             self.column, self.missing, self.total_missing = None, [], 0
             return
