@@ -150,9 +150,6 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {_first_line(exc)}")
         return EXIT_BAD_INPUT
     except typer.Exit as exc:
-        if isinstance(exc.__cause__, KeyboardInterrupt):  # typer's form of a Ctrl-C
-            _say("interrupted")
-            return EXIT_INTERRUPTED
         return int(exc.exit_code or 0)
     except SystemExit as exc:  # pragma: no cover - click internals
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
