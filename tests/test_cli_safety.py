@@ -193,6 +193,13 @@ def test_sink_refuses_its_input_and_keeps_an_existing_target_on_failed_verificat
     res._plan.models = [lp.KAnonymity(2)]
     res.sink(out)
     assert pl.read_parquet(out).height == 20 and res.verification.passed
+    # a lazy scan of the file is the same input
+    lazy = lp.anonymize(pl.scan_csv(src).filter(pl.col("b") > 0), ["a"], "s", hs,
+                        [lp.KAnonymity(2)], verify=False)
+    assert lazy.sources == (str(src),)
+    with pytest.raises(OutputOverwritesInputError):
+        lazy.sink(src)
+    assert digest(src) == before
 
 
 def test_write_synthetic_creates_no_directory(tmp_path):

@@ -27,6 +27,7 @@ import csv
 import functools
 import glob as globmod
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -96,6 +97,31 @@ def to_lazyframe(data: TableLike, *, separator: str | None = None) -> pl.LazyFra
     raise InputFormatError(
         f"expected a polars LazyFrame/DataFrame or a CSV/Parquet path, got {type(data).__name__}"
     )
+
+
+_SCAN = re.compile(r"\b\w+ SCAN \[([^\]]*)\]")
+
+
+def input_paths(data: object) -> tuple[str, ...]:
+    """The files ``data`` reads, for a writer to refuse to overwrite them: a path itself (a
+    file, a glob, a directory); the files of a LazyFrame's scans, read from its plan (best
+    effort: none when the plan cannot be described); nothing for a DataFrame.
+
+    >>> import polars as pl
+    >>> input_paths("t.csv"), input_paths(pl.DataFrame({"a": [1]}))
+    (('t.csv',), ())
+    """
+    if isinstance(data, (str, Path)):
+        return (str(data),)
+    if not isinstance(data, pl.LazyFrame):
+        return ()
+    try:
+        plan = data.explain(optimized=False)
+    except Exception:  # noqa: BLE001 - a plan that cannot be described names no file
+        return ()
+    found = [part for m in _SCAN.finditer(plan) for part in m.group(1).split(", ")
+             if part and not part.startswith("...")]
+    return tuple(dict.fromkeys(found))
 
 
 def _every_column_read() -> pl.Expr:

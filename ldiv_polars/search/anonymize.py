@@ -35,6 +35,7 @@ from ldiv_polars.core.inputs import (
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     TableLike,
+    input_paths,
     reads_input,
     sniff_separator,
     to_lazyframe,
@@ -101,8 +102,8 @@ class AnonymizationResult:
     verification: Any = field(repr=False, default=None)
     _plan: _VerificationPlan | None = field(repr=False, default=None)
     sources: tuple[str, ...] = field(repr=False, default=())
-    """The input path(s) ``output`` reads (empty for an in-memory or lazy input): :meth:`sink`
-    refuses to write over them."""
+    """The input file(s) ``output`` reads (a path given, or the scans of a LazyFrame; empty for
+    a DataFrame): :meth:`sink` refuses to write over them."""
 
     @property
     def found(self) -> bool:
@@ -263,7 +264,7 @@ def anonymize(
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     require_real("suppression", suppression, low=0.0, high=1.0)
-    sources = (str(data),) if isinstance(data, (str, Path)) else ()
+    sources = input_paths(data)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
     models = check_models(models, fs.sensitive, required_by="anonymize()")
