@@ -158,9 +158,9 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
         console.print(f"[yellow]note[/yellow]: {EMPTY_NOTE}")
     if verdicts:
         vt = Table(show_header=True, header_style="bold")
-        for col, justify in (("model", "left"), ("achieved", "right"),
-                             ("failing classes", "right"), ("failing rows", "right"),
-                             ("verdict", "left")):
+        vt.add_column("model", overflow="fold", min_width=24)  # wraps, never cut
+        for col, justify in (("achieved", "right"), ("failing\nclasses", "right"),
+                             ("failing\nrows", "right"), ("verdict", "left")):
             vt.add_column(col, justify=justify)  # type: ignore[arg-type]
         for m, v in zip(models, verdicts):
             vt.add_row(m.describe(), _shown(v["achieved"]), str(v["failing_classes"]),
