@@ -52,10 +52,11 @@ def guard_ab(path: Path, qi: list[str], s: str, sep: str, reps: int) -> str:
     finally:
         inputs._every_column_read = guard
     med = {k: statistics.median(v) for k, v in res.items()}
-    return (f"{path.name}: summary {med['summary guard'] * 1e3:.1f} ms with the guard, "
-            f"{med['summary none'] * 1e3:.1f} ms without ({med['summary guard'] / med['summary none']:.2f}x); "
-            f"check {med['check guard'] * 1e3:.1f} vs {med['check none'] * 1e3:.1f} ms "
-            f"({med['check guard'] / med['check none']:.2f}x)")
+    sg, sn, cg, cn = (med[k] for k in ("summary guard", "summary none", "check guard",
+                                       "check none"))
+    return (f"{path.name}: summary {sg * 1e3:.1f} ms with the guard, {sn * 1e3:.1f} ms "
+            f"without ({sg / sn:.2f}x); check {cg * 1e3:.1f} vs {cn * 1e3:.1f} ms "
+            f"({cg / cn:.2f}x)")
 
 
 def write_ab(rows: int, reps: int) -> str:
@@ -90,7 +91,8 @@ def main() -> None:
                        ",", args.reps))
     if ADULT.exists():
         print(guard_ab(ADULT, ADULT_QI.split(","), "occupation", ";", args.reps))
-    print(f"{args.rows:,} rows through atomic_output: {write_ab(args.rows, max(3, args.reps // 2))}")
+    writes = write_ab(args.rows, max(3, args.reps // 2))
+    print(f"{args.rows:,} rows through atomic_output: {writes}")
 
 
 if __name__ == "__main__":
