@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ldiv_polars.attacks.minimality import ALGORITHMS, minimality_attack
 from ldiv_polars.cli._common import echo_json, split_columns
-from ldiv_polars.core.inputs import to_lazyframe
+from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
 from ldiv_polars.errors import InvalidParameterError
 
 
@@ -50,12 +50,15 @@ def register(app: typer.Typer) -> None:
         if requirement not in ("simple", "distinct", "entropy"):
             raise InvalidParameterError(
                 f"--requirement must be simple, distinct or entropy, got {requirement!r}")
-        lf = to_lazyframe(release, separator=separator)
-        report = minimality_attack(
-            lf, group=group, sensitive=sensitive, l=l, algorithm=algorithm,  # type: ignore[arg-type]
-            positive=positive or None, p=p, k=k, qi=split_columns(qi, "--qi") or None,
-            order=order, requirement=requirement, samples=samples, seed=seed,  # type: ignore[arg-type]
-        )
+        with translate_input_errors(str(release)):
+            lf = to_lazyframe(release, separator=separator)
+            report = minimality_attack(
+                lf, group=group, sensitive=sensitive, l=l,
+                algorithm=algorithm,  # type: ignore[arg-type]
+                positive=positive or None, p=p, k=k, qi=split_columns(qi, "--qi") or None,
+                order=order, requirement=requirement,  # type: ignore[arg-type]
+                samples=samples, seed=seed,
+            )
         out = report.to_dict(details=details)
         if as_json:
             echo_json(out)
