@@ -56,6 +56,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # plain click help: rendering it with rich imported ~0.1 s of modules for `ldiv --help`
+    rich_markup_mode=None,
 )
 
 

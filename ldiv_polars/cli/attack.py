@@ -6,10 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from ldiv_polars.attacks.minimality import ALGORITHMS, minimality_attack
+from ldiv_polars.attacks import ALGORITHMS
 from ldiv_polars.cli._common import echo_json, split_columns
 from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
 from ldiv_polars.errors import InvalidParameterError
@@ -44,6 +42,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Minimality attack: per-tuple posterior, vulnerable fraction (posterior > 1/l) and max
         risk as a multiple of 1/l. Exit code 1 when some tuple is vulnerable."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from ldiv_polars.attacks.minimality import minimality_attack
         if algorithm not in ALGORITHMS:
             raise InvalidParameterError(
                 f"--algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")

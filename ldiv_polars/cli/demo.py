@@ -8,11 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from ldiv_polars.cli.anonymize import demo_models, demo_step
-from ldiv_polars.cli.check import check_table, print_report
-from ldiv_polars.datasets.synth import write_synthetic
 from ldiv_polars.errors import InvalidParameterError
 
 QI = ["age", "sex", "zip"]
@@ -28,6 +24,10 @@ def register(app: typer.Typer) -> None:
         l: Annotated[int, typer.Option("--l", help="distinct l to require")] = 3,
     ) -> None:
         """Run the whole job on built-in demo data: synthesize, check, anonymize, re-check."""
+        from rich.console import Console
+        from ldiv_polars.cli.anonymize import demo_models, demo_step
+        from ldiv_polars.cli.check import check_table, print_report
+        from ldiv_polars.datasets.synth import write_synthetic
         if rows < 1:
             raise InvalidParameterError(f"--rows must be at least 1, got {rows}")
         console = Console()

@@ -11,7 +11,6 @@ from ldiv_polars.cli._common import echo_json, split_columns
 from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
 from ldiv_polars.core.output import atomic_output, check_output
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.microagg.aggregate import microaggregate_details
 
 
 def register(app: typer.Typer) -> None:
@@ -43,6 +42,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Replace the QIs by MDAV cell centroids (cells of k, or n_min under participation);
         the output is re-verified and written atomically."""
+        from ldiv_polars.microagg.aggregate import microaggregate_details
         cols = split_columns(columns, "--columns")
         if pi is not None and pi_column is not None:
             raise InvalidParameterError("give --pi or --pi-column, not both")

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ldiv_polars.datasets.synth import write_synthetic
 
 
 def register(app: typer.Typer) -> None:
@@ -22,5 +21,6 @@ def register(app: typer.Typer) -> None:
         """Generate census-like synthetic microdata (age, sex, race, zip, education, marital
         status, occupation, disease, income), chunk by chunk with bounded memory, written
         atomically."""
+        from ldiv_polars.datasets.synth import write_synthetic
         path = write_synthetic(out, rows, seed, chunk_rows=chunk_rows)
         typer.echo(f"wrote {rows} rows to {path}")
