@@ -11,13 +11,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-import ldiv_polars.search.rollup as rollup_mod
 from ldiv_polars.core import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy, generalize
 from ldiv_polars.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity
 from ldiv_polars.search import EncodedFrequencySet, Lattice
 from ldiv_polars.search.grouping import count_limit, dense_rank, group_keys
 from ldiv_polars.search.suppression import NodeChecker, relaxations
+from ldiv_polars.search.tuning import TUNING
 
 QI = ["sex", "age", "race", "marital-status", "education"]
 
@@ -54,19 +54,19 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
     from hubs and cached snapshots in random order, with keys from per-QI or grouped codes)
     equals a group-by of the generalized rows."""
     df, hs = adult
-    monkeypatch.setattr(rollup_mod, "HUB_MIN_ROWS", 0)  # hubs on this small table too
+    monkeypatch.setattr(TUNING, "hub_min_rows", 0)  # hubs on this small table too
     # grouped codes on every source used twice (None: never), groups of a few QIs
-    monkeypatch.setattr(rollup_mod, "GROUP_MIN_ROWS", 0)
-    monkeypatch.setattr(rollup_mod, "GROUP_MAX_ROWS", 1 << 62 if group_span else -1)
-    monkeypatch.setattr(rollup_mod, "GROUP_KEYED_MAX_ROWS", 1 << 62 if group_span else -1)
+    monkeypatch.setattr(TUNING, "group_min_rows", 0)
+    monkeypatch.setattr(TUNING, "group_max_rows", 1 << 62 if group_span else -1)
+    monkeypatch.setattr(TUNING, "group_keyed_max_rows", 1 << 62 if group_span else -1)
     if group_span == "wide":  # sources of 1,000+ rows get the wide groups (here 64 x 16)
-        monkeypatch.setattr(rollup_mod, "GROUP_WIDE_MIN_ROWS", 1000)
-        monkeypatch.setattr(rollup_mod, "GROUP_SPAN", 64)
-        monkeypatch.setattr(rollup_mod, "GROUP_SPAN_WIDE", 1024)
+        monkeypatch.setattr(TUNING, "group_wide_min_rows", 1000)
+        monkeypatch.setattr(TUNING, "group_span", 64)
+        monkeypatch.setattr(TUNING, "group_span_wide", 1024)
     else:
-        monkeypatch.setattr(rollup_mod, "GROUP_SPAN", group_span or 4096)
+        monkeypatch.setattr(TUNING, "group_span", group_span or 4096)
     # int32 grouped codes (as on large sources) in one of the runs
-    monkeypatch.setattr(rollup_mod, "GROUP_INTP_ROWS", 0 if group_span == 16 else 1 << 62)
+    monkeypatch.setattr(TUNING, "group_intp_rows", 0 if group_span == 16 else 1 << 62)
     fs = FrequencySet.build(df, QI, sensitive).materialize()
     efs = EncodedFrequencySet(fs, hs, cache_size=4)
     s_cols = [sensitive] if sensitive else []
@@ -86,14 +86,14 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
         assert (np.diff(r.row_class) >= 0).all()
         assert np.array_equal(np.bincount(r.row_class, weights=r.snapshot.n).astype(np.int64),
                               r.class_size)
-    hubs = [h for h in efs._hubs.values() if h is not None]
+    hubs = [h for h in efs.store.hubs.values() if h is not None]
     assert hubs and all(max(h.levels) <= 1 for h in hubs)
-    grouped = [g for _, _, g, _ in efs._grouped.values() if g]
+    grouped = [g for _, _, g, _ in efs.keys.grouped.values() if g]
     assert bool(grouped) == bool(group_span)
     if group_span == 16:  # some groups of several QIs, some of one
         assert any(len(g) < len(QI) for g in grouped)
         assert any(len(part) > 1 for g in grouped for part in g)
-    assert efs.rollups == len(nodes) + len(efs._hubs) + efs.base_sorted
+    assert efs.rollups == len(nodes) + len(efs.store.hubs) + efs.base_sorted
 
 
 def test_lattice_masks_match_definition():
@@ -162,7 +162,7 @@ def test_batched_rollups_equal_one_by_one(adult, sensitive, monkeypatch):
     """``rollup_many`` (keys of several nodes side by side, one grouping) gives every node
     exactly the roll-up ``rollup`` gives it alone, whatever the batch size."""
     df, hs = adult
-    monkeypatch.setattr(rollup_mod, "BATCH_CELLS", 20_000)  # several batches per source
+    monkeypatch.setattr(TUNING, "batch_cells", 20_000)  # several batches per source
     fs = FrequencySet.build(df, QI, sensitive).materialize()
     one = EncodedFrequencySet(fs, hs)
     many = EncodedFrequencySet(fs, hs)
