@@ -44,10 +44,10 @@ from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
-from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot, places
+from ldiv_polars.search.strategies import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
 from ldiv_polars.search.tuning import TUNING
 
