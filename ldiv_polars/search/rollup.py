@@ -33,6 +33,7 @@ roller rolls it up, the store may keep the result.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -64,13 +65,10 @@ __all__ = ["CLASS", "EncodedFrequencySet"]
 def _delegate(part: str, name: str, doc: str, *, settable: bool = False) -> Any:
     """A property reading (and with ``settable``, writing) ``self.<part>.<name>``."""
 
-    def get(self: Any) -> Any:
-        return getattr(getattr(self, part), name)
-
     def set_(self: Any, value: Any) -> None:
         setattr(getattr(self, part), name, value)
 
-    return property(get, set_ if settable else None, doc=doc)
+    return property(attrgetter(f"{part}.{name}"), set_ if settable else None, doc=doc)
 
 
 class EncodedFrequencySet:

@@ -88,7 +88,20 @@ def search_lattice(
     nodes are decided; ``batch``: most nodes checked together.
 
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` for an unknown strategy, or
-    ``flash`` asked for a predicate that is not monotone."""
+    ``flash`` asked for a predicate that is not monotone.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.core.frequency import FrequencySet
+    >>> from ldiv_polars.hierarchy import Hierarchy
+    >>> from ldiv_polars.models import KAnonymity
+    >>> h = {"zip": Hierarchy([["130", "13*", "*"], ["131", "13*", "*"], ["140", "14*", "*"]],
+    ...                       name="zip")}
+    >>> fs = FrequencySet.build(pl.DataFrame({"zip": ["130", "131", "140", "140"]}), "zip", None)
+    >>> out = search_lattice(EncodedFrequencySet.from_frame(fs.materialize(), h),
+    ...                      [KAnonymity(2)], 0, "height")
+    >>> out.strategy, [out.lattice.levels(n) for n in out.minimal], out.lattice.levels(out.optimum)
+    ('flash', [(1,)], (1,))
+    """
     if strategy not in STRATEGIES:
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
