@@ -123,12 +123,3 @@ def _gallop(state: SearchState, path: list[int], tags: np.ndarray, relaxed: bool
         step *= 2
     return lo, hi
 
-
-def __getattr__(name: str) -> object:
-    """The names :mod:`~ldiv_polars.search.strategies` took over, still importable from here
-    (deprecated: import them from :mod:`ldiv_polars.search`)."""
-    if name in ("STRATEGIES", "SearchOutcome", "search_lattice", "Progress", "NodeRecord"):
-        from ldiv_polars.search import strategies
-
-        return getattr(strategies, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
