@@ -171,3 +171,40 @@ def test_tuned_sets_restores_and_rejects_unknown_fields():
     with pytest.raises(InvalidParameterError, match="no_such_knob"), tuned(no_such_knob=1):
         pass
     assert TUNING == SearchTuning()  # every test leaves the defaults
+
+
+def test_named_constructors_equal_the_keyword_one(adult):
+    """``from_frame``, ``from_encoded_frame``, ``from_codes`` and ``from_keys`` build the same
+    base and roll-ups as the keyword constructor given the same input."""
+    df, hs = adult
+    fs = FrequencySet.build(df, QI, "salary-class").materialize()
+    a, b = EncodedFrequencySet(fs, hs), EncodedFrequencySet.from_frame(fs, hs)
+    codes = a.base.codes
+    raw = {q: hs[q].column(0).cast(pl.String) for q in QI}
+    enc = fs.frame.with_columns(
+        pl.col(q).cast(pl.String).replace_strict(raw[q], pl.arange(0, raw[q].len(), eager=True),
+                                                 return_dtype=pl.Int32) for q in QI)
+    enc_fs = FrequencySet(enc.lazy(), tuple(QI), ("salary-class",))
+    c = EncodedFrequencySet.from_encoded_frame(enc_fs, hs)
+    d = EncodedFrequencySet(enc_fs, hs, encoded=True)
+    sid = (a.base.s, a.sensitive_table)
+    e = EncodedFrequencySet.from_codes(fs, hs, codes.copy(), a.base.n.copy(), sensitive_ids=sid)
+    slim = a.without_sensitive()
+    keys = np.zeros(slim.base_rows, np.int64)
+    for i, q in enumerate(QI):
+        keys = keys * len(raw[q]) + slim.base.codes[i]
+    qi_fs = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in QI} | {"n": pl.Int64}).lazy(),
+                         tuple(QI), ())
+    f = EncodedFrequencySet.from_keys(qi_fs, hs, keys, slim.base.n.copy())
+    g = EncodedFrequencySet(qi_fs, hs, arrays=(keys, slim.base.n.copy()))
+    for lv in [(0, 0, 0, 0, 0), (1, 2, 0, 1, 3), (0, 4, 1, 2, 1)]:
+        want = a.rollup(lv, cache=False)
+        for other in (b, c, d, e):
+            _same(other.rollup(lv, cache=False), want, lv)
+        want_qi = slim.rollup(lv, cache=False)
+        for other in (f, g):
+            _same(other.rollup(lv, cache=False), want_qi, lv)
+    with pytest.raises(InvalidParameterError):
+        EncodedFrequencySet.from_codes(fs, hs, codes, a.base.n)  # no sensitive ids
+    with pytest.raises(InvalidParameterError):
+        EncodedFrequencySet.from_keys(fs, hs, keys, slim.base.n)  # a sensitive column

@@ -668,7 +668,7 @@ def _encoded_frequency_set(
         return None
     for m in models:
         m.validate(enc)
-    return EncodedFrequencySet.from_frame(enc, hs, encoded=True)
+    return EncodedFrequencySet.from_encoded_frame(enc, hs)
 
 
 MASK = "*"

@@ -75,10 +75,11 @@ class EncodedFrequencySet:
     """A materialized frequency set encoded against the QI hierarchies, with the machinery
     that rolls it up to any node of the generalization lattice.
 
-    Build one with a named constructor: :meth:`from_frame` (a string-keyed or already encoded
-    frequency set), :meth:`from_codes` (per-QI code arrays), :meth:`from_keys` (the
-    mixed-radix keys of a QI-only frequency set). The constructor takes the same inputs by
-    keyword (``encoded=``, ``arrays=``, ``sensitive_ids=``) and dispatches to those.
+    Build one with a named constructor: :meth:`from_frame` (a frequency set of values),
+    :meth:`from_encoded_frame` (one whose QI columns hold raw indices already),
+    :meth:`from_codes` (per-QI code arrays), :meth:`from_keys` (the mixed-radix keys of a
+    QI-only frequency set). The constructor takes the same inputs by keyword (``encoded=``,
+    ``arrays=``, ``sensitive_ids=``) and dispatches to the same encoders.
 
     Raises :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` (naming up to five
     values) when a QI value is not a raw value of its hierarchy, and
@@ -106,7 +107,7 @@ class EncodedFrequencySet:
                  *, cache_size: int | None = None, encoded: bool = False,
                  arrays: tuple[np.ndarray, np.ndarray] | None = None,
                  sensitive_ids: tuple[np.ndarray, pl.DataFrame] | None = None) -> None:
-        """``encoded``: see :meth:`from_frame`. ``arrays``: ``(codes, n)`` as
+        """``encoded``: as :meth:`from_encoded_frame`. ``arrays``: ``(codes, n)`` as
         :meth:`from_codes` takes them (with ``sensitive_ids``), or ``(keys, n)`` with 1-d keys
         as :meth:`from_keys` does. ``cache_size``: most snapshots cached (default
         ``TUNING.cache_size``)."""
@@ -123,12 +124,18 @@ class EncodedFrequencySet:
 
     @classmethod
     def from_frame(cls, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy], *,
-                   encoded: bool = False, cache_size: int | None = None
-                   ) -> EncodedFrequencySet:
-        """From a frequency set whose QI columns hold values (validated against the
-        hierarchies) or, with ``encoded``, each value's raw index (see
-        :func:`~ldiv_polars.search.encoding.encode_frame`)."""
-        return cls._of(encode_frame(fs, hierarchies, encoded=encoded), cache_size)
+                   cache_size: int | None = None) -> EncodedFrequencySet:
+        """From a frequency set whose QI columns hold values, validated against the
+        hierarchies (see :func:`~ldiv_polars.search.encoding.encode_frame`)."""
+        return cls._of(encode_frame(fs, hierarchies), cache_size)
+
+    @classmethod
+    def from_encoded_frame(cls, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy], *,
+                           cache_size: int | None = None) -> EncodedFrequencySet:
+        """From a frequency set whose QI columns hold each value's (validated, non-negative)
+        raw index, as the engine groups them (see
+        :func:`~ldiv_polars.search.encoding.encode_frame`, ``encoded=True``)."""
+        return cls._of(encode_frame(fs, hierarchies, encoded=True), cache_size)
 
     @classmethod
     def from_codes(cls, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
