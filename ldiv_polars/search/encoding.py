@@ -31,6 +31,7 @@ The three ways a frequency set arrives are three encoders, each returning an
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -77,8 +78,7 @@ class Encoding:
     def without_sensitive(self) -> Encoding:
         """The same QI numbering for the frequency set with its sensitive columns summed out
         (the level maps and lookups are shared, not copied)."""
-        out = object.__new__(Encoding)
-        out.__dict__.update(self.__dict__)
+        out = copy.copy(self)
         out.sensitive = ()
         out.sensitive_table = pl.DataFrame()
         out._sensitive_cols = []

@@ -14,7 +14,7 @@ splits it:
   builders of :mod:`~ldiv_polars.search.keys` and the grouping and counting primitives): one
   ``roll(source, levels)``;
 - the **strategies** that decide which nodes to roll up live elsewhere
-  (:mod:`~ldiv_polars.search.flash`).
+  (:mod:`~ldiv_polars.search.strategies`).
 
 :meth:`EncodedFrequencySet.rollup` is the whole protocol: the store picks the source, the
 roller rolls it up, the store may keep the result.
