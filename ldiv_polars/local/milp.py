@@ -136,8 +136,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
         if dive.masks is not None and dive.cost < best_cost:
             best, best_cost = dive.masks, dive.cost
     status = "time_limit"
-    if lp is not None and np.isfinite(best_cost) and best_cost - bound < 0.5 * integral:
-        status = "optimal"  # integral costs: no release costs less than ceil(bound)
+    if lp is not None and np.isfinite(best_cost) and _proven(best_cost, bound, integral):
+        status = "optimal"  # e.g. integral costs: no release costs less than ceil(bound)
     elif left() > 0:
         ub = prog.upper() if lp is None or not np.isfinite(best_cost) else \
             prog.upper(reduced=(lp, best_cost - bound - (1 - 1e-6 if integral else 0.0)))
@@ -146,7 +146,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
         _log("final", final.cost, final.optimal, final.bound, time.perf_counter() - t0)
         if final.masks is not None and final.cost < best_cost:
             best, best_cost = final.masks, final.cost
-        if final.optimal:
+        if final.optimal or (final.infeasible and lp is not None and np.isfinite(best_cost)):
+            # solved, or (with the columns fixed by reduced cost) no release beats the best
             status, bound = "optimal", best_cost
         elif final.bound is not None and np.isfinite(best_cost):
             bound = max(bound, min(final.bound, best_cost))
@@ -468,7 +469,7 @@ class _Program:
             masks[self.var_key[chosen]] = self.var_mask[chosen]
         bound = getattr(res, "mip_dual_bound", None)
         return _Solved(masks, np.inf if res.x is None else float(res.fun), res.status == 0,
-                       None if bound is None else float(bound))
+                       None if bound is None else float(bound), res.status == 2)
 
 
 @dataclass(frozen=True)
@@ -477,6 +478,14 @@ class _Solved:
     cost: float
     optimal: bool
     bound: float | None
+    infeasible: bool = False
+
+
+def _proven(cost: float, bound: float, integral: bool) -> bool:
+    """Whether ``bound`` proves ``cost`` optimal (integral costs: ``cost <= ceil(bound)``)."""
+    if integral:
+        return cost <= np.ceil(bound - 1e-6) + 1e-9
+    return cost - bound <= 1e-9 * max(1.0, abs(cost))
 
 
 def _log(*args: object) -> None:
