@@ -126,6 +126,42 @@ class KeyTable:
         cols = [self.values[i].gather(self.codes[:, i]).alias(q) for i, q in enumerate(self.qi)]
         return pl.DataFrame([*cols, pl.Series(COUNT, self.n, dtype=pl.Int64)])
 
+    def coarsen(self, codes: np.ndarray, values: list[pl.Series]) -> tuple[KeyTable,
+                                                                           np.ndarray]:
+        """(the table of the keys relabelled by ``codes`` -- ``(keys, q)`` indices into
+        ``values``, e.g. a generalization's group codes --, each key's new key). Keys that
+        become equal are merged, their cells summed."""
+        radix = np.array([max(v.len(), 1) for v in values], dtype=np.int64)
+        ukeys, new_key = np.unique(_mixed(codes, radix), return_inverse=True)
+        key_codes = np.zeros((ukeys.shape[0], codes.shape[1]), dtype=np.int32)
+        key_codes[new_key] = codes
+        n = np.bincount(new_key, weights=self.n, minlength=ukeys.shape[0]).astype(np.int64)
+        cell = new_key[self.cell_key] * self.n_sensitive + self.cell_s
+        ucell, inv = np.unique(cell, return_inverse=True)
+        cell_n = np.bincount(inv, weights=self.cell_n).astype(np.int64)
+        table = KeyTable(self.qi, self.sensitive, values, key_codes, n,
+                         ucell // self.n_sensitive, ucell % self.n_sensitive, cell_n,
+                         self.s_values, dict(self.schema))
+        return table, new_key.astype(np.int64)
+
+    def subset(self, keys: np.ndarray) -> KeyTable:
+        """The table of the given keys only (same value lists and sensitive ids)."""
+        keep = np.zeros(self.keys, dtype=bool)
+        keep[keys] = True
+        new = np.full(self.keys, -1, dtype=np.int64)
+        new[keys] = np.arange(keys.shape[0])
+        on = keep[self.cell_key]
+        return KeyTable(self.qi, self.sensitive, self.values, self.codes[keys], self.n[keys],
+                        new[self.cell_key[on]], self.cell_s[on], self.cell_n[on],
+                        self.s_values, dict(self.schema))
+
+    def cells_frame(self) -> pl.DataFrame:
+        """The frequency set ``(qi..., sensitive..., n)`` with the QI values as strings."""
+        cols = [self.values[i].cast(pl.String).gather(self.codes[self.cell_key, i]).alias(q)
+                for i, q in enumerate(self.qi)]
+        cols += [self.s_values.get_column(c).gather(self.cell_s) for c in self.sensitive]
+        return pl.DataFrame([*cols, pl.Series(COUNT, self.cell_n, dtype=pl.Int64)])
+
     def weights(self, importance: Importance) -> np.ndarray:
         """Cost of one suppressed cell per QI (see :data:`Importance`). A list orders the QIs
         from the most to the least important and is read as weights from ``2 - 1/q`` down to

@@ -101,6 +101,16 @@ class ReleasePlan:
         return joined.select(out)
 
 
+def released_codes(plan: ReleasePlan) -> np.ndarray:
+    """``(keys, q)`` integer codes of the released values (equal codes: equal values; a
+    suppressed cell is -1)."""
+    cols = [plan.table.get_column(f"{_OUT}{i}") for i in range(len(plan.qi))]
+    if not plan.table.height:
+        return np.zeros((0, len(cols)), dtype=np.int64)
+    return np.column_stack([c.rank("dense").fill_null(0).cast(pl.Int64).to_numpy() - 1
+                            for c in cols])
+
+
 def build_plan(table: KeyTable, levels: np.ndarray,
                hierarchies: Mapping[str, Hierarchy] | None = None) -> ReleasePlan:
     """The plan releasing key ``k``'s QI ``i`` at ``levels[k, i]`` (:data:`SUPPRESSED`, 0 or a

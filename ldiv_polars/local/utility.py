@@ -30,7 +30,7 @@ from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
 from ldiv_polars.local.classes import Semantics, class_histograms, group_sum, unique_rows
 from ldiv_polars.local.keys import KeyTable
-from ldiv_polars.local.plan import SUPPRESSED, ReleasePlan
+from ldiv_polars.local.plan import SUPPRESSED, ReleasePlan, released_codes
 from ldiv_polars.search.metrics import MetricSuite
 from ldiv_polars.search.rollup import EncodedFrequencySet
 
@@ -98,11 +98,7 @@ def class_sizes(table: KeyTable, plan: ReleasePlan, semantics: Semantics
                 ) -> tuple[np.ndarray, int]:
     """(class size of each key's records, number of classes) of the release: classes are the
     released tuples (labels and nulls)."""
-    out = plan.table.select([f"__ldiv_out_{i}" for i in range(len(table.qi))])
-    codes = np.column_stack([
-        (out.get_column(c).rank("dense").fill_null(0).cast(pl.Int64).to_numpy() - 1)
-        for c in out.columns]) if table.keys else np.zeros((0, len(table.qi)), dtype=np.int64)
-    pcodes, kp = unique_rows(codes)  # null -> -1, the STAR code
+    pcodes, kp = unique_rows(released_codes(plan))  # null -> -1, the STAR code
     sizes = group_sum(kp, table.n[:, None], pcodes.shape[0])
     hist = class_histograms(pcodes, sizes, semantics)
     return hist[kp, 0].astype(np.float64), int(pcodes.shape[0])
