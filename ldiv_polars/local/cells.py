@@ -81,7 +81,7 @@ def suppress_cells(
             masks = out.masks
         details.update(status=out.status, objective=out.objective, bound=out.bound,
                        gap=out.gap, solve_s=round(out.seconds, 3), variables=out.variables,
-                       constraints=out.constraints, space=out.space)
+                       constraints=out.constraints, space=out.space, steps=out.steps)
     details["cost"] = float(table.n @ cost[masks])
     q = len(table.qi)
     levels = np.where(((masks[:, None] >> np.arange(q)) & 1).astype(bool), SUPPRESSED, 0)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -58,6 +58,9 @@ from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import DistinctLDiversity
 
 
+MAX_CANDIDATES = 3_000_000
+"""Programs with more candidate columns (key, mask) are not built (memory: ~1 KB each)."""
+
 DIVE_REDUCED_COST = 2.0
 """The restricted MILP that looks for a good release first keeps the candidates whose LP
 reduced cost is at most this (plus the LP's support and the incumbent's candidates)."""
@@ -77,6 +80,8 @@ class ExactOutcome:
     variables: int
     constraints: int
     space: str
+    steps: dict[str, object] = field(default_factory=dict)
+    """The LP bound, the dive's release cost, the columns fixed by reduced cost."""
 
     @property
     def optimal(self) -> bool:
@@ -97,7 +102,8 @@ def exact_supported(models: Sequence[Model], semantics: Semantics = "value") -> 
 
 def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
                 semantics: Semantics, time_limit: float, *,
-                incumbent: np.ndarray | None = None) -> ExactOutcome:
+                incumbent: np.ndarray | None = None,
+                max_candidates: int = MAX_CANDIDATES) -> ExactOutcome:
     """Solve the program of the module docstring within ``time_limit`` seconds.
 
     ``incumbent`` (masks of a valid release, e.g. the greedy's) seeds the search. Steps: the LP
@@ -106,7 +112,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     candidate whose reduced cost exceeds the incumbent's gap to the LP bound is fixed to its LP
     value (no release better than the incumbent uses it: classical reduced-cost fixing); the
     MILP of what is left is solved. The result is optimal when that MILP finishes; otherwise the
-    best release found, with the bound and gap."""
+    best release found, with the bound and gap. More than ``max_candidates`` candidate
+    columns: nothing is solved (status ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
     k = max([int(m.k) for m in models if isinstance(m, KAnonymity)], default=0)
@@ -114,17 +121,25 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     key_hist = table.histogram()
     unsafe = ~class_verdicts(key_hist, models, table.s_values, table.reference())
     var_key, var_mask = _candidates(table, unsafe, semantics)
+    if var_key.shape[0] > max_candidates:
+        cost = None if incumbent is None else float(
+            table.n @ _mask_cost(weights)[incumbent])
+        return ExactOutcome(incumbent, "too_large", cost, None, None,
+                            time.perf_counter() - t0, int(var_key.shape[0]), 0,
+                            f"not solved: {var_key.shape[0]:,} candidates > {max_candidates:,}")
     prog = _Program(table, var_key, var_mask, weights)
     prog.pattern_rows(models, semantics, k, ell)
     integral = bool(np.all(weights == np.round(weights)))
     best, best_cost = None, np.inf
     if incumbent is not None:
         best, best_cost = incumbent.astype(np.int64), float(table.n @ prog.mask_cost[incumbent])
+    steps: dict[str, object] = {}
     lp = prog.relaxation()
     bound = lp.fun if lp is not None else -np.inf
     left = lambda: max(float(time_limit) - (time.perf_counter() - t0), 0.0)  # noqa: E731
     if lp is not None:
-        _log("lp", lp.fun, time.perf_counter() - t0)
+        steps["lp_bound"] = float(lp.fun)
+        steps["lp_s"] = round(time.perf_counter() - t0, 3)
         # restricted MILPs for a good release: the keys the LP settles fixed; else the
         # columns of small reduced cost, with the incumbent's
         dive = prog.solve(prog.upper(lp_fixed=lp.x), min(left(), max(time_limit / 4, 1.0))) \
@@ -132,7 +147,7 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
         if dive is None or dive.masks is None:
             dive = prog.solve(prog.upper(near=(lp, DIVE_REDUCED_COST, best)),
                               min(left(), max(float(time_limit) / 4, 1.0)))
-        _log("dive", dive.cost, dive.optimal, time.perf_counter() - t0)
+        steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
         if dive.masks is not None and dive.cost < best_cost:
             best, best_cost = dive.masks, dive.cost
     status = "time_limit"
@@ -141,9 +156,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     elif left() > 0:
         ub = prog.upper() if lp is None or not np.isfinite(best_cost) else \
             prog.upper(reduced=(lp, best_cost - bound - (1 - 1e-6 if integral else 0.0)))
-        _log("fixed", int((ub == 0).sum()), "of", ub.size, time.perf_counter() - t0)
+        steps["columns_fixed"] = int((ub == 0).sum())
         final = prog.solve(ub, left())
-        _log("final", final.cost, final.optimal, final.bound, time.perf_counter() - t0)
         if final.masks is not None and final.cost < best_cost:
             best, best_cost = final.masks, final.cost
         if final.optimal or (final.infeasible and lp is not None and np.isfinite(best_cost)):
@@ -159,7 +173,7 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
                         None if not np.isfinite(bound) else float(bound), gap,
                         time.perf_counter() - t0, prog.n_cols, prog.n_rows,
                         "all releases" if semantics == "value"
-                        else "releases leaving safe keys intact")
+                        else "releases leaving safe keys intact", steps)
 
 
 def _candidates(table: KeyTable, unsafe: np.ndarray, semantics: Semantics
@@ -192,7 +206,7 @@ class _Program:
         self.table = table
         self.var_key, self.var_mask = var_key, var_mask
         q = len(table.qi)
-        self.mask_cost = ((np.arange(1 << q)[:, None] >> np.arange(q)) & 1) @ weights
+        self.mask_cost = _mask_cost(weights)
         self.c_x = table.n[var_key] * self.mask_cost[var_mask]
         self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (row, col, val)
         self.lb: list[np.ndarray] = []
@@ -481,14 +495,14 @@ class _Solved:
     infeasible: bool = False
 
 
+def _mask_cost(weights: np.ndarray) -> np.ndarray:
+    q = weights.shape[0]
+    return ((np.arange(1 << q)[:, None] >> np.arange(q)) & 1) @ weights
+
+
 def _proven(cost: float, bound: float, integral: bool) -> bool:
     """Whether ``bound`` proves ``cost`` optimal (integral costs: ``cost <= ceil(bound)``)."""
     if integral:
         return cost <= np.ceil(bound - 1e-6) + 1e-9
     return cost - bound <= 1e-9 * max(1.0, abs(cost))
 
-
-def _log(*args: object) -> None:
-    import os
-    if os.environ.get("LDIV_MILP_DEBUG"):
-        print(*args, flush=True)
