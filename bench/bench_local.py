@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -114,7 +113,8 @@ def markdown(rows: list[dict[str, object]]) -> str:
     for r in rows:
         exact = "-" if "exact_cells" not in r else (
             f"{r['exact_cells']} ({r['exact_status']}"
-            + ("" if r["exact_status"] == "optimal" else f", gap {100 * (r['exact_gap'] or 0):.2f}%")
+            + ("" if r["exact_status"] == "optimal"
+               else f", gap {100 * (r['exact_gap'] or 0):.2f}%")
             + ")")
         ratio = "-" if "exact_cells" not in r or not r["exact_cells"] else \
             f"{r['greedy_cells'] / r['exact_cells']:.3f}"
@@ -156,7 +156,6 @@ def release(args: argparse.Namespace) -> None:
                          check=True)
     print(res.stdout.strip())
     out.unlink(missing_ok=True)
-    del resource
 
 
 def main() -> None:

@@ -113,7 +113,6 @@ def test_exact_equals_brute_force_and_greedy_is_never_better(
 def test_every_release_verified_and_counted(df: pl.DataFrame, k: int, semantics: str,
                                             method: str) -> None:
     qi = [c for c in df.columns if c != "s"]
-    table = KeyTable.build(df, qi, "s")
     try:
         res = suppress_cells(df, qi, "s", lp.KAnonymity(k), semantics=semantics, method=method)
     except InfeasibleError:

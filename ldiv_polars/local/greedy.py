@@ -164,7 +164,6 @@ def _pulls(table: KeyTable, m: np.ndarray, pcodes: np.ndarray, kp: np.ndarray,
            offset: int) -> list[np.ndarray]:
     """Pull moves (appended to ``moves``) and their (merged, side) histograms."""
     key_hist = table.histogram()
-    q = pcodes.shape[1]
     mask_cost = mask_costs(weights)
     fmask = masks_of(pcodes)
     merged, side = [], []

@@ -51,12 +51,11 @@ from ldiv_polars.local.classes import (
     masks_of,
     unique_rows,
 )
-from ldiv_polars.local.greedy import repair
+from ldiv_polars.local.greedy import mask_costs
 from ldiv_polars.local.keys import KeyTable
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import DistinctLDiversity
-
 
 MAX_CANDIDATES = 3_000_000
 """Programs with more candidate columns (key, mask) are not built (memory: ~1 KB each)."""
@@ -123,7 +122,7 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     var_key, var_mask = _candidates(table, unsafe, semantics)
     if var_key.shape[0] > max_candidates:
         cost = None if incumbent is None else float(
-            table.n @ _mask_cost(weights)[incumbent])
+            table.n @ mask_costs(weights)[incumbent])
         return ExactOutcome(incumbent, "too_large", cost, None, None,
                             time.perf_counter() - t0, int(var_key.shape[0]), 0,
                             f"not solved: {var_key.shape[0]:,} candidates > {max_candidates:,}")
@@ -205,8 +204,7 @@ class _Program:
                  weights: np.ndarray) -> None:
         self.table = table
         self.var_key, self.var_mask = var_key, var_mask
-        q = len(table.qi)
-        self.mask_cost = _mask_cost(weights)
+        self.mask_cost = mask_costs(weights)
         self.c_x = table.n[var_key] * self.mask_cost[var_mask]
         self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (row, col, val)
         self.lb: list[np.ndarray] = []
@@ -365,7 +363,6 @@ class _Program:
         upair, inv = np.unique(pair, return_inverse=True)
         lacking = const[upair // t.n_sensitive, upair % t.n_sensitive] == 0
         z0 = self._new_cols(upair.size)
-        zi = np.arange(upair.size)
         # z - sum x <= 0 (for lacking pairs)
         keep = lacking[inv]
         rows_z = np.flatnonzero(lacking)
@@ -441,15 +438,6 @@ class _Program:
         fixed_key[self.var_key[settled]] = True
         return fixed_key[self.var_key] & ~settled
 
-    def rounded(self, x: np.ndarray) -> np.ndarray:
-        """Each key's candidate of largest LP value, as masks."""
-        nx = self.var_key.shape[0]
-        order = np.lexsort((-x[:nx], self.var_key))
-        first = order[np.r_[0, np.flatnonzero(np.diff(self.var_key[order])) + 1]]
-        masks = np.zeros(self.table.keys, dtype=np.int64)
-        masks[self.var_key[first]] = self.var_mask[first]
-        return masks
-
     def relaxation(self) -> Any:
         """The LP relaxation (HiGHS dual simplex), or None if it did not solve."""
         lc = self.constraints()
@@ -493,11 +481,6 @@ class _Solved:
     optimal: bool
     bound: float | None
     infeasible: bool = False
-
-
-def _mask_cost(weights: np.ndarray) -> np.ndarray:
-    q = weights.shape[0]
-    return ((np.arange(1 << q)[:, None] >> np.arange(q)) & 1) @ weights
 
 
 def _proven(cost: float, bound: float, integral: bool) -> bool:
