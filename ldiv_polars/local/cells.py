@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import polars as pl
 
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import require_real
@@ -31,6 +32,24 @@ from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import check_models
 
 METHODS = ("greedy", "exact")
+
+
+def prepare(data: TableLike, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
+            models: Sequence[Model] | Model, semantics: str, method: str, time_limit: float,
+            caller: str, separator: str | None
+            ) -> tuple[pl.LazyFrame, KeyTable, list[Model], Semantics]:
+    """The arguments every cell-suppression entry point shares, validated (typed errors), and
+    the key table (one pass)."""
+    semantics_ = check_semantics(semantics)
+    if method not in METHODS:
+        raise InvalidParameterError(f"method must be 'greedy' or 'exact', got {method!r}")
+    require_real("time_limit", time_limit, low=0.0)
+    lf = to_lazyframe(data, separator=separator)
+    table = KeyTable.build(lf, qi, sensitive)
+    checked = check_models(models, table.sensitive, required_by=caller)
+    if method == "exact":
+        exact_supported(checked, semantics_)
+    return lf, table, checked, semantics_
 
 
 def suppress_cells(
@@ -60,15 +79,8 @@ def suppress_cells(
     the whole table fails a model.
     """
     t0 = time.perf_counter()
-    semantics = check_semantics(semantics)
-    if method not in METHODS:
-        raise InvalidParameterError(f"method must be 'greedy' or 'exact', got {method!r}")
-    require_real("time_limit", time_limit, low=0.0)
-    lf = to_lazyframe(data, separator=separator)
-    table = KeyTable.build(lf, qi, sensitive)
-    models = check_models(models, table.sensitive, required_by="suppress_cells()")
-    if method == "exact":
-        exact_supported(models, semantics)
+    lf, table, models, semantics = prepare(data, qi, sensitive, models, semantics, method,
+                                           time_limit, "suppress_cells()", separator)
     weights = table.weights(importance)
     require_feasible(table, models)
     masks, rounds = greedy_masks(table, models, weights, semantics)

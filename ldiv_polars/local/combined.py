@@ -19,19 +19,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
-from ldiv_polars.local.cells import METHODS
-from ldiv_polars.local.classes import Semantics, check_semantics
+from ldiv_polars.local.cells import prepare
+from ldiv_polars.local.classes import Semantics
 from ldiv_polars.local.greedy import greedy_masks
 from ldiv_polars.local.keys import Importance, KeyTable
-from ldiv_polars.local.milp import exact_masks, exact_supported
+from ldiv_polars.local.milp import exact_masks
 from ldiv_polars.local.plan import SUPPRESSED
 from ldiv_polars.local.result import LocalResult, finish, require_feasible
 from ldiv_polars.local.utility import CellCosts
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.verdict import check_models
 from ldiv_polars.search.anonymize import prepare_hierarchies
 from ldiv_polars.search.lattice import Lattice
 
@@ -73,17 +72,11 @@ def generalize_and_suppress(
     ``method="exact"`` solves each node's suppression with the MILP (``time_limit`` seconds
     per node). ``details`` has the node, its loss before suppression and the nodes tried."""
     t0 = time.perf_counter()
-    semantics = check_semantics(semantics)
     if metric not in CELL_METRICS:
         raise InvalidParameterError(
             f"metric must be one of {', '.join(CELL_METRICS)}, got {metric!r}")
-    if method not in METHODS:
-        raise InvalidParameterError(f"method must be 'greedy' or 'exact', got {method!r}")
-    lf = to_lazyframe(data, separator=separator)
-    table = KeyTable.build(lf, qi, sensitive)
-    models = check_models(models, table.sensitive, required_by="generalize_and_suppress()")
-    if method == "exact":
-        exact_supported(models, semantics)
+    lf, table, models, semantics = prepare(data, qi, sensitive, models, semantics, method,
+                                           time_limit, "generalize_and_suppress()", separator)
     hs = prepare_hierarchies(table.qi, hierarchies)
     require_feasible(table, models)
     costs = CellCosts(table, hs)

@@ -133,7 +133,7 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     if incumbent is not None:
         best, best_cost = incumbent.astype(np.int64), float(table.n @ prog.mask_cost[incumbent])
     steps: dict[str, object] = {}
-    lp = prog.relaxation()
+    lp = prog.relaxation(time_limit - (time.perf_counter() - t0))
     bound = lp.fun if lp is not None else -np.inf
     left = lambda: max(float(time_limit) - (time.perf_counter() - t0), 0.0)  # noqa: E731
     if lp is not None:
@@ -438,8 +438,8 @@ class _Program:
         fixed_key[self.var_key[settled]] = True
         return fixed_key[self.var_key] & ~settled
 
-    def relaxation(self) -> Any:
-        """The LP relaxation (HiGHS dual simplex), or None if it did not solve."""
+    def relaxation(self, seconds: float) -> Any:
+        """The LP relaxation (HiGHS dual simplex), or None if it did not solve in time."""
         lc = self.constraints()
         a = sparse.csr_array(lc.A)
         eq = lc.lb == lc.ub
@@ -448,7 +448,7 @@ class _Program:
         res = linprog(self.c, A_ub=sparse.vstack([a[up], -a[lo]]),
                       b_ub=np.concatenate([lc.ub[up], -lc.lb[lo]]), A_eq=a[eq], b_eq=lc.lb[eq],
                       bounds=np.column_stack([np.zeros(self.n_cols), self.upper()]),
-                      method="highs-ds")
+                      method="highs-ds", options={"time_limit": max(seconds, 0.01)})
         return res if res.status == 0 else None
 
     def solve(self, ub: np.ndarray, seconds: float) -> _Solved:
