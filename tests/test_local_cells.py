@@ -149,3 +149,20 @@ def test_verifier_catches_a_failing_release() -> None:
     assert not verify_release(out, ["a", "b"], "s", [lp.KAnonymity(2)], "wildcard").passed
     ok = out.with_columns(pl.lit(None, pl.Int64).alias("b"))
     assert verify_release(ok, ["a", "b"], "s", [lp.KAnonymity(1)], "wildcard").passed
+
+
+def test_plan_is_applied_identically_by_a_duckdb_join() -> None:
+    import duckdb
+
+    df = pl.DataFrame({"a": [1, 1, 2, 3, 3, 3], "b": ["x", "x", "y", "z", "z", "w"],
+                       "s": list("pqpqpq")})
+    res = suppress_cells(df, ["a", "b"], "s", lp.KAnonymity(2), method="exact")
+    plan = res.plan.table
+    con = duckdb.connect()
+    con.register("data", df.to_arrow())
+    con.register("plan", plan.to_arrow())
+    rows = con.sql('SELECT p."__ldiv_out_0" AS a, p."__ldiv_out_1" AS b, d.s FROM data d '
+                   'JOIN plan p USING (a, b)').pl()
+    key = ["a", "b", "s"]
+    assert rows.sort(key, nulls_last=True).rows() == \
+        res.output.collect().sort(key, nulls_last=True).rows()
