@@ -166,8 +166,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
             bound = max(bound, min(final.bound, best_cost))
     if status == "optimal":
         bound = best_cost
-    gap = None if best is None else (0.0 if status == "optimal" else
-                                     (best_cost - bound) / max(abs(best_cost), 1e-9))
+    gap = None if best is None or not np.isfinite(bound) else (
+        0.0 if status == "optimal" else (best_cost - bound) / max(abs(best_cost), 1e-9))
     return ExactOutcome(best, status, None if best is None else best_cost,
                         None if not np.isfinite(bound) else float(bound), gap,
                         time.perf_counter() - t0, prog.n_cols, prog.n_rows,
