@@ -24,7 +24,7 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike
-from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.errors import InvalidParameterError, NullValuesError
 
 Importance = Sequence[str] | Mapping[str, float] | None
 """A per-QI importance: ``None`` (every cell costs 1), a list of QI names from the most to the
@@ -62,7 +62,14 @@ class KeyTable:
         column are a :class:`~ldiv_polars.errors.NullValuesError`: a null is the suppressed
         marker of the release)."""
         fs = FrequencySet.build(data, qi, sensitive, nulls="error", separator=separator)
-        return cls.from_frequency_set(fs.collect(), fs.qi, fs.sensitive)
+        try:
+            df = fs.collect()
+        except NullValuesError as e:
+            parts = ", ".join(f"{c!r}: {n} null(s)" for c, n in e.counts.items())
+            e.args = (f"null values in {parts}: the release writes suppressed cells as null, "
+                      "so the input may hold none (fill or drop them first)",)
+            raise
+        return cls.from_frequency_set(df, fs.qi, fs.sensitive)
 
     @classmethod
     def from_frequency_set(cls, df: pl.DataFrame, qi: Sequence[str],
