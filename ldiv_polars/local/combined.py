@@ -31,8 +31,7 @@ from ldiv_polars.local.plan import SUPPRESSED
 from ldiv_polars.local.result import LocalResult, finish, require_feasible
 from ldiv_polars.local.utility import CellCosts
 from ldiv_polars.models.base import Model
-from ldiv_polars.search.anonymize import prepare_hierarchies
-from ldiv_polars.search.lattice import Lattice
+from ldiv_polars.search import Lattice, prepare_hierarchies
 
 CELL_METRICS = ("loss", "precision", "entropy")
 """Metrics summed over cells (with a level-only lower bound): the ones the node choice

@@ -35,11 +35,13 @@ from ldiv_polars.local.result import LocalResult, finish, require_feasible
 from ldiv_polars.local.utility import CellCosts
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import check_models
-from ldiv_polars.search.anonymize import prepare_hierarchies
-from ldiv_polars.search.flash import search_lattice
-from ldiv_polars.search.metrics import check_metric
-from ldiv_polars.search.rollup import EncodedFrequencySet
-from ldiv_polars.search.suppression import suppression_limit_rows
+from ldiv_polars.search import (
+    METRICS,
+    EncodedFrequencySet,
+    prepare_hierarchies,
+    search_lattice,
+    suppression_limit_rows,
+)
 
 
 def local_recode(
@@ -58,7 +60,8 @@ def local_recode(
     """Local recoding by rounds of optimal full-domain generalization (see the module
     docstring). ``details["rounds"]`` lists each round's node and records released."""
     t0 = time.perf_counter()
-    metric = check_metric(metric)
+    if metric not in METRICS:
+        raise InvalidParameterError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     require_real("suppression", suppression, low=0.0, high=1.0)
     max_rounds = require_int_at_least("max_rounds", max_rounds, 1)
     lf = to_lazyframe(data, separator=separator)

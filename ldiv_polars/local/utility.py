@@ -31,8 +31,7 @@ from ldiv_polars.hierarchy.hierarchy import Hierarchy
 from ldiv_polars.local.classes import Semantics, class_histograms, group_sum, unique_rows
 from ldiv_polars.local.keys import KeyTable
 from ldiv_polars.local.plan import SUPPRESSED, ReleasePlan, released_codes
-from ldiv_polars.search.metrics import MetricSuite
-from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search import EncodedFrequencySet, MetricSuite
 
 UTILITY_METRICS = ("precision", "loss", "entropy", "discernibility", "aecs")
 
