@@ -218,3 +218,24 @@ def test_nulls_in_the_input_are_a_typed_error() -> None:
     df = pl.DataFrame({"a": [1, None, 2], "b": ["x", "x", "y"]})
     with pytest.raises(lp.NullValuesError, match="suppressed cells as null"):
         suppress_cells(df, ["a", "b"], None, lp.KAnonymity(1))
+
+
+def test_sink_writes_atomically_and_reverifies(tmp_path) -> None:
+    df = pl.DataFrame({"a": [1, 1, 2, 2, 3], "b": ["x", "x", "y", "y", "y"], "s": list("pqpqp")})
+    src = tmp_path / "in.parquet"
+    df.write_parquet(src)
+    res = suppress_cells(src, ["a", "b"], "s", lp.KAnonymity(2), verify=False)
+    assert res.verification is None
+    for name in ("out.parquet", "out.csv"):
+        res.sink(tmp_path / name)
+        assert res.verification is not None and res.verification.passed
+        back = pl.read_parquet(tmp_path / name) if name.endswith("parquet") else \
+            pl.read_csv(tmp_path / name)
+        assert back.height == df.height
+        assert {q: back.get_column(q).null_count() for q in ("a", "b")} == \
+            res.utility["cells_suppressed"]
+    with pytest.raises(lp.LdivError):
+        res.sink(src)  # never over an input
+    assert pl.read_parquet(src).equals(df)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.csv",
+                                                          "out.parquet"]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.local.classes import Semantics, check_semantics
@@ -52,6 +52,7 @@ def prepare(data: TableLike, qi: str | Iterable[str], sensitive: str | Iterable[
     return lf, table, checked, semantics_
 
 
+@reads_input
 def suppress_cells(
     data: TableLike,
     qi: str | Iterable[str],

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
 from ldiv_polars.local.cells import prepare
@@ -51,6 +51,7 @@ def node_table(table: KeyTable, raw: np.ndarray, level_maps: Sequence[Sequence[n
     return table.coarsen(codes, values)
 
 
+@reads_input
 def generalize_and_suppress(
     data: TableLike,
     qi: str | Iterable[str],

@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import require_int_at_least, require_real
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
@@ -44,6 +44,7 @@ from ldiv_polars.search import (
 )
 
 
+@reads_input
 def local_recode(
     data: TableLike,
     qi: str | Iterable[str],

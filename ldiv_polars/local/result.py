@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,8 +12,9 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import STREAMING
-from ldiv_polars.core.inputs import PARQUET_SUFFIXES
-from ldiv_polars.errors import InputFormatError, LdivError
+from ldiv_polars.core.inputs import input_paths
+from ldiv_polars.core.output import atomic_output
+from ldiv_polars.errors import LdivError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
 from ldiv_polars.local.classes import Semantics, class_verdicts
 from ldiv_polars.local.keys import KeyTable
@@ -62,6 +61,8 @@ class LocalResult:
     details: dict[str, Any]
     elapsed_s: float
     verification: ReleaseVerification | None = field(repr=False, default=None)
+    sources: tuple[str, ...] = field(repr=False, default=())
+    """The files the input was read from (:meth:`sink` refuses to overwrite them)."""
     _models: list[Model] = field(repr=False, default_factory=list)
 
     @property
@@ -82,30 +83,20 @@ class LocalResult:
         return v
 
     def sink(self, path: str | Path, *, verify: bool = True) -> None:
-        """Write ``output`` to ``path`` (Parquet, or CSV for ``.csv``) through a temporary file
-        in the same directory, renamed into place once written and (with ``verify``)
-        re-verified from the written file."""
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix not in (*PARQUET_SUFFIXES, ".csv"):
-            raise InputFormatError(f"output must end in .parquet or .csv, got {str(path)!r}")
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-        os.close(fd)
-        try:
-            if suffix == ".csv":
-                self.output.sink_csv(tmp, engine=STREAMING)
-            else:
-                self.output.sink_parquet(tmp, engine=STREAMING)
+        """Write ``output`` to ``path`` (Parquet, or CSV/TSV by suffix) atomically
+        (:func:`~ldiv_polars.core.output.atomic_output`: checked first -- never an input --,
+        written beside it, renamed into place) and, with ``verify``, re-verify the written
+        file before the rename: on a failure nothing replaces the target."""
+        with atomic_output(path, inputs=self.sources) as out:
+            out.sink(self.output).collect(engine=STREAMING)
             if verify:
-                written = pl.scan_csv(tmp) if suffix == ".csv" else pl.scan_parquet(tmp)
+                written = pl.scan_parquet(out.path) if out.format == "parquet" else \
+                    pl.scan_csv(out.path, separator=out.separator)
                 v = verify_release(written, self.qi, self.sensitive or None, self._models,
                                    self.semantics)
                 _compare(v, self.plan)
                 self.verification = v
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            out.check_rows(self.plan.rows)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (distributions left out)."""
@@ -135,7 +126,7 @@ def finish(method: str, data: Any, table: KeyTable, levels: np.ndarray, models: 
     output = plan.apply(data, levels=level_columns, separator=separator)
     res = LocalResult(method, semantics, table.qi, table.sensitive, plan, output,
                       release_utility(table, plan, costs, semantics), details, 0.0,
-                      _models=models)
+                      sources=input_paths(data), _models=models)
     if verify:
         res.verify()
     res.elapsed_s = time.perf_counter() - t0
