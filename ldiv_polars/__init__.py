@@ -46,7 +46,7 @@ from ldiv_polars.models import (
     risk_profile,
 )
 from ldiv_polars.models.verdict import CheckResult, check, classes, violations
-from ldiv_polars.report import SUMMARY_KEYS, summary
+from ldiv_polars.table_summary import SUMMARY_KEYS, summary
 
 __version__ = "0.1.0"
 
