@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
-from ldiv_polars.core.inputs import TableLike, reads_input
+from ldiv_polars.core.inputs import TableLike, reads_input, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, evaluate_classes
@@ -104,7 +104,10 @@ def frequency_set_summary(fs: FrequencySet, l: int = 2) -> dict[str, object]:
     l = require_int_at_least("l", l, 1)
     if len(fs.sensitive) != 1:
         raise InvalidParameterError("a summary reads exactly one sensitive column")
-    return _summarize(_keyed_by_class(fs).materialize(), l)
+    keyed = _keyed_by_class(fs)
+    with translate_input_errors():  # not FrequencySet.collect: the rows were read already
+        frame = keyed.frame.collect(engine="streaming")
+    return _summarize(FrequencySet(frame.lazy(), keyed.qi, keyed.sensitive), l)
 
 
 def _keyed_by_class(fs: FrequencySet) -> FrequencySet:
