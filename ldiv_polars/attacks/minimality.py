@@ -431,6 +431,9 @@ class Decision:
         return np.arange(n)
 
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:  # pragma: no cover
+        """The weight of each world (rows of ``worlds``: value codes in ``[0, n_values)`` of
+        the group's tuples in order) under this decision: 0 where the grouper could not have
+        produced the group from that world, else the relative probability of the decision."""
         raise NotImplementedError
 
 
@@ -667,6 +670,7 @@ class GroupRisk:
     accepted: float = 0.0
 
     def to_dict(self, l: float) -> dict[str, object]:
+        """The group's risk as a JSON-ready dict; ``l`` scales ``max_risk_times_l``."""
         return {
             "group": self.group,
             "size": self.size,
@@ -703,17 +707,23 @@ class MinimalityReport:
 
     @property
     def max_risk(self) -> float:
+        """The largest posterior of any tuple's true sensitive value (0.0 for an empty
+        release)."""
         return float(self.tuples["posterior"].max() or 0.0) if self.tuples.height else 0.0
 
     @property
     def max_risk_times_l(self) -> float:
+        """:attr:`max_risk` times ``l``: above 1 means the attack beats the ``1/l`` bound."""
         return self.max_risk * self.l
 
     @property
     def vulnerable_groups(self) -> int:
+        """How many groups hold at least one vulnerable tuple."""
         return sum(1 for g in self.groups if g.vulnerable_tuples > 0)
 
     def to_dict(self, *, details: bool = False) -> dict[str, object]:
+        """The report as a JSON-ready dict (headline figures; with ``details`` also each
+        group's risk)."""
         out: dict[str, object] = {
             "algorithm": self.algorithm,
             "l": self.l,

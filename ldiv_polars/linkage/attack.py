@@ -79,6 +79,8 @@ class Linkage:
         return all(c is not None for c in self.classes) and self.diversity > 0
 
     def to_dict(self) -> dict[str, Any]:
+        """The linkage as a JSON-ready dict: the target, the linked sensitive counts, the
+        diversity and the class matched in each release."""
         s = self.counts.columns[0]
         return {
             "target": self.target,
@@ -180,6 +182,8 @@ class PostLinkage:
         return check_counts(self.dataset.lazy(), self.class_columns, self.sensitive, l)
 
     def to_dict(self) -> dict[str, Any]:
+        """The headline figures as a JSON-ready dict (``l_t``, collapsed, targets,
+        uncovered, classes)."""
         return {
             "l_t": self.l_t,
             "collapsed": self.collapsed.height,

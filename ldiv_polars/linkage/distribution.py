@@ -243,22 +243,28 @@ class JointDistribution:
 
     @property
     def kind(self) -> Literal["sparse", "product"]:
+        """``"product"`` when the distribution is stored as QI weights times one sensitive
+        distribution, ``"sparse"`` when it is a table of joint cells."""
         return "product" if self.wq is not None else "sparse"
 
     @property
     def n_qi(self) -> int:
+        """The number of QI vectors of the domain."""
         return self.domain.height
 
     @property
     def n_sensitive(self) -> int:
+        """The number of sensitive values."""
         return self.sensitive_values.len()
 
     @property
     def qi(self) -> tuple[str, ...]:
+        """The QI column names (the columns of the domain)."""
         return tuple(self.domain.columns)
 
     @property
     def sensitive(self) -> str:
+        """The sensitive column name."""
         return self.sensitive_values.name
 
     # --- constructors ---------------------------------------------------------------------------

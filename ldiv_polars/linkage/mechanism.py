@@ -150,14 +150,17 @@ class Partition:
 
     @property
     def classes(self) -> int:
+        """The number of classes (contiguous runs of the domain order)."""
         return int(self.starts.size)
 
     @property
     def stops(self) -> np.ndarray:
+        """The end (exclusive) of each class in the domain order."""
         return np.append(self.starts[1:], self.n)
 
     @property
     def sizes(self) -> np.ndarray:
+        """The number of QI vectors of each class."""
         return self.stops - self.starts
 
     def bounds(self) -> list[tuple[int, int]]:
@@ -521,14 +524,17 @@ class MechanismPlan:
 
     @property
     def beta(self) -> Fraction:
+        """The threshold ratio ``p / p_l`` (exact fraction)."""
         return self.p / self.p_l
 
     @property
     def classes(self) -> int:
+        """The number of classes of the plan's partition."""
         return self.partition.classes
 
     @property
     def qi(self) -> tuple[str, ...]:
+        """The QI column names of the planned distribution."""
         return self.dist.qi
 
     def class_bounds(self) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:

@@ -134,6 +134,7 @@ class SimulationResult:
     l_t_histogram: dict[int, int]    # post-linkage l_[t] per trial
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 
@@ -219,6 +220,7 @@ class PureResult:
     mechanism_l_t: list[int] | None = None  # the plan's classes on the same draws
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 
@@ -311,14 +313,17 @@ class EngineResult:
 
     @property
     def dataset_failure_rate(self) -> float:
+        """The share of (trial, release) pairs whose release failed its model."""
         flat = [p for row in self.passed for p in row]
         return 1 - sum(flat) / len(flat)
 
     @property
     def post_linkage_failure_rate(self) -> float:
+        """The share of trials whose post-linkage diversity fell below ``l``."""
         return sum(1 for v in self.l_t if v < self.l) / len(self.l_t)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 

@@ -101,6 +101,7 @@ class MdavResult:
 
     @property
     def n_cells(self) -> int:
+        """The number of cells formed."""
         return int(self.references.size)
 
 

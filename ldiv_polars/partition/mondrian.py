@@ -109,6 +109,7 @@ class MondrianResult:
         )
 
     def to_dict(self) -> dict[str, object]:
+        """The headline figures and utility metrics as a JSON-ready dict."""
         return {
             "algorithm": "mondrian-relaxed" if self.relaxed else "mondrian-strict",
             "rows": self.rows,
