@@ -130,12 +130,7 @@ def microaggregate_details(
         )
     if weights is not None:
         (w_col,) = as_names(weights) or (None,)
-        if w_col not in names:
-            from ldiv_polars.errors import UnknownColumnError
-
-            raise UnknownColumnError([str(w_col)], names)
-        if w_col in cols:
-            raise InvalidParameterError(f"the weights column {w_col!r} is also a quasi-identifier")
+        _check_extra_column(str(w_col), "weights", names, cols)
     _numeric_columns(lf, cols)
     part: EffectiveAnonymity | None = None
     n_min = k
@@ -146,12 +141,7 @@ def microaggregate_details(
         p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
         if isinstance(pi, str):  # per-record participation probabilities
             pi_col = pi
-            if pi_col not in names:
-                from ldiv_polars.errors import UnknownColumnError
-
-                raise UnknownColumnError([pi_col], names)
-            if pi_col in cols:
-                raise InvalidParameterError(f"the pi column {pi_col!r} is also a quasi-identifier")
+            _check_extra_column(pi_col, "pi", names, cols)
             _numeric_columns(lf, (pi_col,))
             if weights is None:
                 weights = pi_col
@@ -161,8 +151,7 @@ def microaggregate_details(
             n_min = part.n_min
 
     extra = [c for c in dict.fromkeys([weights, pi_col]) if c is not None]
-    wanted = [*cols, *extra]
-    df = lf.select(wanted).collect(engine="streaming")
+    df = lf.select([*cols, *extra]).collect(engine="streaming")
     nulls = {c: int(n) for c, n in zip(df.columns, df.null_count().row(0)) if n}
     if nulls:
         raise NullValuesError(nulls)
@@ -175,19 +164,8 @@ def microaggregate_details(
     failures: np.ndarray | None = None
     if pi_col is not None:
         pis = df.get_column(pi_col).to_numpy().astype(np.float64)
-        prob = p_probabilistic_mdav(x, k, pis, float(p_bar), standardize=standardize)  # type: ignore[arg-type]
-        failures = prob.cell_failure
-        if not prob.satisfied:
-            raise InsufficientRecordsError(
-                f"the {n} record(s) cannot form even one cell with P{{0 < K < {k}}} <= p_bar = "
-                f"{p_bar} (attained {float(failures.max()):.3g}) given the participation "
-                f"probabilities in {pi_col!r}"
-            )
-        res = prob.mdav
-        if w is not None and weights != pi_col:
-            from ldiv_polars.microagg.mdav import weighted_centroids
-
-            res = dataclasses.replace(res, centroids=weighted_centroids(x, res.labels, w))
+        res, failures = _variable_cells(x, k, pis, pi_col, float(p_bar),  # type: ignore[arg-type]
+                                        w if weights != pi_col else None, standardize)
     else:
         res = mdav(x, n_min, weights=w, standardize=standardize)
 
@@ -205,6 +183,39 @@ def microaggregate_details(
         cell_failure=failures,
         p_bar=p_bar if pi_col is not None else None,
     )
+
+
+def _check_extra_column(column: str, role: str, names: list[str], qi: tuple[str, ...]) -> None:
+    """Raise unless ``column`` (the ``role`` argument: weights or pi) is a column of the data
+    other than the quasi-identifiers."""
+    if column not in names:
+        from ldiv_polars.errors import UnknownColumnError
+
+        raise UnknownColumnError([column], names)
+    if column in qi:
+        raise InvalidParameterError(f"the {role} column {column!r} is also a quasi-identifier")
+
+
+def _variable_cells(x: np.ndarray, k: int, pis: np.ndarray, pi_col: str, p_bar: float,
+                    weights: np.ndarray | None, standardize: bool
+                    ) -> tuple[MdavResult, np.ndarray]:
+    """p-probabilistic MDAV under per-record participation ``pis``: the cells (centroids
+    weighted by ``weights`` when given) and each cell's failure probability. Raises
+    :class:`InsufficientRecordsError` when not even one cell reaches ``p_bar``."""
+    prob = p_probabilistic_mdav(x, k, pis, p_bar, standardize=standardize)
+    failures = prob.cell_failure
+    if not prob.satisfied:
+        raise InsufficientRecordsError(
+            f"the {x.shape[0]} record(s) cannot form even one cell with P{{0 < K < {k}}} <= "
+            f"p_bar = {p_bar} (attained {float(failures.max()):.3g}) given the participation "
+            f"probabilities in {pi_col!r}"
+        )
+    res = prob.mdav
+    if weights is not None:
+        from ldiv_polars.microagg.mdav import weighted_centroids
+
+        res = dataclasses.replace(res, centroids=weighted_centroids(x, res.labels, weights))
+    return res, failures
 
 
 def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:
