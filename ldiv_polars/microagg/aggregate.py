@@ -143,22 +143,18 @@ def microaggregate_details(
             pi_col = pi
             _check_extra_column(pi_col, "pi", names, cols)
             _numeric_columns(lf, (pi_col,))
-            if weights is None:
-                weights = pi_col
+            weights = pi_col if weights is None else weights
         else:
             pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
             part = effective_anonymity(k, pi, p_bar)
             n_min = part.n_min
 
     extra = [c for c in dict.fromkeys([weights, pi_col]) if c is not None]
-    df = lf.select([*cols, *extra]).collect(engine="streaming")
-    nulls = {c: int(n) for c, n in zip(df.columns, df.null_count().row(0)) if n}
-    if nulls:
-        raise NullValuesError(nulls)
-    n = df.height
-    if n < n_min:
+    df = _read_columns(lf, [*cols, *extra])
+    if df.height < n_min:
         need = f"n_min = {n_min} (k = {k}, pi = {pi}, p_bar = {p_bar})" if part else f"k = {k}"
-        raise InsufficientRecordsError(f"the table has {n} record(s); one cell needs {need}")
+        raise InsufficientRecordsError(
+            f"the table has {df.height} record(s); one cell needs {need}")
     x = df.select(cols).to_numpy().astype(np.float64, copy=False)
     w = df.get_column(weights).to_numpy().astype(np.float64) if weights is not None else None
     failures: np.ndarray | None = None
@@ -183,6 +179,16 @@ def microaggregate_details(
         cell_failure=failures,
         p_bar=p_bar if pi_col is not None else None,
     )
+
+
+def _read_columns(lf: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
+    """The given columns collected (streaming); raises
+    :class:`~ldiv_polars.errors.NullValuesError` when any holds nulls."""
+    df = lf.select(columns).collect(engine="streaming")
+    nulls = {c: int(n) for c, n in zip(df.columns, df.null_count().row(0)) if n}
+    if nulls:
+        raise NullValuesError(nulls)
+    return df
 
 
 def _check_extra_column(column: str, role: str, names: list[str], qi: tuple[str, ...]) -> None:
