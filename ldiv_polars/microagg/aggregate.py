@@ -132,22 +132,9 @@ def microaggregate_details(
         (w_col,) = as_names(weights) or (None,)
         _check_extra_column(str(w_col), "weights", names, cols)
     _numeric_columns(lf, cols)
-    part: EffectiveAnonymity | None = None
-    n_min = k
-    pi_col: str | None = None
-    if pi is not None or p_bar is not None:
-        if pi is None or p_bar is None:
-            raise InvalidParameterError("pi and p_bar go together: give both or neither")
-        p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
-        if isinstance(pi, str):  # per-record participation probabilities
-            pi_col = pi
-            _check_extra_column(pi_col, "pi", names, cols)
-            _numeric_columns(lf, (pi_col,))
-            weights = pi_col if weights is None else weights
-        else:
-            pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
-            part = effective_anonymity(k, pi, p_bar)
-            n_min = part.n_min
+    part, n_min, pi_col, pi, p_bar = _participation(lf, names, cols, k, pi, p_bar)
+    if pi_col is not None and weights is None:
+        weights = pi_col
 
     extra = [c for c in dict.fromkeys([weights, pi_col]) if c is not None]
     df = _read_columns(lf, [*cols, *extra])
@@ -179,6 +166,27 @@ def microaggregate_details(
         cell_failure=failures,
         p_bar=p_bar if pi_col is not None else None,
     )
+
+
+def _participation(lf: pl.LazyFrame, names: list[str], qi: tuple[str, ...], k: int,
+                   pi: float | str | None, p_bar: float | None
+                   ) -> tuple[EffectiveAnonymity | None, int, str | None, object, float | None]:
+    """Check the participation arguments: ``(Algorithm A's result for a constant pi, the cell
+    size n_min, the column of per-record pi, pi and p_bar as validated)``; without ``pi`` the
+    cell size is ``k``. Raises :class:`InvalidParameterError` for ``pi`` without ``p_bar`` (or
+    the reverse), values out of range, or a pi column that is missing, a QI or not numeric."""
+    if pi is None and p_bar is None:
+        return None, k, None, None, None
+    if pi is None or p_bar is None:
+        raise InvalidParameterError("pi and p_bar go together: give both or neither")
+    p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
+    if isinstance(pi, str):  # per-record participation probabilities
+        _check_extra_column(pi, "pi", names, qi)
+        _numeric_columns(lf, (pi,))
+        return None, k, pi, pi, p_bar
+    pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
+    part = effective_anonymity(k, pi, p_bar)
+    return part, part.n_min, None, pi, p_bar
 
 
 def _read_columns(lf: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
