@@ -800,10 +800,7 @@ def minimality_attack(
     qi_t = as_names(qi)
     if algorithm.startswith("mondrian") and not qi_t:
         raise InvalidParameterError(f"algorithm {algorithm!r} needs the qi columns of the release")
-    if positive is not None and not isinstance(positive, (list, tuple, set, frozenset)):
-        positive = list(positive)
-    if positive is not None and not positive:
-        raise InvalidParameterError("positive must list at least one sensitive value")
+    positive = _positive_values(positive)
 
     df = _read_release(release, group, sensitive, qi_t, order)
     s_codes, n_values, req = _sensitive_codes(df[sensitive], positive, requirement, l_val, k)
@@ -832,6 +829,16 @@ def minimality_attack(
         "vulnerable": vul,
     }).sort("row")
     return MinimalityReport(algorithm, l_val, req, tuples, results)
+
+
+def _positive_values(positive: Iterable[object] | None) -> list | tuple | set | frozenset | None:
+    """The positive values as a collection (None: not binary l-diversity); raises
+    :class:`InvalidParameterError` when none is listed."""
+    if positive is not None and not isinstance(positive, (list, tuple, set, frozenset)):
+        positive = list(positive)
+    if positive is not None and not positive:
+        raise InvalidParameterError("positive must list at least one sensitive value")
+    return positive
 
 
 def _read_release(release: TableLike, group: str, sensitive: str, qi: tuple[str, ...],
