@@ -208,6 +208,16 @@ def compare_methods(
     inputs = MethodInputs.build(data, qi, sensitive, models, hierarchies=hierarchies,
                                 importance=importance, exact=exact, time_limit=time_limit,
                                 suppression=suppression, metric=metric, separator=separator)
+    return compare_inputs(inputs, methods)
+
+
+def compare_inputs(inputs: MethodInputs, methods: Sequence[str] | None = None
+                   ) -> MethodComparison:
+    """:func:`compare_methods` on inputs already validated (own-value semantics only)."""
+    if inputs.semantics != "value":
+        raise InvalidParameterError(
+            "methods are compared under own-value semantics (a wildcard release is not "
+            "comparable: docs/local.md)")
     names = list(METHODS if methods is None else methods)
     unknown = [m for m in names if m not in METHODS]
     if unknown:
