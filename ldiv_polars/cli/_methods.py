@@ -46,6 +46,38 @@ def parse_importance(value: str | None) -> list[str] | dict[str, float] | None:
     return out
 
 
+def refuse_ignored(method: str, compare: bool, *, mode: str, strategy: str, no_verify: bool,
+                   importance: str | None, semantics: str, exact: bool,
+                   time_limit: float) -> None:
+    """A flag that the chosen method(s) would ignore is an error (before any work).
+
+    >>> try:
+    ...     refuse_ignored("global", False, mode="mask", strategy="auto", no_verify=False,
+    ...                    importance="a,b", semantics="value", exact=False, time_limit=60.0)
+    ... except InvalidParameterError as e:
+    ...     print(e)
+    --importance is for --method cells or gencells (or --compare, auto)
+    """
+    cells = compare or method in ("auto", "cells", "gencells")
+    given = [flag for flag, on in (("--importance", importance is not None),
+                                   ("--semantics", semantics != "value"),
+                                   ("--exact", exact), ("--time-limit", time_limit != 60.0))
+             if on]
+    if given and not cells:
+        raise InvalidParameterError(
+            f"{'/'.join(given)} {'is' if len(given) == 1 else 'are'} for --method cells or "
+            "gencells (or --compare, auto)")
+    if method != "global" or compare:
+        given = [flag for flag, on in (("--mode", mode != "mask"),
+                                       ("--strategy", strategy != "auto"),
+                                       ("--no-verify", no_verify)) if on]
+        if given:
+            raise InvalidParameterError(
+                f"{'/'.join(given)} {'is' if len(given) == 1 else 'are'} for --method global "
+                "without --compare (every other release is verified; compared releases mask "
+                "suppressed rows)")
+
+
 def run_methods(*, path: Path, out: Path, qi: list[str], sensitive: list[str],
                 models: list[Model], hierarchies: dict[str, Any] | None, method: str,
                 compare: bool, importance: str | None, semantics: str, exact: bool,

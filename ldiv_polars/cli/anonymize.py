@@ -163,6 +163,11 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError(
                 "give at least one requirement: --k, --l, --t, --alpha or --delta")
         models = build_models(req)
+        from ldiv_polars.cli._methods import refuse_ignored
+
+        refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
+                       importance=importance, semantics=semantics, exact=exact,
+                       time_limit=time_limit)
         if hierarchies is None and (method, compare) == ("global", False):
             raise InvalidParameterError("--method global needs --hierarchies")
         files = {q: find_hierarchy(hierarchies, q) for q in qi_cols} if hierarchies else {}
