@@ -28,7 +28,7 @@ methods of `ldiv_polars` side by side on Adult with `compare_methods` — the fu
 | `global` | one lattice node for every row, failing rows suppressed (5 % at most) |
 | `cells` | the fewest QI cells written as null (greedy; the exact MILP is in BENCHMARKS.md) |
 | `gencells` | a lattice node, then cell suppression; the node of least total loss |
-| `local` | ARX-style local recoding: rounds of optimal generalization, each record at its own level |
+| `local` | ARX-style local recoding: rounds of optimal generalization, a level per record |
 | `mondrian` | Mondrian (strict): QIs released as ranges / category sets |
 
 **One measure for all:** `loss` per QI cell — a released cell standing for `v` of the `|D|`
