@@ -15,6 +15,11 @@ Rows touched: records whose QI cells are not all released raw (suppressed rows f
 full-domain are counted apart). Loss: the per-cell ``loss`` of :mod:`ldiv_polars.local.utility`
 (the search's ``loss`` on a full-domain node). Prints a Markdown table; ``--json`` writes rows.
 
+``compare``: :func:`ldiv_polars.compare_methods` (what ``ldiv anonymize --compare`` / ``--method
+auto`` run) on the same QI sets and k: every method's ``loss`` on the common per-cell measure
+(Mondrian included), as a ratio to full-domain generalization's (the baseline, same run), the
+method ``auto`` chooses, and each method's seconds.
+
 ``release``: ``suppress_cells`` (greedy, k=10) on a synthetic Parquet file of ``--rows`` rows
 (:func:`ldiv_polars.datasets.write_synthetic`), then :meth:`LocalResult.sink` (write +
 re-verification pass), in a subprocess reporting wall time and peak RSS.
@@ -22,6 +27,7 @@ re-verification pass), in a subprocess reporting wall time and peak RSS.
 Usage (from the repository root)::
 
     .venv/bin/python bench/bench_local.py adult --time-limit 60
+    .venv/bin/python bench/bench_local.py compare
     .venv/bin/python bench/bench_local.py release --rows 10000000
 """
 
@@ -180,6 +186,31 @@ def release(args: argparse.Namespace) -> None:
     out.unlink(missing_ok=True)
 
 
+def compare(args: argparse.Namespace) -> None:
+    import polars as pl
+
+    import ldiv_polars as lp
+
+    df = pl.read_csv(ADULT / "adult.csv", separator=";")
+    hs = {q: lp.Hierarchy.from_csv(ADULT / f"adult_hierarchy_{q}.csv") for q in QI_ORDER}
+    from ldiv_polars.local import METHODS as methods
+    print("| QIs | k | loss: " + " / ".join(methods) + " | ratio to global: "
+          + " / ".join(methods[1:]) + " | auto | time s: " + " / ".join(methods) + " |")
+    print("|---" * 6 + "|")
+    for nq in args.qis:
+        qi = QI_ORDER[:nq]
+        for k in args.k:
+            cmp = lp.compare_methods(df, qi, "occupation", lp.KAnonymity(k),
+                                     hierarchies={q: hs[q] for q in qi},
+                                     suppression=args.suppression)
+            o = cmp.outcomes
+            base = o["global"].loss
+            print(f"| {nq} | {k} | " + " / ".join(f"{o[m].loss:.4f}" for m in methods)
+                  + " | " + " / ".join(f"{o[m].loss / base:.2f}" for m in methods[1:])
+                  + f" | {cmp.chosen} | "
+                  + " / ".join(f"{o[m].elapsed_s:.2f}" for m in methods) + " |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -190,6 +221,10 @@ def main() -> None:
     a.add_argument("--exact-max-qis", type=int, default=8)
     a.add_argument("--suppression", type=float, default=0.05)
     a.add_argument("--json")
+    c = sub.add_parser("compare")
+    c.add_argument("--qis", type=int, nargs="+", default=[5, 6, 7, 8])
+    c.add_argument("--k", type=int, nargs="+", default=[2, 3, 5, 10])
+    c.add_argument("--suppression", type=float, default=0.05)
     r = sub.add_parser("release")
     r.add_argument("--rows", type=int, default=10_000_000)
     r.add_argument("--seed", type=int, default=1)
@@ -197,7 +232,7 @@ def main() -> None:
     r.add_argument("--qi", default="age,sex,race,education,marital_status")
     r.add_argument("--dir", default=tempfile.gettempdir())
     args = p.parse_args()
-    adult(args) if args.cmd == "adult" else release(args)
+    {"adult": adult, "compare": compare, "release": release}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,7 @@ _LAZY = {
     "generalize_and_suppress": "ldiv_polars.local",
     "local_recode": "ldiv_polars.local",
     "verify_release": "ldiv_polars.local",
+    "compare_methods": "ldiv_polars.local",
     # partitioning anonymizers (transforms) and the minimality attack (analyses)
     "mondrian": "ldiv_polars.partition",
     "anatomy": "ldiv_polars.partition",

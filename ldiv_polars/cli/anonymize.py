@@ -104,8 +104,9 @@ def register(app: typer.Typer) -> None:
         path: Annotated[Path, typer.Argument(help="input CSV or Parquet file")],
         out: Annotated[Path, typer.Argument(help="output .parquet or .csv")],
         qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
-        hierarchies: Annotated[Path, typer.Option(
-            "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv")],
+        hierarchies: Annotated[Path | None, typer.Option(
+            "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv "
+            "(needed by --method global, gencells, local)")] = None,
         sensitive: Annotated[str | None, typer.Option(
             "--sensitive", help="sensitive column(s), comma-separated")] = None,
         k: KOpt = None,
@@ -117,9 +118,9 @@ def register(app: typer.Typer) -> None:
         delta: DeltaOpt = None,
         suppression: Annotated[float, typer.Option(
             "--suppression", help="largest fraction of rows that may be suppressed")] = 0.0,
-        metric: Annotated[str, typer.Option(
-            "--metric",
-            help="aecs, discernibility, loss, precision, height, entropy, kl")] = "aecs",
+        metric: Annotated[str | None, typer.Option(
+            "--metric", help="aecs, discernibility, loss, precision, height, entropy, kl "
+            "(default: aecs for --method global, else loss)")] = None,
         mode: Annotated[str, typer.Option(
             "--mode", help="suppressed rows: mask (QIs set to *) or drop")] = "mask",
         strategy: Annotated[str, typer.Option(
@@ -131,9 +132,26 @@ def register(app: typer.Typer) -> None:
         no_verify: Annotated[bool, typer.Option(
             "--no-verify", help="skip re-verifying the output with the checker")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+        method: Annotated[str, typer.Option(
+            "--method", help="global (full-domain generalization), cells (cell suppression), "
+            "gencells (generalization + cells), local (local recoding), mondrian, or auto "
+            "(the least loss among those meeting the models)")] = "global",
+        compare: Annotated[bool, typer.Option(
+            "--compare", help="run every method and print the comparison table")] = False,
+        importance: Annotated[str | None, typer.Option(
+            "--importance", help="cells: QIs most important first (a,b,c) or weights "
+            "(a=2,b=1)")] = None,
+        semantics: Annotated[str, typer.Option(
+            "--semantics", help="cells: a suppressed cell is a value of its own (value) or "
+            "matches any value (wildcard)")] = "value",
+        exact: Annotated[bool, typer.Option(
+            "--exact", help="cells: the exact MILP instead of the greedy")] = False,
+        time_limit: Annotated[float, typer.Option(
+            "--time-limit", help="cells --exact: seconds for the MILP")] = 60.0,
     ) -> None:
         """Find the least generalization satisfying the requirements and write the table
-        (atomically, after re-verifying it). Exit 1 when no generalization satisfies them."""
+        (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
+        ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md)."""
         from ldiv_polars.core.output import check_output
         from ldiv_polars.hierarchy import Hierarchy
         from ldiv_polars.search import anonymize
@@ -146,13 +164,29 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError(
                 "give at least one requirement: --k, --l, --t, --alpha or --delta")
         models = build_models(req)
-        files = {q: find_hierarchy(hierarchies, q) for q in qi_cols}
+        from ldiv_polars.cli._methods import refuse_ignored
+
+        refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
+                       importance=importance, semantics=semantics, exact=exact,
+                       time_limit=time_limit)
+        if hierarchies is None and (method, compare) == ("global", False):
+            raise InvalidParameterError("--method global needs --hierarchies")
+        files = {q: find_hierarchy(hierarchies, q) for q in qi_cols} if hierarchies else {}
         check_output(out, inputs=[path, *files.values()])  # before any work
         hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
               for q, f in files.items()}
+        if method != "global" or compare:
+            from ldiv_polars.cli._methods import run_methods
+
+            return run_methods(
+                path=path, out=out, qi=qi_cols, sensitive=s_cols, models=models,
+                hierarchies=hs or None, method=method, compare=compare, importance=importance,
+                semantics=semantics, exact=exact, time_limit=time_limit,
+                suppression=suppression, metric=metric, separator=separator, as_json=as_json)
         # re-verified while written (one pass over the input for both), not by anonymize()
         kwargs: dict[str, Any] = dict(
-            suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
+            suppression=suppression, metric=metric or "aecs", suppression_mode=mode,
+            strategy=strategy,
             separator=separator, verify=False,
         )
         if as_json or not sys.stderr.isatty():  # a progress bar only for a person watching

@@ -5,7 +5,9 @@
 - :func:`generalize_and_suppress`: a lattice node, then cell suppression, the node of least total
   loss;
 - :func:`local_recode`: rounds of optimal full-domain generalization, each record released at the
-  node of its round.
+  node of its round;
+- :func:`compare_methods`: those, full-domain generalization and Mondrian on the same input,
+  measured with one per-cell loss (the CLI's ``ldiv anonymize --method ... --compare``).
 
 Each returns a :class:`LocalResult`: the :class:`ReleasePlan` (one row per distinct key), the lazy
 output (a join of the rows with the plan), the independent verification and utility figures.
@@ -13,6 +15,14 @@ See ``docs/local.md``.
 """
 
 from ldiv_polars.local.cells import suppress_cells
+from ldiv_polars.local.compare import (
+    METHODS,
+    MethodComparison,
+    MethodInputs,
+    MethodOutcome,
+    compare_methods,
+    run_method,
+)
 from ldiv_polars.local.combined import generalize_and_suppress
 from ldiv_polars.local.plan import ReleasePlan, build_plan
 from ldiv_polars.local.recode import local_recode
@@ -24,14 +34,20 @@ from ldiv_polars.local.verify import (
 )
 
 __all__ = [
+    "METHODS",
     "InfeasibleError",
     "LocalResult",
+    "MethodComparison",
+    "MethodInputs",
+    "MethodOutcome",
     "ReleasePlan",
     "ReleaseVerification",
     "ReleaseVerificationError",
     "build_plan",
+    "compare_methods",
     "generalize_and_suppress",
     "local_recode",
+    "run_method",
     "suppress_cells",
     "verify_release",
 ]

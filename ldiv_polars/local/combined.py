@@ -99,8 +99,9 @@ def generalize_and_suppress(
         q = len(levels)
         supp = ((masks[key_map][:, None] >> np.arange(q)) & 1).astype(bool)
         key_levels = np.where(supp, SUPPRESSED, np.array(levels)[None, :])
-        total = float((costs.costs(metric, key_levels) * table.n[:, None]).sum())
-        total = total if metric == "entropy" else total / (table.total * q)
+        cells = costs.costs(metric, key_levels)
+        total = float((cells * table.n[:, None]).sum()) if metric == "entropy" else \
+            costs.mean(cells)
         tried += 1
         if best is None or total < best[0]:
             best = (total, key_levels, levels)

@@ -83,7 +83,7 @@ def local_recode(
         node = _round_node(table.subset(open_keys), hs, models, suppression, metric)
         if node is None:
             break
-        released = _passing_at(table, costs, hs, open_keys, node, models)
+        released = passing_at(table, costs, hs, open_keys, node, models)
         if not released.size:
             break
         levels[released] = node
@@ -107,7 +107,7 @@ def _round_node(part: KeyTable, hs: Mapping[str, Hierarchy], models: Sequence[Mo
     return None if outcome.optimum is None else outcome.lattice.levels(outcome.optimum)
 
 
-def _passing_at(table: KeyTable, costs: CellCosts, hs: Mapping[str, Hierarchy],
+def passing_at(table: KeyTable, costs: CellCosts, hs: Mapping[str, Hierarchy],
                 keys: np.ndarray, node: Sequence[int], models: Sequence[Model]) -> np.ndarray:
     """The keys among ``keys`` whose class at ``node`` (among ``keys``) passes."""
     gen, key_map = node_table(table.subset(keys), costs.raw[keys], costs.level_maps,

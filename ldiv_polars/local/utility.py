@@ -32,6 +32,7 @@ from ldiv_polars.local.classes import Semantics, class_histograms, group_sum, un
 from ldiv_polars.local.keys import KeyTable
 from ldiv_polars.local.plan import SUPPRESSED, ReleasePlan, released_codes
 from ldiv_polars.search import EncodedFrequencySet, MetricSuite
+from ldiv_polars.search.metrics import leaf_loss
 
 UTILITY_METRICS = ("precision", "loss", "entropy", "discernibility", "aecs")
 
@@ -48,6 +49,7 @@ class CellCosts:
     def __init__(self, table: KeyTable, hierarchies: Mapping[str, Hierarchy]) -> None:
         self.table = table
         hs = {q: hierarchies[q] for q in table.qi}
+        self.hierarchies = hs
         frame = table.key_frame().with_columns(pl.col(q).cast(pl.String) for q in table.qi)
         efs = EncodedFrequencySet(FrequencySet(frame.lazy(), table.qi, ()), hs)
         self.suite = MetricSuite(efs)
@@ -79,15 +81,30 @@ class CellCosts:
                     out[at, i] = np.log2(num / s.marg[i][0][raw[at]])
         return out
 
+    def covered_loss(self, covered: np.ndarray) -> np.ndarray:
+        """``loss`` of cells that each stand for ``covered[r, i]`` values of QI ``i``'s domain
+        (releases not made of hierarchy levels: Mondrian's ranges and sets)."""
+        return np.column_stack([leaf_loss(covered[:, i], self.suite.dom[i])
+                                for i in range(covered.shape[1])]) if covered.size else \
+            np.zeros(covered.shape)
+
+    def mean(self, cells: np.ndarray, n: np.ndarray | None = None) -> float:
+        """Row-weighted mean of per-cell values ``cells`` (one row per key, or per row of
+        ``n``, each standing for that many records; one column per QI)."""
+        n = (self.table.n if n is None else n).astype(np.float64)
+        total = float(n.sum()) * cells.shape[1]
+        return float((cells * n[:, None]).sum()) / total if total else 0.0
+
     def metrics(self, levels: np.ndarray, class_sizes: np.ndarray, classes: int
                 ) -> dict[str, float]:
         """The metrics of the module docstring; ``class_sizes``: each key's class size."""
         n = self.table.n.astype(np.float64)
-        N, q = float(self.table.total), len(self.table.qi)
+        N = float(self.table.total)
         out: dict[str, float] = {}
         for name in ("precision", "loss", "entropy"):
-            total = float((self.costs(name, levels) * n[:, None]).sum())
-            out[name] = total if name == "entropy" else (total / (N * q) if N else 0.0)
+            cells = self.costs(name, levels)
+            out[name] = float((cells * n[:, None]).sum()) if name == "entropy" else \
+                self.mean(cells)
         out["discernibility"] = float((n * class_sizes).sum())
         out["aecs"] = N / classes if classes else 0.0
         return out

@@ -60,6 +60,18 @@ def check_metric(name: str) -> str:
     return name
 
 
+def leaf_loss(leaves: np.ndarray, domain: int) -> np.ndarray:
+    """Iyengar's loss of released cells that each stand for ``leaves`` of the ``domain`` values
+    of their QI: ``(leaves - 1) / (domain - 1)``, in [0, 1] (0: a raw value; 1: every value, as
+    a suppressed cell); 0 when the domain has one value.
+
+    >>> leaf_loss(np.array([1, 3, 5]), 5).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    leaves = np.asarray(leaves, dtype=np.float64)
+    return (leaves - 1) / (domain - 1) if domain > 1 else np.zeros(leaves.shape)
+
+
 def _xlog2x(x: np.ndarray) -> float:
     x = x[x > 0].astype(np.float64)
     return float((x * np.log2(x)).sum())
@@ -88,7 +100,7 @@ class MetricSuite:
                 card = efs.cards[i][j]
                 leaves = np.bincount(m, minlength=card).astype(np.int64)
                 marg = np.bincount(m, weights=raw, minlength=card)
-                cost = (leaves - 1) / (self.dom[i] - 1) if self.dom[i] > 1 else np.zeros(card)
+                cost = leaf_loss(leaves, self.dom[i])
                 lv_leaves.append(leaves)
                 lv_marg.append(marg)
                 lv_xlogx.append(_xlog2x(marg))
