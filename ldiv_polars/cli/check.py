@@ -30,20 +30,6 @@ if TYPE_CHECKING:
     from ldiv_polars.core.inputs import TableLike
     from ldiv_polars.models.base import Model
 
-_LABELS = {
-    "rows": "rows",
-    "classes": "equivalence classes",
-    "k": "k (smallest class)",
-    "l_distinct": "distinct l (fewest values in a class)",
-    "l_entropy": "entropy l (exp of smallest entropy)",
-    "recursive_c": "recursive c needed (c must exceed)",
-    "alpha": "alpha (largest share of one value)",
-    "t": "t (largest EMD)",
-    "delta": "delta (largest |ln p/q|; none = inf)",
-    "prosecutor_max": "prosecutor risk, max",
-    "prosecutor_avg": "prosecutor risk, average",
-    "sample_uniques": "sample uniques (rows)",
-}
 ENGINES = ("polars", "duckdb")
 EMPTY_NOTE = "the table is empty (a header and no rows): every model holds vacuously"
 
@@ -143,7 +129,7 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
                  models: list[Model], *, title: str, console: Console | None = None) -> None:
     """Readable rich tables of a summary and the models' verdicts (``verdicts[i]`` of
     ``models[i]``, as :func:`check_table` returns them)."""
-    from ldiv_polars.table_summary import SUMMARY_KEYS
+    from ldiv_polars.table_summary import SUMMARY_KEYS, SUMMARY_LABELS
     from rich.console import Console
     from rich.table import Table
 
@@ -152,7 +138,7 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
     table.add_column("statistic")
     table.add_column("value", justify="right")
     for key in SUMMARY_KEYS:
-        table.add_row(_LABELS[key], _shown(stats[key]))
+        table.add_row(SUMMARY_LABELS[key], _shown(stats[key]))
     console.print(table)
     if stats["rows"] == 0:
         console.print(f"[yellow]note[/yellow]: {EMPTY_NOTE}")
