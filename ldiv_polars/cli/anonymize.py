@@ -4,6 +4,7 @@ to Parquet or CSV, with the search's figures (nodes checked, roll-ups, optimum, 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +13,7 @@ import typer
 if TYPE_CHECKING:  # rich is imported when something is printed (not in --json mode)
     from rich.console import Console
 
-from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns
 from ldiv_polars.cli._models import (
     L_MODELS,
     AlphaOpt,
@@ -130,6 +131,9 @@ def register(app: typer.Typer) -> None:
         no_verify: Annotated[bool, typer.Option(
             "--no-verify", help="skip re-verifying the output with the checker")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+        report: Annotated[Path | None, typer.Option(
+            "--report", help="also write the HTML report of the release (see ldiv report)")
+        ] = None,
     ) -> None:
         """Find the least generalization satisfying the requirements and write the table
         (atomically, after re-verifying it). Exit 1 when no generalization satisfies them."""
@@ -137,16 +141,23 @@ def register(app: typer.Typer) -> None:
         from ldiv_polars.hierarchy import Hierarchy
         from ldiv_polars.search import anonymize
 
+        started = time.perf_counter()
         qi_cols = split_columns(qi, "--qi")
         s_cols = split_columns(sensitive, "--sensitive")
         req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
                            delta=delta)
+        if report is not None and len(s_cols) != 1:
+            raise InvalidParameterError("--report needs exactly one --sensitive column")
         if req.empty:
             raise InvalidParameterError(
                 "give at least one requirement: --k, --l, --t, --alpha or --delta")
         models = build_models(req)
         files = {q: find_hierarchy(hierarchies, q) for q in qi_cols}
         check_output(out, inputs=[path, *files.values()])  # before any work
+        if report is not None:
+            from ldiv_polars.reporting import REPORT_SUFFIXES
+
+            check_output(report, inputs=[path, out, *files.values()], suffixes=REPORT_SUFFIXES)
         hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
               for q, f in files.items()}
         # re-verified while written (one pass over the input for both), not by anonymize()
@@ -154,7 +165,9 @@ def register(app: typer.Typer) -> None:
             suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
             separator=separator, verify=False,
         )
-        if as_json or not sys.stderr.isatty():  # a progress bar only for a person watching
+        if not sys.stderr.isatty():  # a progress bar (on stderr) only for a person watching
+            with Stages("anonymize") as say:
+                say("searching the lattice")
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
         else:
             from rich.console import Console
@@ -170,18 +183,28 @@ def register(app: typer.Typer) -> None:
 
                 result = anonymize(str(path), qi_cols, s_cols or None, hs, models,
                                    progress=progress, **kwargs)
-        if result.output is not None:
-            result.sink(out, verify=not no_verify)
+        with Stages("anonymize") as say:
+            if result.output is not None:
+                say(f"writing {out}" + ("" if no_verify else " and re-verifying it"))
+                result.sink(out, verify=not no_verify)
+            if report is not None and result.found:
+                from ldiv_polars.cli.report import command_line
+                from ldiv_polars.reporting import report as html_report
+
+                html_report(str(path), qi_cols, s_cols[0], models, release=str(out),
+                            anonymization=result, hierarchies=hs, out=report,
+                            separator=separator, command=command_line(), progress=say)
+        wall_s = time.perf_counter() - started
         if as_json:
-            echo_json(result.to_dict())
+            echo_json({**result.to_dict(), "wall_s": round(wall_s, 4)})
         else:
-            _print(result, out)
+            _print(result, out, wall_s=wall_s)
         if not result.found:
             raise typer.Exit(1)
 
 
 def _print(result: Any, out: Path | None, *, console: Console | None = None,
-           title: str = "ldiv anonymize") -> None:
+           title: str = "ldiv anonymize", wall_s: float | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -207,5 +230,7 @@ def _print(result: Any, out: Path | None, *, console: Console | None = None,
             table.add_row("re-verified", "pass" if result.verification.passed else "FAIL")
     else:
         table.add_row("optimum", "[red]no node satisfies the requirements[/red]")
-    table.add_row("elapsed", f"{result.elapsed_s:.3f} s")
+    table.add_row("elapsed (search)", f"{result.elapsed_s:.3f} s")
+    if wall_s is not None:
+        table.add_row("wall time (all, write and re-verification included)", f"{wall_s:.3f} s")
     console.print(table)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns
 from ldiv_polars.cli._models import (
     L_MODELS,
     AlphaOpt,
@@ -109,8 +109,10 @@ def register(app: typer.Typer) -> None:
         models = build_models(req, t_distance=distance)
         # the summary's recursive_c is for the requested l when it is an integer
         summary_l = int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
-        stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
-                                      engine=engine, separator=separator, nulls=nulls)
+        with Stages("check") as say:
+            say(f"reading {path.name} ({engine})")
+            stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
+                                          engine=engine, separator=separator, nulls=nulls)
         passed = all(v["passed"] for v in verdicts)
         if as_json:
             echo_json({**stats, "passed": passed, "models": verdicts})

@@ -19,6 +19,7 @@ from typing import Any
 from ldiv_polars.core.inputs import TableLike, input_paths
 from ldiv_polars.core.output import atomic_output, check_output
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
+from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import check_models
 
@@ -27,8 +28,23 @@ REPORT_SUFFIXES = (".html", ".htm")
 
 
 class HtmlReport(str):
-    """The report's HTML document (a ``str``); a notebook shows it inline, in a sandboxed
-    frame so that its style sheet does not touch the notebook's."""
+    """The report's HTML document (a ``str``) with its verdict: ``passed`` (every requested
+    model holds on ``verdict_on``: ``"release"`` when there is one, else ``"input"``) and
+    ``verdicts`` (one dict per model, the ``models`` of ``ldiv check --json``). A notebook
+    shows the page inline, in a sandboxed frame so that its style sheet does not touch the
+    notebook's."""
+
+    passed: bool
+    verdict_on: str
+    verdicts: list[dict[str, object]]
+
+    def __new__(cls, text: str, *, verdict_on: str = "input",
+                verdicts: Sequence[Any] = ()) -> HtmlReport:
+        obj = super().__new__(cls, text)
+        obj.verdict_on = verdict_on
+        obj.verdicts = [{"key": v.key, **v.to_dict()} for v in verdicts]
+        obj.passed = all(v.passed for v in verdicts)
+        return obj
 
     def _repr_html_(self) -> str:
         return (f'<iframe srcdoc="{html.escape(self, quote=True)}" sandbox '
@@ -71,6 +87,7 @@ def report(
     """
     from ldiv_polars.reporting.facts import table_facts
 
+    _require_matplotlib()
     qi = [qi] if isinstance(qi, str) else list(qi)
     l = require_int_at_least("l", l, 1)
     models = check_models(models, [sensitive])
@@ -92,18 +109,30 @@ def report(
             table_facts(anonymization.output, qi, sensitive, models, l=l, nulls=nulls,
                         hash_files=False), source="the anonymization's output (not written)")
     say("drawing the report")
-    page = HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command))
+    judged = rel if rel is not None else inp
+    page = HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
+                      verdict_on="input" if rel is None else "release",
+                      verdicts=judged.verdicts)
     if out is not None:
         with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
             f.path.write_text(page, encoding="utf-8")
     return page
 
 
+def _require_matplotlib() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InvalidParameterError(
+            "the HTML report draws its charts with matplotlib, which is not installed: "
+            "pip install 'ldiv_polars[report]'")
+
+
 def _page(inp: Any, rel: Any, anonymization: Any, hierarchies: Mapping[str, Any] | None, *,
           title: str | None, command: str | None) -> str:
     from ldiv_polars import __version__
     from ldiv_polars.reporting import sections as S
-    from ldiv_polars.reporting.html import esc, page, section
+    from ldiv_polars.reporting.markup import esc, page, section
 
     meta = {"engine": "polars (streaming group-by; the frequency set only is collected)",
             "library": f"ldiv_polars {__version__}",

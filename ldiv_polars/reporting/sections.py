@@ -18,7 +18,7 @@ from ldiv_polars.reporting.facts import (
     SIZE_BUCKETS,
     TableFacts,
 )
-from ldiv_polars.reporting.html import esc, figure, fmt, num, section, table
+from ldiv_polars.reporting.markup import esc, figure, fmt, num, section, table
 from ldiv_polars.reporting.texts import plain_text
 from ldiv_polars.table_summary import SUMMARY_KEYS, SUMMARY_LABELS
 
@@ -31,16 +31,16 @@ def _verdict_cell(passed: bool) -> str:
     return '<td class="pass-cell">pass</td>' if passed else '<td class="fail-cell">FAIL</td>'
 
 
-def verdict_table(models: Sequence[Model], verdicts: Sequence[ModelResult],
+def verdict_table(names: Sequence[str], verdicts: Sequence[ModelResult],
                   table_name: str | None = None) -> str:
-    """One row per model: the model with its thresholds, the verdict, the achieved value and
-    the failing classes and rows (``table_name`` adds a first column naming the table)."""
+    """One row per model: its name (with thresholds), the verdict, the achieved value and the
+    failing classes and rows (``table_name`` adds a first column naming the table)."""
     header = (["table"] if table_name else []) + [
         "model", "verdict", "achieved", "failing classes", "failing rows"]
     rows = []
-    for m, v in zip(models, verdicts):
+    for name, v in zip(names, verdicts):
         prefix = [esc(table_name)] if table_name else []
-        rows.append(prefix + [f"<code>{esc(m.describe())}</code>", _verdict_cell(v.passed),
+        rows.append(prefix + [f"<code>{esc(name)}</code>", _verdict_cell(v.passed),
                               num(v.achieved), num(v.failing_classes), num(v.failing_rows)])
     return table(header, rows)
 
@@ -81,7 +81,8 @@ def checked(inp: TableFacts, rel: TableFacts | None, meta: dict[str, str]) -> st
 def verdicts(inp: TableFacts, rel: TableFacts | None) -> str:
     if not inp.models:
         return section("verdicts", "Verdicts", "<p>No privacy model was requested.</p>")
-    parts = [verdict_table(f.models, f.verdicts, name) for name, f in _tables(inp, rel)]
+    parts = [verdict_table([m.describe() for m in f.models], f.verdicts, name)
+             for name, f in _tables(inp, rel)]
     note = ('<p class="muted">The release is what would be published: its verdict is the one '
             "that counts; the input's shows what the anonymization had to fix.</p>"
             if rel is not None else "")
@@ -205,10 +206,12 @@ def information_loss(inp: TableFacts, rel: TableFacts, metrics: dict[str, float]
         ("equivalence classes", num(inp.summary["classes"]), num(rel.summary["classes"])),
         ("average class size", num(rows_in / max(int(inp.summary["classes"] or 0), 1)),  # type: ignore[call-overload]
          num(rows_out / max(int(rel.summary["classes"] or 0), 1))),  # type: ignore[call-overload]
-        ("discernibility (sum of squared class sizes)", num(inp.discernibility),
+        ("sum of squared class sizes (discernibility, no suppression penalty)",
+         num(inp.discernibility),
          num(rel.discernibility)),
     ]
-    items += [(f"distinct values of {q}", num(inp.distinct[q]), num(rel.distinct[q]))
+    items += [(f"distinct values of {q} (* counted as one)", num(inp.distinct[q]),
+               num(rel.distinct[q]))
               for q in inp.qi]
     body = table(["measure", "input", "release"], [[esc(a), b, c] for a, b, c in items])
     if metrics:
@@ -226,15 +229,15 @@ def anonymization_table(result: Any, heights: dict[str, int] | None = None) -> s
         return f"{q}={v}" + (f" of {heights[q] - 1}" if q in heights else "")
 
     rows = [["strategy", esc(result.strategy)],
-            ["lattice nodes", num(result.lattice_size)],
-            ["nodes checked", num(result.checked)],
-            ["roll-ups", num(result.rollups)]]
+            ["lattice nodes", fmt(result.lattice_size)],
+            ["nodes checked", fmt(result.checked)],
+            ["roll-ups", fmt(result.rollups)]]
     if result.found:
         rows += [
             ["optimum (generalization level per QI)",
              esc(", ".join(level(q, v) for q, v in result.levels.items()))],
-            [f"{esc(result.metric)} of the optimum", num(result.value)],
-            ["classes", num(result.classes)],
+            [f"{esc(result.metric)} of the optimum", fmt(result.value)],
+            ["classes (suppressed rows not counted)", fmt(result.classes)],
             ["suppressed rows", f"{fmt(result.suppressed_rows)} of at most "
                                 f"{fmt(result.suppression_limit_rows)} ({esc(result.suppression_mode)})"],
             ["minimal nodes", _minimal(result)],
@@ -243,7 +246,7 @@ def anonymization_table(result: Any, heights: dict[str, int] | None = None) -> s
             rows.append(["output re-verified", _verdict_cell(result.verification.passed)])
     else:
         rows.append(["optimum", '<td class="fail-cell">no node satisfies the models</td>'])
-    rows.append(["monotone search", esc(f"{fmt(result.monotone)}: {result.monotone_reason}")])
+    rows.append(["monotone", esc(result.monotone_reason or fmt(result.monotone))])
     rows += [["note", esc(n)] for n in result.notes]
     rows.append(["search time", esc(f"{result.elapsed_s:.3f} s")])
     return table(["lattice search", ""], rows)
