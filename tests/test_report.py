@@ -179,3 +179,10 @@ def test_cli_anonymize_report_and_wall_time(tmp_path, adult_dir, capsys, monkeyp
     shown = data_values(text)
     release = lp.summary(str(out), ["sex", "age", "race"], "occupation")
     assert {k: shown[f"release.{k}"] for k in lp.SUMMARY_KEYS} == release
+
+
+def test_empty_table_reports_vacuous_verdicts():
+    empty = TABLE.clear()
+    page = report(empty, QI, "disease", MODELS, release=empty)
+    assert page.passed and data_values(page)["release.rows"] == 0
+    assert data_values(page)["input.k"] is None

@@ -50,9 +50,10 @@ def _svg(fig: object, label: str) -> str:
 
 
 def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, xlabel: str,
-              color: str = INPUT_COLOR, width: float = 5.0) -> str:
+              color: str = INPUT_COLOR, width: float = 5.0, xmax: float | None = None) -> str:
     """A horizontal bar chart (one bar per label, top to bottom in the given order) with each
-    bar's value printed beside it, as an inline SVG element."""
+    bar's value printed beside it, as an inline SVG element. ``xmax``: the largest value the
+    axis must hold (charts shown side by side share it, so that their bars compare)."""
     plt = _pyplot()
     height = 0.9 + 0.24 * max(len(labels), 1)
     fig, ax = plt.subplots(figsize=(width, height))
@@ -65,7 +66,8 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, xla
     ax.set_xlabel(xlabel)
     ax.xaxis.set_major_locator(plt.MaxNLocator(nbins=4, integer=True))
     ax.xaxis.set_major_formatter(lambda x, _: f"{x:,.0f}")
-    ax.margins(x=0.18)
+    top = max([xmax or 0, *values, 1])
+    ax.set_xlim(0, top * 1.18)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig, f"{title}: " + ", ".join(f"{a} {b:,}" for a, b in zip(labels, values)))
 

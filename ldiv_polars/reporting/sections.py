@@ -120,13 +120,14 @@ def risk(inp: TableFacts, rel: TableFacts | None) -> str:
     stats = table(["statistic"] + [name for name, _ in tables], rows)
     labels = [_bucket_label(lo, hi) for lo, hi in SIZE_BUCKETS]
     charts = []
+    xmax = max(max(f.size_buckets.get_column("rows")) for _, f in tables)
     for name, f in tables:
         color = RELEASE_COLOR if name == "release" else INPUT_COLOR
         classes = f.size_buckets.get_column("classes").to_list()
         recs = f.size_buckets.get_column("rows").to_list()
         charts.append(figure(
             bar_chart(labels, recs, title=f"Records by class size ({name})",
-                      xlabel="records", color=color),
+                      xlabel="records", color=color, xmax=xmax),
             f"Each record's prosecutor risk is 1 / the size of its class; records in small "
             f"classes are at high risk ({name}).",
             table(["class size (risk)", "classes", "records"],
@@ -180,13 +181,15 @@ def distributions(inp: TableFacts, rel: TableFacts | None) -> str:
     for col in [*inp.qi, inp.sensitive]:
         role = "sensitive" if col == inp.sensitive else "quasi-identifier"
         figs = []
+        xmax = max(max(f.distributions[col].get_column("n"), default=0)
+                   for _, f in _tables(inp, rel))
         for name, f in _tables(inp, rel):
             d = f.distributions[col]
             values, counts = d.get_column("value").to_list(), d.get_column("n").to_list()
             color = RELEASE_COLOR if name == "release" else INPUT_COLOR
             figs.append(figure(
                 bar_chart(values, counts, title=f"{col} ({name})", xlabel="records",
-                          color=color),
+                          color=color, xmax=xmax),
                 f"{_count(f.distinct[col], 'distinct value')} in the {name}",
                 table(["value", "records"], [[esc(a), num(b)] for a, b in zip(values, counts)])))
         parts.append(f"<h3>{esc(col)} <span class='muted'>({role})</span></h3>"
