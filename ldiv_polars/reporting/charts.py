@@ -40,7 +40,7 @@ def _svg(fig: object, label: str) -> str:
     the page's style sheet to a narrow window), labelled for assistive technology."""
     plt = _pyplot()
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})  # type: ignore[attr-defined]
+    fig.savefig(buf, format="svg", metadata={"Date": None})  # type: ignore[attr-defined]
     plt.close(fig)  # type: ignore[arg-type]
     text = buf.getvalue()
     text = text[text.index("<svg"):]
@@ -49,25 +49,35 @@ def _svg(fig: object, label: str) -> str:
                 'class="chart"', 1)
 
 
+CHAR_IN = 0.075
+"""Width of one label character at the charts' font size, in inches (fixed margins: a tight
+bounding box costs matplotlib a second rendering of the figure)."""
+
+
 def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, xlabel: str,
-              color: str = INPUT_COLOR, width: float = 5.0, xmax: float | None = None) -> str:
+              color: str = INPUT_COLOR, plot_width: float = 3.2,
+              xmax: float | None = None) -> str:
     """A horizontal bar chart (one bar per label, top to bottom in the given order) with each
-    bar's value printed beside it, as an inline SVG element. ``xmax``: the largest value the
-    axis must hold (charts shown side by side share it, so that their bars compare)."""
+    bar's value printed beside it, as an inline SVG element labelled ``title`` (the page shows
+    the title in HTML). ``xmax``: the largest value the axis must hold (charts shown side by
+    side share it, so that their bars compare)."""
     plt = _pyplot()
-    height = 0.9 + 0.24 * max(len(labels), 1)
-    fig, ax = plt.subplots(figsize=(width, height))
+    shown = [_short(s) for s in labels]
+    left = 0.2 + CHAR_IN * max((len(s) for s in shown), default=1)
+    height = 0.75 + 0.22 * max(len(labels), 1)
+    fig = plt.figure(figsize=(left + plot_width + 0.2, height))
+    ax = fig.add_axes((left / (left + plot_width + 0.2), 0.55 / height,
+                       plot_width / (left + plot_width + 0.2), 1 - 0.65 / height))
     pos = list(range(len(labels)))[::-1]
     bars = ax.barh(pos, values, color=color)
-    ax.set_yticks(pos, [_short(s) for s in labels])
+    ax.set_yticks(pos, shown)
+    ax.set_ylim(-0.6, len(labels) - 0.4)
     ax.bar_label(bars, labels=[f"{v:,.0f}" if float(v).is_integer() else f"{v:.3g}"
                                for v in values], padding=2, fontsize=8)
-    ax.set_title(title, loc="left", fontsize=10)
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(xlabel, labelpad=2)
     ax.xaxis.set_major_locator(plt.MaxNLocator(nbins=4, integer=True))
     ax.xaxis.set_major_formatter(lambda x, _: f"{x:,.0f}")
-    top = max([xmax or 0, *values, 1])
-    ax.set_xlim(0, top * 1.18)
+    ax.set_xlim(0, max([xmax or 0, *values, 1]) * 1.22)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig, f"{title}: " + ", ".join(f"{a} {b:,}" for a, b in zip(labels, values)))
 

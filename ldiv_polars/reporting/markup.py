@@ -37,7 +37,7 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85em; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; align-items: start; }
-figure { margin: 0 0 1em; } figcaption { color: var(--muted); font-size: .85em; }
+figure { margin: 0 0 1em; } .chart-title { font-weight: 600; font-size: .9em; } figcaption { color: var(--muted); font-size: .85em; }
 svg.chart { max-width: 100%; height: auto; }
 .muted { color: var(--muted); } p.model { max-width: 60em; }
 details { margin: .2em 0 1em; } summary { cursor: pointer; color: var(--muted); }
@@ -86,10 +86,11 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, cls: str = ""
     return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def figure(svg: str, caption: str, data: str = "") -> str:
-    """A chart with its caption and, folded, the table of its numbers."""
+def figure(svg: str, title: str, caption: str, data: str = "") -> str:
+    """A chart under its title, with its caption and, folded, the table of its numbers."""
     details = f"<details><summary>numbers</summary>{data}</details>" if data else ""
-    return f"<figure>{svg}<figcaption>{esc(caption)}</figcaption>{details}</figure>"
+    return (f'<figure><div class="chart-title">{esc(title)}</div>{svg}'
+            f"<figcaption>{esc(caption)}</figcaption>{details}</figure>")
 
 
 def section(anchor: str, title: str, body: str) -> str:

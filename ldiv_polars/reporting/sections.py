@@ -125,9 +125,10 @@ def risk(inp: TableFacts, rel: TableFacts | None) -> str:
         color = RELEASE_COLOR if name == "release" else INPUT_COLOR
         classes = f.size_buckets.get_column("classes").to_list()
         recs = f.size_buckets.get_column("rows").to_list()
+        title = f"Records by class size ({name})"
         charts.append(figure(
-            bar_chart(labels, recs, title=f"Records by class size ({name})",
-                      xlabel="records", color=color, xmax=xmax),
+            bar_chart(labels, recs, title=title, xlabel="records", color=color, xmax=xmax),
+            title,
             f"Each record's prosecutor risk is 1 / the size of its class; records in small "
             f"classes are at high risk ({name}).",
             table(["class size (risk)", "classes", "records"],
@@ -187,10 +188,11 @@ def distributions(inp: TableFacts, rel: TableFacts | None) -> str:
             d = f.distributions[col]
             values, counts = d.get_column("value").to_list(), d.get_column("n").to_list()
             color = RELEASE_COLOR if name == "release" else INPUT_COLOR
+            title = f"{col} ({name})"
             figs.append(figure(
-                bar_chart(values, counts, title=f"{col} ({name})", xlabel="records",
-                          color=color, xmax=xmax),
-                f"{_count(f.distinct[col], 'distinct value')} in the {name}",
+                bar_chart(values, counts, title=title, xlabel="records", color=color,
+                          xmax=xmax),
+                title, f"{_count(f.distinct[col], 'distinct value')} in the {name}",
                 table(["value", "records"], [[esc(a), num(b)] for a, b in zip(values, counts)])))
         parts.append(f"<h3>{esc(col)} <span class='muted'>({role})</span></h3>"
                      f'<div class="pair">{"".join(figs)}</div>')
