@@ -24,7 +24,8 @@ INPUT_COLOR = "#4c72b0"
 RELEASE_COLOR = "#dd8452"
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
+def pyplot():  # type: ignore[no-untyped-def]
+    """``matplotlib.pyplot`` on the Agg backend, set up for the report's SVG (text as text)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -38,7 +39,7 @@ def _pyplot():  # type: ignore[no-untyped-def]
 def _svg(fig: object, label: str) -> str:
     """The figure as an inline ``<svg>`` element (no XML prolog; its natural size, shrunk by
     the page's style sheet to a narrow window), labelled for assistive technology."""
-    plt = _pyplot()
+    plt = pyplot()
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})  # type: ignore[attr-defined]
     plt.close(fig)  # type: ignore[arg-type]
@@ -61,7 +62,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, xla
     bar's value printed beside it, as an inline SVG element labelled ``title`` (the page shows
     the title in HTML). ``xmax``: the largest value the axis must hold (charts shown side by
     side share it, so that their bars compare)."""
-    plt = _pyplot()
+    plt = pyplot()
     shown = [_short(s) for s in labels]
     left = 0.2 + CHAR_IN * max((len(s) for s in shown), default=1)
     height = 0.75 + 0.22 * max(len(labels), 1)

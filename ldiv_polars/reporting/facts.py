@@ -29,8 +29,8 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, input_paths, reads_input
 from ldiv_polars.core.validate import NullPolicy
-from ldiv_polars.models.base import SIZE, Model, ModelResult, evaluate_classes
-from ldiv_polars.models.verdict import check_frequency_set, check_models
+from ldiv_polars.models.base import SIZE, Model, ModelResult, evaluate_classes, table_results
+from ldiv_polars.models.verdict import check_models
 from ldiv_polars.search.anonymize import MASK
 from ldiv_polars.table_summary import frequency_set_summary
 
@@ -167,15 +167,22 @@ def _ranges(counts: pl.DataFrame, col: str) -> pl.DataFrame:
     return out
 
 
-def _failing(fs: FrequencySet, models: list[Model], verdicts: list[ModelResult]
-             ) -> dict[str, pl.DataFrame]:
+def _failing(classes: pl.DataFrame, qi: Sequence[str], models: list[Model],
+             verdicts: list[ModelResult]) -> dict[str, pl.DataFrame]:
     bad = [m for m, v in zip(models, verdicts) if not v.passed]
-    if not bad:
-        return {}
-    classes = evaluate_classes(fs, bad)
-    frames = [classes.filter(~pl.col(f"pass_{m.key}")).sort(SIZE).head(FAILING_SHOWN)
-              .select(*fs.qi, SIZE, m.reason().alias("reason")) for m in bad]
-    return {m.key: f for m, f in zip(bad, pl.collect_all(frames))}
+    return {m.key: classes.filter(~pl.col(f"pass_{m.key}")).sort(SIZE).head(FAILING_SHOWN)
+            .select(*qi, SIZE, m.reason().alias("reason")) for m in bad}
+
+
+def _verdicts(fs: FrequencySet, models: list[Model]
+              ) -> tuple[pl.DataFrame, list[ModelResult]]:
+    """The evaluated classes (qi..., size, statistics, pass columns) and the verdicts: what
+    :func:`~ldiv_polars.models.verdict.check_frequency_set` computes, with the classes kept
+    for the failing ones and the class sizes."""
+    for m in models:
+        m.validate(fs)
+    classes = evaluate_classes(fs, models).collect()
+    return classes, table_results(classes, models)
 
 
 @reads_input
@@ -194,21 +201,19 @@ def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
         fs = fs.materialize()
         digests = dict(zip(files, hashes))
     stats = frequency_set_summary(fs, l)
-    verdicts = check_frequency_set(fs, models).models
-    sizes = fs.frame.group_by(list(fs.qi)).agg(pl.col(COUNT).sum().alias(SIZE))
+    classes, verdicts = _verdicts(fs, models)
     columns = [*fs.qi, fs.sensitive[0]]
     f = pl.col(SIZE)
-    per_size = sizes.group_by(_bucket_expr(SIZE).alias("bucket")).agg(
+    per_size = classes.group_by(_bucket_expr(SIZE).alias("bucket")).agg(
         pl.len().alias("classes"), f.sum().alias("rows"))
-    risk = sizes.select(
+    risk_row = classes.select(
         *[f.filter(1.0 / f > t).sum().alias(str(t)) for t in RISK_THRESHOLDS],
         (f * f).sum().alias("discernibility"),
         f.filter(pl.all_horizontal([pl.col(q).cast(pl.String) == MASK for q in fs.qi]))
-        .sum().alias("masked"))
-    collected = pl.collect_all([per_size, risk, *[_distribution(fs.frame, c) for c in columns]])
+        .sum().alias("masked")).row(0, named=True)
+    counts = pl.collect_all([_distribution(fs.frame, c) for c in columns])
     buckets = pl.DataFrame({"bucket": bucket_labels()}).join(
-        collected[0], on="bucket", how="left").fill_null(0)
-    risk_row = collected[1].row(0, named=True)
+        per_size, on="bucket", how="left").fill_null(0)
     return TableFacts(
         source=", ".join(input_paths(data)) or f"a {type(data).__name__}",
         files=digests,
@@ -217,11 +222,11 @@ def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
         summary=stats,
         models=models,
         verdicts=verdicts,
-        failing=_failing(fs, models, verdicts),
+        failing=_failing(classes, fs.qi, models, verdicts),
         size_buckets=buckets,
         at_risk={t: int(risk_row[str(t)] or 0) for t in RISK_THRESHOLDS},
-        distributions={c: _top(d) for c, d in zip(columns, collected[2:])},
-        distinct={c: d.height for c, d in zip(columns, collected[2:])},
+        distributions={c: _top(d) for c, d in zip(columns, counts)},
+        distinct={c: d.height for c, d in zip(columns, counts)},
         discernibility=int(risk_row["discernibility"] or 0),
         masked_rows=int(risk_row["masked"] or 0),
     )
