@@ -78,6 +78,17 @@ def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> st
     return "ordered" if dtype is not None and is_ordered_dtype(dtype) else "equal"
 
 
+def models_for(req: Requirements, data: TableLike, sensitive: str, separator: str | None
+               ) -> tuple[list[Model], int]:
+    """The models a check's flags ask for (``--t`` with :func:`t_distance_for`'s distance)
+    and the ``l`` of the summary's ``recursive_c``: the requested l when it is an integer,
+    else 2."""
+    distance = t_distance_for(data, sensitive, separator) if req.t is not None else "equal"
+    l = req.l
+    return (build_models(req, t_distance=distance),
+            int(l) if l is not None and float(l).is_integer() and l >= 1 else 2)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check_cmd(
@@ -105,10 +116,7 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
         req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
                            delta=delta)
-        distance = t_distance_for(path, sensitive, separator) if t is not None else "equal"
-        models = build_models(req, t_distance=distance)
-        # the summary's recursive_c is for the requested l when it is an integer
-        summary_l = int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
+        models, summary_l = models_for(req, path, sensitive, separator)
         with Stages("check") as say:
             say(f"reading {path.name} ({engine})")
             stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,

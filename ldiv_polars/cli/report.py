@@ -20,7 +20,6 @@ from ldiv_polars.cli._models import (
     LOpt,
     Requirements,
     TOpt,
-    build_models,
     model_option,
 )
 
@@ -61,15 +60,13 @@ def register(app: typer.Typer) -> None:
         """Write one self-contained HTML page (no script, no network) with the verdicts, the
         risk, the distributions and, with --release, the information loss. Exit 1 when a
         requested model fails on the release (on the input without --release)."""
-        from ldiv_polars.cli.check import t_distance_for
+        from ldiv_polars.cli.check import models_for
         from ldiv_polars.reporting import report
 
         qi_cols = split_columns(qi, "--qi")
         req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
                            delta=delta)
-        distance = t_distance_for(path, sensitive, separator) if t is not None else "equal"
-        models = build_models(req, t_distance=distance)
-        summary_l = int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
+        models, summary_l = models_for(req, path, sensitive, separator)
         with Stages("report") as say:
             page = report(str(path), qi_cols, sensitive, models,
                           release=None if release is None else str(release), out=out,
