@@ -186,3 +186,22 @@ def test_empty_table_reports_vacuous_verdicts():
     page = report(empty, QI, "disease", MODELS, release=empty)
     assert page.passed and data_values(page)["release.rows"] == 0
     assert data_values(page)["input.k"] is None
+
+
+def test_report_of_an_anonymization_without_a_written_release(tmp_path):
+    h = {"zip": lp.Hierarchy([[z, z[:2] + "*", "*"] for z in TABLE["zip"].unique().sort()],
+                             name="zip")}
+    anon = lp.anonymize(TABLE, ["zip"], "disease", h, [lp.KAnonymity(3)])
+    page = report(TABLE, ["zip"], "disease", [lp.KAnonymity(3)], anonymization=anon,
+                  hierarchies=h)
+    shown = data_values(page)
+    released = lp.summary(anon.output.collect(), ["zip"], "disease")
+    assert {k: shown[f"release.{k}"] for k in lp.SUMMARY_KEYS} == released
+    assert page.passed and "zip=" in page and " of 2" in page  # level out of the height
+
+
+def test_a_bad_release_column_is_reported_before_the_input_is_read(tmp_path):
+    release = tmp_path / "release.csv"
+    TABLE.drop("age").write_csv(release)
+    with pytest.raises(lp.UnknownColumnError):
+        report(str(tmp_path / "missing.csv"), QI, "disease", release=str(release))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, input_paths
 from ldiv_polars.core.output import atomic_output, check_output
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
@@ -96,6 +97,9 @@ def report(
                *getattr(anonymization, "sources", ())]
     if out is not None:
         check_output(out, inputs=sources, suffixes=REPORT_SUFFIXES)
+    if release is not None:  # the release's columns are checked before the input's pass too
+        FrequencySet.build(release, qi, sensitive, nulls=nulls, separator=release_separator,
+                           require_sensitive=True)
     say = progress or (lambda _: None)
     drawing = _warm_up_charts()
     say("reading the input")
