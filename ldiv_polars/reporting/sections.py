@@ -72,8 +72,8 @@ def checked(inp: TableFacts, rel: TableFacts | None, meta: dict[str, str]) -> st
     items += [(k, esc(v)) for k, v in meta.items()]
     for _, facts in _tables(inp, rel):
         for path, digest in facts.files.items():
-            items.append((f"SHA-256 of {esc(path)}",
-                          f'<span class="hash">{esc(digest or "not a regular file")}</span>'))
+            items.append(("SHA-256", f'{esc(path)}<br><span class="hash">'
+                                     f'{esc(digest or "not a regular file")}</span>'))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
     return section("checked", "What was checked", f"<dl>{body}</dl>")
 
@@ -82,9 +82,9 @@ def verdicts(inp: TableFacts, rel: TableFacts | None) -> str:
     if not inp.models:
         return section("verdicts", "Verdicts", "<p>No privacy model was requested.</p>")
     parts = [verdict_table([m.describe() for m in f.models], f.verdicts, name)
-             for name, f in _tables(inp, rel)]
+             for name, f in reversed(_tables(inp, rel))]  # the release's first
     note = ('<p class="muted">The release is what would be published: its verdict is the one '
-            "that counts; the input's shows what the anonymization had to fix.</p>"
+            "that counts; the input's (below) shows what the anonymization had to fix.</p>"
             if rel is not None else "")
     return section("verdicts", "Verdicts", note + "".join(parts))
 
