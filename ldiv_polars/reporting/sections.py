@@ -127,7 +127,7 @@ def risk(inp: TableFacts, rel: TableFacts | None) -> str:
         recs = f.size_buckets.get_column("rows").to_list()
         title = f"Records by class size ({name})"
         charts.append(figure(
-            bar_chart(labels, recs, title=title, xlabel="records", color=color, xmax=xmax),
+            bar_chart(labels, recs, title=title, color=color, xmax=xmax),
             title,
             f"Each record's prosecutor risk is 1 / the size of its class; records in small "
             f"classes are at high risk ({name}).",
@@ -188,10 +188,9 @@ def distributions(inp: TableFacts, rel: TableFacts | None) -> str:
             d = f.distributions[col]
             values, counts = d.get_column("value").to_list(), d.get_column("n").to_list()
             color = RELEASE_COLOR if name == "release" else INPUT_COLOR
-            title = f"{col} ({name})"
+            title = f"{col} ({name}): records per value"
             figs.append(figure(
-                bar_chart(values, counts, title=title, xlabel="records", color=color,
-                          xmax=xmax),
+                bar_chart(values, counts, title=title, color=color, xmax=xmax),
                 title, f"{_count(f.distinct[col], 'distinct value')} in the {name}",
                 table(["value", "records"], [[esc(a), num(b)] for a, b in zip(values, counts)])))
         parts.append(f"<h3>{esc(col)} <span class='muted'>({role})</span></h3>"
