@@ -90,6 +90,7 @@ def models_for(req: Requirements, data: TableLike, sensitive: str, separator: st
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv check`` command (summary and model verdicts of a table) to ``app``."""
     @app.command("check")
     def check_cmd(
         path: Annotated[Path, typer.Argument(help="CSV or Parquet file")],

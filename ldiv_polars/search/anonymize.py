@@ -107,6 +107,7 @@ class AnonymizationResult:
 
     @property
     def found(self) -> bool:
+        """Whether the search found a node satisfying the models."""
         return self.levels is not None
 
     def sink(self, path: str | Path, *, verify: bool = True) -> None:
@@ -220,6 +221,9 @@ def prepare_hierarchies(
     qi: Sequence[str], hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
     *, separator: str = ";",
 ) -> dict[str, Hierarchy]:
+    """One :class:`~ldiv_polars.hierarchy.Hierarchy` per QI column, from hierarchies given as
+    objects, frames or paths; raises :class:`~ldiv_polars.errors.InvalidParameterError` when a
+    QI has none."""
     missing = [q for q in qi if q not in hierarchies]
     if missing:
         raise InvalidParameterError(
