@@ -147,18 +147,13 @@ def register(app: typer.Typer) -> None:
         s_cols = split_columns(sensitive, "--sensitive")
         req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
                            delta=delta)
-        if report is not None and len(s_cols) != 1:
-            raise InvalidParameterError("--report needs exactly one --sensitive column")
         if req.empty:
             raise InvalidParameterError(
                 "give at least one requirement: --k, --l, --t, --alpha or --delta")
         models = build_models(req)
         files = {q: find_hierarchy(hierarchies, q) for q in qi_cols}
         check_output(out, inputs=[path, *files.values()])  # before any work
-        if report is not None:
-            from ldiv_polars.reporting import REPORT_SUFFIXES
-
-            check_output(report, inputs=[path, out, *files.values()], suffixes=REPORT_SUFFIXES)
+        _check_report_path(report, s_cols, [path, out, *files.values()])
         hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
               for q, f in files.items()}
         # re-verified while written (one pass over the input for both), not by anonymize()
@@ -184,17 +179,9 @@ def register(app: typer.Typer) -> None:
 
                 result = anonymize(str(path), qi_cols, s_cols or None, hs, models,
                                    progress=progress, **kwargs)
-        with Stages("anonymize") as say:
-            if result.output is not None:
-                say(f"writing {out}" + ("" if no_verify else " and re-verifying it"))
-                result.sink(out, verify=not no_verify)
-            if report is not None and result.found:
-                from ldiv_polars.cli.report import command_line
-                from ldiv_polars.reporting import report as html_report
-
-                html_report(str(path), qi_cols, s_cols[0], models, release=str(out),
-                            anonymization=result, hierarchies=hs, out=report,
-                            separator=separator, command=command_line(), progress=say)
+        _write(result, out, verify=not no_verify, report=report, report_args=dict(
+            data=str(path), qi=qi_cols, sensitive=s_cols[:1], models=models, hierarchies=hs,
+            separator=separator))
         wall_s = time.perf_counter() - started
         if as_json:
             echo_json({**result.to_dict(), "wall_s": round(wall_s, 4)})
@@ -202,6 +189,35 @@ def register(app: typer.Typer) -> None:
             _print(result, out, wall_s=wall_s)
         if not result.found:
             raise typer.Exit(1)
+
+
+def _check_report_path(report: Path | None, s_cols: list[str], inputs: list[Any]) -> None:
+    """Check ``--report``'s path before any work (it needs exactly one sensitive column)."""
+    if report is None:
+        return
+    if len(s_cols) != 1:
+        raise InvalidParameterError("--report needs exactly one --sensitive column")
+    from ldiv_polars.core.output import check_output
+    from ldiv_polars.reporting import REPORT_SUFFIXES
+
+    check_output(report, inputs=inputs, suffixes=REPORT_SUFFIXES)
+
+
+def _write(result: Any, out: Path, *, verify: bool, report: Path | None,
+           report_args: dict[str, Any]) -> None:
+    """Write the release (re-verified with ``verify``) and, with ``report``, its HTML report
+    (:func:`ldiv_polars.reporting.report` with ``report_args``), saying so on stderr."""
+    with Stages("anonymize") as say:
+        if result.output is not None:
+            say(f"writing {out}" + (" and re-verifying it" if verify else ""))
+            result.sink(out, verify=verify)
+        if report is not None and result.found:
+            from ldiv_polars.cli.report import command_line
+            from ldiv_polars.reporting import report as html_report
+
+            sensitive = report_args.pop("sensitive")[0]
+            html_report(sensitive=sensitive, release=str(out), anonymization=result, out=report,
+                        command=command_line(), progress=say, **report_args)
 
 
 def _print(result: Any, out: Path | None, *, console: Console | None = None,

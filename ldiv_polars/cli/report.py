@@ -30,6 +30,8 @@ def command_line() -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``ldiv report`` to ``app``."""
+
     @app.command("report")
     def report_cmd(
         path: Annotated[Path, typer.Argument(help="input CSV or Parquet file (or glob)")],

@@ -80,6 +80,7 @@ class TableFacts:
 
     @property
     def passed(self) -> bool:
+        """Whether every model holds on the table (True when none was requested)."""
         return all(v.passed for v in self.verdicts)
 
 

@@ -94,6 +94,7 @@ def figure(svg: str, title: str, caption: str, data: str = "") -> str:
 
 
 def section(anchor: str, title: str, body: str) -> str:
+    """A ``<section>`` with its ``<h2>`` title and an ``id`` to link to."""
     return f'<section id="{esc(anchor)}"><h2>{esc(title)}</h2>{body}</section>'
 
 

@@ -79,6 +79,7 @@ def checked(inp: TableFacts, rel: TableFacts | None, meta: dict[str, str]) -> st
 
 
 def verdicts(inp: TableFacts, rel: TableFacts | None) -> str:
+    """The verdict tables: the release's first (the one that counts), then the input's."""
     if not inp.models:
         return section("verdicts", "Verdicts", "<p>No privacy model was requested.</p>")
     parts = [verdict_table([m.describe() for m in f.models], f.verdicts, name)
