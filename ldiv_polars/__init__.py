@@ -95,6 +95,8 @@ _LAZY = {
     "JointDistribution": "ldiv_polars.linkage",
     "plan_mechanism": "ldiv_polars.linkage",
     "CompositionLedger": "ldiv_polars.linkage",
+    # the HTML report (interfaces)
+    "report": "ldiv_polars.reporting",
     # datasets
     "synthesize": "ldiv_polars.datasets",
     "write_synthetic": "ldiv_polars.datasets",

@@ -44,6 +44,23 @@ SUMMARY_KEYS = (
 """The keys of :func:`summary`, in order (also the JSON of ``ldiv check`` and the columns of
 the SQL ``ldiv_summary`` macro)."""
 
+SUMMARY_LABELS = {
+    "rows": "rows",
+    "classes": "equivalence classes",
+    "k": "k (smallest class)",
+    "l_distinct": "distinct l (fewest values in a class)",
+    "l_entropy": "entropy l (exp of smallest entropy)",
+    "recursive_c": "recursive c needed (c must exceed)",
+    "alpha": "alpha (largest share of one value)",
+    "t": "t (largest EMD)",
+    "delta": "delta (largest |ln p/q|; none = inf)",
+    "prosecutor_max": "prosecutor risk, max",
+    "prosecutor_avg": "prosecutor risk, average",
+    "sample_uniques": "sample uniques (rows)",
+}
+"""What each of :data:`SUMMARY_KEYS` means, in words (the rows of ``ldiv check`` and of the
+HTML report)."""
+
 
 def is_ordered_dtype(dtype: pl.DataType) -> bool:
     """Whether t-closeness uses the ordered distance for a sensitive column of this type."""

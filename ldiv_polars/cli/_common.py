@@ -34,3 +34,46 @@ def _clean(obj: Any) -> Any:
 def echo_json(obj: Any) -> None:
     """Print one JSON object (inf/nan become null)."""
     typer.echo(json.dumps(_clean(obj), indent=2, default=str))
+
+
+class Stages:
+    """What a long-running command is doing, on stderr (never on stdout: ``--json`` output
+    stays clean JSON): a spinner with the current stage when stderr is a terminal; one plain
+    line per stage (``ldiv <command>: <stage>``) when ``LDIV_PROGRESS=1`` (logs, CI); nothing
+    otherwise. Use as a context manager and call it with each stage's description.
+
+    >>> with Stages("check") as say:  # (stderr is no terminal here: nothing is shown)
+    ...     say("reading the input")
+    """
+
+    def __init__(self, command: str) -> None:
+        import os
+        import sys
+
+        self.command = command
+        self.lines = os.environ.get("LDIV_PROGRESS", "") not in ("", "0")
+        self.spinner = sys.stderr.isatty() and not self.lines
+        self._status: Any = None
+
+    def __call__(self, stage: str) -> None:
+        import sys
+
+        if self.lines:
+            sys.stderr.write(f"ldiv {self.command}: {stage}\n")
+            sys.stderr.flush()
+        elif self.spinner:
+            if self._status is None:
+                from rich.console import Console
+
+                self._status = Console(stderr=True).status(stage)
+                self._status.start()
+            else:
+                self._status.update(stage)
+
+    def __enter__(self) -> Stages:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None

@@ -4,6 +4,7 @@ to Parquet or CSV, with the search's figures (nodes checked, roll-ups, optimum, 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +13,7 @@ import typer
 if TYPE_CHECKING:  # rich is imported when something is printed (not in --json mode)
     from rich.console import Console
 
-from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns
 from ldiv_polars.cli._models import (
     L_MODELS,
     AlphaOpt,
@@ -148,6 +149,9 @@ def register(app: typer.Typer) -> None:
             "--exact", help="cells: the exact MILP instead of the greedy")] = False,
         time_limit: Annotated[float, typer.Option(
             "--time-limit", help="cells --exact: seconds for the MILP")] = 60.0,
+        report: Annotated[Path | None, typer.Option(
+            "--report", help="also write the HTML report of the release (see ldiv report)")
+        ] = None,
     ) -> None:
         """Find the least generalization satisfying the requirements and write the table
         (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
@@ -156,6 +160,7 @@ def register(app: typer.Typer) -> None:
         from ldiv_polars.hierarchy import Hierarchy
         from ldiv_polars.search import anonymize
 
+        started = time.perf_counter()
         qi_cols = split_columns(qi, "--qi")
         s_cols = split_columns(sensitive, "--sensitive")
         req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
@@ -169,10 +174,14 @@ def register(app: typer.Typer) -> None:
         refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                        importance=importance, semantics=semantics, exact=exact,
                        time_limit=time_limit)
+        if report is not None and (method, compare) != ("global", False):
+            raise InvalidParameterError("--report is available with --method global only "
+                                        "(run ldiv report on the release of another method)")
         if hierarchies is None and (method, compare) == ("global", False):
             raise InvalidParameterError("--method global needs --hierarchies")
         files = {q: find_hierarchy(hierarchies, q) for q in qi_cols} if hierarchies else {}
         check_output(out, inputs=[path, *files.values()])  # before any work
+        _check_report_path(report, s_cols, [path, out, *files.values()])
         hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
               for q, f in files.items()}
         if method != "global" or compare:
@@ -189,7 +198,9 @@ def register(app: typer.Typer) -> None:
             strategy=strategy,
             separator=separator, verify=False,
         )
-        if as_json or not sys.stderr.isatty():  # a progress bar only for a person watching
+        if not sys.stderr.isatty():  # a progress bar (on stderr) only for a person watching
+            with Stages("anonymize") as say:
+                say("searching the lattice")
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
         else:
             from rich.console import Console
@@ -205,18 +216,49 @@ def register(app: typer.Typer) -> None:
 
                 result = anonymize(str(path), qi_cols, s_cols or None, hs, models,
                                    progress=progress, **kwargs)
-        if result.output is not None:
-            result.sink(out, verify=not no_verify)
+        _write(result, out, verify=not no_verify, report=report, report_args=dict(
+            data=str(path), qi=qi_cols, sensitive=s_cols[:1], models=models, hierarchies=hs,
+            separator=separator))
+        wall_s = time.perf_counter() - started
         if as_json:
-            echo_json(result.to_dict())
+            echo_json({**result.to_dict(), "wall_s": round(wall_s, 4)})
         else:
-            _print(result, out)
+            _print(result, out, wall_s=wall_s)
         if not result.found:
             raise typer.Exit(1)
 
 
+def _check_report_path(report: Path | None, s_cols: list[str], inputs: list[Any]) -> None:
+    """Check ``--report``'s path before any work (it needs exactly one sensitive column)."""
+    if report is None:
+        return
+    if len(s_cols) != 1:
+        raise InvalidParameterError("--report needs exactly one --sensitive column")
+    from ldiv_polars.core.output import check_output
+    from ldiv_polars.reporting import REPORT_SUFFIXES
+
+    check_output(report, inputs=inputs, suffixes=REPORT_SUFFIXES)
+
+
+def _write(result: Any, out: Path, *, verify: bool, report: Path | None,
+           report_args: dict[str, Any]) -> None:
+    """Write the release (re-verified with ``verify``) and, with ``report``, its HTML report
+    (:func:`ldiv_polars.reporting.report` with ``report_args``), saying so on stderr."""
+    with Stages("anonymize") as say:
+        if result.output is not None:
+            say(f"writing {out}" + (" and re-verifying it" if verify else ""))
+            result.sink(out, verify=verify)
+        if report is not None and result.found:
+            from ldiv_polars.cli.report import command_line
+            from ldiv_polars.reporting import report as html_report
+
+            sensitive = report_args.pop("sensitive")[0]
+            html_report(sensitive=sensitive, release=str(out), anonymization=result, out=report,
+                        command=command_line(), progress=say, **report_args)
+
+
 def _print(result: Any, out: Path | None, *, console: Console | None = None,
-           title: str = "ldiv anonymize") -> None:
+           title: str = "ldiv anonymize", wall_s: float | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -242,5 +284,7 @@ def _print(result: Any, out: Path | None, *, console: Console | None = None,
             table.add_row("re-verified", "pass" if result.verification.passed else "FAIL")
     else:
         table.add_row("optimum", "[red]no node satisfies the requirements[/red]")
-    table.add_row("elapsed", f"{result.elapsed_s:.3f} s")
+    table.add_row("elapsed (search)", f"{result.elapsed_s:.3f} s")
+    if wall_s is not None:
+        table.add_row("wall time (all, write and re-verification included)", f"{wall_s:.3f} s")
     console.print(table)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns
 from ldiv_polars.cli._models import (
     L_MODELS,
     AlphaOpt,
@@ -30,20 +30,6 @@ if TYPE_CHECKING:
     from ldiv_polars.core.inputs import TableLike
     from ldiv_polars.models.base import Model
 
-_LABELS = {
-    "rows": "rows",
-    "classes": "equivalence classes",
-    "k": "k (smallest class)",
-    "l_distinct": "distinct l (fewest values in a class)",
-    "l_entropy": "entropy l (exp of smallest entropy)",
-    "recursive_c": "recursive c needed (c must exceed)",
-    "alpha": "alpha (largest share of one value)",
-    "t": "t (largest EMD)",
-    "delta": "delta (largest |ln p/q|; none = inf)",
-    "prosecutor_max": "prosecutor risk, max",
-    "prosecutor_avg": "prosecutor risk, average",
-    "sample_uniques": "sample uniques (rows)",
-}
 ENGINES = ("polars", "duckdb")
 EMPTY_NOTE = "the table is empty (a header and no rows): every model holds vacuously"
 
@@ -92,6 +78,17 @@ def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> st
     return "ordered" if dtype is not None and is_ordered_dtype(dtype) else "equal"
 
 
+def models_for(req: Requirements, data: TableLike, sensitive: str, separator: str | None
+               ) -> tuple[list[Model], int]:
+    """The models a check's flags ask for (``--t`` with :func:`t_distance_for`'s distance)
+    and the ``l`` of the summary's ``recursive_c``: the requested l when it is an integer,
+    else 2."""
+    distance = t_distance_for(data, sensitive, separator) if req.t is not None else "equal"
+    l = req.l
+    return (build_models(req, t_distance=distance),
+            int(l) if l is not None and float(l).is_integer() and l >= 1 else 2)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv check`` command (summary and model verdicts of a table) to ``app``."""
     @app.command("check")
@@ -120,12 +117,11 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
         req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
                            delta=delta)
-        distance = t_distance_for(path, sensitive, separator) if t is not None else "equal"
-        models = build_models(req, t_distance=distance)
-        # the summary's recursive_c is for the requested l when it is an integer
-        summary_l = int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
-        stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
-                                      engine=engine, separator=separator, nulls=nulls)
+        models, summary_l = models_for(req, path, sensitive, separator)
+        with Stages("check") as say:
+            say(f"reading {path.name} ({engine})")
+            stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
+                                          engine=engine, separator=separator, nulls=nulls)
         passed = all(v["passed"] for v in verdicts)
         if as_json:
             echo_json({**stats, "passed": passed, "models": verdicts})
@@ -144,7 +140,7 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
                  models: list[Model], *, title: str, console: Console | None = None) -> None:
     """Readable rich tables of a summary and the models' verdicts (``verdicts[i]`` of
     ``models[i]``, as :func:`check_table` returns them)."""
-    from ldiv_polars.table_summary import SUMMARY_KEYS
+    from ldiv_polars.table_summary import SUMMARY_KEYS, SUMMARY_LABELS
     from rich.console import Console
     from rich.table import Table
 
@@ -153,7 +149,7 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
     table.add_column("statistic")
     table.add_column("value", justify="right")
     for key in SUMMARY_KEYS:
-        table.add_row(_LABELS[key], _shown(stats[key]))
+        table.add_row(SUMMARY_LABELS[key], _shown(stats[key]))
     console.print(table)
     if stats["rows"] == 0:
         console.print(f"[yellow]note[/yellow]: {EMPTY_NOTE}")

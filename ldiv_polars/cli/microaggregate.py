@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns
 from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
 from ldiv_polars.core.output import atomic_output, check_output
 from ldiv_polars.errors import InvalidParameterError
@@ -49,7 +49,8 @@ def register(app: typer.Typer) -> None:
         if pi is not None and pi_column is not None:
             raise InvalidParameterError("give --pi or --pi-column, not both")
         check_output(out, inputs=[path])  # before any work
-        with translate_input_errors(str(path)):
+        with translate_input_errors(str(path)), Stages("microaggregate") as say:
+            say("building MDAV cells")
             lf = to_lazyframe(path, separator=separator)
             res = microaggregate_details(
                 lf,

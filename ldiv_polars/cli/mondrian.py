@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns
 from ldiv_polars.cli._models import (
     GROUPING_L_MODELS,
     AlphaOpt,
@@ -59,7 +59,8 @@ def register(app: typer.Typer) -> None:
                          delta=delta, positive=tuple(positive or ())),
             choices=GROUPING_L_MODELS)
         check_output(output, inputs=[input])  # before any work
-        with translate_input_errors(str(input)):
+        with translate_input_errors(str(input)), Stages("mondrian") as say:
+            say("partitioning")
             lf = to_lazyframe(input, separator=separator)
             try:
                 result = mondrian(lf, qi_cols, sensitive, models, relaxed=relaxed, group=group)
@@ -70,6 +71,7 @@ def register(app: typer.Typer) -> None:
                 else:
                     typer.echo(f"mondrian: {exc}; nothing written")
                 raise typer.Exit(1) from None
+            say("generalizing and re-verifying the release")
             df = (result.frame if raw else result.generalized()).collect(engine="streaming")
         with atomic_output(output, inputs=[input], separator=separator) as out:
             out.write(df)

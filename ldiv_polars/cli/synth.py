@@ -22,6 +22,10 @@ def register(app: typer.Typer) -> None:
         """Generate census-like synthetic microdata (age, sex, race, zip, education, marital
         status, occupation, disease, income), chunk by chunk with bounded memory, written
         atomically."""
+        from ldiv_polars.cli._common import Stages
         from ldiv_polars.datasets.synth import write_synthetic
-        path = write_synthetic(out, rows, seed, chunk_rows=chunk_rows)
+
+        with Stages("synth") as say:
+            say(f"writing {rows:,} rows")
+            path = write_synthetic(out, rows, seed, chunk_rows=chunk_rows)
         typer.echo(f"wrote {rows} rows to {path}")

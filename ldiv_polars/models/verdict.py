@@ -46,6 +46,13 @@ class CheckResult:
                 return m
         raise KeyError(key)
 
+    def _repr_html_(self) -> str:
+        """The verdicts as an HTML table (how a notebook shows the result; drawn by the
+        report's section, imported on first use)."""
+        from ldiv_polars.reporting.sections import verdict_table
+
+        return verdict_table([m.key for m in self.models], self.models)
+
     def to_dict(self) -> dict[str, object]:
         """The result as a JSON-ready dict: rows, classes, passed and each model's verdict
         by key."""

@@ -147,6 +147,13 @@ class AnonymizationResult:
                 self.verification = self._plan.verify(fs)
             out.check_rows(expected)
 
+    def _repr_html_(self) -> str:
+        """The search's figures as an HTML table (how a notebook shows the result; drawn by
+        the report's section, imported on first use)."""
+        from ldiv_polars.reporting.sections import anonymization_table
+
+        return anonymization_table(self)
+
     def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (the keys of ``ldiv anonymize --json``)."""
         return {
