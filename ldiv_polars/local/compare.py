@@ -97,6 +97,11 @@ class MethodInputs:
               semantics: str = "value", exact: bool = False, time_limit: float = 60.0,
               suppression: float = 0.0, metric: str = MEASURE,
               separator: str | None = None) -> MethodInputs:
+        """Read ``data`` once into its distinct-key table and check every argument (models,
+        importance, semantics, hierarchies) before any method runs.
+
+        Raises the library's typed errors (:class:`~ldiv_polars.errors.LdivError`) on bad input.
+        """
         from ldiv_polars.search import prepare_hierarchies
 
         semantics_ = check_semantics(semantics)
@@ -128,9 +133,11 @@ class MethodOutcome:
 
     @property
     def meets(self) -> bool:
+        """Whether this method produced a release meeting every model (status ``ok``)."""
         return self.status == "ok"
 
     def to_dict(self) -> dict[str, object]:
+        """This method's figures as plain JSON values (``None`` where they do not apply)."""
         return {"method": self.method, "status": self.status, "reason": self.reason,
                 "cells_suppressed": self.cells_suppressed or None,
                 "cells_suppressed_total": sum(self.cells_suppressed.values())
@@ -179,6 +186,8 @@ class MethodComparison:
                               "records_suppressed": pl.Int64, MEASURE: pl.Float64})
 
     def to_dict(self) -> dict[str, object]:
+        """The comparison as plain JSON values: the loss measure, the chosen method, each
+        method's figures (what ``ldiv anonymize --compare --json`` prints)."""
         return {"measure": self.measure, "chosen": self.chosen,
                 "methods": [o.to_dict() for o in self.outcomes.values()]}
 
