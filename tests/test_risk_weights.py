@@ -26,7 +26,8 @@ from ldiv_polars.risk.individual import (
     global_threshold,
     risky_records,
 )
-from ldiv_polars.risk.wildcard import WildcardBudgetError, wildcard_cost
+from ldiv_polars.risk import BudgetExceededError
+from ldiv_polars.risk.wildcard import wildcard_cost
 
 from .r_random import RRandom, r_round
 
@@ -277,7 +278,7 @@ def test_wildcard_budget_names_the_cost() -> None:
     table = class_table(df, ["a", "b"], nulls="value")
     cost = wildcard_cost(table, ["a", "b"])
     assert cost == 2 * 3 * 4 + 20_000 * 9                   # 3 null patterns, 4 keys
-    with pytest.raises(WildcardBudgetError, match=f"{cost:,}"):
+    with pytest.raises(BudgetExceededError, match=f"{cost:,}"):
         individual_risk(df, ["a", "b"], nulls="wildcard", budget=cost - 1)
     assert individual_risk(df, ["a", "b"], nulls="wildcard", budget=cost).records == 4
 

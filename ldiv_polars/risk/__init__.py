@@ -12,6 +12,7 @@ This package imports nothing from models/, search/ or cli/: the models can build
 Definitions, citations and costs: docs/risk.md.
 """
 
+from ldiv_polars.risk.budget import BudgetExceededError
 from ldiv_polars.risk.individual import IndividualRisk, individual_risk
 from ldiv_polars.risk.population import (
     REGIONS,
@@ -19,15 +20,15 @@ from ldiv_polars.risk.population import (
     population_uniqueness,
 )
 from ldiv_polars.risk.tables import WEIGHT, SizeHistogram, class_table
-from ldiv_polars.risk.wildcard import WildcardBudgetError, wildcard_counts
+from ldiv_polars.risk.wildcard import wildcard_counts
 
 __all__ = [
     "REGIONS",
     "WEIGHT",
+    "BudgetExceededError",
     "IndividualRisk",
     "PopulationUniqueness",
     "SizeHistogram",
-    "WildcardBudgetError",
     "class_table",
     "individual_risk",
     "population_uniqueness",

@@ -14,7 +14,8 @@ equivalence relation, so this is not a group-by; it is computed on the table of 
 
 Cost: ``m^2`` hash joins for ``m`` distinct null patterns, each reading the keys of two
 patterns, about ``2 m K`` rows for ``K`` distinct keys in all (:func:`wildcard_cost`). Above
-``budget`` the function raises :class:`WildcardBudgetError` with the figure before any join.
+``budget`` the function raises :class:`~ldiv_polars.risk.budget.BudgetExceededError` with the
+figure before any join.
 
 One deliberate difference from sdcMicro 5.8.1 (``freqCalc``, ``addAllNAtoKeys = FALSE``): with
 several key variables sdcMicro does not add a record whose keys are *all* missing to the counts
@@ -36,6 +37,7 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.risk.budget import check_budget
 
 FK = "fk"
 """Sample frequency of a key: records compatible with it (itself included)."""
@@ -47,10 +49,6 @@ JOIN_OVERHEAD = 20_000
 
 DEFAULT_BUDGET = 200_000_000
 """Default bound on :func:`wildcard_cost` (a few seconds of joins on a laptop)."""
-
-
-class WildcardBudgetError(InvalidParameterError):
-    """Wildcard matching on this table would exceed the work budget."""
 
 
 _PATTERN = "__pattern"
@@ -85,7 +83,7 @@ def wildcard_counts(
     given) with two more columns: ``fk``, the records compatible with the key, and ``Fk``, their
     weight sum (``fk`` as a float when unweighted).
 
-    Raises :class:`WildcardBudgetError` when :func:`wildcard_cost` exceeds ``budget`` and
+    Raises :class:`~ldiv_polars.risk.budget.BudgetExceededError` when :func:`wildcard_cost` exceeds ``budget`` and
     :class:`InvalidParameterError` when the keys are not distinct or a key is named ``fk`` /
     ``Fk``.
     """
@@ -97,12 +95,11 @@ def wildcard_counts(
         raise InvalidParameterError("wildcard_counts needs distinct keys (a class-size table)")
     cost = wildcard_cost(table, keys)
     if cost > budget:
-        m = table.select(keys).select(pl.any_horizontal(pl.all().is_null())).sum().item()
-        raise WildcardBudgetError(
-            f"matching missing values as wildcards would cost ~{cost:,} row operations "
-            f"({table.height:,} distinct keys, {m:,} of them with missing values; budget "
-            f"{budget:,}): raise budget=, or generalize or impute the columns with nulls"
-        )
+        with_nulls = table.select(pl.any_horizontal(pl.col(keys).is_null())).to_series().sum()
+        check_budget(cost, budget,
+                     f"matching missing values as wildcards over {table.height:,} distinct keys "
+                     f"({with_nulls:,} with missing values)",
+                     "raise budget=, or generalize or impute the columns with nulls")
     w = pl.col(weight).cast(pl.Float64) if weight else pl.col(count).cast(pl.Float64)
     if table.height == 0:
         return table.with_columns(pl.col(count).cast(pl.Int64).alias(FK), w.alias(FK_POPULATION))
