@@ -19,8 +19,12 @@ from ldiv_polars.errors import (
     InvalidParameterError,
     LdivError,
     NullValuesError,
+    OutputOverwritesInputError,
+    OutputPathError,
+    OutputWriteError,
     SensitiveInQuasiIdentifierError,
     UnknownColumnError,
+    UnreadableInputError,
 )
 from ldiv_polars.models import (
     AlphaKAnonymity,
@@ -42,7 +46,7 @@ from ldiv_polars.models import (
     risk_profile,
 )
 from ldiv_polars.models.verdict import CheckResult, check, classes, violations
-from ldiv_polars.report import SUMMARY_KEYS, summary
+from ldiv_polars.table_summary import SUMMARY_KEYS, summary
 
 __version__ = "0.1.0"
 
@@ -63,6 +67,11 @@ _LAZY = {
     "anonymize": "ldiv_polars.search",
     "AnonymizationResult": "ldiv_polars.search",
     "VerificationError": "ldiv_polars.search",
+    # cell suppression and local recoding (transforms)
+    "suppress_cells": "ldiv_polars.local",
+    "generalize_and_suppress": "ldiv_polars.local",
+    "local_recode": "ldiv_polars.local",
+    "verify_release": "ldiv_polars.local",
     # partitioning anonymizers (transforms) and the minimality attack (analyses)
     "mondrian": "ldiv_polars.partition",
     "anatomy": "ldiv_polars.partition",
@@ -91,19 +100,26 @@ _LAZY = {
 }
 
 
+_LAZY_MODULES = ("duckdb",)
+"""Submodules reachable as attributes without an import of their own (``ldiv_polars.duckdb``,
+as the README writes it), imported on first use: DuckDB costs ~40 ms to import."""
+
+
 def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"ldiv_polars.{name}")  # (binds the attribute itself)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ldiv_polars' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_LAZY_MODULES])
 
 __all__ = [
     *_LAZY,
@@ -127,12 +143,16 @@ __all__ = [
     "MultiAttribute",
     "NegativePositiveDisclosureRecursive",
     "NullValuesError",
+    "OutputOverwritesInputError",
+    "OutputPathError",
+    "OutputWriteError",
     "PositiveDisclosureRecursive",
     "RecursiveCLDiversity",
     "RiskReport",
     "SensitiveInQuasiIdentifierError",
     "TCloseness",
     "UnknownColumnError",
+    "UnreadableInputError",
     "check",
     "classes",
     "evaluate_classes",

@@ -34,7 +34,14 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ldiv_polars.core.inputs import sniff_separator
+from ldiv_polars.core.inputs import (
+    check_csv_header,
+    check_input_path,
+    check_separator,
+    is_glob,
+    reads_input,
+    sniff_separator,
+)
 from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
@@ -43,7 +50,7 @@ from ldiv_polars.core.validate import (
     validate_columns,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, NullValuesError
-from ldiv_polars.report import SUMMARY_KEYS
+from ldiv_polars.table_summary import SUMMARY_KEYS
 
 __all__ = [
     "SQL_FILES",
@@ -52,6 +59,7 @@ __all__ = [
     "check",
     "install",
     "register_hierarchy",
+    "report",
     "sql_dir",
     "sql_text",
     "summary",
@@ -277,21 +285,24 @@ def _looks_like_file(data: str | Path, con: duckdb.DuckDBPyConnection | None) ->
 def _file_relation(
     con: duckdb.DuckDBPyConnection, data: str | Path, separator: str | None
 ) -> duckdb.DuckDBPyRelation:
-    path = Path(data)
+    """DuckDB's relation over a CSV or Parquet path (a file, a glob, a Parquet directory),
+    checked as the Polars side checks it (:func:`~ldiv_polars.core.inputs.check_input_path`,
+    the separator, duplicate header names)."""
     text = str(data)
-    globbed = any(ch in text for ch in "*?[")
-    if not globbed and not path.exists():
-        raise InputFormatError(f"no such file: {text!r}")
-    suffix = path.suffix.lower()
-    if suffix in _PARQUET or (path.is_dir() and not globbed):
-        target = str(path / "**" / "*.parquet") if path.is_dir() else text
+    check_separator(separator)
+    first = check_input_path(text)
+    globbed = is_glob(text)
+    suffix = Path(text).suffix.lower()
+    if suffix in _PARQUET or (first.is_dir() and not globbed):
+        target = str(Path(text) / "**" / "*.parquet") if first.is_dir() else text
         return con.read_parquet(target)
     if suffix in _CSV:
-        if separator is not None:
-            sep = separator
-        else:
-            sep = "," if globbed else sniff_separator(path, suffix)
-        return con.read_csv(text, sep=sep, header=True)
+        sep = separator or sniff_separator(first, first.suffix.lower())
+        check_csv_header(first, sep)
+        # skip=0: the sniffer may not skip leading rows to find a consistent dialect (it took
+        # a ragged file's last row for its header); a ragged file is then an error
+        return con.sql("FROM read_csv($path, sep=$sep, header=true, skip=0)",
+                       params={"path": text, "sep": sep})
     raise InputFormatError(
         f"cannot tell the format of {text!r}: use a .csv/.tsv/.txt or .parquet file"
     )
@@ -359,6 +370,7 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+@reads_input
 def summary(
     data: Any,
     qi: str | Iterable[str],
@@ -394,9 +406,14 @@ def summary(
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            cur = src.con.execute("FROM ldiv__summary_fs(?, ?)", [fs, l])
-            names = [d[0] for d in cur.description]
-            row = cur.fetchall()[0]
+            return _summary_of(src.con, fs, l)
+
+
+def _summary_of(con: duckdb.DuckDBPyConnection, fs: str, l: int) -> dict[str, object]:
+    """:func:`summary` of a materialized frequency set (the temp table ``fs``)."""
+    cur = con.execute("FROM ldiv__summary_fs(?, ?)", [fs, l])
+    names = [d[0] for d in cur.description]
+    row = cur.fetchall()[0]
     assert tuple(names) == SUMMARY_KEYS
     out: dict[str, object] = {}
     for key, v in zip(names, row):
@@ -450,6 +467,7 @@ def _result_row(key: str, row: tuple[Any, ...]) -> dict[str, object]:
     }
 
 
+@reads_input
 def check(
     data: Any,
     qi: str | Iterable[str],
@@ -480,13 +498,8 @@ def check(
     >>> [(r["model"], r["passed"], r["achieved"]) for r in check(df, "q", "s", [KAnonymity(2)])]
     [('k_anonymity', False, 1.0)]
     """
-    from ldiv_polars.models import Model
-
     check_null_policy(nulls)
-    model_list = [models] if isinstance(models, Model) else list(models)
-    for m in model_list:
-        if not isinstance(m, Model):
-            raise InvalidParameterError(f"not a privacy model: {m!r}")
+    model_list = _model_list(models)
     if len(as_names(sensitive)) > 1:
         return _check_multi(data, qi, as_names(sensitive), model_list, con=con,
                             separator=separator, nulls=nulls)
@@ -496,33 +509,82 @@ def check(
         qi_l, s_l = _validate(src, qi, s)
         if not _installed(src.con, udfs=True):
             install(src.con, udfs=True)
-        out: list[dict[str, object]] = []
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            hier_names: list[str] = []
-            # the extended frequency set (class ids, sizes, table frequencies), built once and
-            # shared by every model
-            x_name = _tmp("fsx")
-            src.con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
-            try:
-                for m, (macro, params, hierarchy) in zip(model_list, calls):
-                    args: list[Any] = [x_name, *params]
-                    if hierarchy is not None:
-                        hname = register_hierarchy(src.con, _tmp("hier"), hierarchy)
-                        hier_names.append(hname)
-                        _check_leaves(src.con, fs, hname)
-                        args.append(hname)
-                    marks = ", ".join("?" for _ in args)
-                    cur = src.con.execute(
-                        f"SELECT model, passed, achieved, failing_classes, failing_rows "
-                        f"FROM {macro}({marks})",
-                        args,
-                    )
-                    out.append(_result_row(m.key, cur.fetchall()[0]))
-            finally:
-                for hname in hier_names:
-                    src.con.unregister(hname)
-                src.con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
+            return _check_of(src.con, fs, model_list, calls)
+
+
+def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any],
+              calls: list[tuple[str, list[Any], Any]]) -> list[dict[str, object]]:
+    """:func:`check` of a materialized frequency set (the temp table ``fs``): its extended
+    form (class ids, sizes, table frequencies) is built once and shared by every model."""
+    out: list[dict[str, object]] = []
+    hier_names: list[str] = []
+    x_name = _tmp("fsx")
+    con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
+    try:
+        for m, (macro, params, hierarchy) in zip(model_list, calls):
+            args: list[Any] = [x_name, *params]
+            if hierarchy is not None:
+                hname = register_hierarchy(con, _tmp("hier"), hierarchy)
+                hier_names.append(hname)
+                _check_leaves(con, fs, hname)
+                args.append(hname)
+            marks = ", ".join("?" for _ in args)
+            cur = con.execute(
+                f"SELECT model, passed, achieved, failing_classes, failing_rows "
+                f"FROM {macro}({marks})",
+                args,
+            )
+            out.append(_result_row(m.key, cur.fetchall()[0]))
+    finally:
+        for hname in hier_names:
+            con.unregister(hname)
+        con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
     return out
+
+
+@reads_input
+def report(
+    data: Any,
+    qi: str | Iterable[str],
+    sensitive: str,
+    models: Any,
+    l: int = 2,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    separator: str | None = None,
+    nulls: NullPolicy = "error",
+) -> tuple[dict[str, object], list[dict[str, object]]]:
+    """:func:`summary` and :func:`check` (one sensitive column) from ONE pass over the rows:
+    the frequency set is built once and both read it (what ``ldiv check --engine duckdb``
+    prints). Same arguments, results and errors as the two functions.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.models import KAnonymity
+    >>> df = pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "a"]})
+    >>> stats, results = report(df, "q", "s", [KAnonymity(2)])
+    >>> stats["k"], [(r["key"], r["passed"]) for r in results]
+    (1, [('k_anonymity_2', False)])
+    """
+    l = require_int_at_least("l", l, 1)
+    check_null_policy(nulls)
+    if not isinstance(sensitive, str):
+        raise InvalidParameterError("report() takes exactly one sensitive column")
+    model_list = _model_list(models)
+    calls = [_sql_call(m) for m in model_list]
+    with _source(data, con, separator) as src:
+        qi_l, s_l = _validate(src, qi, sensitive)
+        if not _installed(src.con, udfs=True):
+            install(src.con, udfs=True)
+        with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
+            return _summary_of(src.con, fs, l), _check_of(src.con, fs, model_list, calls)
+
+
+def _model_list(models: Any) -> list[Any]:
+    """``models`` (one model or a sequence) as a list of model objects."""
+    from ldiv_polars.models.verdict import check_models
+
+    return check_models(models)
 
 
 def _multi_inner(m: Any) -> tuple[str, str, list[Any], int, bool]:

@@ -35,21 +35,24 @@ from ldiv_polars.core.inputs import (
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     TableLike,
+    input_paths,
+    reads_input,
     sniff_separator,
     to_lazyframe,
 )
+from ldiv_polars.core.output import atomic_output
 from ldiv_polars.core.validate import NullPolicy, require_real
-from ldiv_polars.errors import InputFormatError, InvalidParameterError, LdivError
+from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
-from ldiv_polars.search import grouping
-from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot, places
+from ldiv_polars.search.strategies import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
+from ldiv_polars.search.tuning import TUNING
 
 if TYPE_CHECKING:  # DuckDB is imported only when a large Parquet file is grouped by it
     from ldiv_polars.search.duckfs import DuckFrequencySet
@@ -98,13 +101,17 @@ class AnonymizationResult:
     output: pl.LazyFrame | None = field(repr=False)
     verification: Any = field(repr=False, default=None)
     _plan: _VerificationPlan | None = field(repr=False, default=None)
+    sources: tuple[str, ...] = field(repr=False, default=())
+    """The input file(s) ``output`` reads (a path given, or the scans of a LazyFrame; empty for
+    a DataFrame): :meth:`sink` refuses to write over them."""
 
     @property
     def found(self) -> bool:
         return self.levels is not None
 
     def sink(self, path: str | Path, *, verify: bool = True) -> None:
-        """Write ``output`` to ``path`` (Parquet, or CSV when ``path`` ends in ``.csv``) in one
+        """Write ``output`` to ``path`` (Parquet, or CSV when ``path`` ends in ``.csv``, ``.tsv``
+        with tabs) in one
         streaming pass. With ``verify``, the checker re-verifies the retained rows (the check
         ``anonymize(verify=True)`` makes): on inputs of up to ``FUSED_VERIFY_MAX_ROWS`` rows
         their frequency set is built by the same pass as the write, on larger ones by a second
@@ -125,28 +132,19 @@ class AnonymizationResult:
         """
         if self.output is None:
             raise InvalidParameterError("no node satisfies the requirements: nothing to write")
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix in PARQUET_SUFFIXES:
-            write = self.output.sink_parquet(path, lazy=True)
-        elif suffix == ".csv":
-            write = self.output.sink_csv(path, lazy=True)
-        else:
-            raise InputFormatError(f"output must end in .parquet or .csv, got {str(path)!r}")
-        if not verify or self._plan is None:
-            write.collect(engine=STREAMING)
-            return
-        if self.rows <= FUSED_VERIFY_MAX_ROWS:
-            _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
-        else:
-            write.collect(engine=STREAMING)
-            fs = self._plan.fs.materialize()
-        try:
-            self.verification = self._plan.verify(fs)
-        except VerificationError:
-            path.unlink(missing_ok=True)
-            raise
-
+        expected = self.rows - (self.suppressed_rows if self.suppression_mode == "drop" else 0)
+        with atomic_output(path, inputs=self.sources) as out:
+            write = out.sink(self.output)
+            if not verify or self._plan is None:
+                write.collect(engine=STREAMING)
+            else:
+                if self.rows <= FUSED_VERIFY_MAX_ROWS:
+                    _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
+                else:
+                    write.collect(engine=STREAMING)
+                    fs = self._plan.fs.materialize()
+                self.verification = self._plan.verify(fs)
+            out.check_rows(expected)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (the keys of ``ldiv anonymize --json``)."""
@@ -223,6 +221,7 @@ def prepare_hierarchies(
     return {q: as_hierarchy(hierarchies[q], name=q, separator=separator) for q in qi}
 
 
+@reads_input
 def anonymize(
     data: TableLike,
     qi: str | Iterable[str],
@@ -265,6 +264,7 @@ def anonymize(
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     require_real("suppression", suppression, low=0.0, high=1.0)
+    sources = input_paths(data)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
     models = check_models(models, fs.sensitive, required_by="anonymize()")
@@ -279,7 +279,7 @@ def anonymize(
     qi_only = metric != "kl" and not any(m.needs_sensitive for m in models)
     duck = _duck_frequency_set(data, fs, hs)
     try:
-        return _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
+        result = _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
                           metric=metric, suppression_mode=suppression_mode, strategy=strategy,
                           verify=verify, nulls=nulls, progress=progress,
                           # an in-memory table is grouped by the in-memory engine (a lower
@@ -288,6 +288,8 @@ def anonymize(
     finally:
         if duck is not None:
             duck.close()
+    result.sources = sources
+    return result
 
 
 def _anonymize(
@@ -318,7 +320,7 @@ def _anonymize(
             fs = fs.materialize()
             for m in models:
                 m.validate(fs)
-            efs = EncodedFrequencySet(fs, hs)
+            efs = EncodedFrequencySet.from_frame(fs, hs)
         search_efs = efs.without_sensitive() if qi_only else efs
     # the string-keyed frequency set is no longer needed: drop it before the search
     del fs
@@ -537,7 +539,7 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     does)."""
     keys, n = duck.qi_frequency_set()
     duck.disconnect()  # DuckDB's buffers are not needed during the search
-    efs = EncodedFrequencySet(_qi_only_columns(fs, models), hs, arrays=(keys, n))
+    efs = EncodedFrequencySet.from_keys(_qi_only_columns(fs, models), hs, keys, n)
     efs.known_raw_counts = duck.raw_counts  # counted by DuckDB's pass over the values
     efs.rollups = 1 if duck.sensitive else 0
     return efs
@@ -545,7 +547,7 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
 
 def _qi_only_columns(fs: FrequencySet, models: Sequence[Model]) -> FrequencySet:
     """An empty QI-only frequency set naming ``fs``'s QI columns (the ``fs`` argument of an
-    :class:`EncodedFrequencySet` built from ``arrays=``), the models validated on it (QI-only
+    :class:`EncodedFrequencySet` built from arrays), the models validated on it (QI-only
     models: there are no values to check)."""
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
                        .lazy(), fs.qi, ())
@@ -572,7 +574,7 @@ def _duck_cells(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hiera
         m.validate(check)
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}
                                     | {COUNT: pl.Int64}).lazy(), fs.qi, fs.sensitive)
-    efs = EncodedFrequencySet(enc, hs, arrays=(codes, n), sensitive_ids=(sid, table))
+    efs = EncodedFrequencySet.from_codes(enc, hs, codes, n, sensitive_ids=(sid, table))
     efs.known_raw_counts = duck.raw_counts
     return efs
 
@@ -611,7 +613,7 @@ def _keyed_frequency_set(
     mixed-radix number of the QIs' raw-value indices (``codes``; first QI most significant,
     each QI's radix the number of its raw values): one key column is grouped faster than
     one column per QI, and the keys become the search's base as they are (see
-    :class:`EncodedFrequencySet`, ``arrays=``). ``None`` when a QI value is null or not a
+    :meth:`EncodedFrequencySet.from_keys`). ``None`` when a QI value is null or not a
     raw value of its hierarchy (its key is null)."""
     key: pl.Expr | None = None
     for c, m in zip(codes, places(cards)):
@@ -620,7 +622,7 @@ def _keyed_frequency_set(
     assert key is not None
     df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
           .collect(engine=engine))
-    if df.height >= grouping.ORDERED_SORT_MIN_ROWS:
+    if df.height >= TUNING.ordered_sort_min_rows:
         # in key order: the roll-ups that sort their keys merge runs (1M-row sample: the
         # first level's pins 5.5-16.5 -> 2-3.5 ms each); below, no roll-up would (and the
         # sort costs 1.4 ms on Adult's 30K rows)
@@ -628,9 +630,9 @@ def _keyed_frequency_set(
     keys = df.get_column(_KEY)
     if keys.null_count():
         return None
-    arrays = (keys.to_numpy().astype(np.int64, copy=False),
-              df.get_column(COUNT).to_numpy().astype(np.int64, copy=False))
-    return EncodedFrequencySet(_qi_only_columns(fs, models), hs, arrays=arrays)
+    return EncodedFrequencySet.from_keys(
+        _qi_only_columns(fs, models), hs, keys.to_numpy().astype(np.int64, copy=False),
+        df.get_column(COUNT).to_numpy().astype(np.int64, copy=False))
 
 
 _KEY = "__ldiv_key"
@@ -668,7 +670,7 @@ def _encoded_frequency_set(
         return None
     for m in models:
         m.validate(enc)
-    return EncodedFrequencySet(enc, hs, encoded=True)
+    return EncodedFrequencySet.from_encoded_frame(enc, hs)
 
 
 MASK = "*"
