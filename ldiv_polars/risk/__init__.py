@@ -19,6 +19,7 @@ from ldiv_polars.risk.population import (
     PopulationUniqueness,
     population_uniqueness,
 )
+from ldiv_polars.risk.suda import Suda, suda2
 from ldiv_polars.risk.tables import WEIGHT, SizeHistogram, class_table
 from ldiv_polars.risk.wildcard import wildcard_counts
 
@@ -29,8 +30,10 @@ __all__ = [
     "IndividualRisk",
     "PopulationUniqueness",
     "SizeHistogram",
+    "Suda",
     "class_table",
     "individual_risk",
     "population_uniqueness",
+    "suda2",
     "wildcard_counts",
 ]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from ldiv_polars.errors import InvalidParameterError
 
+DEFAULT_BUDGET = 200_000_000
+"""Default work bound, in row operations (a few seconds on a laptop)."""
+
 
 class BudgetExceededError(InvalidParameterError):
     """A risk computation on this table would exceed its work budget; the message gives the

@@ -37,7 +37,7 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.risk.budget import check_budget
+from ldiv_polars.risk.budget import DEFAULT_BUDGET, check_budget
 
 FK = "fk"
 """Sample frequency of a key: records compatible with it (itself included)."""
@@ -46,9 +46,6 @@ FK_POPULATION = "Fk"
 
 JOIN_OVERHEAD = 20_000
 """Fixed cost of one join, in rows, for :func:`wildcard_cost`."""
-
-DEFAULT_BUDGET = 200_000_000
-"""Default bound on :func:`wildcard_cost` (a few seconds of joins on a laptop)."""
 
 
 _PATTERN = "__pattern"
