@@ -15,6 +15,10 @@
  *   adult <name> <qi,qi,...> <population>      estimates over Adult's classes for these QIs
  *   hist  <name> <size:count,size:count,...> <population>
  *                                              estimates over a given class-size histogram
+ *   attributes <name> <qi,qi,...>              one line per combination of these QIs: ARX's
+ *                                              alpha-distinction and alpha-separation
+ *                                              (RiskModelAttributes), recorded in
+ *                                              tests/data/arx_attribute_risks.jsonl
  *
  * <population> is a number of people, a region of ARXPopulationModel.Region (e.g. USA), or
  * f=<fraction> for a population of round(n / fraction) (ARXPopulationModel.create(n, f)).
@@ -34,6 +38,7 @@ import org.deidentifier.arx.ARXPopulationModel;
 import org.deidentifier.arx.ARXSolverConfiguration;
 import org.deidentifier.arx.AttributeType;
 import org.deidentifier.arx.Data;
+import org.deidentifier.arx.risk.RiskModelAttributes;
 import org.deidentifier.arx.risk.RiskModelHistogram;
 import org.deidentifier.arx.risk.RiskModelPopulationUniqueness;
 import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquenessModel;
@@ -52,6 +57,10 @@ public class ArxRisk {
             String[] p = line.split("\\s+");
             RiskModelHistogram histogram;
             String qis = null, hist = null;
+            if (p[0].equals("attributes")) {
+                attributes(adult, p[1], p[2]);
+                continue;
+            }
             if (p[0].equals("adult")) {
                 qis = p[2];
                 histogram = adultHistogram(adult, qis);
@@ -85,7 +94,26 @@ public class ArxRisk {
         }
     }
 
+    /** One line per QI combination: ARX's alpha-distinction and alpha-separation. */
+    static void attributes(String file, String name, String qis) throws Exception {
+        RiskModelAttributes risks = adultHandle(file, qis)
+                .getRiskEstimator(ARXPopulationModel.create(ARXPopulationModel.Region.USA))
+                .getAttributeRisks();
+        for (RiskModelAttributes.QuasiIdentifierRisk r : risks.getAttributeRisks()) {
+            System.out.println("{" + str("name", name) + ", " + str("qi", qis) + ", "
+                    + str("attributes", String.join(",", r.getIdentifier())) + ", "
+                    + num("distinction", r.getDistinction()) + ", "
+                    + num("separation", r.getSeparation()) + "}");
+        }
+    }
+
     static RiskModelHistogram adultHistogram(String file, String qis) throws Exception {
+        return adultHandle(file, qis)
+                .getRiskEstimator(ARXPopulationModel.create(ARXPopulationModel.Region.USA))
+                .getEquivalenceClassModel();
+    }
+
+    static org.deidentifier.arx.DataHandle adultHandle(String file, String qis) throws Exception {
         Data data = Data.create(file, StandardCharsets.UTF_8, ';');
         Set<String> qi = new HashSet<>();
         for (String q : qis.split(",")) qi.add(q);
@@ -96,8 +124,7 @@ public class ArxRisk {
         if (!data.getDefinition().getQuasiIdentifyingAttributes().equals(qi)) {
             throw new IllegalArgumentException("unknown QI in " + qis);
         }
-        return data.getHandle().getRiskEstimator(ARXPopulationModel.create(ARXPopulationModel.Region.USA))
-                     .getEquivalenceClassModel();
+        return data.getHandle();
     }
 
     static String[] header(String file) throws Exception {

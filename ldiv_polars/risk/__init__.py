@@ -6,12 +6,14 @@ group-by.
 - :func:`individual_risk`: sampling weights, Benedetti-Franconi individual risk, global risk
   and the records above a risk threshold (sdcMicro's ``freqCalc`` / ``indivRisk`` /
   ``measure_risk``), optionally with missing values as wildcards (:func:`wildcard_counts`);
-- :func:`suda2`: minimal sample uniques, SUDA and DIS scores, attribute contributions.
+- :func:`suda2`: minimal sample uniques, SUDA and DIS scores, attribute contributions;
+- :func:`attribute_risks`: distinction, separation and uniques of every QI combination (ARX).
 
 This package imports nothing from models/, search/ or cli/: the models can build on it.
 Definitions, citations and costs: docs/risk.md.
 """
 
+from ldiv_polars.risk.attributes import attribute_risks
 from ldiv_polars.risk.budget import BudgetExceededError
 from ldiv_polars.risk.individual import IndividualRisk, individual_risk
 from ldiv_polars.risk.population import (
@@ -31,6 +33,7 @@ __all__ = [
     "PopulationUniqueness",
     "SizeHistogram",
     "Suda",
+    "attribute_risks",
     "class_table",
     "individual_risk",
     "population_uniqueness",
