@@ -94,6 +94,11 @@ _LAZY = {
     "JointDistribution": "ldiv_polars.linkage",
     "plan_mechanism": "ldiv_polars.linkage",
     "CompositionLedger": "ldiv_polars.linkage",
+    # disclosure-risk statistics (numpy/scipy over small tables)
+    "population_uniqueness": "ldiv_polars.risk",
+    "individual_risk": "ldiv_polars.risk",
+    "suda2": "ldiv_polars.risk",
+    "attribute_risks": "ldiv_polars.risk",
     # datasets
     "synthesize": "ldiv_polars.datasets",
     "write_synthetic": "ldiv_polars.datasets",

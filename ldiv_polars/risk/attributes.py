@@ -34,7 +34,7 @@ from ldiv_polars.core.inputs import TableLike
 from ldiv_polars.core.validate import require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.risk.budget import DEFAULT_BUDGET, check_budget
-from ldiv_polars.risk.tables import class_table
+from ldiv_polars.risk.tables import class_size_table
 
 SCHEMA = {
     "attributes": pl.String,
@@ -63,8 +63,8 @@ def _figures(sizes: pl.Series, records: int) -> tuple[int, float, float, int]:
 
 
 def attribute_risks(
-    data: TableLike,
-    qi: str | Iterable[str],
+    data: TableLike | pl.DataFrame,
+    qi: str | Iterable[str] | None = None,
     *,
     max_size: int | None = None,
     nulls: str = "error",
@@ -75,13 +75,15 @@ def attribute_risks(
     ``distinction``, ``separation``, ``uniques``, ``unique_share``; ranked from the most
     identifying (highest ``unique_share``, then ``separation``, then the smaller combination).
 
-    ``nulls`` as in :func:`~ldiv_polars.risk.tables.class_table` (``"error"`` or ``"value"``).
+    With ``qi``, ``data`` holds rows (one engine group-by builds the distinct keys; ``nulls`` as
+    in :func:`~ldiv_polars.risk.tables.class_table`, ``"error"`` or ``"value"``); without,
+    ``data`` is a class-size table (column ``n``; every other column is a QI).
     Raises :class:`InvalidParameterError` for bad parameters and
     :class:`~ldiv_polars.risk.budget.BudgetExceededError` over ``budget``.
     """
     if nulls not in ("error", "value"):
         raise InvalidParameterError(f"nulls must be 'error' or 'value', got {nulls!r}")
-    keys_table = class_table(data, qi, nulls=nulls)  # type: ignore[arg-type]
+    keys_table = class_size_table(data, qi, nulls, "attribute_risks")
     names = [c for c in keys_table.columns if c != COUNT]
     m = len(names)
     max_size = m if max_size is None else min(require_int_at_least("max_size", max_size, 1), m)

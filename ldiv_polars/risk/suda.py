@@ -40,10 +40,10 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.core.inputs import TableLike
-from ldiv_polars.core.validate import raise_on_nulls, require_int_at_least, require_real
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
+from ldiv_polars.core.validate import require_int_at_least, require_real
+from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.risk.budget import DEFAULT_BUDGET, check_budget
-from ldiv_polars.risk.tables import class_table
+from ldiv_polars.risk.tables import class_size_table
 
 SCORE = "score"
 DIS_SCORE = "dis_score"
@@ -178,14 +178,7 @@ def suda2(
         raise InvalidParameterError(f"suda2: nulls must be 'error' or 'value', got {nulls!r}")
     dis_fraction = require_real("dis_fraction", dis_fraction, low=0.0, high=1.0,
                                 low_open=True, high_open=True)
-    if qi is not None:
-        keys_table = class_table(table, qi, nulls=nulls)  # type: ignore[arg-type]
-    elif isinstance(table, pl.DataFrame) and COUNT in table.columns:
-        keys_table = table
-        if nulls == "error":
-            raise_on_nulls(table, [c for c in table.columns if c != COUNT], COUNT)
-    else:
-        raise InputFormatError(f"without qi, suda2 reads a class-size table (column {COUNT!r})")
+    keys_table = class_size_table(table, qi, nulls, "suda2")
     keys = [c for c in keys_table.columns if c != COUNT]
     m = len(keys)
     if m == 0:

@@ -103,6 +103,20 @@ def class_table(
     return table.drop("__bad")
 
 
+def class_size_table(data: TableLike | pl.DataFrame, qi: str | Iterable[str] | None,
+                     nulls: str, caller: str) -> pl.DataFrame:
+    """The distinct keys ``(qi..., n)``: built from rows by :func:`class_table` when ``qi`` is
+    given, else ``data`` itself, which must then be a class-size table (every column but ``n``
+    is a key; nulls checked per ``nulls``, ``"error"`` or ``"value"``)."""
+    if qi is not None:
+        return class_table(data, qi, nulls=nulls)  # type: ignore[arg-type]
+    if not isinstance(data, pl.DataFrame) or COUNT not in data.columns:
+        raise InputFormatError(f"without qi, {caller} reads a class-size table (column {COUNT!r})")
+    if nulls == "error":
+        raise_on_nulls(data, [c for c in data.columns if c != COUNT], COUNT)
+    return data
+
+
 @dataclass(frozen=True)
 class SizeHistogram:
     """Frequency of frequencies: ``classes[i]`` classes have ``sizes[i]`` records (sizes
