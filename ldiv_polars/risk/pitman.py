@@ -114,7 +114,10 @@ def _roots(h: SizeHistogram):
     def solve(to_params, x0: np.ndarray) -> tuple[float, float] | None:
         def fun(x: np.ndarray) -> np.ndarray:
             t, a = to_params(x)
-            return score(t, a)[0] if _admissible(t, a, h) else penalty
+            if not _admissible(t, a, h):
+                return penalty
+            g, size = score(t, a)
+            return g / size  # each equation relative to its terms: they differ by 1e4 and more
 
         with np.errstate(all="ignore"):
             sol = optimize.root(fun, x0, method="hybr", options={"xtol": 1e-13})
