@@ -97,6 +97,11 @@ _LAZY = {
     "CompositionLedger": "ldiv_polars.linkage",
     # the HTML report (interfaces)
     "report": "ldiv_polars.reporting",
+    # disclosure-risk statistics (numpy/scipy over small tables)
+    "population_uniqueness": "ldiv_polars.risk",
+    "individual_risk": "ldiv_polars.risk",
+    "suda2": "ldiv_polars.risk",
+    "attribute_risks": "ldiv_polars.risk",
     # datasets
     "synthesize": "ldiv_polars.datasets",
     "write_synthetic": "ldiv_polars.datasets",

@@ -143,12 +143,45 @@ def _adjusted_entropy_udf(phi: pa.Array, p: pa.Array) -> pa.Array:
     return pa.array(out, mask=mask)
 
 
+POPULATION_UNIQUENESS_FIELDS = {
+    "model": "VARCHAR", "used": "VARCHAR", "fraction": "DOUBLE", "uniques": "DOUBLE",
+    "population_size": "BIGINT", "sample_size": "BIGINT", "sampling_fraction": "DOUBLE",
+    "classes": "BIGINT", "sample_uniques": "BIGINT", "reason": "VARCHAR",
+}
+"""The fields of ``ldiv_population_uniqueness`` (those of
+:class:`ldiv_polars.risk.PopulationUniqueness` but the per-model details)."""
+
+
+def _population_uniqueness_udf(sizes: list[int], classes: list[int], population: str,
+                               model: str) -> dict[str, object]:
+    """Native UDF: :func:`ldiv_polars.risk.population_uniqueness` on one frequency of
+    frequencies (``population`` a number or a region name)."""
+    from ldiv_polars.risk import population_uniqueness
+
+    text = population.strip().replace("_", "")
+    pop: int | str = int(text) if text.isdigit() else population
+    result = population_uniqueness(dict(zip(sizes, classes)), population_size=pop,
+                                   model=model)  # type: ignore[arg-type]
+    out = result.to_dict()
+    return {k: out[k] for k in POPULATION_UNIQUENESS_FIELDS}
+
+
 def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     dbl_list = duckdb.list_type(duckdb.sqltypes.DOUBLE)
-    try:
-        con.remove_function("ldiv_adjusted_entropy")
-    except Exception:  # noqa: BLE001 - not registered yet on this connection
-        pass
+    big_list = duckdb.list_type(duckdb.sqltypes.BIGINT)
+    for name in ("ldiv_adjusted_entropy", "ldiv_population_uniqueness_of"):
+        try:
+            con.remove_function(name)
+        except Exception:  # noqa: BLE001 - not registered yet on this connection
+            pass
+    con.create_function(
+        "ldiv_population_uniqueness_of",
+        _population_uniqueness_udf,
+        [big_list, big_list, duckdb.sqltypes.VARCHAR, duckdb.sqltypes.VARCHAR],
+        duckdb.struct_type(POPULATION_UNIQUENESS_FIELDS),  # type: ignore[arg-type]
+        type="native",
+        side_effects=False,
+    )
     con.create_function(
         "ldiv_adjusted_entropy",
         _adjusted_entropy_udf,

@@ -76,10 +76,13 @@ class _LdivFrame:
     def risk(
         self, qi: str | Iterable[str], *, population: pl.LazyFrame | pl.DataFrame | None = None,
         threshold: float | None = None, nulls: NullPolicy = "error",
+        population_size: int | str | None = None, weight: str | None = None,
+        model: str = "dankar",
     ) -> RiskReport:
         """Re-identification risk; see :func:`ldiv_polars.risk_profile`."""
         return risk_profile(self._frame, qi, population=population, threshold=threshold,
-                            nulls=nulls)
+                            nulls=nulls, population_size=population_size, weight=weight,
+                            model=model)
 
     # -- transforms (imported on first use) ---------------------------------------------------
 

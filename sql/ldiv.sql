@@ -634,3 +634,45 @@ CREATE OR REPLACE MACRO ldiv_top_code(x, cap) AS CASE WHEN x > cap THEN cap ELSE
 CREATE OR REPLACE MACRO ldiv_bottom_code(x, floor_) AS CASE WHEN x < floor_ THEN floor_ ELSE x END;
 CREATE OR REPLACE MACRO ldiv_top_bottom_code(x, floor_, cap) AS
     CASE WHEN x < floor_ THEN floor_ WHEN x > cap THEN cap ELSE x END;
+
+-- ---------------------------------------------------------------------------------------------
+-- Disclosure risk with sampling weights (sdcMicro's freqCalc / indivRisk / measure_risk; the
+-- definitions are ldiv_polars.risk.individual's, docs/risk.md section 2). Nulls in a QI are a
+-- value of their own (GROUP BY), as nulls="value".
+-- ---------------------------------------------------------------------------------------------
+
+-- Benedetti-Franconi individual risk E[1/F | fk], p = fk/Fk, sdcMicro's approximation
+-- (method "approx"): 1/fk when fk >= Fk (the class is the whole population).
+CREATE OR REPLACE MACRO ldiv_benedetti_franconi(fk, big_fk) AS
+    CASE WHEN fk::DOUBLE / big_fk >= 1.0 THEN 1.0 / fk
+         WHEN fk = 1 THEN (fk::DOUBLE / big_fk) / (1.0 - fk::DOUBLE / big_fk)
+                          * -ln(fk::DOUBLE / big_fk)
+         WHEN fk = 2 THEN (fk::DOUBLE / big_fk) / (1.0 - fk::DOUBLE / big_fk)
+                          - pow((fk::DOUBLE / big_fk) / (1.0 - fk::DOUBLE / big_fk), 2)
+                            * -ln(fk::DOUBLE / big_fk)
+         ELSE (fk::DOUBLE / big_fk) / (fk - (1.0 - fk::DOUBLE / big_fk)) END;
+
+-- One row per class: QI columns, fk (sample records), weight_sum (F_k, the sum of the weights
+-- in column w; DuckDB's names are case-insensitive, so not "Fk"), risk. Weights must be finite and positive: a NULL, non-positive or non-finite one raises.
+CREATE OR REPLACE MACRO ldiv_individual_risk(tbl, qi, w) AS TABLE
+    SELECT * EXCLUDE ("ldiv__bad"), ldiv_benedetti_franconi(fk, weight_sum) AS risk
+    FROM (SELECT COLUMNS(lambda c: list_contains(qi, c)), count(*)::BIGINT AS fk,
+                 sum("ldiv__w")::DOUBLE AS weight_sum,
+                 count(*) FILTER (WHERE "ldiv__w" IS NULL OR "ldiv__w" <= 0
+                                  OR NOT isfinite("ldiv__w"::DOUBLE)) AS "ldiv__bad"
+          FROM (SELECT COLUMNS(lambda c: list_contains(qi, c)),
+                       COLUMNS(lambda c: c = w) AS "ldiv__w"
+                FROM query_table(tbl))
+          GROUP BY ALL)
+    WHERE CASE WHEN "ldiv__bad" > 0
+               THEN error('weight column ' || w || ' holds null or non-positive values')
+               ELSE true END;
+
+-- One row: records, classes, expected_reidentifications (sum of the records' risks),
+-- global_risk (their share), max_risk, sample_uniques (records with fk = 1).
+CREATE OR REPLACE MACRO ldiv_global_risk(tbl, qi, w) AS TABLE
+    SELECT sum(fk)::BIGINT AS records, count(*)::BIGINT AS classes,
+           sum(fk * risk) AS expected_reidentifications,
+           sum(fk * risk) / sum(fk) AS global_risk, max(risk) AS max_risk,
+           coalesce(sum(fk) FILTER (WHERE fk = 1), 0)::BIGINT AS sample_uniques
+    FROM ldiv_individual_risk(tbl, qi, w);

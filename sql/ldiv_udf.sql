@@ -36,3 +36,20 @@ CREATE OR REPLACE MACRO ldiv__entropy_l_dont_care_fs(f, l, dont_care) AS TABLE
 CREATE OR REPLACE MACRO ldiv_entropy_l_dont_care(tbl, qi, s, l, dont_care) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
     FROM ldiv__entropy_l_dont_care_fs('ldiv__f', l, dont_care);
+
+-- Population uniqueness (ldiv_polars.risk.population_uniqueness, docs/risk.md section 1): the
+-- frequency of frequencies is built here, in SQL; the estimators' final arithmetic (root
+-- finding with scipy) is the Python UDF
+--   ldiv_population_uniqueness_of(sizes BIGINT[], classes BIGINT[], population VARCHAR,
+--                                 model VARCHAR) -> STRUCT(...)
+-- population: a number of people or a region name (usa, uk, ...); model: dankar, pitman,
+-- zayatz or snb. One row: model, used, fraction (NULL with a reason when no model applies),
+-- uniques, population_size, sample_size, sampling_fraction, classes, sample_uniques, reason.
+CREATE OR REPLACE MACRO ldiv_population_uniqueness(tbl, qi, population, model := 'dankar')
+    AS TABLE
+    WITH h AS (SELECT size, count(*)::BIGINT AS classes FROM ldiv__sizes(tbl, qi) GROUP BY size)
+    SELECT unnest(ldiv_population_uniqueness_of(
+               coalesce(list(size::BIGINT ORDER BY size), []::BIGINT[]),
+               coalesce(list(classes ORDER BY size), []::BIGINT[]),
+               CAST(population AS VARCHAR), model))
+    FROM h;

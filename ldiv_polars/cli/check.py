@@ -22,6 +22,7 @@ from ldiv_polars.cli._models import (
     build_models,
     model_option,
 )
+from ldiv_polars.cli.risk import POPULATION_LABELS
 from ldiv_polars.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -36,11 +37,14 @@ EMPTY_NOTE = "the table is empty (a header and no rows): every model holds vacuo
 
 def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Model], *,
                 l: int = 2, engine: str = "polars", separator: str | None = None,
-                nulls: str = "error") -> tuple[dict[str, object], list[dict[str, object]]]:
+                nulls: str = "error", population: int | str | None = None
+                ) -> tuple[dict[str, object], list[dict[str, object]]]:
     """The summary of ``data`` (:data:`~ldiv_polars.SUMMARY_KEYS`) and one verdict per model
     (``key``, ``model``, ``params``, ``passed``, ``achieved``, ``failing_classes``,
     ``failing_rows``), both from one frequency set built by one pass over the rows, in the
-    Polars engine or DuckDB's."""
+    Polars engine or DuckDB's. With ``population`` (a size or a region), the summary also has
+    the population figures (:data:`~ldiv_polars.models.risk.POPULATION_KEYS`), rolled up from
+    the same frequency set (with DuckDB: from a second pass, by Polars)."""
     from ldiv_polars.models.base import ModelResult
 
     if engine == "duckdb":
@@ -65,7 +69,31 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
             fs = fs.materialize()
         stats = frequency_set_summary(fs, l)
         results = check_frequency_set(fs, models).models
+    if population is not None:
+        stats |= _population_summary(data, qi, fs if engine != "duckdb" else None, population,
+                                     separator, nulls)
     return stats, [{"key": m.key, **m.to_dict()} for m in results]
+
+
+def _population_summary(data: TableLike, qi: list[str], fs: object, population: int | str,
+                        separator: str | None, nulls: str) -> dict[str, object]:
+    """The population figures from the frequency set ``fs`` rolled up to class sizes, or, when
+    ``fs`` is None (DuckDB), from a class-size table built by Polars."""
+    import polars as pl
+
+    from ldiv_polars.core.frequency import COUNT
+    from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
+    from ldiv_polars.models.risk import population_figures
+    from ldiv_polars.risk.tables import class_table
+
+    if fs is not None:
+        frame = fs.frame  # type: ignore[attr-defined]
+        sizes = frame.lazy().group_by(list(fs.qi)).agg(pl.col(COUNT).sum()).collect()  # type: ignore[attr-defined]
+    else:
+        with translate_input_errors(data):
+            sizes = class_table(to_lazyframe(data, separator=separator), qi,
+                                nulls=nulls)  # type: ignore[arg-type]
+    return population_figures(sizes, population)
 
 
 def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> str:
@@ -109,10 +137,16 @@ def register(app: typer.Typer) -> None:
             "--nulls", help="error, or value: null is a value")] = "error",
         as_json: Annotated[bool, typer.Option(
             "--json", help="print the summary and the verdicts as JSON")] = False,
+        population: Annotated[str | None, typer.Option(
+            "--population", help="population size or region (usa, uk, ...): adds the "
+            "estimated share of population uniques (Dankar et al.'s rule)")] = None,
     ) -> None:
         """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta and risk, with a
         verdict per requested model. Exit 1 when a requested model fails."""
+        from ldiv_polars.cli.risk import parse_population
+
         qi_cols = split_columns(qi, "--qi")
+        pop = parse_population(population)
         if engine not in ENGINES:
             raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
         req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
@@ -121,7 +155,8 @@ def register(app: typer.Typer) -> None:
         with Stages("check") as say:
             say(f"reading {path.name} ({engine})")
             stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
-                                          engine=engine, separator=separator, nulls=nulls)
+                                          engine=engine, separator=separator, nulls=nulls,
+                                          population=pop)
         passed = all(v["passed"] for v in verdicts)
         if as_json:
             echo_json({**stats, "passed": passed, "models": verdicts})
@@ -150,6 +185,9 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
     table.add_column("value", justify="right")
     for key in SUMMARY_KEYS:
         table.add_row(SUMMARY_LABELS[key], _shown(stats[key]))
+    for key, label in POPULATION_LABELS.items():
+        if stats.get(key) is not None:
+            table.add_row(label, _shown(stats[key]))
     console.print(table)
     if stats["rows"] == 0:
         console.print(f"[yellow]note[/yellow]: {EMPTY_NOTE}")

@@ -8,7 +8,14 @@ population table is given, F_j the size of the matching population class:
 - marketer: expected share of records re-identified by matching everybody: ``J/n`` against the
   sample itself, ``(1/n) sum_j f_j/F_j`` against the population;
 - sample uniques: rows in classes of size 1; records at risk: share of rows whose prosecutor risk
-  exceeds a threshold.
+  exceeds a threshold;
+- with ``population_size``: the estimated share of population-unique records (Pitman, Zayatz,
+  SNB or Dankar et al.'s rule, :func:`ldiv_polars.risk.population_uniqueness`);
+- with ``weight`` (sampling weights): sdcMicro's individual risk, its maximum, the expected
+  number of re-identifications and their share (:func:`ldiv_polars.risk.individual_risk`).
+
+The statistics themselves live in :mod:`ldiv_polars.risk`; this function gathers them from one
+class-size table built by one pass over the rows.
 
 >>> import polars as pl
 >>> r = risk_profile(pl.DataFrame({"q": [1, 1, 2]}), ["q"])
@@ -41,6 +48,15 @@ class RiskReport:
     threshold: float | None
     journalist_max: float | None = None
     journalist_avg: float | None = None
+    population_size: int | None = None
+    population_model: str | None = None
+    population_uniques: float | None = None
+    population_unique_share: float | None = None
+    population_reason: str | None = None
+    weight: str | None = None
+    individual_risk_max: float | None = None
+    expected_reidentifications: float | None = None
+    global_risk: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         """Every field as a JSON-ready dict."""
@@ -61,40 +77,33 @@ def risk_profile(
     population: TableLike | None = None,
     threshold: float | None = None,
     nulls: NullPolicy = "error",
+    population_size: int | str | None = None,
+    weight: str | None = None,
+    model: str = "dankar",
 ) -> RiskReport:
-    """Prosecutor, journalist (with ``population``) and marketer risk, sample uniques and the
-    share of records whose prosecutor risk exceeds ``threshold``."""
+    """Prosecutor, journalist (with ``population``, a table of the population's rows) and
+    marketer risk, sample uniques and the share of records whose prosecutor risk exceeds
+    ``threshold``; with ``population_size`` (a number or a region of
+    :data:`ldiv_polars.risk.REGIONS`) the estimated share of population uniques by ``model``;
+    with ``weight`` (a column of sampling weights) sdcMicro's individual and global risk.
+
+    Raises :class:`InvalidParameterError` for bad parameters (see also
+    :func:`ldiv_polars.risk.population_uniqueness` and :func:`ldiv_polars.risk.individual_risk`).
+    """
+    from ldiv_polars.risk.tables import WEIGHT, class_table
+
     if threshold is not None:
         threshold = require_real("threshold", threshold, low=0.0, high=1.0)
-    fs = FrequencySet.build(data, qi, None, nulls=nulls)
-    sizes = fs.frame.collect(engine="streaming")
-    f = pl.col(COUNT)
-    agg = [
-        f.sum().alias("rows"),
-        pl.len().alias("classes"),
-        f.min().alias("kmin"),
-        f.filter(f == 1).sum().alias("uniq"),
-    ]
-    if threshold is not None:
-        agg.append(f.filter((1.0 / f) > threshold).sum().alias("risky"))
-    row = sizes.select(agg).row(0, named=True)
-    rows, classes = int(row["rows"] or 0), int(row["classes"])
-    empty = rows == 0
-    report = dict(
-        rows=rows,
-        classes=classes,
-        prosecutor_max=None if empty else 1.0 / row["kmin"],
-        prosecutor_avg=None if empty else classes / rows,
-        marketer=None if empty else classes / rows,
-        sample_uniques=int(row["uniq"] or 0),
-        records_at_risk=None if (empty or threshold is None) else int(row["risky"] or 0) / rows,
-        threshold=threshold,
-    )
+    sizes = class_table(data, qi, weight=weight, nulls=nulls)
+    qi_t = [c for c in sizes.columns if c not in (COUNT, WEIGHT)]
+    report = profile_classes(sizes, threshold=threshold, population_size=population_size,
+                             model=model, weight=weight)
     if population is not None:
+        f = pl.col(COUNT)
         pop = to_lazyframe(population)
-        validate_columns(pop, fs.qi, None, require_sensitive=False)
-        pop_sizes = pop.group_by(list(fs.qi)).agg(pl.len().cast(pl.Int64).alias("__F"))
-        joined = sizes.lazy().join(pop_sizes, on=list(fs.qi), how="left", nulls_equal=True)
+        validate_columns(pop, qi_t, None, require_sensitive=False)
+        pop_sizes = pop.group_by(qi_t).agg(pl.len().cast(pl.Int64).alias("__F"))
+        joined = sizes.lazy().join(pop_sizes, on=qi_t, how="left", nulls_equal=True)
         stats = joined.select(
             pl.col("__F").is_null().sum().alias("missing"),
             (pl.col("__F") < f).sum().alias("smaller"),
@@ -110,8 +119,71 @@ def risk_profile(
                 f"{stats['smaller']} population class(es) are smaller than the sample class: "
                 "the sample must be drawn from the population"
             )
-        if not empty:
+        if report["rows"]:
             report["journalist_max"] = 1.0 / stats["Fmin"]
-            report["journalist_avg"] = stats["ratio"] / rows
-            report["marketer"] = stats["ratio"] / rows
+            report["journalist_avg"] = stats["ratio"] / report["rows"]
+            report["marketer"] = stats["ratio"] / report["rows"]
     return RiskReport(**report)  # type: ignore[arg-type]
+
+
+def profile_classes(
+    sizes: pl.DataFrame,
+    *,
+    threshold: float | None = None,
+    population_size: int | str | None = None,
+    model: str = "dankar",
+    weight: str | None = None,
+) -> dict[str, object]:
+    """The fields of :class:`RiskReport` but the journalist ones, from a collected class-size
+    table ``(qi..., n[, weight_sum])`` (``weight`` names the weight column the sums came from;
+    it is only reported)."""
+    from ldiv_polars.risk import WEIGHT, individual_risk
+
+    f = pl.col(COUNT)
+    agg = [
+        f.sum().alias("rows"),
+        pl.len().alias("classes"),
+        f.min().alias("kmin"),
+        f.filter(f == 1).sum().alias("uniq"),
+    ]
+    if threshold is not None:
+        agg.append(f.filter((1.0 / f) > threshold).sum().alias("risky"))
+    row = sizes.select(agg).row(0, named=True)
+    rows, classes = int(row["rows"] or 0), int(row["classes"])
+    empty = rows == 0
+    report: dict[str, object] = dict(
+        rows=rows,
+        classes=classes,
+        prosecutor_max=None if empty else 1.0 / row["kmin"],
+        prosecutor_avg=None if empty else classes / rows,
+        marketer=None if empty else classes / rows,
+        sample_uniques=int(row["uniq"] or 0),
+        records_at_risk=None if (empty or threshold is None) else int(row["risky"] or 0) / rows,
+        threshold=threshold,
+    )
+    if population_size is not None:
+        report |= population_figures(sizes, population_size, model)
+    if weight is not None:
+        ir = individual_risk(sizes, weight=WEIGHT, nulls="value")  # nulls judged upstream
+        report |= dict(weight=weight, individual_risk_max=ir.max_risk,
+                       expected_reidentifications=ir.expected_reidentifications,
+                       global_risk=ir.global_risk)
+    return report
+
+
+POPULATION_KEYS = ("population_size", "population_model", "population_unique_share",
+                   "population_uniques", "population_reason")
+"""The population figures :func:`population_figures` adds to a report or a summary."""
+
+
+def population_figures(sizes: pl.DataFrame, population_size: int | str, model: str = "dankar"
+                       ) -> dict[str, object]:
+    """:data:`POPULATION_KEYS` from a class-size table (column ``n``): the population size,
+    the model used, the estimated share and number of population uniques, and why there is no
+    estimate when there is none (:func:`ldiv_polars.risk.population_uniqueness`)."""
+    from ldiv_polars.risk import population_uniqueness
+
+    pu = population_uniqueness(sizes.select(COUNT), population_size=population_size,
+                               model=model)  # type: ignore[arg-type]
+    return dict(zip(POPULATION_KEYS, (pu.population_size, pu.used, pu.fraction, pu.uniques,
+                                      pu.reason)))

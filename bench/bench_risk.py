@@ -1,0 +1,177 @@
+"""Cost of the disclosure-risk statistics (ldiv_polars.risk) as a ratio to one frequency-set
+pass over the same input, measured in the same run.
+
+For each synthetic table (``ldiv_polars.datasets.write_synthetic``, cached under bench/data/),
+in one process, medians over ``--reps`` repetitions (after one warm-up), the measurements
+alternating so that a load change hits all of them:
+
+- ``pass``: the bare streaming ``scan_parquet(...).group_by(qi).len()`` (the baseline);
+- ``class_table``: ldiv's pass (the class-size table the statistics read);
+- ``population_uniqueness`` (Dankar's rule, USA), ``risk_profile(population_size=)``;
+- ``individual_risk`` with sampling weights (a weight column derived in the scan; its baseline
+  is the bare pass over the same scan);
+- ``individual_risk(nulls="wildcard")`` on a scan that nulls ~2% of education and ~1.4% of sex
+  (baseline: the bare pass over that scan);
+- ``suda2`` and ``attribute_risks`` for several ``max_size`` (reported with the distinct keys);
+  SUDA2 also over 6 QIs (zip added: many more distinct keys), MSUs of up to 2.
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_risk.py                          # 1M and 10M rows
+    .venv/bin/python bench/bench_risk.py --rows 1000000 --reps 3 --benchmarks-md BENCHMARKS.md
+
+``--benchmarks-md`` replaces (or appends) the section ``## Disclosure-risk statistics``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import polars as pl  # noqa: E402
+
+from ldiv_polars.datasets import write_synthetic  # noqa: E402
+from ldiv_polars.models.risk import risk_profile  # noqa: E402
+from ldiv_polars.risk import (  # noqa: E402
+    attribute_risks,
+    class_table,
+    individual_risk,
+    population_uniqueness,
+    suda2,
+)
+
+QI = ["age", "sex", "race", "education", "marital_status"]
+QI6 = [*QI, "zip"]
+SECTION = "## Disclosure-risk statistics"
+
+
+def _data(rows: int) -> Path:
+    path = REPO / "bench" / "data" / f"synth{rows}.parquet"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_synthetic(path, rows, seed=0)
+    return path
+
+
+def _weighted(path: Path) -> pl.LazyFrame:
+    return pl.scan_parquet(path).with_columns(
+        ((pl.col("income") % 97 + 1) * 10.0).alias("w"))
+
+
+def _with_nulls(path: Path) -> pl.LazyFrame:
+    inc = pl.col("income")
+    return pl.scan_parquet(path).with_columns(
+        pl.when(inc % 50 == 0).then(None).otherwise(pl.col("education")).alias("education"),
+        pl.when(inc % 73 == 0).then(None).otherwise(pl.col("sex")).alias("sex"))
+
+
+def _bare(lf: Callable[[], pl.LazyFrame], qi: list[str]) -> Callable[[], object]:
+    return lambda: lf().group_by(qi).len().collect(engine="streaming")
+
+
+def workloads(path: Path) -> list[tuple[str, str, Callable[[], object], Callable[[], object]]]:
+    """``(name, baseline name, workload, baseline)``."""
+    plain = lambda: pl.scan_parquet(path)  # noqa: E731
+    weighted = lambda: _weighted(path)  # noqa: E731
+    nulls = lambda: _with_nulls(path)  # noqa: E731
+    base, base_w, base_n, base6 = (_bare(plain, QI), _bare(weighted, QI), _bare(nulls, QI),
+                                   _bare(plain, QI6))
+    out = [
+        ("class_table", "pass", lambda: class_table(plain(), QI), base),
+        ("population_uniqueness (dankar, USA)", "pass",
+         lambda: population_uniqueness(plain(), QI, population_size="usa"), base),
+        ("risk_profile(population_size=USA)", "pass",
+         lambda: risk_profile(plain(), QI, population_size="usa"), base),
+        ("individual_risk (weights)", "pass, weight column in the scan",
+         lambda: individual_risk(weighted(), QI, weight="w"), base_w),
+        ("individual_risk (nulls as wildcards)", "pass, nulls in the scan",
+         lambda: individual_risk(nulls(), QI, nulls="wildcard"), base_n),
+    ]
+    for k in (2, 3, 5):
+        out.append((f"suda2 (max_size {k})", "pass",
+                    lambda k=k: suda2(plain(), QI, max_size=k), base))
+    for k in (2,):
+        out.append((f"suda2 6 QIs (max_size {k})", "pass (6 QIs)",
+                    lambda k=k: suda2(plain(), QI6, max_size=k), base6))
+    out.append(("attribute_risks (all 31 combinations)", "pass",
+                lambda: attribute_risks(plain(), QI), base))
+    return out
+
+
+def measure(path: Path, reps: int) -> list[dict[str, object]]:
+    jobs = workloads(path)
+    times: dict[str, list[float]] = {}
+    bases: dict[str, list[float]] = {}
+    for rep in range(reps + 1):  # rep 0 warms up
+        for name, _, work, base in jobs:
+            for store, fn in ((bases, base), (times, work)):
+                t0 = time.perf_counter()
+                fn()
+                if rep:
+                    store.setdefault(name, []).append(time.perf_counter() - t0)
+    keys = class_table(pl.scan_parquet(path), QI).height
+    keys6 = class_table(pl.scan_parquet(path), QI6).height
+    rows = []
+    for name, base_name, _, _ in jobs:
+        t, b = statistics.median(times[name]), statistics.median(bases[name])
+        rows.append({"figure": name, "baseline": base_name, "seconds": t, "base": b,
+                     "ratio": t / b, "keys": keys6 if "6 QIs" in name else keys})
+    return rows
+
+
+def markdown(results: dict[int, list[dict[str, object]]], reps: int) -> str:
+    lines = [
+        SECTION, "",
+        f"`bench/bench_risk.py --reps {reps}` on {platform.machine()}, {os.cpu_count()} cores "
+        f"(shared: other jobs ran; medians of {reps} alternating repetitions), Polars "
+        f"{pl.__version__}. Synthetic tables (`write_synthetic`, seed 0), QIs "
+        f"{', '.join(QI)} (6 QIs: + zip). Ratio = the figure's time / the bare streaming "
+        "`group_by(qi).len()` over the same scan, measured in the same run.", "",
+    ]
+    for rows, res in results.items():
+        lines += [f"**{rows:,} rows**", "",
+                  "| figure | distinct keys | seconds | baseline | baseline s | ratio |",
+                  "|---|---:|---:|---|---:|---:|"]
+        for r in res:
+            lines.append(f"| {r['figure']} | {r['keys']:,} | {r['seconds']:.3f} | "
+                         f"{r['baseline']} | {r['base']:.3f} | {r['ratio']:.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _write_section(path: Path, text: str) -> None:
+    old = path.read_text() if path.exists() else ""
+    start = old.find(SECTION)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text + "\n"
+    else:
+        end = old.find("\n## ", start + len(SECTION))
+        new = old[:start] + text + ("\n" + old[end + 1:] if end >= 0 else "\n")
+    path.write_text(new)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--benchmarks-md", type=Path)
+    args = ap.parse_args()
+    results = {rows: measure(_data(rows), args.reps) for rows in args.rows}
+    text = markdown(results, args.reps)
+    print(text)
+    if args.benchmarks_md:
+        _write_section(args.benchmarks_md, text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Build and execute notebooks/07_risk.ipynb (run from the repository root or notebooks/).
+
+    .venv/bin/python notebooks/make_07_risk.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbbuild import NotebookCells, write_notebook
+
+HERE = Path(__file__).resolve().parent
+
+cells = NotebookCells()
+md, code = cells.md, cells.code
+
+
+md("""
+# 07 — Disclosure risk: population uniqueness, sampling weights, SUDA2, identifying attributes
+
+`ldiv_polars.risk` (definitions, citations and costs in `docs/risk.md`) next to ARX's own
+figures. ARX's numbers come from our harness `bench/arx/ArxRisk.java`, which only calls ARX's
+public API (ARX 3.9.2); its output is recorded in `tests/data/arx_*.jsonl` with the command
+(`tests/data/README.md`), and the tests compare to it. Data: ARX's Adult extract (30,162 rows).
+""")
+
+code("""
+import json
+from pathlib import Path
+
+import polars as pl
+import ldiv_polars as lp
+from ldiv_polars.risk import class_table
+
+DATA = Path("../../shared/data/adult/adult.csv")
+TESTDATA = Path("../tests/data")
+adult = pl.read_csv(DATA, separator=";")
+QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
+       "occupation"]
+adult.shape
+""")
+
+md("""
+## 1. Population uniqueness: ours beside ARX's
+
+All columns but salary-class as QIs, several populations (a region or a sampling fraction).
+`dankar` is Dankar et al.'s decision rule. ARX's SNB differs from ours on purpose (two formulas
+of ARX's `ModelSNB` are corrected here, see `docs/risk.md`): ARX reports 0 ("not available")
+where its solver finds no root; ours reports `None` with a reason where there is none.
+""")
+
+code("""
+arx = [json.loads(l) for l in (TESTDATA / "arx_population_uniqueness.jsonl").open()]
+rows = []
+sizes = class_table(adult, QI8)       # one pass; every estimate below reads it
+for case in arx:
+    if case["name"] != "adult8":
+        continue
+    arg = case["population_arg"]
+    kw = ({"sampling_fraction": float(arg[2:])} if arg.startswith("f=")
+          else {"population_size": int(arg) if arg.isdigit() else arg})
+    row = {"population": arg}
+    for model in ("pitman", "zayatz", "snb", "dankar"):
+        ours = lp.population_uniqueness(sizes, **kw, model=model)
+        row[f"{model} (ours)"] = ours.fraction
+        row[f"{model} (ARX)"] = case[model] if case[f"{model}_available"] else None
+    rows.append(row)
+pl.DataFrame(rows)
+""")
+
+md("""
+## 2. Sampling weights (sdcMicro's individual risk)
+
+Adult has no weights; as an illustration, records are given a weight from their salary class (a
+stratified design: 1 in 2,000 for `<=50K`, 1 in 500 for `>50K`). The individual risk is
+Benedetti-Franconi's `E[1/F | f]`, the global risk the expected share of re-identifications.
+""")
+
+code("""
+weighted = adult.with_columns(
+    pl.when(pl.col("salary-class") == ">50K").then(500.0).otherwise(2000.0).alias("w"))
+r = lp.individual_risk(weighted, ["sex", "age", "race", "marital-status"], weight="w",
+                       threshold=0.05)
+{k: v for k, v in r.to_dict().items() if k in (
+    "records", "classes", "expected_reidentifications", "global_risk", "max_risk",
+    "records_above", "sample_uniques")}
+""")
+
+md("""
+## 3. SUDA2: which records and attributes carry the special uniqueness
+
+Minimal sample uniques of up to 3 attributes over the 8 QIs; a record's score sums `(8 - k)!`
+over its MSUs of size `k`.
+""")
+
+code("""
+s = lp.suda2(adult, QI8, max_size=3)
+print(s.records_with_msus, "records with MSUs; MSUs by size:", s.msus_by_size)
+pl.DataFrame({"attribute": list(s.attribute_contributions),
+              "contribution %": list(s.attribute_contributions.values())}
+             ).sort("contribution %", descending=True)
+""")
+
+md("""
+## 4. Which attributes identify: ours beside ARX's `RiskModelAttributes`
+
+Distinction (classes / records) and separation (share of record pairs told apart) of every
+combination of the 8 QIs, all from one frequency set; ARX's figures beside them.
+""")
+
+code("""
+arx_attr = {frozenset(c["attributes"].split(",")): c
+            for c in map(json.loads, (TESTDATA / "arx_attribute_risks.jsonl").open())
+            if c["name"] == "adult8"}
+ours = lp.attribute_risks(adult, QI8)
+key = ours["attributes"].map_elements(lambda a: frozenset(a.split(", ")), return_dtype=pl.Object)
+ours = ours.with_columns(
+    pl.Series("ARX distinction", [arx_attr[k]["distinction"] for k in key]),
+    pl.Series("ARX separation", [arx_attr[k]["separation"] for k in key]))
+print("largest difference:",
+      ours.select((pl.col("distinction") - pl.col("ARX distinction")).abs().max(),
+                  (pl.col("separation") - pl.col("ARX separation")).abs().max()).row(0))
+ours.head(10)
+""")
+
+
+if __name__ == "__main__":
+    write_notebook(cells, HERE / "07_risk.ipynb")
