@@ -100,6 +100,7 @@ def risk_figures(path: Path, qi: list[str], *, population: int | str | None, mod
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv risk`` command (disclosure-risk figures of a table) to ``app``."""
     @app.command("risk")
     def risk_cmd(
         path: Annotated[Path, typer.Argument(help="CSV or Parquet file")],

@@ -95,6 +95,7 @@ class PopulationUniqueness:
     params: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
+        """The estimate as plain JSON values (every field, ``None`` where not estimated)."""
         return asdict(self)
 
 

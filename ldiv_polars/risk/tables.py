@@ -44,6 +44,8 @@ size -> number of classes), or the class sizes themselves (a 1-D sequence of int
 
 
 def check_risk_null_policy(nulls: str) -> None:
+    """Raise :class:`~ldiv_polars.errors.InvalidParameterError` unless ``nulls`` is one of the
+    risk functions' null policies: ``error``, ``value`` or ``wildcard``."""
     if nulls not in ("error", "value", "wildcard"):
         raise InvalidParameterError(
             f"nulls must be 'error', 'value' or 'wildcard', got {nulls!r}"
