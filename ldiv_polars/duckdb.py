@@ -491,7 +491,7 @@ def check(
         return _check_multi(data, qi, as_names(sensitive), model_list, con=con,
                             separator=separator, nulls=nulls)
     s = _single_sensitive(sensitive)
-    calls = [_sql_call(m) for m in model_list]  # fail on unsupported models before any work
+    calls = [m.sql_call() for m in model_list]  # fail on models with no SQL form before any work
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, s)
         if not _installed(src.con, udfs=True):
@@ -504,17 +504,17 @@ def check(
             x_name = _tmp("fsx")
             src.con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
             try:
-                for m, (macro, params, hierarchy) in zip(model_list, calls):
-                    args: list[Any] = [x_name, *params]
-                    if hierarchy is not None:
-                        hname = register_hierarchy(src.con, _tmp("hier"), hierarchy)
+                for m, call in zip(model_list, calls):
+                    args: list[Any] = [x_name, *call.params]
+                    if call.hierarchy is not None:
+                        hname = register_hierarchy(src.con, _tmp("hier"), call.hierarchy)
                         hier_names.append(hname)
                         _check_leaves(src.con, fs, hname)
                         args.append(hname)
                     marks = ", ".join("?" for _ in args)
                     cur = src.con.execute(
                         f"SELECT model, passed, achieved, failing_classes, failing_rows "
-                        f"FROM {macro}({marks})",
+                        f"FROM {call.macro}({marks})",
                         args,
                     )
                     out.append(_result_row(m.key, cur.fetchall()[0]))
@@ -538,8 +538,9 @@ def _multi_inner(m: Any) -> tuple[str, str, list[Any], int, bool]:
         return ("entropy >= ln(?) - 1e-12", "exp(entropy)", [float(inner.l)], 1, True)
     if type(inner) is M.RecursiveCLDiversity:
         return ("? <= 1 OR (tail IS NOT NULL AND max_count < ? * tail)",
-                "CASE WHEN tail > 0 THEN max_count / tail ELSE 'inf'::DOUBLE END",
-                [inner.l, inner.c], inner.l, False)
+                "CASE WHEN ? <= 1 THEN 0.0 WHEN tail > 0 THEN max_count / tail "
+                "ELSE 'inf'::DOUBLE END",
+                [inner.l, inner.c, inner.l], inner.l, False)
     raise InvalidParameterError(
         f"{m.describe()} has no SQL form in the DuckDB engine yet (multi-attribute supports "
         "distinct, entropy and recursive (c,l) inner models); use the Polars engine"
@@ -639,39 +640,3 @@ def _check_leaves(con: duckdb.DuckDBPyConnection, fs: str, hier: str) -> None:
             f"{row[0]} sensitive value(s) missing from the hierarchy, e.g. "
             f"{', '.join(repr(v) for v in row[1])}"
         )
-
-
-def _sql_call(m: Any) -> tuple[str, list[Any], Any]:
-    """(macro reading the extended frequency set, parameters after its name, hierarchy or
-    None) for a model object."""
-    from ldiv_polars import models as M
-
-    if isinstance(m, M.KAnonymity):
-        return "ldiv__k_anonymity_x", [m.k], None
-    if isinstance(m, M.DistinctLDiversity):
-        return "ldiv__distinct_l_x", [m.l], None
-    if isinstance(m, M.EntropyLDiversityDontCare):
-        return "ldiv__entropy_l_dont_care_fs", [float(m.l), [str(v) for v in m.dont_care]], None
-    if isinstance(m, M.EntropyLDiversity):
-        return "ldiv__entropy_l_x", [float(m.l)], None
-    if isinstance(m, M.NegativePositiveDisclosureRecursive):
-        return ("ldiv__npd_recursive_cl_x",
-                [m.c, m.c2, m.l, [str(v) for v in m.dont_care], [str(v) for v in m.protected]],
-                None)
-    if isinstance(m, M.PositiveDisclosureRecursive):
-        return "ldiv__pd_recursive_cl_x", [m.c, m.l, [str(v) for v in m.dont_care]], None
-    if type(m) is M.RecursiveCLDiversity:
-        return "ldiv__recursive_cl_x", [m.c, m.l], None
-    if isinstance(m, M.AlphaKAnonymity):
-        return "ldiv__alpha_k_x", [m.alpha, m.k], None
-    if isinstance(m, M.TCloseness):
-        if m.distance == "hierarchical":
-            return "ldiv__t_closeness_hierarchical_x", [m.t], m.hierarchy
-        return "ldiv__t_closeness_x", [m.t, m.distance], None
-    if isinstance(m, M.DeltaDisclosure):
-        return "ldiv__delta_disclosure_x", [m.delta], None
-    if isinstance(m, M.BetaLikeness):
-        return "ldiv__beta_likeness_x", [m.beta, m.enhanced], None
-    raise InvalidParameterError(
-        f"{m.describe()} has no SQL form in the DuckDB engine yet; use the Polars engine"
-    )

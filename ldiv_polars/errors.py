@@ -65,3 +65,7 @@ class InvalidParameterError(LdivError, ValueError):
 
 class InputFormatError(LdivError, ValueError):
     """An input path or object cannot be read as a table."""
+
+
+class NoSqlFormError(InvalidParameterError):
+    """A model has no SQL form: the DuckDB engine cannot evaluate it (use the Polars engine)."""

@@ -240,13 +240,16 @@ CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
 
 -- Recursive (c,l)-diversity: r1 < c * (r_l + ... + r_m) (strict); a class with fewer than l
 -- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
--- (NULL = infinite when some class has fewer than l distinct values).
+-- (NULL = infinite when some class has fewer than l distinct values; 0 for l = 1: no c is
+-- needed).
 CREATE OR REPLACE MACRO ldiv__recursive_cl_x(x, c, l) AS TABLE
     WITH st AS (SELECT size, max_count AS r1, tail AS tl,
                        l <= 1 OR (tail IS NOT NULL AND max_count < c * tail) AS ok
                 FROM ldiv__class_stats_x(x, l))
     SELECT 'recursive_cl' AS model, coalesce(bool_and(ok), true) AS passed,
-           CASE WHEN bool_and(tl IS NOT NULL) THEN max(r1 / tl) END AS achieved,
+           CASE WHEN count(*) = 0 THEN NULL
+                WHEN l <= 1 THEN 0.0  -- every class passes whatever c
+                WHEN bool_and(tl IS NOT NULL) THEN max(r1 / tl) END AS achieved,
            count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
     FROM st;
@@ -354,11 +357,11 @@ CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) 
 -- iff l = 1, or r_y = 0 (only don't-care values), or r_y < c * tail; npd also needs the
 -- smallest W share (a missing W value counts 0%) >= c2. Values compare as VARCHAR; a NULL
 -- value is neither in Y nor out of it when Y is not empty (as Polars' is_in).
--- achieved = largest r_y / tail (0 for r_y = 0; NULL = infinite when tail = 0; for l = 1 the
--- tail is the whole class, as for recursive (c,l)).
+-- achieved = largest r_y / tail (0 for r_y = 0 and for l = 1, which every class passes; NULL =
+-- infinite when tail = 0).
 CREATE OR REPLACE MACRO ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2) AS TABLE
     SELECT cid, size, r_y, tail, w_pct,
-           CASE WHEN r_y = 0 THEN 0.0 WHEN tail > 0 THEN r_y / tail END AS v,
+           CASE WHEN l <= 1 OR r_y = 0 THEN 0.0 WHEN tail > 0 THEN r_y / tail END AS v,
            (l <= 1 OR r_y = 0 OR r_y < c * tail) AND w_pct >= c2 AS ok
     FROM (SELECT cid, size, r_y, w_pct,
                  size - r_y
@@ -520,7 +523,9 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
            min(size)::BIGINT AS k,
            min(distinct_values)::BIGINT AS l_distinct,
            exp(min(entropy)) AS l_entropy,
-           CASE WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
+           CASE WHEN count(*) = 0 THEN NULL
+                WHEN l <= 1 THEN 0.0
+                WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
            max(max_count / size) AS alpha,
            CASE WHEN bool_or(sv_ordered) THEN (SELECT max(emd_ordered) FROM eo)
                 ELSE max(emd_equal) END AS t,

@@ -7,10 +7,12 @@ from ldiv_polars.models.base import (
     ClassContext,
     Model,
     ModelResult,
+    SqlCall,
     evaluate_classes,
     table_results,
 )
 from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
+from ldiv_polars.models.encoded import ClassVerdict, EncodedRows, class_verdict
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
@@ -35,8 +37,10 @@ __all__ = [
     "BinaryLDiversity",
     "CheckResult",
     "ClassContext",
+    "ClassVerdict",
     "DeltaDisclosure",
     "DistinctLDiversity",
+    "EncodedRows",
     "EntropyLDiversity",
     "EntropyLDiversityDontCare",
     "KAnonymity",
@@ -47,8 +51,10 @@ __all__ = [
     "PositiveDisclosureRecursive",
     "RecursiveCLDiversity",
     "RiskReport",
+    "SqlCall",
     "TCloseness",
     "check",
+    "class_verdict",
     "class_sizes",
     "classes",
     "evaluate_classes",

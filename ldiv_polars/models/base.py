@@ -21,12 +21,15 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
-from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.errors import InvalidParameterError, NoSqlFormError
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 SIZE = "size"
 """Class size column of :func:`evaluate_classes` output."""
@@ -63,18 +66,50 @@ class ClassContext:
         return self.sensitive[0]
 
 
+@dataclass(frozen=True)
+class SqlCall:
+    """How the DuckDB engine runs a model: the table macro of ``sql/ldiv.sql`` that reads an
+    extended frequency set (``ldiv__fsx``) and the parameters bound after the relation name;
+    ``hierarchy`` is registered as a relation and passed last (hierarchical t-closeness)."""
+
+    macro: str
+    params: tuple[object, ...] = ()
+    hierarchy: Any = None
+
+
 class Model(ABC):
     """A privacy model: per-class statistics, per-class verdict, table verdict, achieved value.
 
-    Subclasses set ``monotone`` (whether every generalization of a satisfying table satisfies it
-    too, with no suppression; the lattice search reads it) and ``higher_is_better`` (direction
-    of the achieved value: k and l grow, c, t, alpha, delta, beta shrink).
+    **Required** (abstract): ``name``, :meth:`params`, :meth:`aggs` (or :meth:`frames`),
+    :meth:`value` and :meth:`passes`. Everything else has a default, and the defaults are
+    safe: a model that states nothing more is checked by :func:`evaluate_classes`
+    everywhere (no numpy fast path: a slower search), is searched without pruning unless it
+    declares ``monotone`` (the default, ``True``, must be backed by a proof), is never assumed
+    union-closed (with suppression the search is then exhaustive), and has no SQL form.
+
+    Class attributes:
+
+    - ``monotone``: every generalization of a satisfying table satisfies it too (no
+      suppression); the lattice search prunes with it.
+    - ``higher_is_better``: direction of the achieved value (k and l grow; c, t, alpha, delta,
+      beta shrink).
+    - ``needs_q``: the class is compared with the table distribution (rows carry ``ROW_P``
+      and ``ROW_Q``); ``needs_sensitive``: it reads the sensitive column at all.
+    - ``union_closed``: a class that contains a passing class passes (k-anonymity, distinct
+      l-diversity); then suppression keeps the search monotone.
+    - ``identity_only``: the verdict reads only the identity of sensitive values, not the
+      values themselves (the search may then encode them as integer ids).
+    - ``sizes_only``: the verdict reads only the class size: a class passes iff
+      ``size >= min_class_size`` (the search then skips building rows).
     """
 
     monotone: ClassVar[bool] = True
     higher_is_better: ClassVar[bool] = True
     needs_q: ClassVar[bool] = False
     needs_sensitive: ClassVar[bool] = True
+    union_closed: ClassVar[bool] = False
+    identity_only: ClassVar[bool] = False
+    sizes_only: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
     @property
@@ -117,6 +152,13 @@ class Model(ABC):
         v = self.value()
         return v.min() if self.higher_is_better else v.max()
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        """The table-level form of the class test: whether a table whose achieved value is
+        ``achieved`` satisfies the model (None: infinite or undefined). Consistent with the
+        class verdicts wherever the achieved value is a sufficient statistic of the verdict.
+        Default: not available (NotImplementedError)."""
+        raise NotImplementedError(f"{self.describe()} has no table-level threshold test")
+
     def reason(self) -> pl.Expr:
         """A short string explaining a failing class (on the class rows)."""
         return pl.format(f"{self.describe()}: value {{}}", self.value())
@@ -124,6 +166,33 @@ class Model(ABC):
     def describe(self) -> str:
         inner = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
         return f"{self.name}({inner})"
+
+    # --- optional: what the search and the other engines ask the model ------------------------
+
+    @property
+    def min_class_size(self) -> int:
+        """Every passing class has at least this many rows (a guaranteed lower bound, the
+        model's k where it states one; default 1)."""
+        return 1
+
+    def relaxation(self) -> Model | None:
+        """A union-closed *necessary condition* of the model (a class passing the model passes
+        it), for models that are not union-closed themselves: the search prunes with it under
+        suppression. Default: None (no pruning)."""
+        return None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        """The per-class verdict on integer-encoded rows, in numpy (for search loops): one
+        entry per class of ``rows`` (classes with no rows pass), with the classes whose float
+        statistic is within rounding of the threshold marked ``uncertain`` (decided by
+        :meth:`decide`). Default: None, no array form; the search then asks
+        :func:`evaluate_classes`."""
+        return None
+
+    def sql_call(self) -> SqlCall:
+        """The DuckDB form of the model (see :class:`SqlCall`). Default: none (a typed
+        error)."""
+        raise NoSqlFormError(f"model {self.describe()} has no SQL form; use the Polars engine")
 
     def __repr__(self) -> str:
         return self.describe()

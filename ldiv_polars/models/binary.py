@@ -47,6 +47,9 @@ class BinaryLDiversity(Model):
     def params(self) -> dict[str, object]:
         return {"l": self.l, "positive": self.positive}
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved * self.l <= 1 + 1e-12
+
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [
             pl.col(COUNT)

@@ -24,14 +24,26 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.core.validate import require_int_at_least, require_real
-from ldiv_polars.models.base import DISTINCT, ROW_M, ROW_P, ROW_Q, SIZE, ClassContext, Model
+from ldiv_polars.models.base import (
+    DISTINCT,
+    ROW_M,
+    ROW_P,
+    ROW_Q,
+    SIZE,
+    ClassContext,
+    Model,
+    SqlCall,
+)
+from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 class AlphaKAnonymity(Model):
-    """(alpha,k)-anonymity. Achieved value: the largest ``n/size`` (alpha)."""
+    """(alpha,k)-anonymity. Achieved value: the largest ``n/size`` (alpha); the k part is read
+    from the class sizes (:meth:`satisfied_by` tests the alpha part)."""
 
     name = "alpha_k"
     higher_is_better = False
+    identity_only = True
 
     def __init__(self, alpha: float, k: int) -> None:
         self.alpha = require_real("alpha", alpha, low=0.0, high=1.0, low_open=True)
@@ -39,6 +51,27 @@ class AlphaKAnonymity(Model):
 
     def params(self) -> dict[str, object]:
         return {"alpha": self.alpha, "k": self.k}
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved <= self.alpha
+
+    @property
+    def min_class_size(self) -> int:
+        return self.k
+
+    def relaxation(self) -> Model | None:
+        from ldiv_polars.models.k_anonymity import KAnonymity
+
+        return KAnonymity(self.k) if self.k >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        r1, _ = rows.top(1)
+        size = rows.size
+        ok = (size >= self.k) & (r1 <= self.alpha * size * (1 + 1e-15))
+        return ClassVerdict(ok | ~rows.present)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__alpha_k_x", (self.alpha, self.k))
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [pl.col(COUNT).max().alias(self.col("max_n"))]
@@ -67,12 +100,19 @@ class DeltaDisclosure(Model):
     name = "delta_disclosure"
     higher_is_better = False
     needs_q = True
+    identity_only = True
 
     def __init__(self, delta: float) -> None:
         self.delta = require_real("delta", delta, low=0.0, low_open=True)
 
     def params(self) -> dict[str, object]:
         return {"delta": self.delta}
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved < self.delta
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__delta_disclosure_x", (self.delta,))
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [
@@ -99,6 +139,7 @@ class BetaLikeness(Model):
     name = "beta_likeness"
     higher_is_better = False
     needs_q = True
+    identity_only = True
 
     def __init__(self, beta: float, enhanced: bool = False) -> None:
         self.beta = require_real("beta", beta, low=0.0, low_open=True)
@@ -106,6 +147,12 @@ class BetaLikeness(Model):
 
     def params(self) -> dict[str, object]:
         return {"beta": self.beta, "enhanced": self.enhanced}
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved <= self.beta
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__beta_likeness_x", (self.beta, self.enhanced))
 
     @property
     def key(self) -> str:

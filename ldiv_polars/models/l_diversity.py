@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
@@ -31,9 +32,12 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import (
     DISTINCT,
     ENTROPY_TOLERANCE,
+    SIZE,
     ClassContext,
     Model,
+    SqlCall,
 )
+from ldiv_polars.models.encoded import EPS, ClassVerdict, EncodedRows
 
 
 def _require_l(l: float, *, integer: bool) -> float:
@@ -50,9 +54,20 @@ class DistinctLDiversity(Model):
 
     name = "distinct_l"
     higher_is_better = True
+    union_closed = True
+    identity_only = True
 
     def __init__(self, l: int) -> None:
         self.l = int(_require_l(l, integer=True))
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved >= self.l
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        return ClassVerdict((rows.distinct >= self.l) | ~rows.present)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__distinct_l_x", (self.l,))
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -92,9 +107,36 @@ class EntropyLDiversity(Model):
 
     name = "entropy_l"
     higher_is_better = True
+    identity_only = True
 
     def __init__(self, l: float) -> None:
         self.l = _require_l(l, integer=False)
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved >= self.l
+
+    def relaxation(self) -> Model | None:
+        # H <= ln(distinct values): a passing class has at least ceil(l) of them
+        need = math.ceil(float(self.l) - 1e-9)
+        return DistinctLDiversity(need) if need >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        absent = ~rows.present
+        n = rows.n.astype(np.float64)
+        size = rows.size.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.bincount(rows.cls, weights=n * np.log(n), minlength=rows.classes)
+            h = np.clip(np.log(size) - s / size, 0.0, None)
+            # rounding of ln N - (sum n ln n)/N in any summation order: |error| <= about
+            # (m + 2) eps (1 + ln N) for m values; a wide multiple of it
+            band = 16 * EPS * (rows.distinct + 4) * (1.0 + np.log(np.maximum(size, 1.0)))
+        thr = math.log(self.l) - ENTROPY_TOLERANCE
+        passed = (h >= thr) | absent
+        uncertain = (np.abs(h - thr) <= band) & ~absent
+        return ClassVerdict(passed, uncertain)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__entropy_l_x", (float(self.l),))
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -121,10 +163,12 @@ class RecursiveCLDiversity(Model):
     """Recursive (c,l)-diversity (Def 4.2): ``r1 < c * (r_l + ... + r_m)`` (strict).
 
     Achieved value: the largest ``r1 / (r_l + ... + r_m)`` over classes (the table passes iff
-    ``c`` exceeds it); infinite when some class has fewer than l distinct values."""
+    ``c`` exceeds it); infinite when some class has fewer than l distinct values; 0 for
+    ``l = 1``, which every class passes whatever c."""
 
     name = "recursive_cl"
     higher_is_better = False
+    identity_only = True
 
     def __init__(self, c: float, l: int) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True)
@@ -133,6 +177,23 @@ class RecursiveCLDiversity(Model):
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l}
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and self.c > achieved
+
+    def relaxation(self) -> Model | None:
+        # a class with fewer than l values fails
+        return DistinctLDiversity(self.l) if self.l >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        if self.l == 1:
+            return ClassVerdict(np.ones(rows.classes, dtype=bool))
+        r1, top = rows.top(self.l - 1)
+        tail = rows.size - top
+        return ClassVerdict((r1 < self.c * tail) | ~rows.present)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__recursive_cl_x", (self.c, self.l))
+
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [
             pl.col(COUNT).max().alias(self.col("r1")),
@@ -140,6 +201,8 @@ class RecursiveCLDiversity(Model):
         ]
 
     def value(self) -> pl.Expr:
+        if self.l == 1:  # every class passes whatever c: 0 per class
+            return pl.col(SIZE).cast(pl.Float64) * 0.0
         r1, tail = pl.col(self.col("r1")), pl.col(self.col("tail"))
         return pl.when(tail > 0).then(r1 / tail).otherwise(float("inf"))
 
@@ -193,6 +256,13 @@ class PositiveDisclosureRecursive(Model):
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l, "Y": self.dont_care}
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and self.c > achieved
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__pd_recursive_cl_x",
+                       (self.c, self.l, [str(v) for v in self.dont_care]))
+
     def _not_y(self, s: str) -> pl.Expr:
         if not self.dont_care:
             return pl.lit(True)
@@ -219,6 +289,8 @@ class PositiveDisclosureRecursive(Model):
         return [r_y.alias(self.col("r_y")), tail.alias(self.col("tail"))]
 
     def value(self) -> pl.Expr:
+        if self.l == 1:  # every class passes whatever c: 0 per class
+            return pl.col(SIZE).cast(pl.Float64) * 0.0
         r_y, tail = pl.col(self.col("r_y")), pl.col(self.col("tail"))
         return (
             pl.when(r_y == 0).then(0.0).when(tail > 0).then(r_y / tail).otherwise(float("inf"))
@@ -261,6 +333,15 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
 
     def params(self) -> dict[str, object]:
         return {"c1": self.c, "c2": self.c2, "l": self.l, "Y": self.dont_care, "W": self.protected}
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        raise NotImplementedError(
+            f"{self.describe()}: the achieved c1 does not decide the W shares (c2)")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__npd_recursive_cl_x",
+                       (self.c, self.c2, self.l, [str(v) for v in self.dont_care],
+                        [str(v) for v in self.protected]))
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         out = super().aggs(ctx)
@@ -307,6 +388,13 @@ class EntropyLDiversityDontCare(Model):
 
     def params(self) -> dict[str, object]:
         return {"l": self.l, "Y": self.dont_care}
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and math.log(achieved) >= math.log(self.l) - ENTROPY_TOLERANCE
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__entropy_l_dont_care_fs",
+                       (float(self.l), [str(v) for v in self.dont_care]))
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []

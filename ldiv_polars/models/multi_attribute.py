@@ -44,6 +44,9 @@ class MultiAttribute(Model):
     def params(self) -> dict[str, object]:
         return {"model": self.inner.key}
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return self.inner.satisfied_by(achieved)
+
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []
 

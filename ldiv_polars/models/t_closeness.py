@@ -23,12 +23,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import ROW_P, ROW_Q, ClassContext, Model
+from ldiv_polars.models.base import ROW_P, ROW_Q, ClassContext, Model, SqlCall
+from ldiv_polars.models.encoded import EPS, ClassVerdict, EncodedRows
 
 Distance = Literal["equal", "ordered", "hierarchical"]
 
@@ -76,6 +78,34 @@ class TCloseness(Model):
 
     def params(self) -> dict[str, object]:
         return {"t": self.t, "distance": self.distance}
+
+    @property
+    def identity_only(self) -> bool:  # type: ignore[override]
+        """The equal distance reads only which values are equal; the others their order or
+        their place in the hierarchy."""
+        return self.distance == "equal"
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved <= self.t
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        if self.distance != "equal":
+            return None
+        absent = ~rows.present
+        size = rows.size
+        p = rows.n / size[rows.cls].astype(np.float64)
+        q = rows.q
+        s = np.bincount(rows.cls, weights=np.abs(p - q) - q, minlength=rows.classes)
+        emd = 0.5 * (1.0 + s)
+        band = 32 * EPS * (rows.distinct + 4)
+        passed = (emd <= self.t) | absent
+        uncertain = (np.abs(emd - self.t) <= band) & ~absent
+        return ClassVerdict(passed, uncertain)
+
+    def sql_call(self) -> SqlCall:
+        if self.distance == "hierarchical":
+            return SqlCall("ldiv__t_closeness_hierarchical_x", (self.t,), self.hierarchy)
+        return SqlCall("ldiv__t_closeness_x", (self.t, self.distance))
 
     @property
     def hierarchy(self) -> pl.DataFrame | None:

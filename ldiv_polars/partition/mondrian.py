@@ -43,7 +43,7 @@ from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
-from ldiv_polars.models import KAnonymity, evaluate_classes
+from ldiv_polars.models import evaluate_classes
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check, check_models
 
@@ -292,7 +292,7 @@ def mondrian(
         else:
             range_aggs.append(pl.col(c).unique().sort().alias(f"{c}_set"))
     ranges = frame.group_by(group).agg(range_aggs).sort(group).collect()
-    k = max((m.k for m in model_list if isinstance(m, KAnonymity)), default=1)
+    k = max(m.min_class_size for m in model_list)  # the k that C_avg normalizes by
     metrics = _metrics(frame, ranges, qi_t, numeric, n, k)
     return MondrianResult(frame, ranges, group, qi_t, s_t, relaxed, ranges.height, n, rounds,
                           verification, metrics, numeric)

@@ -363,6 +363,7 @@ def _anonymize(
     rolled = best if best is not None else efs.rollup(levels, cache=False)
     del best
     checker = NodeChecker(efs, models, limit)
+    efs.codes_only = checker.codes_suffice
     verdict = checker.check(rolled)
     if not verdict.passed:  # pragma: no cover - the search only returns passing nodes
         raise VerificationError(f"the chosen node {levels} does not pass on re-evaluation")
