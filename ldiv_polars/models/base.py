@@ -28,8 +28,17 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError, NoSqlFormError
 
+from ldiv_polars.models.boundary import (
+    ROW_N,
+    decide_uncertain,
+    exact_pass_col,
+    exact_value_col,
+    uncertain_col,
+)
+
 if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+    from ldiv_polars.models.exact import ClassCounts, Reference
 
 SIZE = "size"
 """Class size column of :func:`evaluate_classes` output."""
@@ -42,9 +51,10 @@ ROW_Q = "__ldiv_q"
 ROW_M = "__ldiv_m"
 
 ENTROPY_TOLERANCE = 1e-12
-"""Entropy l-diversity passes when ``H >= ln(l) - ENTROPY_TOLERANCE`` (nats): a class spread
-exactly uniformly over l values has entropy ln l, which float arithmetic may land a few ulps
-below; the tolerance keeps it passing, as the definition (``>=``) requires."""
+"""Tolerance (nats) of the *adjusted* entropy of :class:`EntropyLDiversityDontCare`, which
+passes when ``H >= ln(l) - ENTROPY_TOLERANCE`` (its Algorithm 1 has no exact form here).
+Entropy l-diversity itself is decided exactly (``H = ln l`` passes, see
+:mod:`ldiv_polars.models.exact`) and no longer uses it."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +68,8 @@ class ClassContext:
     also carry ``ROW_P`` (n / class size, one window over the class) and ``ROW_Q`` (the table
     frequency of the sensitive value, joined from :attr:`reference`)."""
     reference: pl.LazyFrame
-    """Table distribution of the first sensitive column: columns ``(s, ROW_Q, ROW_M)`` (ROW_M:
-    the number of distinct values of the table)."""
+    """Table distribution of the first sensitive column: columns ``(s, ROW_Q, ROW_M, ROW_N)``
+    (ROW_M: the number of distinct values of the table; ROW_N: the value's table count)."""
 
     @property
     def s(self) -> str:
@@ -148,9 +158,23 @@ class Model(ABC):
         """Boolean per-class verdict (on the class rows)."""
 
     def achieved(self) -> pl.Expr:
-        """The table's achieved value, aggregated over class rows."""
-        v = self.value()
+        """The table's achieved value, aggregated over the class rows of
+        :func:`evaluate_classes` (its value column)."""
+        v = pl.col(value_col(self))
         return v.min() if self.higher_is_better else v.max()
+
+    def uncertain(self) -> pl.Expr | None:
+        """Per-class: the float statistic lies within its rounding bound of the threshold, so
+        the float verdict may be wrong; such classes are decided by :meth:`decide`. Default:
+        None (the verdict is exact: integer statistics)."""
+        return None
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        """The exact verdict of one class and its value, correctly rounded but on the
+        verdict's side of the threshold (see :func:`~ldiv_polars.models.exact.agreeing`), from
+        its integer counts and the table distribution. Required when :meth:`uncertain` or
+        :meth:`array_verdict` can mark a class uncertain."""
+        raise NotImplementedError(f"{self.describe()} has no exact routine")
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         """The table-level form of the class test: whether a table whose achieved value is
@@ -209,23 +233,29 @@ def _fmt(v: object) -> str:
 
 
 def _reference_from(rows: pl.LazyFrame, s: str) -> pl.LazyFrame:
-    return rows.group_by(s).agg(pl.col(COUNT).sum()).with_columns(
-        (pl.col(COUNT) / pl.col(COUNT).sum()).alias(ROW_Q),
+    return rows.group_by(s).agg(pl.col(COUNT).sum().alias(ROW_N)).with_columns(
+        (pl.col(ROW_N) / pl.col(ROW_N).sum()).alias(ROW_Q),
         pl.len().cast(pl.Int64).alias(ROW_M),
-    ).select(s, ROW_Q, ROW_M)
+    ).select(s, ROW_Q, ROW_M, ROW_N)
 
 
 def reference_distribution(
     reference: pl.LazyFrame | pl.DataFrame, s: str
 ) -> pl.LazyFrame:
-    """Normalize a reference table ``(s, n)`` (counts) to ``(s, ROW_Q, ROW_M)``."""
+    """Normalize a reference table ``(s, n)`` (counts) to ``(s, ROW_Q, ROW_M, ROW_N)``."""
     ref = reference.lazy() if isinstance(reference, pl.DataFrame) else reference
     names = ref.collect_schema().names()
     if s not in names or COUNT not in names:
         raise InvalidParameterError(
             f"a reference distribution needs columns {s!r} and {COUNT!r}, got {names}"
         )
-    return _reference_from(ref.select(s, COUNT), s)
+    return _reference_from(ref.select(s, pl.col(COUNT).cast(pl.Int64)), s)
+
+
+def value_col(m: Model) -> str:
+    """The column of :func:`evaluate_classes` holding ``m``'s per-class value (the exact one,
+    agreeing with the verdict, for classes decided exactly)."""
+    return m.col("value")
 
 
 def evaluate_classes(
@@ -235,11 +265,15 @@ def evaluate_classes(
     reference: pl.LazyFrame | pl.DataFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per equivalence class of ``fs``: the qi columns, ``size``, ``distinct``, each
-    model's statistics and a boolean ``pass_<model.key>`` column.
+    model's statistics, its value ``<key>__value`` and a boolean ``pass_<model.key>`` column.
 
     ``reference`` optionally gives the table distribution of the sensitive column as counts
     ``(s, n)`` (default: the distribution of ``fs`` itself). Partitioning algorithms that
     evaluate candidate sub-partitions pass the whole table's distribution here.
+
+    Verdicts are exact: a class whose float statistic lies within its rounding bound of a
+    threshold (``Model.uncertain()``) is decided by the model's exact routine
+    (``Model.decide``) on its counts, see :mod:`ldiv_polars.models.exact`.
     """
     models = list(models)
     keys = [m.key for m in models]
@@ -256,14 +290,15 @@ def evaluate_classes(
         ctx = ClassContext(fs.qi, fs.sensitive, fs.frame, pl.LazyFrame())
         aggs = [e for m in models for e in m.aggs(ctx)]
         classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-        return classes.with_columns([m.passes().alias(f"pass_{m.key}") for m in models])
+        return _verdicts(classes, models, [])
 
     s = fs.sensitive[0]
-    rows = fs.frame
+    exact = [m for m in models if m.uncertain() is not None]
+    rows = fs.frame.cache() if exact else fs.frame
     ref = (
         reference_distribution(reference, s)
         if reference is not None
-        else _reference_from(fs.frame, s)
+        else _reference_from(rows, s)
     )
     if any(m.needs_q for m in models):
         rows = rows.with_columns(
@@ -279,7 +314,25 @@ def evaluate_classes(
     for m in models:
         for frame in m.frames(ctx):
             classes = classes.join(frame, on=qi, how="left", nulls_equal=True)
-    return classes.with_columns([m.passes().alias(f"pass_{m.key}") for m in models])
+    if exact:
+        classes = decide_uncertain(classes, rows, ref, qi, s, exact)
+    return _verdicts(classes, models, exact)
+
+
+def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]
+              ) -> pl.LazyFrame:
+    """The value and pass columns (the exact ones where a class was decided exactly)."""
+    decided = {m.key for m in exact}
+    values, passes = [], []
+    for m in models:
+        v, ok = m.value(), m.passes()
+        if m.key in decided:
+            unc = pl.col(uncertain_col(m))
+            v = pl.when(unc).then(pl.col(exact_value_col(m))).otherwise(v)
+            ok = pl.when(unc).then(pl.col(exact_pass_col(m))).otherwise(ok)
+        values.append(v.alias(value_col(m)))
+        passes.append(ok.alias(f"pass_{m.key}"))
+    return classes.with_columns(values).with_columns(passes)
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,16 @@
 
 - :class:`DistinctLDiversity`: at least l distinct sensitive values per class (an extension:
   the paper does not define it, see paper-notes §2.11).
-- :class:`EntropyLDiversity` (Def 4.1): ``-sum p ln p >= ln l`` (natural log, ``>=``).
+- :class:`EntropyLDiversity` (Def 4.1): ``-sum p ln p >= ln l`` (natural log, ``>=``; decided
+  exactly: a class spread uniformly over l values passes).
 - :class:`RecursiveCLDiversity` (Def 4.2): ``r1 < c (r_l + ... + r_m)``, strict; a class with
   fewer than l values fails; l = 1 always passes.
 - :class:`PositiveDisclosureRecursive` (Def 4.3) with a don't-care set Y, and
   :class:`NegativePositiveDisclosureRecursive` (Def 4.4) adding the c2-percent rule for W.
 - :class:`EntropyLDiversityDontCare`: adjusted entropy (Def 4.5, Algorithm 1) >= ln l.
+
+Thresholds are read as the decimals they were written as (``c=3.3`` is 33/10) and the classes
+within rounding of a threshold are decided exactly (:mod:`ldiv_polars.models.exact`).
 
 >>> import polars as pl
 >>> from ldiv_polars import check
@@ -22,7 +26,9 @@ False
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from decimal import localcontext
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -38,6 +44,15 @@ from ldiv_polars.models.base import (
     SqlCall,
 )
 from ldiv_polars.models.encoded import EPS, ClassVerdict, EncodedRows
+from ldiv_polars.models.exact import (
+    START_DIGITS,
+    ClassCounts,
+    Reference,
+    agreeing,
+    decimal,
+    entropy_exp,
+    entropy_sign,
+)
 
 
 def _require_l(l: float, *, integer: bool) -> float:
@@ -49,8 +64,23 @@ def _require_l(l: float, *, integer: bool) -> float:
     return int(v) if float(v).is_integer() else v
 
 
+def product_band(scale: object) -> object:
+    """Rounding bound of ``x * n`` compared with an integer (one rounding of the product and
+    the threshold's own decimal-to-binary error): ``4 eps * scale`` with ``scale = x * n``.
+    Works on numbers, numpy arrays and Polars expressions alike."""
+    return 4 * EPS * scale
+
+
+def entropy_band(distinct: object, log_size: object) -> object:
+    """Rounding bound of a class entropy ``ln N - (sum n ln n) / N`` (any summation order) and
+    of ``ln l``: ``64 eps (m + 4) (1 + ln N)`` for m values (a wide multiple of the error)."""
+    return 64 * EPS * (distinct + 4) * (1 + log_size)
+
+
 class DistinctLDiversity(Model):
-    """At least ``l`` distinct sensitive values in every class. Achieved: the smallest count."""
+    """At least ``l`` distinct sensitive values in every class. Achieved: the smallest count.
+
+    Union-closed: a class containing one with l values has l values."""
 
     name = "distinct_l"
     higher_is_better = True
@@ -59,15 +89,6 @@ class DistinctLDiversity(Model):
 
     def __init__(self, l: int) -> None:
         self.l = int(_require_l(l, integer=True))
-
-    def satisfied_by(self, achieved: float | int | None) -> bool:
-        return achieved is not None and achieved >= self.l
-
-    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
-        return ClassVerdict((rows.distinct >= self.l) | ~rows.present)
-
-    def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__distinct_l_x", (self.l,))
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -83,6 +104,15 @@ class DistinctLDiversity(Model):
 
     def reason(self) -> pl.Expr:
         return pl.format(f"{{}} distinct sensitive value(s) < l={self.l}", pl.col(DISTINCT))
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved >= self.l
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        return ClassVerdict((rows.distinct >= self.l) | ~rows.present)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__distinct_l_x", (self.l,))
 
 
 def top_sum(j: int) -> pl.Expr:
@@ -102,8 +132,12 @@ def entropy_expr() -> pl.Expr:
 
 
 class EntropyLDiversity(Model):
-    """Entropy l-diversity (Def 4.1). Achieved: ``exp(min over classes of H)`` (e.g. 2.83 for
-    Fig. 4). ``l`` may be fractional."""
+    """Entropy l-diversity (Def 4.1): ``H >= ln l``. Achieved: ``exp(min over classes of H)``
+    (e.g. 2.83 for Fig. 4). ``l`` may be fractional.
+
+    Exact: ``H = ln l`` (e.g. a class spread uniformly over l values) passes; a class within
+    rounding of ``ln l`` is decided by comparing ``N^N b^N`` with ``a^N prod n^n`` for
+    ``l = a/b`` (:func:`~ldiv_polars.models.exact.entropy_sign`)."""
 
     name = "entropy_l"
     higher_is_better = True
@@ -111,32 +145,7 @@ class EntropyLDiversity(Model):
 
     def __init__(self, l: float) -> None:
         self.l = _require_l(l, integer=False)
-
-    def satisfied_by(self, achieved: float | int | None) -> bool:
-        return achieved is not None and achieved >= self.l
-
-    def relaxation(self) -> Model | None:
-        # H <= ln(distinct values): a passing class has at least ceil(l) of them
-        need = math.ceil(float(self.l) - 1e-9)
-        return DistinctLDiversity(need) if need >= 2 else None
-
-    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
-        absent = ~rows.present
-        n = rows.n.astype(np.float64)
-        size = rows.size.astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = np.bincount(rows.cls, weights=n * np.log(n), minlength=rows.classes)
-            h = np.clip(np.log(size) - s / size, 0.0, None)
-            # rounding of ln N - (sum n ln n)/N in any summation order: |error| <= about
-            # (m + 2) eps (1 + ln N) for m values; a wide multiple of it
-            band = 16 * EPS * (rows.distinct + 4) * (1.0 + np.log(np.maximum(size, 1.0)))
-        thr = math.log(self.l) - ENTROPY_TOLERANCE
-        passed = (h >= thr) | absent
-        uncertain = (np.abs(h - thr) <= band) & ~absent
-        return ClassVerdict(passed, uncertain)
-
-    def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__entropy_l_x", (float(self.l),))
+        self._exact_l = decimal(l)
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -147,16 +156,61 @@ class EntropyLDiversity(Model):
     def value(self) -> pl.Expr:
         return pl.col(self.col("H")).exp()
 
-    def achieved(self) -> pl.Expr:
-        return pl.col(self.col("H")).min().exp()
-
     def passes(self) -> pl.Expr:
-        return pl.col(self.col("H")) >= math.log(self.l) - ENTROPY_TOLERANCE
+        if self.l == 1:  # H >= 0 = ln 1
+            return pl.lit(True)
+        return pl.col(self.col("H")) >= math.log(self.l)
+
+    def uncertain(self) -> pl.Expr | None:
+        if self.l == 1:
+            return None
+        band = entropy_band(pl.col(DISTINCT), pl.col(SIZE).cast(pl.Float64).log())
+        return (pl.col(self.col("H")) - math.log(self.l)).abs() <= band
 
     def reason(self) -> pl.Expr:
         return pl.format(
             f"entropy {{}} nats < ln({self.l})", pl.col(self.col("H")).round(6)
         )
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved >= self.l
+
+    def relaxation(self) -> Model | None:
+        # H <= ln(distinct values): a passing class has at least ceil(l) of them
+        need = math.ceil(self._exact_l)
+        return DistinctLDiversity(need) if need >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        absent = ~rows.present
+        if self.l == 1:
+            return ClassVerdict(np.ones(rows.classes, dtype=bool))
+        n = rows.n.astype(np.float64)
+        size = rows.size.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.bincount(rows.cls, weights=n * np.log(n), minlength=rows.classes)
+            h = np.clip(np.log(size) - s / size, 0.0, None)
+            band = entropy_band(rows.distinct, np.log(np.maximum(size, 1.0)))
+        thr = math.log(self.l)
+        passed = (h >= thr) | absent
+        uncertain = (np.abs(h - thr) <= band) & ~absent
+        return ClassVerdict(passed, uncertain)
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        sign = entropy_sign(cls.counts, self._exact_l)
+        passed = sign >= 0
+        if sign == 0:
+            return True, float(self.l)
+        with localcontext() as ctx:
+            ctx.prec = START_DIGITS
+            value = entropy_exp(cls.counts)
+        return passed, agreeing(value, passed, float(self.l), ">=")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__entropy_l_x", (float(self.l),))
+
+
+def _sorted_counts(cls: ClassCounts) -> list[int]:
+    return sorted(cls.counts, reverse=True)
 
 
 class RecursiveCLDiversity(Model):
@@ -173,26 +227,10 @@ class RecursiveCLDiversity(Model):
     def __init__(self, c: float, l: int) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True)
         self.l = int(_require_l(l, integer=True))
+        self._exact_c = decimal(c)
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l}
-
-    def satisfied_by(self, achieved: float | int | None) -> bool:
-        return achieved is not None and self.c > achieved
-
-    def relaxation(self) -> Model | None:
-        # a class with fewer than l values fails
-        return DistinctLDiversity(self.l) if self.l >= 2 else None
-
-    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
-        if self.l == 1:
-            return ClassVerdict(np.ones(rows.classes, dtype=bool))
-        r1, top = rows.top(self.l - 1)
-        tail = rows.size - top
-        return ClassVerdict((r1 < self.c * tail) | ~rows.present)
-
-    def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__recursive_cl_x", (self.c, self.l))
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [
@@ -211,12 +249,48 @@ class RecursiveCLDiversity(Model):
             return pl.lit(True)
         return pl.col(self.col("r1")) < self.c * pl.col(self.col("tail"))
 
+    def uncertain(self) -> pl.Expr | None:
+        if self.l == 1:
+            return None
+        ctail = self.c * pl.col(self.col("tail")).cast(pl.Float64)
+        return (pl.col(self.col("r1")) - ctail).abs() <= product_band(ctail)
+
     def reason(self) -> pl.Expr:
         return pl.format(
             f"r1={{}} not < c={self.c} * (r_{self.l}+...+r_m)={{}}",
             pl.col(self.col("r1")),
             pl.col(self.col("tail")),
         )
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and self.c > achieved
+
+    def relaxation(self) -> Model | None:
+        # a class with fewer than l values fails
+        return DistinctLDiversity(self.l) if self.l >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        if self.l == 1:
+            return ClassVerdict(np.ones(rows.classes, dtype=bool))
+        r1, top = rows.top(self.l - 1)
+        ctail = self.c * (rows.size - top)
+        present = rows.present
+        return ClassVerdict((r1 < ctail) | ~present,
+                            (np.abs(r1 - ctail) <= product_band(ctail)) & present)
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        if self.l == 1:
+            return True, 0.0
+        r = _sorted_counts(cls)
+        tail = sum(r[self.l - 1:])
+        if tail == 0:
+            return False, math.inf
+        ratio = Fraction(r[0], tail)
+        passed = ratio < self._exact_c
+        return passed, agreeing(ratio, passed, self.c, "<")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__recursive_cl_x", (self.c, self.l))
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:
@@ -227,13 +301,28 @@ def _value_set(values: Iterable[object] | None) -> list[object]:
     return sorted(set(values), key=repr)
 
 
+def _pd_tail(counts: Sequence[int], not_y: Sequence[bool], l: int) -> tuple[int, int]:
+    """``(r_y, tail)`` of a class (Def 4.3, the single formula of paper-notes §2.7), as the
+    aggregation of :class:`PositiveDisclosureRecursive` computes them."""
+    r_y = max((c for c, ok in zip(counts, not_y) if ok), default=0)
+    top = sorted(counts, reverse=True)
+    if l <= 1:
+        top_other = -r_y
+    elif r_y and r_y >= top[:l - 1][-1]:
+        top_other = sum(top[:l - 1]) - r_y
+    else:
+        top_other = sum(top[:max(l - 2, 0)])
+    return r_y, sum(counts) - r_y - top_other
+
+
 class PositiveDisclosureRecursive(Model):
     """Positive-disclosure-recursive (c,l)-diversity with a don't-care set Y (Def 4.3).
 
     Let s_y be the most frequent value not in Y, r_y its count; tail(s_y) is the class total
     minus r_y minus the l-2 largest other counts (the single-formula form of the two cases,
     paper-notes §2.7). A class passes iff ``r_y < c * tail``; a class holding only don't-care
-    values (r_y = 0) passes; l = 1 always passes. Achieved: the largest ``r_y / tail``.
+    values (r_y = 0) passes; l = 1 always passes (achieved 0). Achieved: the largest
+    ``r_y / tail``.
 
     >>> import polars as pl
     >>> from ldiv_polars import check
@@ -252,16 +341,10 @@ class PositiveDisclosureRecursive(Model):
         self.c = require_real("c", c, low=0.0, low_open=True)
         self.l = int(_require_l(l, integer=True))
         self.dont_care = _value_set(dont_care)
+        self._exact_c = decimal(c)
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l, "Y": self.dont_care}
-
-    def satisfied_by(self, achieved: float | int | None) -> bool:
-        return achieved is not None and self.c > achieved
-
-    def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__pd_recursive_cl_x",
-                       (self.c, self.l, [str(v) for v in self.dont_care]))
 
     def _not_y(self, s: str) -> pl.Expr:
         if not self.dont_care:
@@ -302,12 +385,48 @@ class PositiveDisclosureRecursive(Model):
         r_y, tail = pl.col(self.col("r_y")), pl.col(self.col("tail"))
         return (r_y == 0) | (r_y < self.c * tail)
 
+    def uncertain(self) -> pl.Expr | None:
+        if self.l == 1:
+            return None
+        r_y = pl.col(self.col("r_y"))
+        ctail = self.c * pl.col(self.col("tail")).cast(pl.Float64)
+        return (r_y > 0) & ((r_y - ctail).abs() <= product_band(ctail))
+
     def reason(self) -> pl.Expr:
         return pl.format(
             f"r_y={{}} not < c={self.c} * tail={{}}",
             pl.col(self.col("r_y")),
             pl.col(self.col("tail")),
         )
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and self.c > achieved
+
+    def _in(self, values: Sequence[object], label: object) -> bool | None:
+        """``label in values`` as the engine's ``is_in`` answers it (null for a null)."""
+        return None if label is None else label in values
+
+    def _decide_pd(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        if self.l == 1:
+            return True, 0.0
+        labels = cls.labels(ref)
+        not_y = [True if not self.dont_care else (self._in(self.dont_care, v) is False)
+                 for v in labels]
+        r_y, tail = _pd_tail(cls.counts, not_y, self.l)
+        if r_y == 0:
+            return True, 0.0
+        if tail <= 0:
+            return False, math.inf
+        ratio = Fraction(r_y, tail)
+        passed = ratio < self._exact_c
+        return passed, agreeing(ratio, passed, self.c, "<")
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        return self._decide_pd(cls, ref)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__pd_recursive_cl_x",
+                       (self.c, self.l, [str(v) for v in self.dont_care]))
 
 
 class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
@@ -330,18 +449,10 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
         super().__init__(c1, l, dont_care)
         self.c2 = require_real("c2", c2, low=0.0, high=100.0, high_open=True)
         self.protected = _value_set(protected)
+        self._exact_c2 = decimal(c2)
 
     def params(self) -> dict[str, object]:
         return {"c1": self.c, "c2": self.c2, "l": self.l, "Y": self.dont_care, "W": self.protected}
-
-    def satisfied_by(self, achieved: float | int | None) -> bool:
-        raise NotImplementedError(
-            f"{self.describe()}: the achieved c1 does not decide the W shares (c2)")
-
-    def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__npd_recursive_cl_x",
-                       (self.c, self.c2, self.l, [str(v) for v in self.dont_care],
-                        [str(v) for v in self.protected]))
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         out = super().aggs(ctx)
@@ -359,6 +470,14 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
     def passes(self) -> pl.Expr:
         return super().passes() & (pl.col(self.col("w_pct")) >= self.c2)
 
+    def uncertain(self) -> pl.Expr | None:
+        pd = super().uncertain()
+        if not self.protected or self.c2 == 0:
+            return pd
+        w = pl.col(self.col("w_pct"))
+        near = (w - self.c2).abs() <= 8 * EPS * (w + self.c2)
+        return near if pd is None else (pd | near)
+
     def reason(self) -> pl.Expr:
         return pl.format(
             f"r_y={{}}, tail={{}} (c1={self.c}); smallest W share {{}}% (c2={self.c2})",
@@ -366,6 +485,24 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
             pl.col(self.col("tail")),
             pl.col(self.col("w_pct")).round(4),
         )
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        raise NotImplementedError(
+            f"{self.describe()}: the achieved c1 does not decide the W shares (c2)")
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        passed, value = self._decide_pd(cls, ref)
+        if self.protected:
+            labels = cls.labels(ref)
+            w_min = min(sum(c for c, v in zip(cls.counts, labels) if v is not None and v == w)
+                        for w in self.protected)
+            passed = passed and w_min * 100 >= self._exact_c2 * cls.size
+        return passed, value
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__npd_recursive_cl_x",
+                       (self.c, self.c2, self.l, [str(v) for v in self.dont_care],
+                        [str(v) for v in self.protected]))
 
 
 class EntropyLDiversityDontCare(Model):
@@ -466,9 +603,6 @@ class EntropyLDiversityDontCare(Model):
 
     def value(self) -> pl.Expr:
         return pl.col(self.col("H")).exp().fill_null(float("inf"))
-
-    def achieved(self) -> pl.Expr:
-        return pl.col(self.col("H")).min().exp().fill_null(float("inf"))
 
     def passes(self) -> pl.Expr:
         h = pl.col(self.col("H"))

@@ -20,7 +20,7 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import ClassContext, Model, evaluate_classes
+from ldiv_polars.models.base import ClassContext, Model, evaluate_classes, value_col
 
 
 class MultiAttribute(Model):
@@ -66,7 +66,7 @@ class MultiAttribute(Model):
                 evaluate_classes(sub, [inner]).select(
                     *qi,
                     pl.col(f"pass_{inner.key}").alias("__ok"),
-                    inner.value().cast(pl.Float64).alias("__v"),
+                    pl.col(value_col(inner)).cast(pl.Float64).alias("__v"),
                 )
             )
         worst = pl.col("__v").min() if inner.higher_is_better else pl.col("__v").max()

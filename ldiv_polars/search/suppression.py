@@ -34,7 +34,7 @@ import polars as pl
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import Model, evaluate_classes
-from ldiv_polars.models.encoded import EncodedRows
+from ldiv_polars.models.encoded import EncodedRows, class_verdict
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 
@@ -178,13 +178,11 @@ class NodeChecker:
         def fails(models: Sequence[Model]) -> np.ndarray | None:
             ok = np.ones(n_classes, dtype=bool)
             for m in models:
-                v = m.array_verdict(enc)
+                v = class_verdict(m, enc)
                 if v is None:  # no array form: the engine decides from now on
                     self.arrays = False
                     return None
-                if v.uncertain is not None and v.uncertain.any():
-                    return None
-                ok &= v.passed
+                ok &= v
             return ~ok
 
         fail = rfail = None
