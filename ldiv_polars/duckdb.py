@@ -135,12 +135,40 @@ def _adjusted_entropy_udf(phi: pa.Array, p: pa.Array) -> pa.Array:
     return pa.array(out, mask=mask)
 
 
+def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Array,
+                labels: pa.Array) -> pa.Array:
+    """Arrow UDF: the exact verdict and value of each (undecided) class of the batch, by the
+    model's own routine (``Model.decide``; a loop over those classes, never rows)."""
+    from ldiv_polars.models.exact import ClassCounts, Reference
+    from ldiv_polars.models.spec import from_spec
+
+    passed: list[bool] = []
+    values: list[float] = []
+    ref: Reference | None = None
+    key: tuple[Any, Any] | None = None
+    for sp, rk, cn, tb, lb in zip(spec.to_pylist(), ranks.to_pylist(), counts.to_pylist(),
+                                  table.to_pylist(), labels.to_pylist()):
+        if key != (tb, lb):  # every class of one query shares the domain: built once
+            key = (tb, lb)
+            ref = Reference(tuple(lb), tuple(int(c) for c in tb), tuple(lb))
+        assert ref is not None
+        ok, v = from_spec(sp).decide(ClassCounts(tuple(rk), tuple(int(c) for c in cn)), ref)
+        passed.append(bool(ok))
+        values.append(float(v))
+    return pa.StructArray.from_arrays([pa.array(passed, pa.bool_()),
+                                       pa.array(values, pa.float64())],
+                                      names=["passed", "value"])
+
+
 def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     dbl_list = duckdb.list_type(duckdb.sqltypes.DOUBLE)
-    try:
-        con.remove_function("ldiv_adjusted_entropy")
-    except Exception:  # noqa: BLE001 - not registered yet on this connection
-        pass
+    big_list = duckdb.list_type(duckdb.sqltypes.BIGINT)
+    str_list = duckdb.list_type(duckdb.sqltypes.VARCHAR)
+    for name in ("ldiv_adjusted_entropy", "ldiv_decide"):
+        try:
+            con.remove_function(name)
+        except Exception:  # noqa: BLE001 - not registered yet on this connection
+            pass
     con.create_function(
         "ldiv_adjusted_entropy",
         _adjusted_entropy_udf,
@@ -148,6 +176,14 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         duckdb.sqltypes.DOUBLE,
         type="arrow",
         null_handling="special",
+    )
+    con.create_function(
+        "ldiv_decide",
+        _decide_udf,
+        [duckdb.sqltypes.VARCHAR, big_list, big_list, big_list, str_list],
+        duckdb.struct_type({"passed": duckdb.sqltypes.BOOLEAN,
+                            "value": duckdb.sqltypes.DOUBLE}),
+        type="arrow",
     )
 
 
@@ -175,7 +211,8 @@ def install(
 
 
 def _installed(con: duckdb.DuckDBPyConnection, udfs: bool) -> bool:
-    names = ["ldiv_summary", "ldiv__fs"] + (["ldiv_adjusted_entropy"] if udfs else [])
+    names = ["ldiv_summary", "ldiv__fs", "ldiv__verdict"] + (
+        ["ldiv_adjusted_entropy", "ldiv_decide"] if udfs else [])
     row = con.execute(
         "SELECT count(DISTINCT function_name) FROM duckdb_functions() "
         "WHERE list_contains(?, function_name)",
@@ -437,9 +474,11 @@ def register_hierarchy(
 
 
 def _result_row(key: str, row: tuple[Any, ...]) -> dict[str, object]:
-    """One model macro's ``(model, passed, achieved, failing_classes, failing_rows)`` row as the
-    dict :func:`check` returns."""
-    model, passed, achieved, fc, fr = row
+    """One ``ldiv__result`` row ``(model, passed, achieved, failing_classes, failing_rows,
+    undecided_classes)`` as the dict :func:`check` returns."""
+    model, passed, achieved, fc, fr, undecided = row
+    if undecided:  # pragma: no cover - the exact step decides every class when installed
+        raise InvalidParameterError(f"{model}: {undecided} class(es) left undecided")
     return {
         "model": model,
         "key": key,
@@ -448,6 +487,36 @@ def _result_row(key: str, row: tuple[Any, ...]) -> dict[str, object]:
         "failing_classes": int(fc),
         "failing_rows": int(fr),
     }
+
+
+class _Calls:
+    """Runs models' SQL forms (``Model.sql_call``) over extended frequency sets on one
+    connection: registers their hierarchies (checking the sensitive values are leaves) and
+    drops them at the end."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.hierarchies: list[str] = []
+
+    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
+        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
+        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
+        classes decided exactly."""
+        args: list[Any] = [x_name, *call.params]
+        if call.hierarchy is not None:
+            hname = register_hierarchy(self.con, _tmp("hier"), call.hierarchy)
+            self.hierarchies.append(hname)
+            _check_leaves(self.con, fs, hname)
+            args.append(hname)
+        marks = ", ".join("?" for _ in args)
+        cte = _tmp("c")
+        sql = (f"(WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
+               f"FROM ldiv__decide_x(?, ?, ?))")
+        return sql, [*args, cte, x_name, call.spec_json]
+
+    def close(self) -> None:
+        for hname in self.hierarchies:
+            self.con.unregister(hname)
 
 
 def check(
@@ -462,17 +531,17 @@ def check(
 ) -> list[dict[str, object]]:
     """Evaluate foundation model objects (``ldiv_polars.models``) with the SQL macros: one pass
     over the rows builds the frequency set, its extended form (class ids and sizes, table
-    frequencies) is built once, and each model's ``ldiv__<model>_x`` macro reads it.
+    frequencies) is built once, and each model's SQL form (``Model.sql_call``: a per-class
+    macro) reads it; the classes within rounding of a threshold are decided exactly by the
+    model's own routine (the ``ldiv_decide`` UDF), as in the Polars engine.
 
     Returns one dict per model: ``model``, ``key``, ``passed``, ``achieved`` (None where the
-    Polars side reports infinity), ``failing_classes``, ``failing_rows``. Supported:
-    KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity,
-    PositiveDisclosureRecursive, NegativePositiveDisclosureRecursive, AlphaKAnonymity,
-    TCloseness (equal, ordered, hierarchical), DeltaDisclosure, BetaLikeness (basic and
-    enhanced), EntropyLDiversityDontCare (Python UDF); with several sensitive columns,
-    KAnonymity and MultiAttribute around DistinctLDiversity, EntropyLDiversity or
-    RecursiveCLDiversity (one frequency set per sensitive column, the others joining the
-    quasi-identifier, as Def 4.6 says). Others raise InvalidParameterError.
+    Polars side reports infinity), ``failing_classes``, ``failing_rows``. Every model with a
+    SQL form is supported (a model without one raises
+    :class:`~ldiv_polars.errors.NoSqlFormError`); with several sensitive columns, models that
+    read no sensitive column and ``MultiAttribute`` around a model with a SQL form (one
+    frequency set per sensitive column, the others joining the quasi-identifier, as Def 4.6
+    says).
 
     >>> import polars as pl
     >>> from ldiv_polars.models import KAnonymity
@@ -480,13 +549,10 @@ def check(
     >>> [(r["model"], r["passed"], r["achieved"]) for r in check(df, "q", "s", [KAnonymity(2)])]
     [('k_anonymity', False, 1.0)]
     """
-    from ldiv_polars.models import Model
+    from ldiv_polars.models.verdict import check_models
 
     check_null_policy(nulls)
-    model_list = [models] if isinstance(models, Model) else list(models)
-    for m in model_list:
-        if not isinstance(m, Model):
-            raise InvalidParameterError(f"not a privacy model: {m!r}")
+    model_list = check_models(models)
     if len(as_names(sensitive)) > 1:
         return _check_multi(data, qi, as_names(sensitive), model_list, con=con,
                             separator=separator, nulls=nulls)
@@ -498,78 +564,43 @@ def check(
             install(src.con, udfs=True)
         out: list[dict[str, object]] = []
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            hier_names: list[str] = []
             # the extended frequency set (class ids, sizes, table frequencies), built once and
             # shared by every model
             x_name = _tmp("fsx")
             src.con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
+            runner = _Calls(src.con)
             try:
                 for m, call in zip(model_list, calls):
-                    args: list[Any] = [x_name, *call.params]
-                    if call.hierarchy is not None:
-                        hname = register_hierarchy(src.con, _tmp("hier"), call.hierarchy)
-                        hier_names.append(hname)
-                        _check_leaves(src.con, fs, hname)
-                        args.append(hname)
-                    marks = ", ".join("?" for _ in args)
-                    cur = src.con.execute(
-                        f"SELECT model, passed, achieved, failing_classes, failing_rows "
-                        f"FROM {call.macro}({marks})",
-                        args,
-                    )
-                    out.append(_result_row(m.key, cur.fetchall()[0]))
+                    sql, args = runner.classes(call, x_name, fs)
+                    cl = _tmp("cl")
+                    row = src.con.execute(
+                        f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
+                        [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
+                    out.append(_result_row(m.key, row))
             finally:
-                for hname in hier_names:
-                    src.con.unregister(hname)
+                runner.close()
                 src.con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
     return out
-
-
-def _multi_inner(m: Any) -> tuple[str, str, list[Any], int, bool]:
-    """(ok expression, value expression, their parameters, tail start l, higher is better) of
-    a multi-attribute inner model over ``ldiv__class_stats_x`` columns."""
-    from ldiv_polars import models as M
-
-    inner = m.inner
-    if isinstance(inner, M.DistinctLDiversity):
-        return "distinct_values >= ?", "distinct_values::DOUBLE", [inner.l], 1, True
-    if isinstance(inner, M.EntropyLDiversity) and not isinstance(
-            inner, M.EntropyLDiversityDontCare):
-        return ("entropy >= ln(?) - 1e-12", "exp(entropy)", [float(inner.l)], 1, True)
-    if type(inner) is M.RecursiveCLDiversity:
-        return ("? <= 1 OR (tail IS NOT NULL AND max_count < ? * tail)",
-                "CASE WHEN ? <= 1 THEN 0.0 WHEN tail > 0 THEN max_count / tail "
-                "ELSE 'inf'::DOUBLE END",
-                [inner.l, inner.c, inner.l], inner.l, False)
-    raise InvalidParameterError(
-        f"{m.describe()} has no SQL form in the DuckDB engine yet (multi-attribute supports "
-        "distinct, entropy and recursive (c,l) inner models); use the Polars engine"
-    )
 
 
 def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
                  model_list: list[Any], *, con: duckdb.DuckDBPyConnection | None,
                  separator: str | None, nulls: NullPolicy) -> list[dict[str, object]]:
-    """Several sensitive columns: KAnonymity and MultiAttribute models (Def 4.6)."""
-    from ldiv_polars import models as M
+    """Several sensitive columns: models reading no sensitive column, judged on the classes
+    of the quasi-identifier, and models applying one single-attribute model to each sensitive
+    column in turn (``Model.each_attribute``, Def 4.6)."""
+    from ldiv_polars.models.verdict import check_models
 
-    plans: list[Any] = []
-    for m in model_list:
-        if isinstance(m, M.MultiAttribute):
-            plans.append(_multi_inner(m))
-        elif isinstance(m, M.KAnonymity):
-            plans.append(None)
-        else:
-            raise InvalidParameterError(
-                f"{m.describe()} read(s) one sensitive column but {len(sensitive)} were given: "
-                "wrap the model in MultiAttribute(...) or pass one sensitive column"
-            )
+    check_models(model_list, sensitive)
+    calls = [m.sql_call() if m.each_attribute is None else m.each_attribute.sql_call()
+             for m in model_list]
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=True):
             install(src.con, udfs=True)
         conn = src.con
         created: list[str] = []
+        runner = _Calls(conn)
         with ExitStack() as stack:
             try:
                 # one frequency set per sensitive column, the other sensitive columns in the key
@@ -589,44 +620,51 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
                     pos = [fields.index(c) + 1 for c in src.columns if c in qi_l]
                     oc_exprs.append("row(" + ", ".join(f"struct_extract_at(ec, {p})" for p in pos)
                                     + ")")
-                sizes = _tmp("msz")
-                conn.execute(f"CREATE TEMP TABLE {_quote(sizes)} AS SELECT {oc_exprs[0]} AS oc, "
-                             f"sum(n)::BIGINT AS size FROM {_quote(fs_names[0])} GROUP BY ALL")
-                created.append(sizes)
+                # the classes of the quasi-identifier alone (with the first sensitive column)
+                whole = _tmp("mfs")
+                conn.execute(f"CREATE TEMP TABLE {_quote(whole)} AS SELECT {oc_exprs[0]} AS ec, "
+                             f"sv, sum(n)::BIGINT AS n FROM {_quote(fs_names[0])} GROUP BY ALL")
+                conn.execute(f"CREATE TEMP TABLE {_quote(whole + '_x')} AS FROM ldiv__fsx(?)",
+                             [whole])
+                created += [whole, whole + "_x"]
                 out: list[dict[str, object]] = []
-                for m, plan in zip(model_list, plans):
-                    if plan is None:
-                        row = conn.execute("FROM ldiv__k_anonymity_of(?, ?)", [sizes, m.k]
-                                           ).fetchall()[0]
+                for m, call in zip(model_list, calls):
+                    if m.each_attribute is None:
+                        sql, args = runner.classes(call, whole + "_x", whole)
                     else:
-                        ok_sql, value_sql, params, tail_l, higher = plan
-                        parts = []
-                        args: list[Any] = []
-                        for name, oc in zip(fs_names, oc_exprs):
-                            parts.append(
-                                f"SELECT {oc} AS oc, {ok_sql} AS ok, {value_sql} AS v "
-                                f"FROM ldiv__class_stats_x(?, ?) "
-                                f"JOIN (SELECT cid, any_value(ec) AS ec FROM {_quote(name + '_x')} "
-                                f"GROUP BY cid) USING (cid)"
-                            )
-                            args += [*params, name + "_x", tail_l]
-                        worst = "min(v)" if higher else "max(v)"
-                        row = conn.execute(
-                            f"WITH p AS ({' UNION ALL '.join(parts)}), "
-                            f"c AS (SELECT oc, bool_and(ok) AS ok, {worst} AS v FROM p "
-                            f"GROUP BY oc), "
-                            f"z AS (SELECT c.ok, c.v, s.size FROM c JOIN {_quote(sizes)} s "
-                            f"ON c.oc IS NOT DISTINCT FROM s.oc) "
-                            f"SELECT 'multi_attribute', coalesce(bool_and(ok), true), {worst}, "
-                            f"count(*) FILTER (WHERE NOT ok), "
-                            f"coalesce(sum(size) FILTER (WHERE NOT ok), 0) FROM z",
-                            args,
-                        ).fetchall()[0]
+                        sql, args = _per_attribute(runner, call, fs_names, oc_exprs, whole,
+                                                   m.each_attribute.higher_is_better)
+                    cl = _tmp("cl")
+                    row = conn.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
+                                       [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
                     out.append(_result_row(m.key, row))
                 return out
             finally:
+                runner.close()
                 for name in created:
                     conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+
+
+def _per_attribute(runner: _Calls, call: Any, fs_names: list[str], oc_exprs: list[str],
+                   whole: str, higher: bool) -> tuple[str, list[Any]]:
+    """The per-class verdicts of Def 4.6 over the original classes (those of ``whole``): a
+    class passes iff every sub-class (class x values of the other sensitive columns) passes
+    the inner model for every sensitive column; its value is the worst."""
+    parts, args = [], []
+    for name, oc in zip(fs_names, oc_exprs):
+        sql, a = runner.classes(call, name + "_x", name)
+        parts.append(f"SELECT {oc} AS oc, d.ok, d.v, d.unc FROM {sql} d "
+                     f"JOIN (SELECT cid, any_value(ec) AS ec FROM {_quote(name + '_x')} "
+                     f"GROUP BY cid) USING (cid)")
+        args += a
+    worst = "min(v)" if higher else "max(v)"
+    sizes = (f"(SELECT ec AS oc, sum(n)::BIGINT AS size FROM {_quote(whole)} GROUP BY ec)")
+    sql = (f"(WITH p AS ({' UNION ALL '.join(parts)}), "
+           f"z AS (SELECT oc, bool_and(ok) AS ok, bool_or(unc) AS unc, {worst} AS v FROM p "
+           f"GROUP BY oc) "
+           f"SELECT 0 AS cid, s.size, z.ok, z.v, z.unc FROM z JOIN {sizes} s "
+           f"ON z.oc IS NOT DISTINCT FROM s.oc)")
+    return sql, args
 
 
 def _check_leaves(con: duckdb.DuckDBPyConnection, fs: str, hier: str) -> None:

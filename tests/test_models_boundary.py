@@ -295,6 +295,65 @@ def sufficient(model) -> bool:
     return not ((model.name == "alpha_k" and model.k > 1) or model.name == "npd_recursive_cl")
 
 
+@pytest.fixture(scope="module")
+def con():
+    import duckdb
+
+    import ldiv_polars.duckdb as ld
+
+    c = ld.install(duckdb.connect())
+    yield c
+    c.close()
+
+
+@SETTINGS
+@given(case=boundary_case())
+def test_sql_verdicts_are_exact_on_the_boundary(con, case):
+    import ldiv_polars.duckdb as ld
+    from ldiv_polars.errors import NoSqlFormError
+
+    classes, model = case
+    try:
+        model.sql_call()
+    except NoSqlFormError:
+        return
+    t = table_of(classes)
+    want = [exact_pass(model, c, t) for c in classes]
+    got = ld.check(frame(classes), ["q"], "s", [model], con=con)[0]
+    assert (got["passed"], got["failing_classes"]) == (all(want), sum(not w for w in want)), \
+        model
+    if sufficient(model):
+        assert model.satisfied_by(got["achieved"] if got["achieved"] is not None
+                                  else math.inf) == got["passed"], (model, got)
+
+
+def test_sql_without_python_reports_undecided_classes():
+    """What a DuckDB-CLI user who `.read`s ldiv.sql gets on a boundary: the float verdict
+    cannot decide, and says so (passed NULL, undecided_classes), never a silent answer."""
+    import duckdb
+
+    import ldiv_polars.duckdb as ld
+
+    c = duckdb.connect()
+    for stmt in c.extract_statements(ld.sql_text("ldiv.sql")):
+        c.execute(stmt)
+    df = pl.DataFrame({"q": [1, 1, 1, 0, 1, 0, 0, 0, 0, 1],
+                       "s": [str(v) for v in [0, 0, 2, 0, 0, 1, 0, 2, 1, 0]]})
+    c.register("t", df.to_arrow())
+    row = c.execute("SELECT passed, failing_classes, undecided_classes "
+                    "FROM ldiv_t_closeness('t', ['q'], 's', 0.2, distance := 'equal')"
+                    ).fetchall()[0]
+    assert row[0] is None and row[2] >= 1 and row[1] + row[2] <= 2
+    # with a decided failure the verdict is certain
+    row = c.execute("SELECT passed FROM ldiv_t_closeness('t', ['q'], 's', 0.1, "
+                    "distance := 'equal')").fetchall()[0]
+    assert row == (False,)
+    # installed from Python, the same macro decides exactly
+    ld.install(c)
+    assert c.execute("SELECT passed, undecided_classes FROM ldiv_t_closeness('t', ['q'], 's', "
+                     "0.2, distance := 'equal')").fetchall() == [(True, 0)]
+
+
 def encoded(classes: list[Counter]) -> EncodedRows:
     cls, s, n = [], [], []
     for i, c in enumerate(classes):

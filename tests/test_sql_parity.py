@@ -414,7 +414,10 @@ def test_violations_macro_matches_polars_violations(con, data, k, l, el, c, rl, 
 @given(data=tables(allow_nulls=True), v=st.lists(st.sampled_from(["u", "v", "w"]), min_size=30,
                                                    max_size=30),
        inner=st.sampled_from([DistinctLDiversity(2), EntropyLDiversity(1.7),
-                              RecursiveCLDiversity(1.5, 2), RecursiveCLDiversity(3, 3)]),
+                              RecursiveCLDiversity(1.5, 2), RecursiveCLDiversity(3, 3),
+                              # any model with a SQL form (the multi path asks the model)
+                              TCloseness(0.3), AlphaKAnonymity(0.6, 2), DeltaDisclosure(1.5),
+                              BetaLikeness(0.9), BetaLikeness(0.9, enhanced=True)]),
        k=st.integers(1, 3))
 def test_multi_attribute_matches_polars(con, data, v, inner, k) -> None:
     df, _, has_nulls = data

@@ -78,13 +78,24 @@ class ClassContext:
 
 @dataclass(frozen=True)
 class SqlCall:
-    """How the DuckDB engine runs a model: the table macro of ``sql/ldiv.sql`` that reads an
-    extended frequency set (``ldiv__fsx``) and the parameters bound after the relation name;
-    ``hierarchy`` is registered as a relation and passed last (hierarchical t-closeness)."""
+    """How the DuckDB engine runs a model: ``macro`` is the per-class table macro of
+    ``sql/ldiv.sql`` that reads an extended frequency set (``ldiv__fsx``) and returns
+    ``(cid, size, ok, v, unc)``, ``params`` the parameters bound after the relation name;
+    ``hierarchy`` is registered as a relation and passed last (hierarchical t-closeness).
+    ``spec`` is the model as constructor keywords plus ``"model": name``: the exact step
+    rebuilds the model from it (:mod:`ldiv_polars.models.spec`) to decide the uncertain
+    classes (``unc``) with :meth:`Model.decide`."""
 
     macro: str
     params: tuple[object, ...] = ()
     hierarchy: Any = None
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec_json(self) -> str:
+        from ldiv_polars.models.spec import spec_json
+
+        return spec_json(self.spec)
 
 
 class Model(ABC):
@@ -217,6 +228,13 @@ class Model(ABC):
         """The DuckDB form of the model (see :class:`SqlCall`). Default: none (a typed
         error)."""
         raise NoSqlFormError(f"model {self.describe()} has no SQL form; use the Polars engine")
+
+    @property
+    def each_attribute(self) -> Model | None:
+        """The single-attribute model this model applies to each sensitive column in turn,
+        the others joining the quasi-identifier (multi-attribute l-diversity, Def 4.6); None
+        for a model of one sensitive column (default)."""
+        return None
 
     def __repr__(self) -> str:
         return self.describe()

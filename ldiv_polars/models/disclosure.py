@@ -126,7 +126,8 @@ class AlphaKAnonymity(Model):
         return ok and cls.size >= self.k, agreeing(share, ok, self.alpha, "<=")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__alpha_k_x", (self.alpha, self.k))
+        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k),
+                       spec={"model": self.name, "alpha": self._exact_alpha, "k": self.k})
 
 
 def _ratios(cls: ClassCounts, ref: Reference) -> list[tuple[Fraction, int]]:
@@ -193,7 +194,8 @@ class DeltaDisclosure(Model):
         return passed, agreeing(worst, passed, self.delta, "<")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__delta_disclosure_x", (self.delta,))
+        return SqlCall("ldiv__delta_disclosure_classes_x", (self.delta,),
+                       spec={"model": self.name, "delta": self._exact_delta or self.delta})
 
 
 class BetaLikeness(Model):
@@ -277,4 +279,6 @@ class BetaLikeness(Model):
         return passed, agreeing(top, passed, self.beta, "<=")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__beta_likeness_x", (self.beta, self.enhanced))
+        return SqlCall("ldiv__beta_likeness_classes_x", (self.beta, self.enhanced),
+                       spec={"model": self.name, "beta": self._exact_beta or self.beta,
+                             "enhanced": self.enhanced})

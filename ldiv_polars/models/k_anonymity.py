@@ -59,4 +59,5 @@ class KAnonymity(Model):
         return ClassVerdict((rows.size >= self.k) | ~rows.present)
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__k_anonymity_x", (self.k,))
+        return SqlCall("ldiv__k_anonymity_classes_x", (self.k,),
+                       spec={"model": self.name, "k": self.k})

@@ -112,7 +112,8 @@ class DistinctLDiversity(Model):
         return ClassVerdict((rows.distinct >= self.l) | ~rows.present)
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__distinct_l_x", (self.l,))
+        return SqlCall("ldiv__distinct_l_classes_x", (self.l,),
+                       spec={"model": self.name, "l": self.l})
 
 
 def top_sum(j: int) -> pl.Expr:
@@ -206,7 +207,8 @@ class EntropyLDiversity(Model):
         return passed, agreeing(value, passed, float(self.l), ">=")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__entropy_l_x", (float(self.l),))
+        return SqlCall("ldiv__entropy_l_classes_x", (float(self.l),),
+                       spec={"model": self.name, "l": self._exact_l})
 
 
 def _sorted_counts(cls: ClassCounts) -> list[int]:
@@ -290,7 +292,8 @@ class RecursiveCLDiversity(Model):
         return passed, agreeing(ratio, passed, self.c, "<")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__recursive_cl_x", (self.c, self.l))
+        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l),
+                       spec={"model": self.name, "c": self._exact_c, "l": self.l})
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:
@@ -425,8 +428,10 @@ class PositiveDisclosureRecursive(Model):
         return self._decide_pd(cls, ref)
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__pd_recursive_cl_x",
-                       (self.c, self.l, [str(v) for v in self.dont_care]))
+        y = [str(v) for v in self.dont_care]
+        return SqlCall("ldiv__pd_recursive_cl_classes_x", (self.c, self.l, y),
+                       spec={"model": self.name, "c": self._exact_c, "l": self.l,
+                             "dont_care": y})
 
 
 class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
@@ -500,9 +505,10 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
         return passed, value
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__npd_recursive_cl_x",
-                       (self.c, self.c2, self.l, [str(v) for v in self.dont_care],
-                        [str(v) for v in self.protected]))
+        y, w = [str(v) for v in self.dont_care], [str(v) for v in self.protected]
+        return SqlCall("ldiv__npd_recursive_cl_classes_x", (self.c, self.c2, self.l, y, w),
+                       spec={"model": self.name, "c1": self._exact_c, "c2": self._exact_c2,
+                             "l": self.l, "dont_care": y, "protected": w})
 
 
 class EntropyLDiversityDontCare(Model):
@@ -530,8 +536,9 @@ class EntropyLDiversityDontCare(Model):
         return achieved is not None and math.log(achieved) >= math.log(self.l) - ENTROPY_TOLERANCE
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__entropy_l_dont_care_fs",
-                       (float(self.l), [str(v) for v in self.dont_care]))
+        y = [str(v) for v in self.dont_care]
+        return SqlCall("ldiv__entropy_l_dont_care_classes_x", (float(self.l), y),
+                       spec={"model": self.name, "l": self.l, "dont_care": y})
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []

@@ -47,6 +47,10 @@ class MultiAttribute(Model):
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return self.inner.satisfied_by(achieved)
 
+    @property
+    def each_attribute(self) -> Model:
+        return self.inner
+
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []
 

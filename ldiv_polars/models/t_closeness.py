@@ -199,9 +199,11 @@ class TCloseness(Model):
         return self._paths
 
     def sql_call(self) -> SqlCall:
-        if self.distance == "hierarchical":
-            return SqlCall("ldiv__t_closeness_hierarchical_x", (self.t,), self.hierarchy)
-        return SqlCall("ldiv__t_closeness_x", (self.t, self.distance))
+        spec = {"model": self.name, "t": self._exact_t, "distance": self.distance}
+        if self._hierarchy is not None:
+            return SqlCall("ldiv__t_closeness_hierarchical_classes_x", (self.t,),
+                           self._hierarchy, spec | {"hierarchy": self._hierarchy.rows()})
+        return SqlCall("ldiv__t_closeness_classes_x", (self.t, self.distance), spec=spec)
 
     @property
     def hierarchy(self) -> pl.DataFrame | None:
