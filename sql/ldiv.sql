@@ -574,6 +574,7 @@ CREATE OR REPLACE MACRO ldiv_npd_recursive_cl(tbl, qi, s, c1, c2, l, dont_care :
                                             'dont_care': CAST(dont_care AS VARCHAR[]),
                                             'protected': CAST(w_values AS VARCHAR[])}));
 
+-- Risk macros: integer class sizes, always decided (undecided_classes = 0, for a uniform shape).
 -- Prosecutor re-identification risk: 1/size per class. passed = largest risk <= max_risk.
 -- achieved = largest risk = 1/k; average_risk = classes / rows.
 CREATE OR REPLACE MACRO ldiv__prosecutor_risk_of(sizes_rel, max_risk) AS TABLE
@@ -582,7 +583,8 @@ CREATE OR REPLACE MACRO ldiv__prosecutor_risk_of(sizes_rel, max_risk) AS TABLE
            1.0 / min(size) AS achieved,
            count(*) FILTER (WHERE 1.0 / size > max_risk)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE 1.0 / size > max_risk), 0)::BIGINT AS failing_rows,
-           count(*) / sum(size) AS average_risk
+           count(*) / sum(size) AS average_risk,
+           0::BIGINT AS undecided_classes
     FROM query_table(sizes_rel);
 CREATE OR REPLACE MACRO ldiv_prosecutor_risk(tbl, qi, max_risk := 1.0) AS TABLE
     WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi))
@@ -595,7 +597,8 @@ CREATE OR REPLACE MACRO ldiv_marketer_risk(tbl, qi, max_risk := 1.0) AS TABLE
            coalesce(count(*) / sum(size) <= max_risk, true) AS passed,
            count(*) / sum(size) AS achieved,
            NULL::BIGINT AS failing_classes,
-           NULL::BIGINT AS failing_rows
+           NULL::BIGINT AS failing_rows,
+           0::BIGINT AS undecided_classes
     FROM ldiv__sizes(tbl, qi);
 
 -- Sample uniques: rows alone in their class. passed = uniques <= max_uniques.
@@ -605,7 +608,8 @@ CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
            count(*) FILTER (WHERE size = 1)::DOUBLE AS achieved,
            count(*) FILTER (WHERE size = 1)::BIGINT AS failing_classes,
            count(*) FILTER (WHERE size = 1)::BIGINT AS failing_rows,
-           count(*) FILTER (WHERE size = 1) / sum(size) AS fraction
+           count(*) FILTER (WHERE size = 1) / sum(size) AS fraction,
+           0::BIGINT AS undecided_classes
     FROM ldiv__sizes(tbl, qi);
 
 -- ---------------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ from ldiv_polars.models.base import (
     Model,
     ModelResult,
     SqlCall,
-    evaluate_classes,
     table_results,
 )
 from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.models.encoded import ClassVerdict, EncodedRows, class_verdict
+from ldiv_polars.models.evaluate import ClassNames, evaluate_classes
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
@@ -37,6 +37,7 @@ __all__ = [
     "BinaryLDiversity",
     "CheckResult",
     "ClassContext",
+    "ClassNames",
     "ClassVerdict",
     "DeltaDisclosure",
     "DistinctLDiversity",

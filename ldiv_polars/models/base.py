@@ -1,18 +1,8 @@
-"""The model protocol and the one evaluation routine every model goes through.
-
-A privacy model answers three questions over a frequency set: per-class statistics, per-class
-pass/fail, and the table's *achieved* value (smallest k, largest l, smallest t, ...).
-:func:`evaluate_classes` computes all requested models in one ``group_by`` over the frequency set
-(plus, for the few models that need them, small extra aggregations joined on the class key).
-
->>> import polars as pl
->>> from ldiv_polars.core import FrequencySet
->>> from ldiv_polars.models import KAnonymity, DistinctLDiversity
->>> fs = FrequencySet(pl.LazyFrame({"q": ["a", "a", "b"], "s": ["x", "y", "x"], "n": [2, 1, 3]}),
-...                   ("q",), ("s",))
->>> evaluate_classes(fs, [KAnonymity(3), DistinctLDiversity(2)]).sort("q").select(
-...     "q", "size", "pass_k_anonymity_3", "pass_distinct_l_2").collect().rows()
-[('a', 3, True, True), ('b', 3, True, False)]
+"""The model protocol: what a privacy model answers over a frequency set (per-class statistics,
+per-class pass/fail, the table's *achieved* value: smallest k, largest l, smallest t, ...) and
+everything the engines and the search ask it (array verdict, SQL form, exact routine, search
+facts). :func:`~ldiv_polars.models.evaluate_classes` (``models/evaluate.py``) runs the models;
+:class:`ModelResult` and :func:`table_results` are the table-level verdicts.
 """
 
 from __future__ import annotations
@@ -27,14 +17,6 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError, NoSqlFormError
-
-from ldiv_polars.models.boundary import (
-    ROW_N,
-    decide_uncertain,
-    exact_pass_col,
-    exact_value_col,
-    uncertain_col,
-)
 
 if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
@@ -250,107 +232,19 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-def _reference_from(rows: pl.LazyFrame, s: str) -> pl.LazyFrame:
-    return rows.group_by(s).agg(pl.col(COUNT).sum().alias(ROW_N)).with_columns(
-        (pl.col(ROW_N) / pl.col(ROW_N).sum()).alias(ROW_Q),
-        pl.len().cast(pl.Int64).alias(ROW_M),
-    ).select(s, ROW_Q, ROW_M, ROW_N)
-
-
-def reference_distribution(
-    reference: pl.LazyFrame | pl.DataFrame, s: str
-) -> pl.LazyFrame:
-    """Normalize a reference table ``(s, n)`` (counts) to ``(s, ROW_Q, ROW_M, ROW_N)``."""
-    ref = reference.lazy() if isinstance(reference, pl.DataFrame) else reference
-    names = ref.collect_schema().names()
-    if s not in names or COUNT not in names:
-        raise InvalidParameterError(
-            f"a reference distribution needs columns {s!r} and {COUNT!r}, got {names}"
-        )
-    return _reference_from(ref.select(s, pl.col(COUNT).cast(pl.Int64)), s)
-
-
 def value_col(m: Model) -> str:
-    """The column of :func:`evaluate_classes` holding ``m``'s per-class value (the exact one,
-    agreeing with the verdict, for classes decided exactly)."""
+    """The column of :func:`~ldiv_polars.models.evaluate_classes` holding ``m``'s per-class
+    value (the exact one, agreeing with the verdict, for classes decided exactly)."""
     return m.col("value")
 
 
-def evaluate_classes(
-    fs: FrequencySet,
-    models: Sequence[Model],
-    *,
-    reference: pl.LazyFrame | pl.DataFrame | None = None,
-) -> pl.LazyFrame:
-    """One row per equivalence class of ``fs``: the qi columns, ``size``, ``distinct``, each
-    model's statistics, its value ``<key>__value`` and a boolean ``pass_<model.key>`` column.
+def __getattr__(name: str) -> Any:
+    # evaluate_classes and reference_distribution moved to models/evaluate.py (aliases kept)
+    if name in ("evaluate_classes", "reference_distribution"):
+        from ldiv_polars.models import evaluate
 
-    ``reference`` optionally gives the table distribution of the sensitive column as counts
-    ``(s, n)`` (default: the distribution of ``fs`` itself). Partitioning algorithms that
-    evaluate candidate sub-partitions pass the whole table's distribution here.
-
-    Verdicts are exact: a class whose float statistic lies within its rounding bound of a
-    threshold (``Model.uncertain()``) is decided by the model's exact routine
-    (``Model.decide``) on its counts, see :mod:`ldiv_polars.models.exact`.
-    """
-    models = list(models)
-    keys = [m.key for m in models]
-    dup = sorted({k for k in keys if keys.count(k) > 1})
-    if dup:
-        raise InvalidParameterError(f"model(s) requested twice: {', '.join(dup)}")
-    qi = list(fs.qi)
-    if not fs.sensitive:
-        needing = [m.describe() for m in models if m.needs_sensitive]
-        if needing:
-            raise InvalidParameterError(
-                f"{', '.join(needing)} need(s) a sensitive column; none was given"
-            )
-        ctx = ClassContext(fs.qi, fs.sensitive, fs.frame, pl.LazyFrame())
-        aggs = [e for m in models for e in m.aggs(ctx)]
-        classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-        return _verdicts(classes, models, [])
-
-    s = fs.sensitive[0]
-    exact = [m for m in models if m.uncertain() is not None]
-    rows = fs.frame.cache() if exact else fs.frame
-    ref = (
-        reference_distribution(reference, s)
-        if reference is not None
-        else _reference_from(rows, s)
-    )
-    if any(m.needs_q for m in models):
-        rows = rows.with_columns(
-            (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
-        ).join(ref, on=s, how="left", nulls_equal=True)
-    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref)
-    aggs = [e for m in models for e in m.aggs(ctx)]
-    classes = rows.group_by(qi).agg(
-        pl.col(COUNT).sum().alias(SIZE),
-        pl.col(s).n_unique().alias(DISTINCT),
-        *aggs,
-    )
-    for m in models:
-        for frame in m.frames(ctx):
-            classes = classes.join(frame, on=qi, how="left", nulls_equal=True)
-    if exact:
-        classes = decide_uncertain(classes, rows, ref, qi, s, exact)
-    return _verdicts(classes, models, exact)
-
-
-def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]
-              ) -> pl.LazyFrame:
-    """The value and pass columns (the exact ones where a class was decided exactly)."""
-    decided = {m.key for m in exact}
-    values, passes = [], []
-    for m in models:
-        v, ok = m.value(), m.passes()
-        if m.key in decided:
-            unc = pl.col(uncertain_col(m))
-            v = pl.when(unc).then(pl.col(exact_value_col(m))).otherwise(v)
-            ok = pl.when(unc).then(pl.col(exact_pass_col(m))).otherwise(ok)
-        values.append(v.alias(value_col(m)))
-        passes.append(ok.alias(f"pass_{m.key}"))
-    return classes.with_columns(values).with_columns(passes)
+        return getattr(evaluate, name)
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)

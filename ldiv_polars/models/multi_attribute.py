@@ -20,7 +20,8 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import ClassContext, Model, evaluate_classes, value_col
+from ldiv_polars.models.base import ClassContext, Model, value_col
+from ldiv_polars.models.evaluate import evaluate_classes
 
 
 class MultiAttribute(Model):

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.core.frequency import FrequencySet, unique_name
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy, require_real, validate_columns
 from ldiv_polars.errors import InvalidParameterError
@@ -48,7 +48,8 @@ class RiskReport:
 
 def class_sizes(data: TableLike, qi: str | Iterable[str], *, nulls: NullPolicy = "error"
                 ) -> pl.LazyFrame:
-    """Lazy ``(qi..., n)``: the size of every equivalence class."""
+    """Lazy ``(qi..., n)``: the size of every equivalence class (the count column is ``n``
+    unless a QI is named so: then ``n_``, see :func:`~ldiv_polars.core.frequency.count_name`)."""
     return FrequencySet.build(data, qi, None, nulls=nulls).frame
 
 
@@ -66,7 +67,7 @@ def risk_profile(
         threshold = require_real("threshold", threshold, low=0.0, high=1.0)
     fs = FrequencySet.build(data, qi, None, nulls=nulls)
     sizes = fs.frame.collect(engine="streaming")
-    f = pl.col(COUNT)
+    f = pl.col(fs.count)
     agg = [
         f.sum().alias("rows"),
         pl.len().alias("classes"),
@@ -91,13 +92,14 @@ def risk_profile(
     if population is not None:
         pop = to_lazyframe(population)
         validate_columns(pop, fs.qi, None, require_sensitive=False)
-        pop_sizes = pop.group_by(list(fs.qi)).agg(pl.len().cast(pl.Int64).alias("__F"))
+        big_f = unique_name("__F", fs.keys)
+        pop_sizes = pop.group_by(list(fs.qi)).agg(pl.len().cast(pl.Int64).alias(big_f))
         joined = sizes.lazy().join(pop_sizes, on=list(fs.qi), how="left", nulls_equal=True)
         stats = joined.select(
-            pl.col("__F").is_null().sum().alias("missing"),
-            (pl.col("__F") < f).sum().alias("smaller"),
-            pl.col("__F").min().alias("Fmin"),
-            (f / pl.col("__F")).sum().alias("ratio"),
+            pl.col(big_f).is_null().sum().alias("missing"),
+            (pl.col(big_f) < f).sum().alias("smaller"),
+            pl.col(big_f).min().alias("Fmin"),
+            (f / pl.col(big_f)).sum().alias("ratio"),
         ).collect().row(0, named=True)
         if stats["missing"]:
             raise InvalidParameterError(

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.core.frequency import FrequencySet, count_name, unique_prefix
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.core.validate import validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
@@ -50,10 +50,7 @@ from ldiv_polars.models.verdict import CheckResult, check, check_models
 __all__ = ["MondrianResult", "PartitionInfeasibleError", "mondrian"]
 
 GROUP = "group"
-_ROW = "__ldiv_row"
-_PID = "__ldiv_pid"
-_DIM = "__ldiv_dim"
-_SIDE = "__ldiv_side"
+_PREFIX = "__ldiv_"
 
 
 class PartitionInfeasibleError(LdivError, ValueError):
@@ -88,23 +85,25 @@ class MondrianResult:
         """The released table: every QI replaced by its group's range ``"lo-hi"`` (numeric;
         the value itself when lo == hi) or category set ``"{a,b}"``, plus the group id and the
         untouched other columns (input order)."""
+        names = self.frame.collect_schema().names()
+        g = unique_prefix("__g_", names)
         exprs = []
         for c in self.qi:
             if c in self.numeric:
                 lo, hi = pl.col(f"{c}_min").cast(pl.String), pl.col(f"{c}_max").cast(pl.String)
                 exprs.append(pl.when(lo == hi).then(lo).otherwise(pl.format("{}-{}", lo, hi))
-                             .alias(f"__g_{c}"))
+                             .alias(f"{g}{c}"))
             else:
                 s = pl.col(f"{c}_set")
                 exprs.append(pl.when(s.list.len() == 1).then(s.list.first().cast(pl.String))
                              .otherwise(pl.format("{{{}}}", s.cast(pl.List(pl.String))
                                                   .list.join(",")))
-                             .alias(f"__g_{c}"))
+                             .alias(f"{g}{c}"))
         summary = self.ranges.lazy().select(self.group, *exprs)
         names = self.frame.collect_schema().names()
         return (
             self.frame.join(summary, on=self.group, how="left", maintain_order="left")
-            .with_columns([pl.col(f"__g_{c}").alias(c) for c in self.qi])
+            .with_columns([pl.col(f"{g}{c}").alias(c) for c in self.qi])
             .select(names)
         )
 
@@ -147,22 +146,27 @@ def mondrian(
     model_list = check_models(models, required_by="mondrian")
     lf = to_lazyframe(data)
     needs_s = any(m.needs_sensitive for m in model_list)
-    qi_t, s_t = validate_columns(lf, qi, sensitive, reserved=(COUNT, group),
+    qi_t, s_t = validate_columns(lf, qi, sensitive, reserved=(group,),
                                  require_sensitive=needs_s)
     schema = lf.collect_schema()
     if group in schema:
         raise InvalidParameterError(f"the group column name {group!r} is already a column")
+    # helper columns under a prefix no input column starts with, counts under a name that is
+    # not a sensitive column's: no input name is reserved
+    p = unique_prefix(_PREFIX, schema.names())
+    row_id, pid, dim, side_col = (f"{p}{x}" for x in ("row", "pid", "dim", "side"))
+    cnt = count_name(s_t)
     numeric = tuple(c for c in qi_t if schema[c].is_numeric())
     d = len(qi_t)
-    dims = [f"__ldiv_d{j}" for j in range(d)]
-    ords = [f"__ldiv_o{j}" for j in range(d)]
+    dims = [f"{p}d{j}" for j in range(d)]
+    ords = [f"{p}o{j}" for j in range(d)]
 
     enc = [
         (pl.col(c).cast(pl.Float64) if c in numeric else pl.col(c).rank("dense").cast(pl.Float64))
         .alias(dims[j])
         for j, c in enumerate(qi_t)
     ]
-    work_cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), *enc,
+    work_cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(row_id), *enc,
                  *[pl.col(x) for x in s_t]]
     if relaxed:
         work_cols += [pl.col(c).rank("ordinal").cast(pl.Int64).alias(ords[j])
@@ -177,28 +181,28 @@ def mondrian(
         raise PartitionInfeasibleError("the table is empty")
     ranges_row = work.select([(pl.col(x).max() - pl.col(x).min()).alias(x) for x in dims]).row(0)
     table_range = [float(v) if v else 0.0 for v in ranges_row]
-    reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(COUNT))
+    reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(cnt))
                  if s_t else None)
 
     def evaluate(frame: pl.LazyFrame, keys: tuple[str, ...]) -> pl.DataFrame:
-        fs = FrequencySet(frame, keys, s_t)
+        fs = FrequencySet(frame, keys, s_t, cnt)
         out = evaluate_classes(fs, model_list, reference=reference)
         ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in model_list])
         return out.select(*keys, ok.alias("__ok")).collect()
 
-    whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(_PID)).group_by(
-        [_PID, *s_t]).agg(pl.len().cast(pl.Int64).alias(COUNT))
-    if not evaluate(whole, (_PID,))["__ok"].all():
+    whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(pid)).group_by(
+        [pid, *s_t]).agg(pl.len().cast(pl.Int64).alias(cnt))
+    if not evaluate(whole, (pid,))["__ok"].all():
         raise PartitionInfeasibleError(
             "the whole table does not satisfy "
             f"{', '.join(m.describe() for m in model_list)}: no partition can"
         )
 
-    work = work.with_columns(pl.lit(0, dtype=pl.Int64).alias(_PID))
+    work = work.with_columns(pl.lit(0, dtype=pl.Int64).alias(pid))
     done: list[pl.DataFrame] = []
     next_gid = 0
     rounds = 0
-    sides = [f"__ldiv_side{j}" for j in range(d)]
+    sides = [f"{p}side{j}" for j in range(d)]
     while work.height:
         rounds += 1
         # 1. per-partition statistics (dense pids 0..P-1)
@@ -211,74 +215,74 @@ def mondrian(
             else:
                 thr_agg = pl.col(dims[j]).quantile(0.5, interpolation="higher")
             aggs.append(thr_agg.alias(f"__thr{j}"))
-        stats = work.group_by(_PID).agg(aggs).sort(_PID)
+        stats = work.group_by(pid).agg(aggs).sort(pid)
         # 2. candidate sides of every dimension, counted in one group_by
         side_exprs = []
         for j in range(d):
-            thr = pl.lit(stats[f"__thr{j}"]).gather(pl.col(_PID))
+            thr = pl.lit(stats[f"__thr{j}"]).gather(pl.col(pid))
             if relaxed:
                 side = pl.col(ords[j]) <= thr
             else:
-                mn = pl.lit(stats[f"__min{j}"]).gather(pl.col(_PID))
+                mn = pl.lit(stats[f"__min{j}"]).gather(pl.col(pid))
                 x = pl.col(dims[j])
                 side = pl.when(thr == mn).then(x <= thr).otherwise(x < thr)
             side_exprs.append(side.alias(sides[j]))
         work = work.with_columns(side_exprs)
-        freq = work.lazy().group_by([_PID, *sides, *s_t]).agg(pl.len().cast(pl.Int64).alias(COUNT))
+        freq = work.lazy().group_by([pid, *sides, *s_t]).agg(pl.len().cast(pl.Int64).alias(cnt))
         freq = freq.collect().lazy()
         per_dim = [
-            freq.group_by([_PID, sides[j], *s_t]).agg(pl.col(COUNT).sum())
-            .select(_PID, pl.lit(j, dtype=pl.Int32).alias(_DIM), pl.col(sides[j]).alias(_SIDE),
-                    *s_t, COUNT)
+            freq.group_by([pid, sides[j], *s_t]).agg(pl.col(cnt).sum())
+            .select(pid, pl.lit(j, dtype=pl.Int32).alias(dim), pl.col(sides[j]).alias(side_col),
+                    *s_t, cnt)
             for j in range(d)
         ]
-        verdict = evaluate(pl.concat(per_dim), (_PID, _DIM, _SIDE))
-        allowed = verdict.group_by(_PID, _DIM).agg(
+        verdict = evaluate(pl.concat(per_dim), (pid, dim, side_col))
+        allowed = verdict.group_by(pid, dim).agg(
             (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"))
         # 3. normalized widths; choose the widest allowed dimension per partition
         width = pl.concat([
-            stats.select(_PID, pl.lit(j, dtype=pl.Int32).alias(_DIM),
+            stats.select(pid, pl.lit(j, dtype=pl.Int32).alias(dim),
                          ((pl.col(f"__max{j}") - pl.col(f"__min{j}")) /
                           (table_range[j] if table_range[j] else 1.0)).alias("__w"))
             for j in range(d)
         ])
         choice = (
             width.filter(pl.col("__w") > 0)
-            .join(allowed, on=[_PID, _DIM], how="inner")
+            .join(allowed, on=[pid, dim], how="inner")
             .filter(pl.col("__two") & pl.col("__ok"))
-            .sort([_PID, "__w", _DIM], descending=[False, True, False])
-            .group_by(_PID, maintain_order=True).first()
-            .select(_PID, _DIM)
+            .sort([pid, "__w", dim], descending=[False, True, False])
+            .group_by(pid, maintain_order=True).first()
+            .select(pid, dim)
         )
         P = stats.height
-        chosen_dim = pl.Series(_DIM, [-1] * P, dtype=pl.Int32)
+        chosen_dim = pl.Series(dim, [-1] * P, dtype=pl.Int32)
         if choice.height:
-            chosen_dim = chosen_dim.scatter(choice[_PID], choice[_DIM])
+            chosen_dim = chosen_dim.scatter(choice[pid], choice[dim])
         # final partitions get group ids now; split ones get new dense pids 2*idx + side
         is_final = chosen_dim == -1
         final_gid = (is_final.cast(pl.Int64).cum_sum() - 1 + next_gid).cast(pl.Int64)
         split_idx = ((~is_final).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
         next_gid += int(is_final.sum())
-        dim_of_row = pl.lit(chosen_dim).gather(pl.col(_PID))
+        dim_of_row = pl.lit(chosen_dim).gather(pl.col(pid))
         side_of_row = pl.lit(False)
         for j in range(d):
             side_of_row = pl.when(dim_of_row == j).then(pl.col(sides[j])).otherwise(side_of_row)
-        final_mask = pl.lit(is_final).gather(pl.col(_PID))
+        final_mask = pl.lit(is_final).gather(pl.col(pid))
         finished = work.filter(final_mask).select(
-            _ROW, pl.lit(final_gid).gather(pl.col(_PID)).alias(group))
+            row_id, pl.lit(final_gid).gather(pl.col(pid)).alias(group))
         if finished.height:
             done.append(finished)
         work = work.filter(~final_mask).with_columns(
-            (pl.lit(split_idx).gather(pl.col(_PID)) * 2 + (~side_of_row).cast(pl.Int64))
-            .alias(_PID)
+            (pl.lit(split_idx).gather(pl.col(pid)) * 2 + (~side_of_row).cast(pl.Int64))
+            .alias(pid)
         ).drop(sides)
 
-    assign = pl.concat(done).sort(_ROW)
+    assign = pl.concat(done).sort(row_id)
     frame = (
-        lf.with_row_index(_ROW)
-        .with_columns(pl.col(_ROW).cast(pl.Int64))
-        .join(assign.lazy(), on=_ROW, how="left", maintain_order="left")
-        .drop(_ROW)
+        lf.with_row_index(row_id)
+        .with_columns(pl.col(row_id).cast(pl.Int64))
+        .join(assign.lazy(), on=row_id, how="left", maintain_order="left")
+        .drop(row_id)
     )
     verification = check(frame, [group], s_t if s_t else None, model_list,
                          reference=reference)

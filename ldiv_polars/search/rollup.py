@@ -145,10 +145,10 @@ class EncodedFrequencySet:
             self.base_rows = int(counts.shape[0])
         else:
             df = fs.frame.collect() if isinstance(fs.frame, pl.LazyFrame) else fs.frame
-            self.total = int(df.get_column(COUNT).sum()) if df.height else 0
+            self.total = int(df.get_column(fs.count).sum()) if df.height else 0
             self.base_rows = df.height
             codes = np.empty((len(self.qi), df.height), dtype=np.int32)
-            counts = (df.get_column(COUNT).to_numpy().astype(np.int64) if df.height
+            counts = (df.get_column(fs.count).to_numpy().astype(np.int64) if df.height
                       else np.zeros(0, np.int64))
         pending = zip(self.qi, self.hierarchies) if arrays is None else ()
         for i, (q, h) in enumerate(pending):
@@ -953,16 +953,17 @@ class EncodedFrequencySet:
         n = np.concatenate([r.snapshot.n for r in rolleds])
         return cls, s, n
 
-    def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray) -> pl.DataFrame:
-        """``(CLASS, sensitive..., n)`` frame of arrays from :meth:`model_rows`."""
-        cols = [pl.Series(CLASS, cls)]
+    def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray, *,
+                 class_col: str = CLASS, count: str = COUNT) -> pl.DataFrame:
+        """``(class_col, sensitive..., count)`` frame of arrays from :meth:`model_rows`."""
+        cols = [pl.Series(class_col, cls)]
         if self.sensitive:
             if self.codes_only:
                 # the models read only the identity of sensitive values: hand them the codes
                 cols.append(pl.Series(self.sensitive[0], s))
             else:
                 cols.extend(self._sensitive_cols[i].gather(s) for i in range(len(self.sensitive)))
-        cols.append(pl.Series(COUNT, n, dtype=pl.Int64))
+        cols.append(pl.Series(count, n, dtype=pl.Int64))
         return pl.DataFrame(cols)
 
     def class_labels(self, rolled: Rolled, which: np.ndarray | None = None) -> pl.DataFrame:

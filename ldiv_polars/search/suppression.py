@@ -33,7 +33,9 @@ import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.validate import require_real
-from ldiv_polars.models.base import Model, evaluate_classes
+from ldiv_polars.core.frequency import count_name, unique_name
+from ldiv_polars.models.base import Model
+from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.models.encoded import EncodedRows, class_verdict
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
@@ -118,6 +120,9 @@ class NodeChecker:
         """Those done by ``evaluate_classes`` in the query engine (the others in numpy,
         ``Model.array_verdict``)."""
         self._table_counts: np.ndarray | None = None
+        # the engine's frame: class id and count named apart from the sensitive columns
+        self._class = unique_name(CLASS, efs.sensitive)
+        self._count = count_name([self._class, *efs.sensitive])
         every = [*self.models, *self.relaxed]
         self.codes_suffice = codes_suffice(every, efs.sensitive)
         """The models read only the identity of sensitive values: the encoded frequency set
@@ -144,16 +149,16 @@ class NodeChecker:
             if out is not None:
                 return out
         self.engine_evaluations += 1
-        frame = self.efs.frame_of(*rows)
-        fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
-        exprs = [pl.col(CLASS)]
+        frame = self.efs.frame_of(*rows, class_col=self._class, count=self._count)
+        fs = FrequencySet(frame.lazy(), (self._class,), self.efs.sensitive, self._count)
+        exprs = [pl.col(self._class)]
         if real:
             ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
             exprs.append(ok.alias("__ok"))
         if relaxed and self.relaxed:
             exprs.append(pl.all_horizontal(self.relaxed_cols).alias("__rok"))
         cl = evaluate_classes(fs, models).select(exprs).collect(engine="in-memory")
-        ids = cl.get_column(CLASS).to_numpy()
+        ids = cl.get_column(self._class).to_numpy()
         fail = rfail = None
         if real:
             fail = np.zeros(n_classes, dtype=bool)
