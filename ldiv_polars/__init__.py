@@ -19,8 +19,12 @@ from ldiv_polars.errors import (
     InvalidParameterError,
     LdivError,
     NullValuesError,
+    OutputOverwritesInputError,
+    OutputPathError,
+    OutputWriteError,
     SensitiveInQuasiIdentifierError,
     UnknownColumnError,
+    UnreadableInputError,
 )
 from ldiv_polars.models import (
     AlphaKAnonymity,
@@ -91,19 +95,26 @@ _LAZY = {
 }
 
 
+_LAZY_MODULES = ("duckdb",)
+"""Submodules reachable as attributes without an import of their own (``ldiv_polars.duckdb``,
+as the README writes it), imported on first use: DuckDB costs ~40 ms to import."""
+
+
 def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"ldiv_polars.{name}")  # (binds the attribute itself)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ldiv_polars' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_LAZY_MODULES])
 
 __all__ = [
     *_LAZY,
@@ -127,12 +138,16 @@ __all__ = [
     "MultiAttribute",
     "NegativePositiveDisclosureRecursive",
     "NullValuesError",
+    "OutputOverwritesInputError",
+    "OutputPathError",
+    "OutputWriteError",
     "PositiveDisclosureRecursive",
     "RecursiveCLDiversity",
     "RiskReport",
     "SensitiveInQuasiIdentifierError",
     "TCloseness",
     "UnknownColumnError",
+    "UnreadableInputError",
     "check",
     "classes",
     "evaluate_classes",

@@ -34,7 +34,14 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ldiv_polars.core.inputs import sniff_separator
+from ldiv_polars.core.inputs import (
+    check_csv_header,
+    check_input_path,
+    check_separator,
+    is_glob,
+    reads_input,
+    sniff_separator,
+)
 from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
@@ -52,6 +59,7 @@ __all__ = [
     "check",
     "install",
     "register_hierarchy",
+    "report",
     "sql_dir",
     "sql_text",
     "summary",
@@ -314,21 +322,24 @@ def _looks_like_file(data: str | Path, con: duckdb.DuckDBPyConnection | None) ->
 def _file_relation(
     con: duckdb.DuckDBPyConnection, data: str | Path, separator: str | None
 ) -> duckdb.DuckDBPyRelation:
-    path = Path(data)
+    """DuckDB's relation over a CSV or Parquet path (a file, a glob, a Parquet directory),
+    checked as the Polars side checks it (:func:`~ldiv_polars.core.inputs.check_input_path`,
+    the separator, duplicate header names)."""
     text = str(data)
-    globbed = any(ch in text for ch in "*?[")
-    if not globbed and not path.exists():
-        raise InputFormatError(f"no such file: {text!r}")
-    suffix = path.suffix.lower()
-    if suffix in _PARQUET or (path.is_dir() and not globbed):
-        target = str(path / "**" / "*.parquet") if path.is_dir() else text
+    check_separator(separator)
+    first = check_input_path(text)
+    globbed = is_glob(text)
+    suffix = Path(text).suffix.lower()
+    if suffix in _PARQUET or (first.is_dir() and not globbed):
+        target = str(Path(text) / "**" / "*.parquet") if first.is_dir() else text
         return con.read_parquet(target)
     if suffix in _CSV:
-        if separator is not None:
-            sep = separator
-        else:
-            sep = "," if globbed else sniff_separator(path, suffix)
-        return con.read_csv(text, sep=sep, header=True)
+        sep = separator or sniff_separator(first, first.suffix.lower())
+        check_csv_header(first, sep)
+        # skip=0: the sniffer may not skip leading rows to find a consistent dialect (it took
+        # a ragged file's last row for its header); a ragged file is then an error
+        return con.sql("FROM read_csv($path, sep=$sep, header=true, skip=0)",
+                       params={"path": text, "sep": sep})
     raise InputFormatError(
         f"cannot tell the format of {text!r}: use a .csv/.tsv/.txt or .parquet file"
     )
@@ -396,6 +407,7 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+@reads_input
 def summary(
     data: Any,
     qi: str | Iterable[str],
@@ -431,9 +443,14 @@ def summary(
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            cur = src.con.execute("FROM ldiv__summary_fs(?, ?)", [fs, l])
-            names = [d[0] for d in cur.description]
-            row = cur.fetchall()[0]
+            return _summary_of(src.con, fs, l)
+
+
+def _summary_of(con: duckdb.DuckDBPyConnection, fs: str, l: int) -> dict[str, object]:
+    """:func:`summary` of a materialized frequency set (the temp table ``fs``)."""
+    cur = con.execute("FROM ldiv__summary_fs(?, ?)", [fs, l])
+    names = [d[0] for d in cur.description]
+    row = cur.fetchall()[0]
     assert tuple(names) == SUMMARY_KEYS
     out: dict[str, object] = {}
     for key, v in zip(names, row):
@@ -519,6 +536,7 @@ class _Calls:
             self.con.unregister(hname)
 
 
+@reads_input
 def check(
     data: Any,
     qi: str | Iterable[str],
@@ -549,10 +567,8 @@ def check(
     >>> [(r["model"], r["passed"], r["achieved"]) for r in check(df, "q", "s", [KAnonymity(2)])]
     [('k_anonymity', False, 1.0)]
     """
-    from ldiv_polars.models.verdict import check_models
-
     check_null_policy(nulls)
-    model_list = check_models(models)
+    model_list = _model_list(models)
     if len(as_names(sensitive)) > 1:
         return _check_multi(data, qi, as_names(sensitive), model_list, con=con,
                             separator=separator, nulls=nulls)
@@ -562,25 +578,74 @@ def check(
         qi_l, s_l = _validate(src, qi, s)
         if not _installed(src.con, udfs=True):
             install(src.con, udfs=True)
-        out: list[dict[str, object]] = []
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            # the extended frequency set (class ids, sizes, table frequencies), built once and
-            # shared by every model
-            x_name = _tmp("fsx")
-            src.con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
-            runner = _Calls(src.con)
-            try:
-                for m, call in zip(model_list, calls):
-                    sql, args = runner.classes(call, x_name, fs)
-                    cl = _tmp("cl")
-                    row = src.con.execute(
-                        f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
-                        [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
-                    out.append(_result_row(m.key, row))
-            finally:
-                runner.close()
-                src.con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
+            return _check_of(src.con, fs, model_list, calls)
+
+
+def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any],
+              calls: list[Any]) -> list[dict[str, object]]:
+    """:func:`check` of a materialized frequency set (the temp table ``fs``): its extended
+    form (class ids, sizes, table frequencies) is built once and shared by every model, whose
+    SQL form (``calls``: ``Model.sql_call()``) reads it."""
+    out: list[dict[str, object]] = []
+    x_name = _tmp("fsx")
+    con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
+    runner = _Calls(con)
+    try:
+        for m, call in zip(model_list, calls):
+            sql, args = runner.classes(call, x_name, fs)
+            cl = _tmp("cl")
+            row = con.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
+                              [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
+            out.append(_result_row(m.key, row))
+    finally:
+        runner.close()
+        con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
     return out
+
+
+@reads_input
+def report(
+    data: Any,
+    qi: str | Iterable[str],
+    sensitive: str,
+    models: Any,
+    l: int = 2,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    separator: str | None = None,
+    nulls: NullPolicy = "error",
+) -> tuple[dict[str, object], list[dict[str, object]]]:
+    """:func:`summary` and :func:`check` (one sensitive column) from ONE pass over the rows:
+    the frequency set is built once and both read it (what ``ldiv check --engine duckdb``
+    prints). Same arguments, results and errors as the two functions.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.models import KAnonymity
+    >>> df = pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "a"]})
+    >>> stats, results = report(df, "q", "s", [KAnonymity(2)])
+    >>> stats["k"], [(r["key"], r["passed"]) for r in results]
+    (1, [('k_anonymity_2', False)])
+    """
+    l = require_int_at_least("l", l, 1)
+    check_null_policy(nulls)
+    if not isinstance(sensitive, str):
+        raise InvalidParameterError("report() takes exactly one sensitive column")
+    model_list = _model_list(models)
+    calls = [m.sql_call() for m in model_list]
+    with _source(data, con, separator) as src:
+        qi_l, s_l = _validate(src, qi, sensitive)
+        if not _installed(src.con, udfs=True):
+            install(src.con, udfs=True)
+        with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
+            return _summary_of(src.con, fs, l), _check_of(src.con, fs, model_list, calls)
+
+
+def _model_list(models: Any) -> list[Any]:
+    """``models`` (one model or a sequence) as a list of model objects."""
+    from ldiv_polars.models.verdict import check_models
+
+    return check_models(models)
 
 
 def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],

@@ -1,6 +1,7 @@
 """Typed errors. Every error the library raises on bad input derives from :class:`LdivError`.
 
-The CLI maps any ``LdivError`` to exit code 2 with a one-line message.
+The CLI maps any ``LdivError`` to exit code 2 with a one-line message (``docs/errors.md`` lists
+the classes of bad input and the error each raises).
 
 >>> try:
 ...     raise UnknownColumnError(["agee"], ["age", "sex"])
@@ -65,6 +66,44 @@ class InvalidParameterError(LdivError, ValueError):
 
 class InputFormatError(LdivError, ValueError):
     """An input path or object cannot be read as a table."""
+
+
+class UnreadableInputError(InputFormatError):
+    """The engine (Polars, DuckDB, pyarrow) or the OS failed while reading an input: a
+    truncated or corrupt Parquet file, a CSV row with more fields than the header, bytes that
+    are not UTF-8, a permission denied, ... The message names the input (``source``, a path,
+    when known) and the ``reason`` (the engine's own one-line message).
+
+    >>> print(UnreadableInputError("invalid utf-8 sequence", "t.csv"))
+    cannot read 't.csv': invalid utf-8 sequence
+    """
+
+    def __init__(self, reason: str, source: str | tuple[str, ...] | None = None) -> None:
+        self.reason = reason
+        self.source = source
+        if source is None:
+            where = "the input"
+        elif isinstance(source, str):
+            where = repr(source)
+        else:
+            where = "one of " + ", ".join(map(repr, source))
+        super().__init__(f"cannot read {where}: {reason}")
+
+
+class OutputPathError(LdivError, ValueError):
+    """An output path cannot be written: its directory is missing or not writable, it is a
+    directory, or its suffix names no format the writer knows. Raised before any work."""
+
+
+class OutputOverwritesInputError(OutputPathError):
+    """An output path resolves to one of the inputs (the same path, a symbolic or hard link to
+    it, or a file inside an input directory or matched by an input glob): writing it would
+    destroy the input."""
+
+
+class OutputWriteError(OutputPathError):
+    """Writing an output failed part way (no space left, an I/O error): the temporary file is
+    removed and nothing at the output path was touched."""
 
 
 class NoSqlFormError(InvalidParameterError):

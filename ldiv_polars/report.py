@@ -14,12 +14,12 @@ from collections.abc import Iterable
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, table_results
-from ldiv_polars.models.evaluate import evaluate_unnamed
 from ldiv_polars.models.disclosure import AlphaKAnonymity, DeltaDisclosure
+from ldiv_polars.models.evaluate import evaluate_unnamed
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
     DistinctLDiversity,
@@ -57,6 +57,7 @@ def _finite(v: float | None) -> float | None:
     return float(v)
 
 
+@reads_input
 def summary(
     data: TableLike,
     qi: str | Iterable[str],
@@ -78,7 +79,24 @@ def summary(
         raise InvalidParameterError("summary() takes exactly one sensitive column")
     fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
                             require_sensitive=True).materialize()
-    dtype = fs.frame.collect_schema()[sensitive]
+    return frequency_set_summary(fs, l)
+
+
+def frequency_set_summary(fs: FrequencySet, l: int = 2) -> dict[str, object]:
+    """:func:`summary` of a frequency set already built with one sensitive column and
+    collected (:meth:`FrequencySet.materialize`): what ``ldiv check`` prints beside the
+    verdicts of the models it checks on the same frequency set (one pass over the rows).
+
+    >>> import polars as pl
+    >>> fs = FrequencySet.build(pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "a"]}), "q",
+    ...                         "s").materialize()
+    >>> frequency_set_summary(fs)["k"]
+    1
+    """
+    l = require_int_at_least("l", l, 1)
+    if len(fs.sensitive) != 1:
+        raise InvalidParameterError("a summary reads exactly one sensitive column")
+    dtype = fs.frame.collect_schema()[fs.sensitive[0]]
     models = [
         KAnonymity(1),
         DistinctLDiversity(1),
@@ -110,60 +128,3 @@ def summary(
         "prosecutor_avg": classes.height / rows,
         "sample_uniques": uniques,
     }
-
-
-def verdicts(
-    stats: dict[str, object],
-    *,
-    k: int | None = None,
-    l: float | None = None,
-    l_models: tuple[str, ...] = ("distinct",),
-    c: float | None = None,
-    t: float | None = None,
-    alpha: float | None = None,
-    delta: float | None = None,
-) -> list[tuple[str, str, bool]]:
-    """Turn requested thresholds into ``(model, requirement, passed)`` rows using a
-    :func:`summary` dict. Each comparison is the table-level form of the model's class test:
-    k: smallest class ``>= k``; distinct l: ``l_distinct >= l``; entropy l: smallest entropy
-    ``>= ln l`` (same tolerance as :class:`EntropyLDiversity`); recursive (c,l): ``c >
-    recursive_c`` (strict, fails when a class has fewer than l values); t: ``t_achieved <= t``;
-    alpha: ``alpha_achieved <= alpha``; delta: ``delta_achieved < delta`` (fails when infinite).
-    """
-    from ldiv_polars.models.base import ENTROPY_TOLERANCE
-
-    out: list[tuple[str, str, bool]] = []
-
-    def num(key: str) -> float | None:
-        v = stats.get(key)
-        return None if v is None else float(v)  # type: ignore[arg-type]
-
-    if k is not None:
-        v = num("k")
-        out.append(("k-anonymity", f"k >= {k}", v is not None and v >= k))
-    if l is not None:
-        if "distinct" in l_models:
-            v = num("l_distinct")
-            out.append(("distinct l-diversity", f"l >= {l:g}", v is not None and v >= l))
-        if "entropy" in l_models:
-            v = num("l_entropy")
-            ok = v is not None and math.log(v) >= math.log(l) - ENTROPY_TOLERANCE
-            out.append(("entropy l-diversity", f"exp(H) >= {l:g}", ok))
-        if "recursive" in l_models or c is not None:
-            if c is None:
-                raise InvalidParameterError("recursive (c,l)-diversity needs --c")
-            v = num("recursive_c")
-            out.append(
-                (f"recursive ({c:g},{l:g})-diversity", f"r1 < {c:g}*(r_l+...+r_m)",
-                 v is not None and c > v)
-            )
-    if t is not None:
-        v = num("t")
-        out.append(("t-closeness", f"EMD <= {t:g}", v is not None and v <= t))
-    if alpha is not None:
-        v = num("alpha")
-        out.append(("alpha-disclosure", f"max share <= {alpha:g}", v is not None and v <= alpha))
-    if delta is not None:
-        v = num("delta")
-        out.append(("delta-disclosure", f"|ln(p/q)| < {delta:g}", v is not None and v < delta))
-    return out

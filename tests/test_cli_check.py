@@ -38,7 +38,12 @@ def test_json_has_exactly_the_summary_keys_and_values(capsys, csv):
     rc, got = run_json(capsys, "check", str(csv), "--qi", "zip,age", "--sensitive", "disease",
                        "--l", "2")
     assert rc == 1  # --l 2 is also a requirement (distinct l), which fails
-    assert list(got) == list(lp.SUMMARY_KEYS)
+    # the summary's keys, then the verdict of every requested model (which one failed)
+    assert list(got) == [*lp.SUMMARY_KEYS, "passed", "models"]
+    assert got["passed"] is False
+    assert got["models"] == [{"key": "distinct_l_2", "model": "distinct_l", "params": {"l": 2},
+                              "passed": False, "achieved": 1, "failing_classes": 1,
+                              "failing_rows": 1}]
     # derived by hand: classes {flu,flu,hiv} {flu,cancer,hiv} {flu}
     assert got["rows"] == 7 and got["classes"] == 3 and got["k"] == 1
     assert got["l_distinct"] == 1 and got["l_entropy"] == pytest.approx(1.0)
@@ -81,7 +86,7 @@ def test_bad_input_exits_2_with_one_line(capsys, csv):
 def test_readable_report(capsys, csv):
     rc = main(["check", str(csv), "--qi", "zip", "--sensitive", "disease", "--k", "2"])
     out = capsys.readouterr().out
-    assert rc == 1 and "FAIL" in out and "k-anonymity" in out and "sample uniques" in out
+    assert rc == 1 and "FAIL" in out and "k_anonymity(k=2)" in out and "sample uniques" in out
 
 
 def test_engines_agree_through_the_cli(capsys, csv):
@@ -116,4 +121,4 @@ def test_synth_then_check(capsys, tmp_path):
 def test_demo_runs(capsys):
     assert main(["demo", "--rows", "3000"]) == 0
     out = capsys.readouterr().out
-    assert "Raw data" in out and "k-anonymity" in out
+    assert "Raw data" in out and "k_anonymity(k=5)" in out

@@ -12,6 +12,7 @@ from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy import (
     Hierarchy,
     HierarchyDuplicateValueError,
+    HierarchyError,
     HierarchyNotCoarseningError,
     HierarchyRaggedError,
     HierarchyValueMissingError,
@@ -59,8 +60,11 @@ def test_csv_roundtrip_with_other_separator(tmp_path: Path):
     h.to_csv(p, separator="|")
     back = Hierarchy.from_csv(p, separator="|")
     assert back == h
-    # read with the wrong separator, every row is one cell: a one-level hierarchy
-    assert Hierarchy.from_csv(p, separator=";").height == 1
+    # read with the wrong separator, every row is one cell: the error names the separator to
+    # pass (it used to be read silently as a one-level hierarchy, then reported as values
+    # missing from it)
+    with pytest.raises(HierarchyError, match=r"looks '\|'-separated; pass separator='\|'"):
+        Hierarchy.from_csv(p, separator=";")
 
 
 def test_ragged_rows_named(tmp_path: Path):

@@ -197,8 +197,12 @@ def test_cli_mondrian(tmp_path, capsys):
     assert written.height == 200
     assert check(written, ["age", "zip"], "s", [KAnonymity(5), DistinctLDiversity(2)]).passed
     assert written["group"].n_unique() == summary["groups"]
+    before = out.read_bytes()
+    # the whole table fails k = 1000: a model fails (exit 1; it was 2, the bad-input code),
+    # nothing is written
     assert main(["mondrian", str(inp), str(out), "--qi", "age", "--sensitive", "s",
-                 "--k", "1000"]) == 2
+                 "--k", "1000"]) == 1
+    assert out.read_bytes() == before
     assert main(["mondrian", str(inp), str(tmp_path / "x.txt"), "--qi", "age",
                  "--sensitive", "s", "--k", "2"]) == 2
     assert math.isfinite(summary["gcp"])

@@ -36,8 +36,9 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import as_names, require_int_at_least, require_real
+from ldiv_polars.attacks import ALGORITHMS
 from ldiv_polars.errors import InvalidParameterError, LdivError, UnknownColumnError
 
 __all__ = [
@@ -68,7 +69,6 @@ __all__ = [
 ]
 
 Algorithm = Literal["gg", "rgg", "sg", "mondrian-strict", "mondrian-relaxed"]
-ALGORITHMS: tuple[str, ...] = ("gg", "rgg", "sg", "mondrian-strict", "mondrian-relaxed")
 _EPS = 1e-9
 
 
@@ -735,6 +735,7 @@ def _vulnerable(post: np.ndarray, l: float, tol: float) -> np.ndarray:
     return post > 1.0 / l + tol
 
 
+@reads_input
 def minimality_attack(
     release: TableLike,
     *,

@@ -3,6 +3,7 @@ to Parquet or CSV, with the search's figures (nodes checked, roll-ups, optimum, 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,6 +13,18 @@ if TYPE_CHECKING:  # rich is imported when something is printed (not in --json m
     from rich.console import Console
 
 from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._models import (
+    L_MODELS,
+    AlphaOpt,
+    COpt,
+    DeltaOpt,
+    KOpt,
+    LOpt,
+    Requirements,
+    TOpt,
+    build_models,
+    model_option,
+)
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
 
@@ -36,47 +49,6 @@ def find_hierarchy(directory: Path, column: str) -> Path:
     )
 
 
-def build_models(k: int | None, l: float | None, model: str, c: float | None, t: float | None,
-                 sensitive: list[str]) -> list[Any]:
-    from ldiv_polars.models import (
-        DistinctLDiversity,
-        EntropyLDiversity,
-        KAnonymity,
-        RecursiveCLDiversity,
-        TCloseness,
-    )
-
-    models: list[Any] = []
-    if k is not None:
-        models.append(KAnonymity(k))
-    if l is not None:
-        if model == "distinct":
-            if float(l) != int(l):
-                raise InvalidParameterError(
-                    f"--l must be an integer for distinct l-diversity, got {l}")
-            models.append(DistinctLDiversity(int(l)))
-        elif model == "entropy":
-            models.append(EntropyLDiversity(l))
-        elif model == "recursive":
-            if c is None:
-                raise InvalidParameterError("--model recursive needs --c")
-            if float(l) != int(l):
-                raise InvalidParameterError(f"--l must be an integer for recursive (c,l), got {l}")
-            models.append(RecursiveCLDiversity(c, int(l)))
-        else:
-            raise InvalidParameterError(
-                f"--model must be distinct, entropy or recursive, got {model!r}")
-    elif c is not None:
-        raise InvalidParameterError("--c is only used with --l and --model recursive")
-    if t is not None:
-        models.append(TCloseness(t, "equal"))
-    if not models:
-        raise InvalidParameterError("give at least one requirement: --k, --l or --t")
-    if len(models) > (1 if k is not None else 0) and not sensitive:
-        raise InvalidParameterError("--l and --t need --sensitive")
-    return models
-
-
 def demo_hierarchies(path: Path | str, qi: list[str]) -> dict[str, Any]:
     """Hierarchies for the synthetic demo data, built from its distinct values (one small pass):
     age -> 5/10/20-year intervals (bottom-coded below 20, top-coded from 80), zip -> right-to-left
@@ -99,21 +71,27 @@ def demo_hierarchies(path: Path | str, qi: list[str]) -> dict[str, Any]:
     return out
 
 
+def demo_models(k: int, l: int) -> list[Any]:
+    """The models of ``ldiv demo``: k-anonymity and distinct l-diversity."""
+    from ldiv_polars.models import DistinctLDiversity, KAnonymity
+
+    return [KAnonymity(k), DistinctLDiversity(l)]
+
+
 def demo_step(path: Path | str, qi: list[str], sensitive: str, k: int, l: int,
               console: Console | None = None, suppression: float = 0.01) -> Any:
-    """The ``ldiv demo`` anonymization step: optimal generalization for k-anonymity and distinct
-    l-diversity (1% suppression, dropped; loss metric), printed with the search's figures;
-    returns the :class:`~ldiv_polars.search.AnonymizationResult` (its ``output`` is the "after"
-    table: the retained rows, exactly what was re-verified)."""
+    """The ``ldiv demo`` anonymization step: optimal generalization for :func:`demo_models`
+    (1% suppression, dropped; loss metric), printed with the search's figures; returns the
+    :class:`~ldiv_polars.search.AnonymizationResult` (its ``output`` is the "after" table: the
+    retained rows, exactly what was re-verified)."""
     from rich.console import Console
 
-    from ldiv_polars.models import DistinctLDiversity, KAnonymity
     from ldiv_polars.search import anonymize
 
     console = console or Console()
     hs = demo_hierarchies(path, qi)
-    result = anonymize(path, qi, sensitive, hs, [KAnonymity(k), DistinctLDiversity(l)],
-                       suppression=suppression, metric="loss", suppression_mode="drop")
+    result = anonymize(path, qi, sensitive, hs, demo_models(k, l), suppression=suppression,
+                       metric="loss", suppression_mode="drop")
     _print(result, None, console=console,
            title=f"Anonymized: optimal generalization for k={k}, distinct l={l}")
     return result
@@ -129,12 +107,13 @@ def register(app: typer.Typer) -> None:
             "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv")],
         sensitive: Annotated[str | None, typer.Option(
             "--sensitive", help="sensitive column(s), comma-separated")] = None,
-        k: Annotated[int | None, typer.Option("--k", help="k-anonymity")] = None,
-        l: Annotated[float | None, typer.Option("--l", help="l of the l-diversity model")] = None,
-        model: Annotated[str, typer.Option(
-            "--model", help="l-diversity model: distinct, entropy, recursive")] = "distinct",
-        c: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l)")] = None,
-        t: Annotated[float | None, typer.Option("--t", help="t-closeness (equal distance)")] = None,
+        k: KOpt = None,
+        l: LOpt = None,
+        model: Annotated[list[str] | None, model_option(L_MODELS)] = None,
+        c: COpt = None,
+        t: TOpt = None,
+        alpha: AlphaOpt = None,
+        delta: DeltaOpt = None,
         suppression: Annotated[float, typer.Option(
             "--suppression", help="largest fraction of rows that may be suppressed")] = 0.0,
         metric: Annotated[str, typer.Option(
@@ -152,25 +131,30 @@ def register(app: typer.Typer) -> None:
             "--no-verify", help="skip re-verifying the output with the checker")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
     ) -> None:
-        """Find the least generalization satisfying the requirements and write the table."""
+        """Find the least generalization satisfying the requirements and write the table
+        (atomically, after re-verifying it). Exit 1 when no generalization satisfies them."""
+        from ldiv_polars.core.output import check_output
         from ldiv_polars.hierarchy import Hierarchy
         from ldiv_polars.search import anonymize
 
         qi_cols = split_columns(qi, "--qi")
         s_cols = split_columns(sensitive, "--sensitive")
-        models = build_models(k, l, model, c, t, s_cols)
-        if out.suffix.lower() not in (".parquet", ".pq", ".csv"):
-            raise InputFormatError(f"OUT must end in .parquet or .csv, got {str(out)!r}")
-        if not out.parent.is_dir():
-            raise InputFormatError(f"OUT's directory does not exist: {str(out.parent)!r}")
-        hs = {q: Hierarchy.from_csv(find_hierarchy(hierarchies, q), separator=hierarchy_separator,
-                                    name=q) for q in qi_cols}
+        req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
+                           delta=delta)
+        if req.empty:
+            raise InvalidParameterError(
+                "give at least one requirement: --k, --l, --t, --alpha or --delta")
+        models = build_models(req)
+        files = {q: find_hierarchy(hierarchies, q) for q in qi_cols}
+        check_output(out, inputs=[path, *files.values()])  # before any work
+        hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
+              for q, f in files.items()}
         # re-verified while written (one pass over the input for both), not by anonymize()
         kwargs: dict[str, Any] = dict(
             suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
             separator=separator, verify=False,
         )
-        if as_json:
+        if as_json or not sys.stderr.isatty():  # a progress bar only for a person watching
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
         else:
             from rich.console import Console

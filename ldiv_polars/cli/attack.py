@@ -6,12 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from ldiv_polars.attacks.minimality import ALGORITHMS, minimality_attack
+from ldiv_polars.attacks import ALGORITHMS
 from ldiv_polars.cli._common import echo_json, split_columns
-from ldiv_polars.core.inputs import to_lazyframe
+from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
 from ldiv_polars.errors import InvalidParameterError
 
 
@@ -44,18 +42,25 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Minimality attack: per-tuple posterior, vulnerable fraction (posterior > 1/l) and max
         risk as a multiple of 1/l. Exit code 1 when some tuple is vulnerable."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from ldiv_polars.attacks.minimality import minimality_attack
         if algorithm not in ALGORITHMS:
             raise InvalidParameterError(
                 f"--algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
         if requirement not in ("simple", "distinct", "entropy"):
             raise InvalidParameterError(
                 f"--requirement must be simple, distinct or entropy, got {requirement!r}")
-        lf = to_lazyframe(release, separator=separator)
-        report = minimality_attack(
-            lf, group=group, sensitive=sensitive, l=l, algorithm=algorithm,  # type: ignore[arg-type]
-            positive=positive or None, p=p, k=k, qi=split_columns(qi, "--qi") or None,
-            order=order, requirement=requirement, samples=samples, seed=seed,  # type: ignore[arg-type]
-        )
+        with translate_input_errors(str(release)):
+            lf = to_lazyframe(release, separator=separator)
+            report = minimality_attack(
+                lf, group=group, sensitive=sensitive, l=l,
+                algorithm=algorithm,  # type: ignore[arg-type]
+                positive=positive or None, p=p, k=k, qi=split_columns(qi, "--qi") or None,
+                order=order, requirement=requirement,  # type: ignore[arg-type]
+                samples=samples, seed=seed,
+            )
         out = report.to_dict(details=details)
         if as_json:
             echo_json(out)

@@ -1,17 +1,34 @@
-"""``ldiv check``: headline privacy statistics of a table, with verdicts for requested models."""
+"""``ldiv check``: headline privacy statistics of a table, with the verdicts of the requested
+models (built by :mod:`ldiv_polars.cli._models`, judged by the library's ``check`` on the same
+frequency set: one pass over the rows for both)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._models import (
+    L_MODELS,
+    AlphaOpt,
+    COpt,
+    DeltaOpt,
+    KOpt,
+    LOpt,
+    Requirements,
+    TOpt,
+    build_models,
+    model_option,
+)
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.report import SUMMARY_KEYS, summary, verdicts
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ldiv_polars.core.inputs import TableLike
+    from ldiv_polars.models.base import Model
 
 _LABELS = {
     "rows": "rows",
@@ -27,19 +44,52 @@ _LABELS = {
     "prosecutor_avg": "prosecutor risk, average",
     "sample_uniques": "sample uniques (rows)",
 }
+ENGINES = ("polars", "duckdb")
+EMPTY_NOTE = "the table is empty (a header and no rows): every model holds vacuously"
 
 
-def run_summary(path: str, qi: list[str], sensitive: str, l: int, engine: str,
-                separator: str | None, nulls: str) -> dict[str, object]:
-    if engine == "polars":
-        return summary(path, qi, sensitive, l, nulls=nulls, separator=separator)  # type: ignore[arg-type]
+def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Model], *,
+                l: int = 2, engine: str = "polars", separator: str | None = None,
+                nulls: str = "error") -> tuple[dict[str, object], list[dict[str, object]]]:
+    """The summary of ``data`` (:data:`~ldiv_polars.SUMMARY_KEYS`) and one verdict per model
+    (``key``, ``model``, ``params``, ``passed``, ``achieved``, ``failing_classes``,
+    ``failing_rows``), both from one frequency set built by one pass over the rows, in the
+    Polars engine or DuckDB's."""
+    from ldiv_polars.models.base import ModelResult
+
     if engine == "duckdb":
-        try:
-            from ldiv_polars.duckdb import summary as duckdb_summary
-        except ImportError as exc:  # pragma: no cover - the module ships with the package
-            raise InvalidParameterError(f"the DuckDB engine is not available: {exc}") from exc
-        return duckdb_summary(path, qi, sensitive, l, separator=separator, nulls=nulls)
-    raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
+        from ldiv_polars.duckdb import report
+
+        stats, rows = report(data, qi, sensitive, models, l, separator=separator,
+                             nulls=nulls)  # type: ignore[arg-type]
+        results = [ModelResult(m.key, m.name, m.params(), bool(r["passed"]),
+                               r["achieved"], int(r["failing_classes"]),  # type: ignore[arg-type]
+                               int(r["failing_rows"]))  # type: ignore[call-overload]
+                   for m, r in zip(models, rows)]
+    else:
+        from ldiv_polars.core.frequency import FrequencySet
+        from ldiv_polars.core.inputs import translate_input_errors
+        from ldiv_polars.models.verdict import check_frequency_set, check_models
+        from ldiv_polars.report import frequency_set_summary
+
+        with translate_input_errors(data):
+            fs = FrequencySet.build(data, qi, sensitive, nulls=nulls,  # type: ignore[arg-type]
+                                    separator=separator, require_sensitive=True)
+            models = check_models(models, fs.sensitive)
+            fs = fs.materialize()
+        stats = frequency_set_summary(fs, l)
+        results = check_frequency_set(fs, models).models
+    return stats, [{"key": m.key, **m.to_dict()} for m in results]
+
+
+def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> str:
+    """The distance ``--t`` uses, the one the summary's ``t`` reports: ordered for a numeric
+    or temporal sensitive column, equal otherwise (read from the schema, no rows)."""
+    from ldiv_polars.core.inputs import to_lazyframe
+    from ldiv_polars.report import is_ordered_dtype
+
+    dtype = to_lazyframe(data, separator=separator).collect_schema().get(sensitive)
+    return "ordered" if dtype is not None and is_ordered_dtype(dtype) else "equal"
 
 
 def register(app: typer.Typer) -> None:
@@ -48,58 +98,72 @@ def register(app: typer.Typer) -> None:
         path: Annotated[Path, typer.Argument(help="CSV or Parquet file")],
         qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
         sensitive: Annotated[str, typer.Option("--sensitive", help="sensitive column")],
-        l: Annotated[int | None, typer.Option(
-            "--l", help="required l (also the L of recursive_c)")] = None,
-        k: Annotated[int | None, typer.Option("--k", help="required k")] = None,
-        c: Annotated[float | None, typer.Option("--c", help="recursive (c,l): required c")] = None,
-        model: Annotated[list[str] | None, typer.Option(
-            "--model", help="l-diversity model(s) for --l: distinct, entropy, recursive")] = None,
-        t: Annotated[float | None, typer.Option("--t", help="required t (t-closeness)")] = None,
-        alpha: Annotated[float | None, typer.Option(
-            "--alpha", help="largest allowed share")] = None,
-        delta: Annotated[float | None, typer.Option(
-            "--delta", help="delta-disclosure bound")] = None,
+        l: LOpt = None,
+        k: KOpt = None,
+        c: COpt = None,
+        model: Annotated[list[str] | None, model_option(L_MODELS)] = None,
+        t: TOpt = None,
+        alpha: AlphaOpt = None,
+        delta: DeltaOpt = None,
         separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
         engine: Annotated[str, typer.Option("--engine", help="polars or duckdb")] = "polars",
         nulls: Annotated[str, typer.Option(
             "--nulls", help="error, or value: null is a value")] = "error",
-        as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+        as_json: Annotated[bool, typer.Option(
+            "--json", help="print the summary and the verdicts as JSON")] = False,
     ) -> None:
-        """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta and risk."""
+        """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta and risk, with a
+        verdict per requested model. Exit 1 when a requested model fails."""
         qi_cols = split_columns(qi, "--qi")
-        l_models = tuple(model or ["distinct"])
-        for m in l_models:
-            if m not in ("distinct", "entropy", "recursive"):
-                raise InvalidParameterError(
-                    f"--model must be distinct, entropy or recursive, got {m!r}")
-        stats = run_summary(str(path), qi_cols, sensitive, l or 2, engine, separator, nulls)
-        rows = verdicts(stats, k=k, l=l, l_models=l_models, c=c, t=t, alpha=alpha, delta=delta)
+        if engine not in ENGINES:
+            raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
+        req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
+                           delta=delta)
+        distance = t_distance_for(path, sensitive, separator) if t is not None else "equal"
+        models = build_models(req, t_distance=distance)
+        # the summary's recursive_c is for the requested l when it is an integer
+        summary_l = int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
+        stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
+                                      engine=engine, separator=separator, nulls=nulls)
+        passed = all(v["passed"] for v in verdicts)
         if as_json:
-            echo_json({key: stats[key] for key in SUMMARY_KEYS})
+            echo_json({**stats, "passed": passed, "models": verdicts})
         else:
-            print_report(stats, rows, title=f"{path.name}: QI {', '.join(qi_cols)}; "
-                                           f"sensitive {sensitive}")
-        if any(not ok for _, _, ok in rows):
+            print_report(stats, verdicts, models, title=f"{path.name}: QI {', '.join(qi_cols)}; "
+                                                      f"sensitive {sensitive}")
+        if not passed:
             raise typer.Exit(1)
 
 
-def print_report(stats: dict[str, object], rows: list[tuple[str, str, bool]], *,
-                 title: str, console: Console | None = None) -> None:
-    """Readable rich tables of a summary and its verdicts."""
+def _shown(v: object) -> str:
+    return "—" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))
+
+
+def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
+                 models: list[Model], *, title: str, console: Console | None = None) -> None:
+    """Readable rich tables of a summary and the models' verdicts (``verdicts[i]`` of
+    ``models[i]``, as :func:`check_table` returns them)."""
+    from ldiv_polars.report import SUMMARY_KEYS
+    from rich.console import Console
+    from rich.table import Table
+
     console = console or Console()
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("statistic")
     table.add_column("value", justify="right")
     for key in SUMMARY_KEYS:
-        v = stats[key]
-        shown = "—" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))
-        table.add_row(_LABELS[key], shown)
+        table.add_row(_LABELS[key], _shown(stats[key]))
     console.print(table)
-    if rows:
+    if stats["rows"] == 0:
+        console.print(f"[yellow]note[/yellow]: {EMPTY_NOTE}")
+    if verdicts:
         vt = Table(show_header=True, header_style="bold")
-        vt.add_column("model")
-        vt.add_column("requirement")
-        vt.add_column("verdict")
-        for name, req, ok in rows:
-            vt.add_row(name, req, "[green]pass[/green]" if ok else "[red]FAIL[/red]")
+        vt.add_column("model", overflow="fold", min_width=24)  # wraps, never cut
+        for col, justify in (("achieved", "right"), ("failing\nclasses", "right"),
+                             ("failing\nrows", "right"), ("verdict", "left")):
+            vt.add_column(col, justify=justify)  # type: ignore[arg-type]
+        for m, v in zip(models, verdicts):
+            vt.add_row(m.describe(), _shown(v["achieved"]), str(v["failing_classes"]),
+                       str(v["failing_rows"]),
+                       "[green]pass[/green]" if v["passed"] else "[red]FAIL[/red]")
         console.print(vt)

@@ -8,12 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from ldiv_polars.cli.anonymize import demo_step
-from ldiv_polars.cli.check import print_report
-from ldiv_polars.datasets.synth import write_synthetic
-from ldiv_polars.report import summary, verdicts
+from ldiv_polars.errors import InvalidParameterError
 
 QI = ["age", "sex", "zip"]
 SENSITIVE = "disease"
@@ -28,19 +24,25 @@ def register(app: typer.Typer) -> None:
         l: Annotated[int, typer.Option("--l", help="distinct l to require")] = 3,
     ) -> None:
         """Run the whole job on built-in demo data: synthesize, check, anonymize, re-check."""
+        from rich.console import Console
+        from ldiv_polars.cli.anonymize import demo_models, demo_step
+        from ldiv_polars.cli.check import check_table, print_report
+        from ldiv_polars.datasets.synth import write_synthetic
+        if rows < 1:
+            raise InvalidParameterError(f"--rows must be at least 1, got {rows}")
         console = Console()
+        models = demo_models(k, l)
         with tempfile.TemporaryDirectory() as tmp:
             path = write_synthetic(Path(tmp) / "demo.parquet", rows, seed)
             console.print(f"[bold]Demo data[/bold]: {rows:,} synthetic census-like rows "
                           f"(seed {seed}) in {path.name}; QI = {', '.join(QI)}; "
                           f"sensitive = {SENSITIVE}\n")
-            before = summary(path, QI, SENSITIVE, l)
-            print_report(before, verdicts(before, k=k, l=l), console=console,
-                         title="Raw data")
+            before, verdicts = check_table(path, QI, SENSITIVE, models, l=l)
+            print_report(before, verdicts, models, console=console, title="Raw data")
             console.print()
             result = demo_step(path, QI, SENSITIVE, k, l, console=console)
-            after = summary(result.output, QI, SENSITIVE, l)
+            after, verdicts = check_table(result.output, QI, SENSITIVE, models, l=l)
             console.print()
-            print_report(after, verdicts(after, k=k, l=l), console=console,
+            print_report(after, verdicts, models, console=console,
                          title=f"After anonymization ({result.suppressed_rows:,} rows "
                                f"suppressed and dropped; output re-verified)")

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         """Link releases on a target (or on every QI vector) and report the diversity left."""
         import polars as pl
 
-        from ldiv_polars.core.inputs import to_lazyframe
+        from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
         from ldiv_polars.linkage.attack import link, post_linkage
         from ldiv_polars.linkage.release import Release
 
@@ -64,16 +64,24 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError(f"--l must be >= 1, got {l}")
         qi_cols = split_columns(qi, "--qi")
         cc = split_columns(class_columns, "--class-columns") if class_columns else None
-        rels = []
-        for j, (tp, mp) in enumerate(zip(release, mapping)):
-            table = to_lazyframe(str(tp), separator=separator)
-            mframe = to_lazyframe(str(mp), separator=separator)
-            rels.append(Release.from_mapping(table, qi_cols, sensitive, mframe, class_columns=cc,
-                                             name=tp.stem if tp.stem else f"release_{j + 1}"))
+        if target is not None and universe is not None:
+            raise InvalidParameterError("give --target or --universe, not both")
+        inputs = [str(p) for p in (*release, *mapping)] + ([str(universe)] if universe else [])
+        with translate_input_errors(inputs):
+            rels = []
+            for j, (tp, mp) in enumerate(zip(release, mapping)):
+                table = to_lazyframe(str(tp), separator=separator)
+                mframe = to_lazyframe(str(mp), separator=separator)
+                rels.append(Release.from_mapping(
+                    table, qi_cols, sensitive, mframe, class_columns=cc,
+                    name=tp.stem if tp.stem else f"release_{j + 1}"))
+            if target is not None:
+                lk = link(rels, parse_target(target))
+            else:
+                u = None if universe is None else to_lazyframe(str(universe),
+                                                               separator=separator)
+                post = post_linkage(rels, u)
         if target is not None:
-            if universe is not None:
-                raise InvalidParameterError("give --target or --universe, not both")
-            lk = link(rels, parse_target(target))
             out = lk.to_dict()
             value = lk.diversity
             if as_json:
@@ -84,8 +92,6 @@ def register(app: typer.Typer) -> None:
                 for row in out["linkage"]:
                     typer.echo(f"  {row['s']}: {row['n']}")
         else:
-            u = None if universe is None else to_lazyframe(str(universe), separator=separator)
-            post = post_linkage(rels, u)
             d = post.to_dict()
             value = d["l_t"] if d["l_t"] is not None else 0
             if as_json:

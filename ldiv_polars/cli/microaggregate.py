@@ -8,26 +8,9 @@ from typing import Annotated
 import typer
 
 from ldiv_polars.cli._common import echo_json, split_columns
-from ldiv_polars.core import to_lazyframe
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
-from ldiv_polars.microagg.aggregate import microaggregate_details
-
-
-def _check_output(out: Path) -> str:
-    suffix = out.suffix.lower()
-    if suffix not in (".parquet", ".pq", ".csv", ".tsv", ".txt"):
-        raise InputFormatError(
-            f"cannot tell the output format of {str(out)!r}: use .csv or .parquet"
-        )
-    return suffix
-
-
-def _sink(lf, out: Path, separator: str) -> None:  # type: ignore[no-untyped-def]
-    suffix = _check_output(out)
-    if suffix in (".parquet", ".pq"):
-        lf.sink_parquet(out)
-    else:
-        lf.sink_csv(out, separator="\t" if suffix == ".tsv" else separator)
+from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
+from ldiv_polars.core.output import atomic_output, check_output
+from ldiv_polars.errors import InvalidParameterError
 
 
 def register(app: typer.Typer) -> None:
@@ -57,22 +40,27 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--json", help="print the run's figures as JSON")
         ] = False,
     ) -> None:
-        """Replace the QIs by MDAV cell centroids (cells of k, or n_min under participation)."""
+        """Replace the QIs by MDAV cell centroids (cells of k, or n_min under participation);
+        the output is re-verified and written atomically."""
+        from ldiv_polars.microagg.aggregate import microaggregate_details
         cols = split_columns(columns, "--columns")
-        _check_output(out)  # before any work
-        lf = to_lazyframe(path, separator=separator)
         if pi is not None and pi_column is not None:
             raise InvalidParameterError("give --pi or --pi-column, not both")
-        res = microaggregate_details(
-            lf,
-            cols,
-            k=k,
-            pi=pi_column if pi_column else pi,
-            p_bar=p_bar,
-            cell_column=cell_column,
-            weights=weights,
-        )
-        _sink(res.frame, out, separator or ",")
+        check_output(out, inputs=[path])  # before any work
+        with translate_input_errors(str(path)):
+            lf = to_lazyframe(path, separator=separator)
+            res = microaggregate_details(
+                lf,
+                cols,
+                k=k,
+                pi=pi_column if pi_column else pi,
+                p_bar=p_bar,
+                cell_column=cell_column,
+                weights=weights,
+            )
+        with atomic_output(out, inputs=[path], separator=separator) as written:
+            written.write(res.frame)
+            written.check_rows(int(res.mdav.labels.size))
         info = {**res.summary(), "output": str(out)}
         if as_json:
             echo_json(info)

@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from ldiv_polars.cli._common import echo_json
-from ldiv_polars.microagg.participation import effective_anonymity
 
 KEYS = ("n_min", "q_bar", "u", "r_bar", "r_bar_active", "t_bar")
 _LABELS = {
@@ -37,6 +36,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
     ) -> None:
         """Cell size n_min so that a cell is k-anonymous with probability >= 1 - p_bar."""
+        from ldiv_polars.microagg.participation import effective_anonymity
         r = effective_anonymity(k, pi, p_bar, n, method=method)  # type: ignore[arg-type]
         values = {key: getattr(r, key) for key in KEYS}
         if as_json:

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
     ) -> None:
         """Plan Mech-(l,delta): classes, p, N (Algorithm 1 with Greedy-Generalize)."""
-        from ldiv_polars.core.inputs import to_lazyframe
+        from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
         from ldiv_polars.linkage.distribution import JointDistribution
         from ldiv_polars.linkage.mechanism import plan_mechanism
 
@@ -51,8 +51,10 @@ def register(app: typer.Typer) -> None:
         else:
             if not qi or not sensitive:
                 raise InvalidParameterError("a reference table needs --qi and --sensitive")
-            lf = to_lazyframe(str(path), separator=separator)
-            dist = JointDistribution.from_frequency_set(lf, split_columns(qi, "--qi"), sensitive)
+            with translate_input_errors(str(path)):
+                lf = to_lazyframe(str(path), separator=separator)
+                dist = JointDistribution.from_frequency_set(lf, split_columns(qi, "--qi"),
+                                                            sensitive)
         plan = plan_mechanism(dist, l, delta, p=p, beta=beta, budget=budget,
                               method=method)  # type: ignore[arg-type]
         out = plan.to_dict()

@@ -1,4 +1,6 @@
-"""Core layer: reading inputs lazily, validating columns, building frequency sets.
+"""Core layer: reading inputs lazily (and mapping the engines' read errors to typed ones),
+writing outputs safely (``core.output``: never over an input, atomically), validating columns,
+building frequency sets.
 
 The core knows no privacy model.
 """

@@ -17,7 +17,7 @@ from functools import partial
 
 import polars as pl
 
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, to_lazyframe, translate_input_errors
 from ldiv_polars.core.validate import (
     NullPolicy,
     check_null_policy,
@@ -139,9 +139,12 @@ class FrequencySet:
         return [*self.qi, *self.sensitive]
 
     def materialize(self) -> FrequencySet:
-        """Collect the frequency set (streaming engine) and return one backed by it."""
-        df = self.frame.collect(engine=STREAMING)
-        return FrequencySet(df.lazy(), self.qi, self.sensitive, self.count)
+        """Collect the frequency set (streaming engine) and return one backed by it. This is
+        the pass over the rows: an engine error on unreadable rows is raised as
+        :class:`~ldiv_polars.errors.UnreadableInputError`."""
+        return FrequencySet(self.collect().lazy(), self.qi, self.sensitive, self.count)
 
     def collect(self) -> pl.DataFrame:
-        return self.frame.collect(engine=STREAMING)
+        """The frequency set as a DataFrame (see :meth:`materialize`)."""
+        with translate_input_errors():
+            return self.frame.collect(engine=STREAMING)

@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
 from ldiv_polars.core.validate import require_int_at_least
 
 SYNTH_COLUMNS = (
@@ -189,20 +190,28 @@ def write_synthetic(
     path: str | Path, rows: int, seed: int = 0, *, chunk_rows: int = 1_000_000
 ) -> Path:
     """Write the synthetic table to a Parquet file chunk by chunk (bounded memory); return the
-    path. Same content as :func:`synthesize` with the same arguments."""
+    path. Same content as :func:`synthesize` with the same arguments.
+
+    ``path`` must end in ``.parquet`` or ``.pq`` and its directory must exist
+    (:class:`~ldiv_polars.errors.OutputPathError` otherwise, before anything is generated); the
+    file is written atomically (:func:`~ldiv_polars.core.output.atomic_output`): an interrupted
+    run leaves no partial file and an existing file at ``path`` is replaced only once the new
+    one is complete.
+    """
     rows = require_int_at_least("rows", rows, 0)
     chunk_rows = require_int_at_least("chunk_rows", chunk_rows, 1)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     sizes = _chunks(rows, chunk_rows) or [0]
-    writer: pq.ParquetWriter | None = None
-    try:
-        for i, n in enumerate(sizes):
-            table = (_chunk(n, seed, i) if n else _chunk(1, seed, 0).clear()).to_arrow()
-            if writer is None:
-                writer = pq.ParquetWriter(path, table.schema, compression="zstd")
-            writer.write_table(table, row_group_size=min(max(n, 1), 1_000_000))
-    finally:
-        if writer is not None:
-            writer.close()
+    with atomic_output(path, suffixes=PARQUET_SUFFIXES) as out:
+        writer: pq.ParquetWriter | None = None
+        try:
+            for i, n in enumerate(sizes):
+                table = (_chunk(n, seed, i) if n else _chunk(1, seed, 0).clear()).to_arrow()
+                if writer is None:
+                    writer = pq.ParquetWriter(out.path, table.schema, compression="zstd")
+                writer.write_table(table, row_group_size=min(max(n, 1), 1_000_000))
+        finally:
+            if writer is not None:
+                writer.close()
+        out.check_rows(rows)
     return path

@@ -10,22 +10,33 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 import polars as pl
 
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
-from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
+from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError, as_hierarchy
 
 
 def generalize_expr(col: str | pl.Expr, hierarchy: Hierarchy | pl.DataFrame, level: int) -> pl.Expr:
     """Expression mapping ``col`` (cast to String) to its level-``level`` generalization.
 
-    Uses ``replace_strict``, so a value missing from the hierarchy makes the query fail when
-    collected; call :func:`check_coverage` (or go through :func:`ldiv_polars.anonymize`, which
-    validates first) to get a :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError`
-    naming the values instead. Level 0 returns the value cast to String. The output keeps the
-    input column's name.
+    A value missing from the hierarchy makes the query raise
+    :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` naming the column and (up to
+    five of) the values when it is collected; :func:`check_coverage` finds them all first (one
+    pass over the distinct values), and :func:`ldiv_polars.anonymize` validates before it
+    generalizes. A null stays null. Level 0 returns the value cast to String. The output keeps
+    the input column's name.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.hierarchy.hierarchy import Hierarchy
+    >>> h = Hierarchy([["a", "x"], ["b", "x"]], name="q")
+    >>> try:
+    ...     pl.DataFrame({"q": ["a", "c"]}).select(generalize_expr("q", h, 1))
+    ... except HierarchyValueMissingError as e:
+    ...     print(str(e).splitlines()[0])
+    column 'q' holds value(s) missing from its hierarchy: 'c' (check_coverage() lists them all)
     """
     h = as_hierarchy(hierarchy)
     lvl = h.check_level(level)
@@ -33,9 +44,27 @@ def generalize_expr(col: str | pl.Expr, hierarchy: Hierarchy | pl.DataFrame, lev
     s = expr.cast(pl.String)
     if lvl == 0:
         return s
-    return s.replace_strict(h.column(0), h.column(lvl), return_dtype=pl.String)
+    mapping = partial(_generalize_batch, raw=h.column(0), target=h.column(lvl), name=h.name)
+    return s.map_batches(mapping, return_dtype=pl.String, is_elementwise=True)
 
 
+def _generalize_batch(values: pl.Series, *, raw: pl.Series, target: pl.Series,
+                      name: str | None) -> pl.Series:
+    """One batch of :func:`generalize_expr`: the mapped values, or the typed error naming the
+    values of the batch that the hierarchy lacks."""
+    out = values.replace_strict(raw, target, default=None, return_dtype=pl.String)
+    missing = values.filter(out.is_null() & values.is_not_null()).unique().sort()
+    if missing.len():
+        # (one batch's values: a streaming query may stop at its first failing batch)
+        shown = ", ".join(repr(v) for v in missing.head(5).to_list())
+        more = ", ..." if missing.len() > 5 else ""
+        raise HierarchyValueMissingError(
+            f"column {values.name or name!r} holds value(s) missing from its hierarchy: "
+            f"{shown}{more} (check_coverage() lists them all)")
+    return out
+
+
+@reads_input
 def check_coverage(data: TableLike, hierarchies: Mapping[str, Hierarchy]) -> None:
     """Raise :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` when a column holds a
     value that is not a raw value of its hierarchy (reads the distinct values only)."""

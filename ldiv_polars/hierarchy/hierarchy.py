@@ -21,7 +21,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ldiv_polars.errors import InputFormatError, InvalidParameterError, LdivError
+from ldiv_polars.errors import (
+    InputFormatError,
+    InvalidParameterError,
+    LdivError,
+    UnreadableInputError,
+)
 
 
 class HierarchyError(LdivError, ValueError):
@@ -43,7 +48,14 @@ class HierarchyNotCoarseningError(HierarchyError):
 class HierarchyValueMissingError(HierarchyError):
     """A value of the data is not a raw value (level 0) of the hierarchy."""
 
-    def __init__(self, column: str | None, missing: Sequence[str], total_missing: int) -> None:
+    def __init__(self, column: str | None, missing: Sequence[str] | None = None,
+                 total_missing: int | None = None) -> None:
+        if missing is None or total_missing is None:
+            # a message alone: raised so by generalize_expr, and Polars re-raises an error of
+            # an expression's Python function as ``type(error)(message + context)``
+            super().__init__(column)
+            self.column, self.missing, self.total_missing = None, [], 0
+            return
         self.column = column
         self.missing = list(missing)
         self.total_missing = int(total_missing)
@@ -142,22 +154,35 @@ class Hierarchy:
         p = Path(path)
         if not p.exists():
             raise InputFormatError(f"no such hierarchy file: {str(path)!r}")
+        if not p.is_file():
+            raise InputFormatError(f"the hierarchy {str(path)!r} is not a regular file")
         if len(separator) != 1:
             raise InvalidParameterError(f"separator must be one character, got {separator!r}")
-        text = p.read_text(encoding=encoding)
+        try:
+            text = p.read_text(encoding=encoding)
+        except UnicodeDecodeError:
+            raise UnreadableInputError(f"the hierarchy file is not {encoding} text",
+                                       str(path)) from None
+        except OSError as exc:
+            raise UnreadableInputError(str(exc.strerror or exc), str(path)) from None
         rows = [r for r in csv.reader(io.StringIO(text), delimiter=separator) if r]
         if not rows:
             raise HierarchyError(f"hierarchy file {str(path)!r} is empty")
+        _check_separator(rows, separator, str(path))
         return cls(rows, name=name if name is not None else p.stem)
 
     def to_csv(self, path: str | Path | None = None, *, separator: str = ";") -> str | None:
-        """Write the ARX CSV layout (no header); returns the text when ``path`` is None."""
+        """Write the ARX CSV layout (no header), atomically; returns the text when ``path`` is
+        None."""
         buf = io.StringIO()
         writer = csv.writer(buf, delimiter=separator, lineterminator="\n")
         writer.writerows(self._frame.rows())
         if path is None:
             return buf.getvalue()
-        Path(path).write_text(buf.getvalue(), encoding="utf-8")
+        from ldiv_polars.core.output import atomic_output
+
+        with atomic_output(path, suffixes=(Path(path).suffix.lower(),)) as out:
+            out.path.write_text(buf.getvalue(), encoding="utf-8")
         return None
 
     # --- accessors ----------------------------------------------------------------------------
@@ -290,6 +315,25 @@ class Hierarchy:
         missing = self.missing_values(values)
         if missing:
             raise HierarchyValueMissingError(column or self.name, missing[:5], len(missing))
+
+
+_SEPARATORS = (",", ";", "\t", "|")
+
+
+def _check_separator(rows: list[list[str]], separator: str, path: str) -> None:
+    """A file read as one column whose every line holds the same number (>= 1) of another
+    usual separator was written with that separator: say which one to pass."""
+    if any(len(r) != 1 for r in rows):
+        return
+    for sep in _SEPARATORS:
+        counts = {r[0].count(sep) for r in rows}
+        if sep != separator and len(counts) == 1 and counts.pop() >= 1:
+            shown = "\\t" if sep == "\t" else sep
+            raise HierarchyError(
+                f"hierarchy file {path!r} read with separator {separator!r} has one column, "
+                f"and every line contains {sep!r}: it looks {sep!r}-separated; pass "
+                f"separator={sep!r} (ldiv: --hierarchy-separator '{shown}')"
+            )
 
 
 def as_hierarchy(obj: Hierarchy | pl.DataFrame | str | Path | Sequence[Sequence[object]] | dict,

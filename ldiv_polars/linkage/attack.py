@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
 from ldiv_polars.linkage.release import Release, ReleaseError, check_counts
 
@@ -88,6 +88,7 @@ class Linkage:
         }
 
 
+@reads_input
 def link(releases: Sequence[Release], target: Mapping[str, Any] | pl.DataFrame) -> Linkage:
     """Link ``releases`` on one raw QI vector ``target`` (a dict ``{qi column: value}`` or a
     one-row DataFrame): ``n_[t](s) = min_j n^(c_j)(s)`` as an inner join of the count tables on
@@ -188,6 +189,7 @@ class PostLinkage:
         }
 
 
+@reads_input
 def post_linkage(releases: Sequence[Release], universe: TableLike | None = None) -> PostLinkage:
     """Post-linkage class and diversity of every distinct raw QI vector of ``universe`` (a table
     with the QI columns, e.g. the population or one of the raw tables; ``None``: the domain

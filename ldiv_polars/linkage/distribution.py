@@ -35,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
-from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError, LdivError
 
@@ -413,6 +413,7 @@ class JointDistribution:
                    weight=w)
 
     @classmethod
+    @reads_input
     def from_frequency_set(
         cls,
         data: TableLike | FrequencySet,

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
+from ldiv_polars.core.inputs import reads_input
 from ldiv_polars.core.validate import require_int_at_least, require_real
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.linkage.distribution import (
@@ -606,6 +607,7 @@ class MechanismPlan:
         return lf.join(mapping, on=list(self.qi), how="left", nulls_equal=True,
                        maintain_order="left")
 
+    @reads_input
     def anonymize(self, table: TableLike, sensitive: str, *, class_column: str = CLASS,
                   verify: bool = True) -> AnonymizedTable:
         """Apply the classes to a data owner's table and re-verify the result.

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import as_names, validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, UnknownColumnError
 
@@ -78,6 +78,7 @@ class Release:
     # --- constructors ---------------------------------------------------------------------------
 
     @classmethod
+    @reads_input
     def from_mapping(
         cls,
         table: TableLike,

@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core import to_lazyframe
-from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import as_names, require_int_at_least, require_real, validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.microagg.mdav import MdavResult, mdav
@@ -105,6 +105,7 @@ def _numeric_columns(lf: pl.LazyFrame, columns: tuple[str, ...]) -> None:
         )
 
 
+@reads_input
 def microaggregate_details(
     data: TableLike,
     columns: str | Iterable[str],
@@ -220,6 +221,7 @@ def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:
     return int(model.achieved)
 
 
+@reads_input
 def microaggregate(
     data: TableLike,
     columns: str | Iterable[str],

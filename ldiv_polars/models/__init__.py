@@ -11,9 +11,8 @@ from ldiv_polars.models.base import (
     table_results,
 )
 from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
-from ldiv_polars.models.encoded import ClassVerdict, EncodedRows, class_verdict
-from ldiv_polars.models.evaluate import ClassNames, evaluate_classes
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
+from ldiv_polars.models.evaluate import ClassNames, evaluate_classes
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
     DistinctLDiversity,
@@ -64,3 +63,12 @@ __all__ = [
     "table_results",
     "violations",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the numpy side (array verdicts of the search) is imported when it is used
+    if name in ("ClassVerdict", "EncodedRows", "class_verdict"):
+        from ldiv_polars.models import encoded
+
+        return getattr(encoded, name)
+    raise AttributeError(f"module 'ldiv_polars.models' has no attribute {name!r}")

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, FrequencySet
-from ldiv_polars.errors import InvalidParameterError, NoSqlFormError
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.errors import NoSqlFormError
 
 if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows

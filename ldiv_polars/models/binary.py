@@ -27,8 +27,7 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, ClassContext, Model
 from ldiv_polars.models.disclosure import AlphaKAnonymity
-from ldiv_polars.models.encoded import EPS
-from ldiv_polars.models.exact import ClassCounts, Reference, agreeing, decimal
+from ldiv_polars.models.exact import EPS, ClassCounts, Reference, agreeing, decimal
 
 
 class BinaryLDiversity(Model):

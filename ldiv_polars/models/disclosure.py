@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from decimal import localcontext
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
@@ -43,8 +43,8 @@ from ldiv_polars.models.base import (
     Model,
     SqlCall,
 )
-from ldiv_polars.models.encoded import EPS, ClassVerdict, EncodedRows
 from ldiv_polars.models.exact import (
+    EPS,
     START_DIGITS,
     ClassCounts,
     Reference,
@@ -54,6 +54,9 @@ from ldiv_polars.models.exact import (
     log_sign,
     neg_log_sign,
 )
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 def ratio_band(value: object) -> object:
@@ -113,6 +116,10 @@ class AlphaKAnonymity(Model):
         return KAnonymity(self.k) if self.k >= 2 else None
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
         r1, _ = rows.top(1)
         size = rows.size
         bound = self.alpha * size

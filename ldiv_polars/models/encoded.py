@@ -31,13 +31,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ldiv_polars.models.exact import ClassCounts, Reference
+from ldiv_polars.models.exact import EPS, ClassCounts, Reference
 
 if TYPE_CHECKING:
     from ldiv_polars.models.base import Model
 
-EPS = float(np.finfo(np.float64).eps)
-"""The float64 machine epsilon (2**-52), the unit of the rounding bounds."""
+__all__ = ["EPS", "ClassVerdict", "EncodedRows", "class_verdict"]
 
 
 @dataclass

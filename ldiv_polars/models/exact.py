@@ -41,6 +41,9 @@ from math import gcd
 Op = str
 """A comparison that passes: ``"<="``, ``"<"``, ``">="`` or ``">"`` (value OP threshold)."""
 
+EPS = 2.0 ** -52
+"""The float64 machine epsilon, the unit of the engines' rounding bounds."""
+
 START_DIGITS = 40
 MAX_DIGITS = 20_000
 

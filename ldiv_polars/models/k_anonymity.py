@@ -9,11 +9,15 @@ False
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from ldiv_polars.core.validate import require_int_at_least
 from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall
-from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 class KAnonymity(Model):
@@ -56,6 +60,8 @@ class KAnonymity(Model):
         return self.k
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        from ldiv_polars.models.encoded import ClassVerdict
+
         return ClassVerdict((rows.size >= self.k) | ~rows.present)
 
     def sql_call(self) -> SqlCall:

@@ -29,8 +29,8 @@ import math
 from collections.abc import Iterable, Sequence
 from decimal import localcontext
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
@@ -43,8 +43,8 @@ from ldiv_polars.models.base import (
     Model,
     SqlCall,
 )
-from ldiv_polars.models.encoded import EPS, ClassVerdict, EncodedRows
 from ldiv_polars.models.exact import (
+    EPS,
     START_DIGITS,
     ClassCounts,
     Reference,
@@ -53,6 +53,9 @@ from ldiv_polars.models.exact import (
     entropy_exp,
     entropy_sign,
 )
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 def _require_l(l: float, *, integer: bool) -> float:
@@ -109,6 +112,8 @@ class DistinctLDiversity(Model):
         return achieved is not None and achieved >= self.l
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        from ldiv_polars.models.encoded import ClassVerdict
+
         return ClassVerdict((rows.distinct >= self.l) | ~rows.present)
 
     def sql_call(self) -> SqlCall:
@@ -182,6 +187,10 @@ class EntropyLDiversity(Model):
         return DistinctLDiversity(need) if need >= 2 else None
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
         absent = ~rows.present
         if self.l == 1:
             return ClassVerdict(np.ones(rows.classes, dtype=bool))
@@ -272,6 +281,10 @@ class RecursiveCLDiversity(Model):
         return DistinctLDiversity(self.l) if self.l >= 2 else None
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
         if self.l == 1:
             return ClassVerdict(np.ones(rows.classes, dtype=bool))
         r1, top = rows.top(self.l - 1)

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, unique_name
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy, require_real, validate_columns
 from ldiv_polars.errors import InvalidParameterError
 
@@ -53,6 +53,7 @@ def class_sizes(data: TableLike, qi: str | Iterable[str], *, nulls: NullPolicy =
     return FrequencySet.build(data, qi, None, nulls=nulls).frame
 
 
+@reads_input
 def risk_profile(
     data: TableLike,
     qi: str | Iterable[str],

@@ -22,9 +22,8 @@ class are touched, so the cost is the size of the frequency set, not classes x d
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
@@ -39,10 +38,12 @@ from ldiv_polars.models.base import (
     Model,
     SqlCall,
 )
-from ldiv_polars.models.encoded import EPS, ClassVerdict, EncodedRows
-from ldiv_polars.models.exact import ClassCounts, Reference, agreeing, decimal
+from ldiv_polars.models.exact import EPS, ClassCounts, Reference, agreeing, decimal
 
 Distance = Literal["equal", "ordered", "hierarchical"]
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 def hierarchy_frame(hierarchy: Any) -> pl.DataFrame:
@@ -124,6 +125,10 @@ class TCloseness(Model):
         return achieved is not None and achieved <= self.t
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
         if self.distance != "equal":
             return None
         absent = ~rows.present

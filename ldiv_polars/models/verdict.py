@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.core.inputs import TableLike
+from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, Model, ModelResult, table_results
@@ -118,6 +118,7 @@ def _prepare(
     return fs, check_models(models, fs.sensitive)
 
 
+@reads_input
 def check(
     data: TableLike,
     qi: str | Iterable[str],

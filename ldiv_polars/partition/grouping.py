@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import as_names, require_int_at_least, require_real, validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import KAnonymity
@@ -248,6 +248,7 @@ def _finish(sorted_lf: pl.LazyFrame, starts: np.ndarray, kept: int, total: int, 
                     verification, starts, positive)
 
 
+@reads_input
 def greedy_grouping(
     data: TableLike,
     qi: str | Iterable[str],
@@ -266,6 +267,7 @@ def greedy_grouping(
     return _greedy(data, qi, sensitive, l, positive, k, order, group, 0.0, None, "gg")
 
 
+@reads_input
 def randomized_greedy_grouping(
     data: TableLike,
     qi: str | Iterable[str],
@@ -309,6 +311,7 @@ def _greedy(data: TableLike, qi: str | Iterable[str], sensitive: str, l: int,
     return _finish(sorted_lf, starts, kept, len(codes), group, qi_t, s, l_val, pos, k, algorithm)
 
 
+@reads_input
 def symmetric_grouping(
     data: TableLike,
     qi: str | Iterable[str],
@@ -352,6 +355,7 @@ def symmetric_grouping(
     return _finish(sorted_lf, starts, n, n, group, qi_t, s, l_val, pos, k, "sg")
 
 
+@reads_input
 def anatomy(
     data: TableLike,
     qi: str | Iterable[str],

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_prefix
-from ldiv_polars.core.inputs import TableLike, to_lazyframe
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import evaluate_classes
@@ -119,6 +119,7 @@ class MondrianResult:
         }
 
 
+@reads_input
 def mondrian(
     data: TableLike,
     qi: str | Iterable[str],
@@ -133,7 +134,8 @@ def mondrian(
     QIs may be numeric (split on value) or anything else (split on the sorted order of the
     distinct values; released as category sets). ``relaxed=True`` gives the even-split variant
     (children differ by at most one row). Raises :class:`PartitionInfeasibleError` when the
-    whole table fails a model and :class:`~ldiv_polars.errors.NullValuesError` on nulls.
+    whole table fails a model and :class:`~ldiv_polars.errors.NullValuesError` on nulls. An
+    empty table (no rows) is partitioned into zero groups (every model holds vacuously).
 
     >>> import polars as pl
     >>> from ldiv_polars.models import KAnonymity
@@ -176,9 +178,7 @@ def mondrian(
              if work[x].null_count()}
     if nulls:
         raise NullValuesError(nulls)
-    n = work.height
-    if n == 0:
-        raise PartitionInfeasibleError("the table is empty")
+    n = work.height  # an empty table (no rows) holds every model vacuously: zero groups
     ranges_row = work.select([(pl.col(x).max() - pl.col(x).min()).alias(x) for x in dims]).row(0)
     table_range = [float(v) if v else 0.0 for v in ranges_row]
     reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(cnt))
@@ -277,7 +277,8 @@ def mondrian(
             .alias(pid)
         ).drop(sides)
 
-    assign = pl.concat(done).sort(row_id)
+    assign = pl.concat(done).sort(row_id) if done else \
+        pl.DataFrame(schema={row_id: pl.Int64, group: pl.Int64})
     frame = (
         lf.with_row_index(row_id)
         .with_columns(pl.col(row_id).cast(pl.Int64))

@@ -35,11 +35,14 @@ from ldiv_polars.core.inputs import (
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     TableLike,
+    input_paths,
+    reads_input,
     sniff_separator,
     to_lazyframe,
 )
+from ldiv_polars.core.output import atomic_output
 from ldiv_polars.core.validate import NullPolicy, require_real
-from ldiv_polars.errors import InputFormatError, InvalidParameterError, LdivError
+from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
@@ -98,13 +101,17 @@ class AnonymizationResult:
     output: pl.LazyFrame | None = field(repr=False)
     verification: Any = field(repr=False, default=None)
     _plan: _VerificationPlan | None = field(repr=False, default=None)
+    sources: tuple[str, ...] = field(repr=False, default=())
+    """The input file(s) ``output`` reads (a path given, or the scans of a LazyFrame; empty for
+    a DataFrame): :meth:`sink` refuses to write over them."""
 
     @property
     def found(self) -> bool:
         return self.levels is not None
 
     def sink(self, path: str | Path, *, verify: bool = True) -> None:
-        """Write ``output`` to ``path`` (Parquet, or CSV when ``path`` ends in ``.csv``) in one
+        """Write ``output`` to ``path`` (Parquet, or CSV when ``path`` ends in ``.csv``, ``.tsv``
+        with tabs) in one
         streaming pass. With ``verify``, the checker re-verifies the retained rows (the check
         ``anonymize(verify=True)`` makes): on inputs of up to ``FUSED_VERIFY_MAX_ROWS`` rows
         their frequency set is built by the same pass as the write, on larger ones by a second
@@ -125,28 +132,19 @@ class AnonymizationResult:
         """
         if self.output is None:
             raise InvalidParameterError("no node satisfies the requirements: nothing to write")
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix in PARQUET_SUFFIXES:
-            write = self.output.sink_parquet(path, lazy=True)
-        elif suffix == ".csv":
-            write = self.output.sink_csv(path, lazy=True)
-        else:
-            raise InputFormatError(f"output must end in .parquet or .csv, got {str(path)!r}")
-        if not verify or self._plan is None:
-            write.collect(engine=STREAMING)
-            return
-        if self.rows <= FUSED_VERIFY_MAX_ROWS:
-            _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
-        else:
-            write.collect(engine=STREAMING)
-            fs = self._plan.fs.materialize()
-        try:
-            self.verification = self._plan.verify(fs)
-        except VerificationError:
-            path.unlink(missing_ok=True)
-            raise
-
+        expected = self.rows - (self.suppressed_rows if self.suppression_mode == "drop" else 0)
+        with atomic_output(path, inputs=self.sources) as out:
+            write = out.sink(self.output)
+            if not verify or self._plan is None:
+                write.collect(engine=STREAMING)
+            else:
+                if self.rows <= FUSED_VERIFY_MAX_ROWS:
+                    _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
+                else:
+                    write.collect(engine=STREAMING)
+                    fs = self._plan.fs.materialize()
+                self.verification = self._plan.verify(fs)
+            out.check_rows(expected)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (the keys of ``ldiv anonymize --json``)."""
@@ -224,6 +222,7 @@ def prepare_hierarchies(
     return {q: as_hierarchy(hierarchies[q], name=q, separator=separator) for q in qi}
 
 
+@reads_input
 def anonymize(
     data: TableLike,
     qi: str | Iterable[str],
@@ -266,6 +265,7 @@ def anonymize(
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     require_real("suppression", suppression, low=0.0, high=1.0)
+    sources = input_paths(data)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
     models = check_models(models, fs.sensitive, required_by="anonymize()")
@@ -280,7 +280,7 @@ def anonymize(
     qi_only = metric != "kl" and not any(m.needs_sensitive for m in models)
     duck = _duck_frequency_set(data, fs, hs)
     try:
-        return _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
+        result = _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
                           metric=metric, suppression_mode=suppression_mode, strategy=strategy,
                           verify=verify, nulls=nulls, progress=progress,
                           # an in-memory table is grouped by the in-memory engine (a lower
@@ -289,6 +289,8 @@ def anonymize(
     finally:
         if duck is not None:
             duck.close()
+    result.sources = sources
+    return result
 
 
 def _anonymize(

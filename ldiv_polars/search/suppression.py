@@ -31,12 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.frequency import FrequencySet, count_name, unique_name
 from ldiv_polars.core.validate import require_real
-from ldiv_polars.core.frequency import count_name, unique_name
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.models.encoded import EncodedRows, class_verdict
+from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 

@@ -1,0 +1,134 @@
+"""Flags to privacy models: the one place where ``ldiv check``, ``ldiv anonymize`` and ``ldiv
+mondrian`` turn ``--k``, ``--l``, ``--model``, ``--c``, ``--t``, ``--alpha``, ``--delta`` and
+``--positive`` into the library's model objects (whose constructors validate every parameter,
+exactly as the Python API does). A flag that would be silently ignored is an error instead.
+
+>>> [m.describe() for m in build_models(Requirements(k=5, l=3, models=("entropy",)))]
+['k_anonymity(k=5)', 'entropy_l(l=3)']
+>>> try:
+...     build_models(Requirements(c=3.0))
+... except InvalidParameterError as e:
+...     print(e)
+--c needs --l (the l of the l-diversity model)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ldiv_polars.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.base import Model
+
+L_MODELS = ("distinct", "entropy", "recursive")
+"""The l-diversity models of ``--model`` in check and anonymize."""
+GROUPING_L_MODELS = (*L_MODELS, "simple", "binary")
+"""``--model`` in mondrian: also simple and binary l-diversity (``--positive``)."""
+
+# the options every model-taking command declares the same way
+KOpt = Annotated[int | None, typer.Option("--k", help="k-anonymity: every class has >= k rows")]
+LOpt = Annotated[float | None, typer.Option(
+    "--l", help="l of the l-diversity model(s) of --model (default: distinct)")]
+COpt = Annotated[float | None, typer.Option(
+    "--c", help="c of recursive (c,l)-diversity (with --l and --model recursive)")]
+TOpt = Annotated[float | None, typer.Option("--t", help="t-closeness: largest EMD allowed")]
+AlphaOpt = Annotated[float | None, typer.Option(
+    "--alpha", help="(alpha,k)-anonymity: largest share of one sensitive value in a class")]
+DeltaOpt = Annotated[float | None, typer.Option(
+    "--delta", help="delta-disclosure: bound on |ln(p(s|class) / p(s))|")]
+
+
+def model_option(choices: tuple[str, ...]) -> object:
+    """The ``--model`` option (repeatable) listing ``choices``."""
+    return typer.Option("--model", help=f"l-diversity model(s) for --l: {', '.join(choices)} "
+                                        "(repeat the option for several)")
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """The model flags of one command line (None / empty: not given)."""
+
+    k: int | None = None
+    l: float | None = None
+    models: tuple[str, ...] = ()
+    c: float | None = None
+    t: float | None = None
+    alpha: float | None = None
+    delta: float | None = None
+    positive: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return all(v is None for v in (self.k, self.l, self.t, self.alpha, self.delta))
+
+
+def build_models(req: Requirements, *, choices: tuple[str, ...] = L_MODELS,
+                 t_distance: str = "equal") -> list[Model]:
+    """The model objects ``req`` asks for, in the order k, l-diversity, alpha, t, delta.
+
+    ``--l`` gives one model per ``--model`` (default ``distinct``, or ``binary`` with
+    ``--positive``); ``--c`` belongs to ``recursive`` and ``--positive`` to ``binary``, and
+    each is refused without its model (and the model without it); ``--model`` outside
+    ``choices`` and ``--model``/``--c``/``--positive`` without ``--l`` are refused. ``--t``
+    is t-closeness with ``t_distance``; ``--alpha`` is (alpha, 1)-anonymity (the share
+    bound alone; ``--k`` gives the size bound). Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError`.
+    """
+    from ldiv_polars import models as M
+
+    out: list[Model] = []
+    if req.k is not None:
+        out.append(M.KAnonymity(req.k))
+    out += _l_models(req, choices)
+    if req.alpha is not None:
+        out.append(M.AlphaKAnonymity(req.alpha, 1))
+    if req.t is not None:
+        out.append(M.TCloseness(req.t, t_distance))  # type: ignore[arg-type]
+    if req.delta is not None:
+        out.append(M.DeltaDisclosure(req.delta))
+    return out
+
+
+def _l_models(req: Requirements, choices: tuple[str, ...]) -> list[Model]:
+    from ldiv_polars import models as M
+
+    unknown = [m for m in req.models if m not in choices]
+    if unknown:
+        raise InvalidParameterError(
+            f"--model must be one of {', '.join(choices)}, got {', '.join(map(repr, unknown))}")
+    if req.l is None:
+        given = [flag for flag, v in (("--model", req.models), ("--c", req.c),
+                                      ("--positive", req.positive)) if v]
+        if given:
+            raise InvalidParameterError(
+                f"{'/'.join(given)} need{'s' if len(given) == 1 else ''} --l (the l of the "
+                "l-diversity model)")
+        return []
+    names = list(dict.fromkeys(req.models)) or (["binary"] if req.positive else ["distinct"])
+    if req.c is not None and "recursive" not in names:
+        raise InvalidParameterError(
+            "--c is the c of recursive (c,l)-diversity: add --model recursive")
+    if req.positive and "binary" not in names:
+        raise InvalidParameterError(
+            "--positive gives the positive values of binary l-diversity: add --model binary")
+    out: list[Model] = []
+    for name in names:
+        if name == "distinct":
+            out.append(M.DistinctLDiversity(req.l))  # type: ignore[arg-type]
+        elif name == "entropy":
+            out.append(M.EntropyLDiversity(req.l))
+        elif name == "recursive":
+            if req.c is None:
+                raise InvalidParameterError("--model recursive needs --c")
+            out.append(M.RecursiveCLDiversity(req.c, req.l))  # type: ignore[arg-type]
+        elif name == "simple":
+            out.append(M.simple_l_diversity(req.l))
+        else:
+            if not req.positive:
+                raise InvalidParameterError("--model binary needs --positive")
+            out.append(M.BinaryLDiversity(req.l, list(req.positive)))
+    return out
