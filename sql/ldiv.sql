@@ -78,6 +78,12 @@ CREATE OR REPLACE MACRO ldiv__number(x, name, low, high, low_open, high_open, in
              THEN error(name || ' must be an integer, got ' || x::VARCHAR)
          ELSE true END;
 
+-- Whether an integer lhs compared with x * n (n an integer) is within the product's rounding
+-- bound (4 eps x n); never when x is an integer and the product below 2^53 (then exact).
+CREATE OR REPLACE MACRO ldiv__near_product(lhs, x, n) AS
+    abs(lhs - x::DOUBLE * n) <= 4 * ldiv__eps() * x::DOUBLE * n
+    AND NOT (x::DOUBLE = floor(x::DOUBLE) AND x::DOUBLE * n < 9007199254740992);
+
 -- The usual parameter domains.
 CREATE OR REPLACE MACRO ldiv__count_ok(x, name) AS
     CASE WHEN x IS NULL OR isnan(x::DOUBLE) OR x::DOUBLE < 1 OR x::DOUBLE <> floor(x::DOUBLE)
@@ -178,19 +184,21 @@ CREATE OR REPLACE MACRO ldiv__fsx(f) AS TABLE
 -- on cid where it is needed.
 --   alpha = max_count/size, emd_equal (t-closeness, equal distance), delta_present
 --   (max |ln(p/q)| over values present), missing_values (table values absent from the class),
---   beta (max (p-q)/q over p > q, 0 if none), m (distinct values of the table).
+--   beta (max (p-q)/q over p > q, 0 if none), m (distinct values of the table), min_count.
 CREATE OR REPLACE MACRO ldiv__class_stats_x(x, l) AS TABLE
     SELECT cid, size, sv_ordered, distinct_values, entropy, max_count,
            CASE WHEN l <= 1 THEN size
                 WHEN distinct_values < l THEN NULL
                 WHEN l = 2 THEN size - max_count
                 ELSE size - list_sum(top) END::BIGINT AS tail,
-           max_count / size AS alpha, emd_equal, delta_present, missing_values, beta, m
+           max_count / size AS alpha, emd_equal, delta_present, missing_values, beta, m,
+           min_count
     FROM (SELECT cid, size,
                  bool_or(ldiv_is_ordered(sv)) AS sv_ordered,
                  count(*)::BIGINT AS distinct_values,
                  -sum((n / size) * ln(n / size)) AS entropy,
                  max(n) AS max_count,
+                 min(n) AS min_count,
                  max(n, CAST(greatest(l - 1, 1) AS BIGINT)) AS top,
                  0.5 * (sum(abs(n / size - tn / total))
                         + (any_value(total) - sum(tn)) / any_value(total)) AS emd_equal,
@@ -339,13 +347,17 @@ CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
     FROM ldiv__distinct_l_fs('ldiv__f', l);
 
 -- Entropy l-diversity: -sum p ln p >= ln(l) in every class, exact (a class spread uniformly
--- over l values passes). achieved = exp(smallest class entropy). Rounding bound of the entropy:
--- 64 eps (m + 4) (1 + ln N) for m values in a class of N rows.
+-- over l values passes). achieved = exp(smallest class entropy). A uniform class (equal counts)
+-- has entropy ln(its distinct values) exactly; another one is undecided within 64 eps (m + 4)
+-- (1 + ln N) of ln l (the entropy's rounding bound, m values in a class of N rows).
 CREATE OR REPLACE MACRO ldiv__entropy_l_classes_x(x, l) AS TABLE
     SELECT cid, size,
-           l::DOUBLE = 1 OR entropy >= ln(l::DOUBLE) AS ok,
-           exp(entropy) AS v,
-           l::DOUBLE <> 1 AND abs(entropy - ln(l::DOUBLE))
+           CASE WHEN l::DOUBLE = 1 THEN true
+                WHEN max_count = min_count THEN distinct_values >= ceil(l::DOUBLE)
+                ELSE entropy >= ln(l::DOUBLE) END AS ok,
+           CASE WHEN max_count = min_count THEN distinct_values::DOUBLE
+                ELSE exp(entropy) END AS v,
+           l::DOUBLE <> 1 AND max_count <> min_count AND abs(entropy - ln(l::DOUBLE))
                <= 64 * ldiv__eps() * (distinct_values + 4) * (1 + ln(size)) AS unc
     FROM ldiv__class_stats_x(x, 1);
 CREATE OR REPLACE MACRO ldiv__entropy_l_x(x, l, spec) AS TABLE
@@ -361,14 +373,13 @@ CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
 -- Recursive (c,l)-diversity: r1 < c * (r_l + ... + r_m) (strict); a class with fewer than l
 -- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
 -- (NULL = infinite when some class has fewer than l distinct values; 0 for l = 1: no c is
--- needed). Rounding bound of c * tail: 4 eps c tail.
+-- needed). Undecided: r1 within the rounding of c * tail (ldiv__near_product).
 CREATE OR REPLACE MACRO ldiv__recursive_cl_classes_x(x, c, l) AS TABLE
     SELECT cid, size,
            l <= 1 OR (tail IS NOT NULL AND max_count < c::DOUBLE * tail) AS ok,
            CASE WHEN l <= 1 THEN 0.0 WHEN tail > 0 THEN max_count / tail
                 ELSE 'inf'::DOUBLE END AS v,
-           coalesce(l > 1 AND abs(max_count - c::DOUBLE * tail)
-                              <= 4 * ldiv__eps() * c::DOUBLE * tail, false) AS unc
+           coalesce(l > 1 AND ldiv__near_product(max_count, c, tail), false) AS unc
     FROM ldiv__class_stats_x(x, l);
 CREATE OR REPLACE MACRO ldiv__recursive_cl_x(x, c, l, spec) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__recursive_cl_classes_x(x, c, l))
@@ -388,8 +399,7 @@ CREATE OR REPLACE MACRO ldiv__alpha_k_classes_x(x, alpha, k) AS TABLE
     SELECT cid, size,
            size >= k AND max_count <= alpha::DOUBLE * size AS ok,
            max_count / size AS v,
-           size >= k AND abs(max_count - alpha::DOUBLE * size)
-                         <= 4 * ldiv__eps() * alpha::DOUBLE * size AS unc
+           size >= k AND ldiv__near_product(max_count, alpha, size) AS unc
     FROM ldiv__class_stats_x(x, 1);
 CREATE OR REPLACE MACRO ldiv__alpha_k_x(x, alpha, k, spec) AS TABLE
     WITH "ldiv__c" AS MATERIALIZED (FROM ldiv__alpha_k_classes_x(x, alpha, k))
@@ -510,8 +520,7 @@ CREATE OR REPLACE MACRO ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2) AS 
            (l <= 1 OR r_y = 0 OR r_y < c::DOUBLE * tail) AND w_pct >= c2::DOUBLE AS ok,
            CASE WHEN l <= 1 OR r_y = 0 THEN 0.0 WHEN tail > 0 THEN r_y / tail
                 ELSE 'inf'::DOUBLE END AS v,
-           (l > 1 AND r_y > 0 AND abs(r_y - c::DOUBLE * tail)
-                                  <= 4 * ldiv__eps() * c::DOUBLE * tail)
+           (l > 1 AND r_y > 0 AND ldiv__near_product(r_y, c, tail))
            OR (len(w_values) > 0 AND c2::DOUBLE > 0
                AND abs(w_pct - c2::DOUBLE) <= 8 * ldiv__eps() * (w_pct + c2::DOUBLE)) AS unc
     FROM (SELECT cid, size, r_y, w_pct,

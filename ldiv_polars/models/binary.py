@@ -27,7 +27,14 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, ClassContext, Model
 from ldiv_polars.models.disclosure import AlphaKAnonymity
-from ldiv_polars.models.exact import EPS, ClassCounts, Reference, agreeing, decimal
+from ldiv_polars.models.exact import (
+    ClassCounts,
+    Reference,
+    agreeing,
+    decimal,
+    dyadic_odd,
+    near_product,
+)
 
 
 class BinaryLDiversity(Model):
@@ -47,6 +54,7 @@ class BinaryLDiversity(Model):
         if not self.positive:
             raise InvalidParameterError("binary l-diversity needs at least one positive value")
         self._max_share = Fraction(1) / decimal(l)
+        self._odd_l = dyadic_odd(self.l, decimal(l))
 
     def params(self) -> dict[str, object]:
         return {"l": self.l, "positive": self.positive}
@@ -76,8 +84,8 @@ class BinaryLDiversity(Model):
         return pl.col(self.col("pos")) * self.l <= pl.col(SIZE)
 
     def uncertain(self) -> pl.Expr | None:
-        scaled = pl.col(self.col("pos")) * self.l
-        return (scaled - pl.col(SIZE)).abs() <= 4 * EPS * (scaled + pl.col(SIZE))
+        pos = pl.col(self.col("pos")).cast(pl.Float64)
+        return near_product(pl.col(SIZE), self.l, pos, self._odd_l)
 
     def reason(self) -> pl.Expr:
         return pl.format(f"{{}} positive(s) of {{}} > 1/l (l={self.l})", pl.col(self.col("pos")),

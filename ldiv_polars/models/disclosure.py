@@ -50,8 +50,10 @@ from ldiv_polars.models.exact import (
     Reference,
     agreeing,
     decimal,
+    dyadic_odd,
     ln,
     log_sign,
+    near_product,
     neg_log_sign,
 )
 
@@ -78,6 +80,7 @@ class AlphaKAnonymity(Model):
         self.alpha = require_real("alpha", alpha, low=0.0, high=1.0, low_open=True)
         self.k = require_int_at_least("k", k, 1)
         self._exact_alpha = decimal(alpha)
+        self._odd_alpha = dyadic_odd(self.alpha, self._exact_alpha)
 
     def params(self) -> dict[str, object]:
         return {"alpha": self.alpha, "k": self.k}
@@ -92,9 +95,9 @@ class AlphaKAnonymity(Model):
         return (pl.col(SIZE) >= self.k) & (pl.col(self.col("max_n")) <= self.alpha * pl.col(SIZE))
 
     def uncertain(self) -> pl.Expr | None:
-        bound = self.alpha * pl.col(SIZE).cast(pl.Float64)
-        return (pl.col(SIZE) >= self.k) & (
-            (pl.col(self.col("max_n")) - bound).abs() <= 4 * EPS * bound)
+        size = pl.col(SIZE).cast(pl.Float64)
+        return (pl.col(SIZE) >= self.k) & near_product(
+            pl.col(self.col("max_n")), self.alpha, size, self._odd_alpha)
 
     def reason(self) -> pl.Expr:
         return pl.format(
@@ -122,10 +125,10 @@ class AlphaKAnonymity(Model):
 
         r1, _ = rows.top(1)
         size = rows.size
-        bound = self.alpha * size
         big = (size >= self.k) & rows.present
-        return ClassVerdict(((size >= self.k) & (r1 <= bound)) | ~rows.present,
-                            big & (np.abs(r1 - bound) <= 4 * EPS * bound))
+        return ClassVerdict(((size >= self.k) & (r1 <= self.alpha * size)) | ~rows.present,
+                            big & near_product(r1, self.alpha, size.astype(np.float64),
+                                               self._odd_alpha))
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         share = Fraction(max(cls.counts), cls.size)

@@ -133,6 +133,17 @@ class EncodedRows:
         self._cache["r1"] = r1
         return r1, v
 
+    def smallest(self) -> np.ndarray:
+        """The smallest count of each class (0 for a class with no rows)."""
+        v = self._get("smallest")
+        if v is None:
+            starts = self._starts()
+            v = np.zeros(self.classes, dtype=np.int64)
+            if starts.shape[0]:
+                v[self.cls[starts]] = np.minimum.reduceat(self.n, starts)
+            self._cache["smallest"] = v
+        return v
+
     @property
     def table_counts(self) -> np.ndarray:
         """Table count of each sensitive id (``reference``, or summed from the rows)."""
@@ -163,13 +174,11 @@ class EncodedRows:
         rank = np.full(table.shape[0], -1, dtype=np.int64)
         rank[ids] = np.arange(ids.shape[0])
         ref = Reference(tuple(int(i) for i in ids), tuple(int(c) for c in table[ids]))
-        pick = np.isin(self.cls, which)
-        cls, s, n = self.cls[pick], self.s[pick], self.n[pick]
-        out = []
-        for c in which:
-            rows = cls == c
-            out.append(ClassCounts(tuple(int(r) for r in rank[s[rows]]),
-                                   tuple(int(x) for x in n[rows])))
+        # rows are grouped by class: each class is one slice
+        lo = np.searchsorted(self.cls, which, side="left")
+        hi = np.searchsorted(self.cls, which, side="right")
+        out = [ClassCounts(tuple(rank[self.s[a:b]].tolist()), tuple(self.n[a:b].tolist()))
+               for a, b in zip(lo.tolist(), hi.tolist())]
         return ref, out
 
 

@@ -66,6 +66,34 @@ def decimal(x: float | int | Fraction) -> Fraction:
     return Fraction(repr(f))
 
 
+def dyadic_odd(x: float, exact: Fraction) -> int | None:
+    """When a threshold is exactly its float (a dyadic rational ``p / 2^e``, e.g. 3, 1.5,
+    0.25), its odd numerator ``p``: then ``x * n`` is computed exactly for integers
+    ``0 <= n`` with ``p * n < 2**53``, and so is its comparison with an integer. None when the
+    decimal threshold is not a float (0.3, 3.3).
+
+    >>> dyadic_odd(3.0, Fraction(3)), dyadic_odd(1.5, Fraction(3, 2))
+    (3, 3)
+    >>> dyadic_odd(0.3, Fraction(3, 10)) is None
+    True
+    """
+    if not math.isfinite(x) or Fraction(x) != exact:
+        return None
+    p = abs(exact.numerator)
+    while p and p % 2 == 0:
+        p //= 2
+    return p
+
+
+def near_product(lhs: object, x: float, n: object, odd: int | None) -> object:
+    """Whether the integer ``lhs`` compared with ``x * n`` (``n`` an integer) is within the
+    rounding of that product and of ``x``'s own decimal-to-binary error, ``4 eps x n``; never
+    when the product is exact (:func:`dyadic_odd`). Works on numbers, numpy arrays and Polars
+    expressions alike."""
+    near = abs(lhs - x * n) <= 4 * EPS * x * n
+    return near if odd is None else near & (n * odd >= 2.0 ** 53)
+
+
 def holds(value: float | Fraction, op: Op, threshold: float | Fraction) -> bool:
     """``value OP threshold``."""
     if op == "<=":

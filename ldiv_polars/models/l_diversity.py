@@ -50,8 +50,10 @@ from ldiv_polars.models.exact import (
     Reference,
     agreeing,
     decimal,
+    dyadic_odd,
     entropy_exp,
     entropy_sign,
+    near_product,
 )
 
 if TYPE_CHECKING:
@@ -65,13 +67,6 @@ def _require_l(l: float, *, integer: bool) -> float:
 
         raise InvalidParameterError(f"l must be an integer >= 1 for this model, got {l!r}")
     return int(v) if float(v).is_integer() else v
-
-
-def product_band(scale: object) -> object:
-    """Rounding bound of ``x * n`` compared with an integer (one rounding of the product and
-    the threshold's own decimal-to-binary error): ``4 eps * scale`` with ``scale = x * n``.
-    Works on numbers, numpy arrays and Polars expressions alike."""
-    return 4 * EPS * scale
 
 
 def entropy_band(distinct: object, log_size: object) -> object:
@@ -141,9 +136,11 @@ class EntropyLDiversity(Model):
     """Entropy l-diversity (Def 4.1): ``H >= ln l``. Achieved: ``exp(min over classes of H)``
     (e.g. 2.83 for Fig. 4). ``l`` may be fractional.
 
-    Exact: ``H = ln l`` (e.g. a class spread uniformly over l values) passes; a class within
-    rounding of ``ln l`` is decided by comparing ``N^N b^N`` with ``a^N prod n^n`` for
-    ``l = a/b`` (:func:`~ldiv_polars.models.exact.entropy_sign`)."""
+    Exact: ``H = ln l`` (e.g. a class spread uniformly over l values) passes. A uniform class
+    (every count equal) has ``H = ln m`` for its m values exactly, so it passes iff
+    ``m >= l`` and reports ``exp(H) = m``; another class within rounding of ``ln l`` is decided
+    by comparing ``N^N b^N`` with ``a^N prod n^n`` for ``l = a/b``
+    (:func:`~ldiv_polars.models.exact.entropy_sign`)."""
 
     name = "entropy_l"
     higher_is_better = True
@@ -157,21 +154,27 @@ class EntropyLDiversity(Model):
         return {"l": self.l}
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
-        return [entropy_expr().alias(self.col("H"))]
+        n = pl.col(COUNT)
+        return [entropy_expr().alias(self.col("H")),
+                (n.max() == n.min()).alias(self.col("uniform"))]
 
     def value(self) -> pl.Expr:
-        return pl.col(self.col("H")).exp()
+        return pl.when(pl.col(self.col("uniform"))).then(pl.col(DISTINCT).cast(pl.Float64)) \
+            .otherwise(pl.col(self.col("H")).exp())
 
     def passes(self) -> pl.Expr:
         if self.l == 1:  # H >= 0 = ln 1
             return pl.lit(True)
-        return pl.col(self.col("H")) >= math.log(self.l)
+        return pl.when(pl.col(self.col("uniform"))).then(
+            pl.col(DISTINCT) >= math.ceil(self._exact_l)).otherwise(
+            pl.col(self.col("H")) >= math.log(self.l))
 
     def uncertain(self) -> pl.Expr | None:
         if self.l == 1:
             return None
         band = entropy_band(pl.col(DISTINCT), pl.col(SIZE).cast(pl.Float64).log())
-        return (pl.col(self.col("H")) - math.log(self.l)).abs() <= band
+        return ~pl.col(self.col("uniform")) & (
+            (pl.col(self.col("H")) - math.log(self.l)).abs() <= band)
 
     def reason(self) -> pl.Expr:
         return pl.format(
@@ -203,6 +206,10 @@ class EntropyLDiversity(Model):
         thr = math.log(self.l)
         passed = (h >= thr) | absent
         uncertain = (np.abs(h - thr) <= band) & ~absent
+        if uncertain.any():  # a uniform class has H = ln(distinct) exactly: decided here
+            uniform = uncertain & (rows.top(1)[0] == rows.smallest())
+            passed[uniform] = rows.distinct[uniform] >= math.ceil(self._exact_l)
+            uncertain &= ~uniform
         return ClassVerdict(passed, uncertain)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
@@ -239,6 +246,7 @@ class RecursiveCLDiversity(Model):
         self.c = require_real("c", c, low=0.0, low_open=True)
         self.l = int(_require_l(l, integer=True))
         self._exact_c = decimal(c)
+        self._odd_c = dyadic_odd(self.c, self._exact_c)
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l}
@@ -263,8 +271,8 @@ class RecursiveCLDiversity(Model):
     def uncertain(self) -> pl.Expr | None:
         if self.l == 1:
             return None
-        ctail = self.c * pl.col(self.col("tail")).cast(pl.Float64)
-        return (pl.col(self.col("r1")) - ctail).abs() <= product_band(ctail)
+        tail = pl.col(self.col("tail")).cast(pl.Float64)
+        return near_product(pl.col(self.col("r1")), self.c, tail, self._odd_c)
 
     def reason(self) -> pl.Expr:
         return pl.format(
@@ -288,10 +296,10 @@ class RecursiveCLDiversity(Model):
         if self.l == 1:
             return ClassVerdict(np.ones(rows.classes, dtype=bool))
         r1, top = rows.top(self.l - 1)
-        ctail = self.c * (rows.size - top)
+        tail = (rows.size - top).astype(np.float64)
         present = rows.present
-        return ClassVerdict((r1 < ctail) | ~present,
-                            (np.abs(r1 - ctail) <= product_band(ctail)) & present)
+        return ClassVerdict((r1 < self.c * tail) | ~present,
+                            near_product(r1, self.c, tail, self._odd_c) & present)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         if self.l == 1:
@@ -358,6 +366,7 @@ class PositiveDisclosureRecursive(Model):
         self.l = int(_require_l(l, integer=True))
         self.dont_care = _value_set(dont_care)
         self._exact_c = decimal(c)
+        self._odd_c = dyadic_odd(self.c, self._exact_c)
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l, "Y": self.dont_care}
@@ -405,8 +414,8 @@ class PositiveDisclosureRecursive(Model):
         if self.l == 1:
             return None
         r_y = pl.col(self.col("r_y"))
-        ctail = self.c * pl.col(self.col("tail")).cast(pl.Float64)
-        return (r_y > 0) & ((r_y - ctail).abs() <= product_band(ctail))
+        tail = pl.col(self.col("tail")).cast(pl.Float64)
+        return (r_y > 0) & near_product(r_y, self.c, tail, self._odd_c)
 
     def reason(self) -> pl.Expr:
         return pl.format(
