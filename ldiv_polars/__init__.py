@@ -46,7 +46,7 @@ from ldiv_polars.models import (
     risk_profile,
 )
 from ldiv_polars.models.verdict import CheckResult, check, classes, violations
-from ldiv_polars.report import SUMMARY_KEYS, summary
+from ldiv_polars.table_summary import SUMMARY_KEYS, summary
 
 __version__ = "0.1.0"
 
@@ -67,6 +67,11 @@ _LAZY = {
     "anonymize": "ldiv_polars.search",
     "AnonymizationResult": "ldiv_polars.search",
     "VerificationError": "ldiv_polars.search",
+    # cell suppression and local recoding (transforms)
+    "suppress_cells": "ldiv_polars.local",
+    "generalize_and_suppress": "ldiv_polars.local",
+    "local_recode": "ldiv_polars.local",
+    "verify_release": "ldiv_polars.local",
     # partitioning anonymizers (transforms) and the minimality attack (analyses)
     "mondrian": "ldiv_polars.partition",
     "anatomy": "ldiv_polars.partition",

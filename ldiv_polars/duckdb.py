@@ -50,7 +50,7 @@ from ldiv_polars.core.validate import (
     validate_columns,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, NullValuesError
-from ldiv_polars.report import SUMMARY_KEYS
+from ldiv_polars.table_summary import SUMMARY_KEYS
 
 __all__ = [
     "SQL_FILES",

@@ -23,7 +23,7 @@ from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.risk import RiskReport, risk_profile
 from ldiv_polars.models.verdict import CheckResult, check, classes, violations
-from ldiv_polars.report import summary
+from ldiv_polars.table_summary import summary
 
 if TYPE_CHECKING:
     from ldiv_polars.attacks import MinimalityReport

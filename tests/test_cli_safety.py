@@ -238,7 +238,7 @@ def test_an_interrupted_write_leaves_nothing_and_keeps_the_old_file(tmp_path, si
 def test_internal_error_is_exit_3_with_one_line(files):
     """A bug (any exception that is not a typed error) is exit 3, not 1; LDIV_DEBUG=1 adds the
     traceback. The real entry point, with one library function replaced by a failing one."""
-    code = ("import sys, ldiv_polars.report as r\n"
+    code = ("import sys, ldiv_polars.table_summary as r\n"
             "def boom(*a, **k):\n    raise ZeroDivisionError('a bug')\n"
             "r.frequency_set_summary = boom\n"
             "sys.argv = ['ldiv', 'check', 't.csv', '--qi', 'a', '--sensitive', 's']\n"

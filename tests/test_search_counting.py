@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ldiv_polars.search import counting
 from ldiv_polars.search.counting import lookup_count, lookup_sum, use_kernel
+from ldiv_polars.search.tuning import TUNING, tuned
 
 needs_kernel = pytest.mark.skipif(
     not counting.COMPILED, reason="the compiled kernel was not built (no C compiler at install)")
@@ -85,13 +86,9 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
                                     total=total, extra=extra)
                 assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
             if flag:  # the key space counted window by window (several passes)
-                window = counting.WINDOW_CELLS
-                counting.WINDOW_CELLS = max(1, span // 3)
-                try:
+                with tuned(window_cells=max(1, span // 3)):
                     k, s = lookup_count(cols, tables, scale, weights, span=span, total=total,
                                         extra=extra)
-                finally:
-                    counting.WINDOW_CELLS = window
                 assert np.array_equal(k, uniq) and np.array_equal(s, sums), "windows"
     if counting.COMPILED:  # the kept arrays are left zeroed for the next roll-up
         for name in ("counts32", "counts64", "bitmap"):
@@ -100,7 +97,7 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
 
 
 @needs_kernel
-@pytest.mark.parametrize("span", [1, 64, 65, 1 << 20, counting.SCRATCH_MAX_CELLS + 1])
+@pytest.mark.parametrize("span", [1, 64, 65, 1 << 20, TUNING.scratch_max_cells + 1])
 def test_kernel_counts_sparse_and_edge_spans(span):
     """One key at each end of the span (bitmap words' edges, the kept and fresh arrays)."""
     col = np.array([0, span - 1, span - 1, 0, span // 2], dtype=np.int64)

@@ -11,13 +11,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-import ldiv_polars.search.rollup as rollup_mod
 from ldiv_polars.core import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy, generalize
 from ldiv_polars.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity
 from ldiv_polars.search import EncodedFrequencySet, Lattice
 from ldiv_polars.search.grouping import count_limit, dense_rank, group_keys
 from ldiv_polars.search.suppression import NodeChecker, relaxations
+from ldiv_polars.search.tuning import TUNING
 
 QI = ["sex", "age", "race", "marital-status", "education"]
 
@@ -54,19 +54,19 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
     from hubs and cached snapshots in random order, with keys from per-QI or grouped codes)
     equals a group-by of the generalized rows."""
     df, hs = adult
-    monkeypatch.setattr(rollup_mod, "HUB_MIN_ROWS", 0)  # hubs on this small table too
+    monkeypatch.setattr(TUNING, "hub_min_rows", 0)  # hubs on this small table too
     # grouped codes on every source used twice (None: never), groups of a few QIs
-    monkeypatch.setattr(rollup_mod, "GROUP_MIN_ROWS", 0)
-    monkeypatch.setattr(rollup_mod, "GROUP_MAX_ROWS", 1 << 62 if group_span else -1)
-    monkeypatch.setattr(rollup_mod, "GROUP_KEYED_MAX_ROWS", 1 << 62 if group_span else -1)
+    monkeypatch.setattr(TUNING, "group_min_rows", 0)
+    monkeypatch.setattr(TUNING, "group_max_rows", 1 << 62 if group_span else -1)
+    monkeypatch.setattr(TUNING, "group_keyed_max_rows", 1 << 62 if group_span else -1)
     if group_span == "wide":  # sources of 1,000+ rows get the wide groups (here 64 x 16)
-        monkeypatch.setattr(rollup_mod, "GROUP_WIDE_MIN_ROWS", 1000)
-        monkeypatch.setattr(rollup_mod, "GROUP_SPAN", 64)
-        monkeypatch.setattr(rollup_mod, "GROUP_SPAN_WIDE", 1024)
+        monkeypatch.setattr(TUNING, "group_wide_min_rows", 1000)
+        monkeypatch.setattr(TUNING, "group_span", 64)
+        monkeypatch.setattr(TUNING, "group_span_wide", 1024)
     else:
-        monkeypatch.setattr(rollup_mod, "GROUP_SPAN", group_span or 4096)
+        monkeypatch.setattr(TUNING, "group_span", group_span or 4096)
     # int32 grouped codes (as on large sources) in one of the runs
-    monkeypatch.setattr(rollup_mod, "GROUP_INTP_ROWS", 0 if group_span == 16 else 1 << 62)
+    monkeypatch.setattr(TUNING, "group_intp_rows", 0 if group_span == 16 else 1 << 62)
     fs = FrequencySet.build(df, QI, sensitive).materialize()
     efs = EncodedFrequencySet(fs, hs, cache_size=4)
     s_cols = [sensitive] if sensitive else []
@@ -86,14 +86,14 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
         assert (np.diff(r.row_class) >= 0).all()
         assert np.array_equal(np.bincount(r.row_class, weights=r.snapshot.n).astype(np.int64),
                               r.class_size)
-    hubs = [h for h in efs._hubs.values() if h is not None]
+    hubs = [h for h in efs.store.hubs.values() if h is not None]
     assert hubs and all(max(h.levels) <= 1 for h in hubs)
-    grouped = [g for _, _, g, _ in efs._grouped.values() if g]
+    grouped = [g for _, _, g, _ in efs.keys.grouped.values() if g]
     assert bool(grouped) == bool(group_span)
     if group_span == 16:  # some groups of several QIs, some of one
         assert any(len(g) < len(QI) for g in grouped)
         assert any(len(part) > 1 for g in grouped for part in g)
-    assert efs.rollups == len(nodes) + len(efs._hubs) + efs.base_sorted
+    assert efs.rollups == len(nodes) + len(efs.store.hubs) + efs.base_sorted
 
 
 def test_lattice_masks_match_definition():
@@ -136,8 +136,8 @@ def test_search_without_sensitive_equals_search_with_it(adult, suppression):
     """k-anonymity reads only class sizes: the search on the QI-only frequency set (what
     ``anonymize`` runs when no model needs the sensitive column and the metric is not kl)
     decides every node and values every metric exactly as on the full frequency set."""
-    from ldiv_polars.search.flash import search_lattice
     from ldiv_polars.search.metrics import METRICS
+    from ldiv_polars.search.strategies import search_lattice
 
     df, hs = adult
     fs = FrequencySet.build(df, QI, "salary-class").materialize()
@@ -162,7 +162,7 @@ def test_batched_rollups_equal_one_by_one(adult, sensitive, monkeypatch):
     """``rollup_many`` (keys of several nodes side by side, one grouping) gives every node
     exactly the roll-up ``rollup`` gives it alone, whatever the batch size."""
     df, hs = adult
-    monkeypatch.setattr(rollup_mod, "BATCH_CELLS", 20_000)  # several batches per source
+    monkeypatch.setattr(TUNING, "batch_cells", 20_000)  # several batches per source
     fs = FrequencySet.build(df, QI, sensitive).materialize()
     one = EncodedFrequencySet(fs, hs)
     many = EncodedFrequencySet(fs, hs)
@@ -207,14 +207,14 @@ def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric
     """Exhaustive search with nodes above a passing node left unchecked when their metric's
     lower bound exceeds the best value: the same minimal set, optimum node and value as
     checking every node."""
-    from ldiv_polars.search import flash as flash_mod
-    from ldiv_polars.search.flash import search_lattice
+    from ldiv_polars.search import exhaustive as exhaustive_mod
+    from ldiv_polars.search.strategies import search_lattice
 
     df, hs = adult
     fs = FrequencySet.build(df, QI, "occupation").materialize()
     models = [EntropyLDiversity(3)]
     pruned = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
-    monkeypatch.setattr(flash_mod._Search, "_unprunable", lambda self, level: level)
+    monkeypatch.setattr(exhaustive_mod, "unprunable", lambda state, level: level)
     full = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
     assert pruned.strategy == full.strategy == "exhaustive"
     assert pruned.optimum is not None and len(pruned.minimal) > 1
@@ -229,33 +229,34 @@ def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric
 @pytest.mark.parametrize("strategy", ["flash", "exhaustive", "bounded"])
 def test_skipped_metric_values_keep_the_optimum(adult, metric, strategy, monkeypatch):
     """Passing nodes whose level bound exceeds an earlier passing node's value get no exact
-    value (``_Search._value``): every strategy returns the same passing nodes, minimal set,
+    value (``SearchState._value``): every strategy returns the same passing nodes, minimal set,
     optimum and optimum value as when every passing node is evaluated."""
     import math
 
-    from ldiv_polars.search import flash as flash_mod
+    from ldiv_polars.search import strategies
+    from ldiv_polars.search.state import SearchState
 
     df, hs = adult
     fs = FrequencySet.build(df, QI, None).materialize()
     searches: list = []
-    init = flash_mod._Search.__init__
+    init = SearchState.__init__
 
     def recording_init(self, *a, **kw):
         init(self, *a, **kw)
         searches.append(self)
 
-    monkeypatch.setattr(flash_mod._Search, "__init__", recording_init)
+    monkeypatch.setattr(SearchState, "__init__", recording_init)
     runs = {}
     for evaluate_all in (False, True):
         if evaluate_all:
             monkeypatch.setattr(
-                flash_mod._Search, "_value",
+                SearchState, "_value",
                 lambda self, node, rolled, v: self.metrics.value(
                     self.metric, rolled, v.suppressed) if v.passed else math.inf)
         runs[evaluate_all] = [
             (out.passing.tolist(), out.minimal, out.optimum, out.records[out.optimum].value)
-            for out in (flash_mod.search_lattice(EncodedFrequencySet(fs, hs), [KAnonymity(k)],
-                                                 limit, metric, strategy=strategy)
+            for out in (strategies.search_lattice(EncodedFrequencySet(fs, hs), [KAnonymity(k)],
+                                                  limit, metric, strategy=strategy)
                         for k, limit in [(5, 30), (20, 60), (50, 150)])]
     assert runs[False] == runs[True]
     skipped = sum(s.skipped_values for s in searches)
@@ -267,22 +268,21 @@ def test_guided_flash_equals_binary_flash(adult, monkeypatch):
     """Flash probing each path first where earlier paths put the border (then galloping) decides
     every node as plain binary search does — same passing nodes, minimal set and optimum — and
     checks fewer nodes over these configurations."""
-    import ldiv_polars.search.flash as flash_mod
+    from ldiv_polars.search.strategies import search_lattice
 
     df, hs = adult
     fs = FrequencySet.build(df, QI, None).materialize()
     checked = {}
-    for quantile in (-1.0, flash_mod.BORDER_QUANTILE):
-        monkeypatch.setattr(flash_mod, "BORDER_QUANTILE", quantile)
+    for quantile in (-1.0, TUNING.border_quantile):
+        monkeypatch.setattr(TUNING, "border_quantile", quantile)
         runs = []
         for k, limit in [(2, 0), (5, 0), (10, 0), (5, 30), (20, 60), (50, 150)]:
             efs = EncodedFrequencySet(fs, hs)
-            out = flash_mod.search_lattice(efs, [KAnonymity(k)], limit, "loss",
-                                           strategy="flash")
+            out = search_lattice(efs, [KAnonymity(k)], limit, "loss", strategy="flash")
             runs.append((out.passing.tolist(), out.minimal, out.optimum,
                          out.records[out.optimum].value, out.checked))
         checked[quantile] = runs
-    binary, guided = checked[-1.0], checked[flash_mod.BORDER_QUANTILE]
+    binary, guided = checked[-1.0], checked[TUNING.border_quantile]
     for b, g in zip(binary, guided):
         assert b[:4] == g[:4]
     assert sum(g[4] for g in guided) < sum(b[4] for b in binary)

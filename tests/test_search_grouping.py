@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import ldiv_polars.search.grouping as grouping
 from ldiv_polars.search.grouping import count_limit, dense_rank, group_keys, group_sum
 from ldiv_polars.search.snapshot import ClassCodes
+from ldiv_polars.search.tuning import TUNING, tuned
 
 
 def _check(key: np.ndarray, span: int, n: np.ndarray) -> None:
@@ -37,12 +38,8 @@ def _check(key: np.ndarray, span: int, n: np.ndarray) -> None:
     # engine's sort, or by numpy's in the buffer itself, summed chunk by chunk)
     uniq4, sums4 = group_sum(key.copy(), span, n, consume=True)
     assert np.array_equal(uniq4, want) and np.array_equal(sums4, want_sums)
-    inplace, chunk = grouping.INPLACE_SORT_MIN_ROWS, grouping.PACK_CHUNK
-    grouping.INPLACE_SORT_MIN_ROWS, grouping.PACK_CHUNK = 0, 7
-    try:
+    with tuned(inplace_sort_min_rows=0, pack_chunk=7):
         uniq5, sums5 = group_sum(key.copy(), span, n, consume=True)
-    finally:
-        grouping.INPLACE_SORT_MIN_ROWS, grouping.PACK_CHUNK = inplace, chunk
     assert np.array_equal(uniq5, want) and np.array_equal(sums5, want_sums)
     assert sums5.dtype == np.int64
     assert np.array_equal(n, n_before)  # the counts are not overwritten
@@ -50,9 +47,9 @@ def _check(key: np.ndarray, span: int, n: np.ndarray) -> None:
 
 @pytest.fixture(params=["numpy", "polars"])
 def sort_branch(request, monkeypatch):
-    """Every sort branch: numpy's argsort below ``SORT_POLARS_MIN_ROWS``, else (at 0) Polars or
+    """Every sort branch: numpy's argsort below ``sort_polars_min_rows``, else (at 0) Polars or
     timsort, whichever the keys call for."""
-    monkeypatch.setattr(grouping, "SORT_POLARS_MIN_ROWS",
+    monkeypatch.setattr(TUNING, "sort_polars_min_rows",
                         1 << 40 if request.param == "numpy" else 0)
     return request.param
 
@@ -81,9 +78,7 @@ def test_grouping_matches_unique(sort_branch, rows, span, order):
 @given(st.lists(st.integers(0, 2**62 - 1), max_size=300), st.sampled_from([0, 1 << 40]),
        st.integers(0, 3))
 def test_grouping_matches_unique_hypothesis(values, polars_min, presort):
-    old = grouping.SORT_POLARS_MIN_ROWS
-    grouping.SORT_POLARS_MIN_ROWS = polars_min
-    try:
+    with tuned(sort_polars_min_rows=polars_min):
         key = np.array(values, dtype=np.int64)
         if presort == 1:
             key.sort()
@@ -93,18 +88,16 @@ def test_grouping_matches_unique_hypothesis(values, polars_min, presort):
             span = 1000
         n = np.arange(1, key.shape[0] + 1, dtype=np.int64)
         _check(key, span, n)
-    finally:
-        grouping.SORT_POLARS_MIN_ROWS = old
 
 
 def test_counting_is_capped_in_cells(monkeypatch):
-    # whatever the rows, at most COUNT_MAX_CELLS cells are counted; beyond, the same groups by
+    # whatever the rows, at most count_max_cells cells are counted; beyond, the same groups by
     # one sort
-    assert grouping.count_limit(10**9) == grouping.COUNT_MAX_CELLS
+    assert grouping.count_limit(10**9) == TUNING.count_max_cells
     assert grouping.count_limit(1000) == 16_000
-    assert grouping.bincount_limit(10**9) == grouping.BINCOUNT_MAX_CELLS
+    assert grouping.bincount_limit(10**9) == TUNING.bincount_max_cells
     assert grouping.bincount_limit(1000) == 4000
-    monkeypatch.setattr(grouping, "COUNT_MAX_CELLS", 4096)
+    monkeypatch.setattr(TUNING, "count_max_cells", 4096)
     rng = np.random.default_rng(5)
     key = rng.integers(0, 50_000, 5000, dtype=np.int64)  # 10x the rows: counted without cap
     assert grouping.count_limit(5000) == 4096
@@ -113,7 +106,7 @@ def test_counting_is_capped_in_cells(monkeypatch):
 
 def test_consumed_keys_are_sorted_in_their_own_buffer(monkeypatch):
     # shuffled keys of a wide span: the packed sort in the key's buffer, chunk by chunk
-    monkeypatch.setattr(grouping, "PACK_CHUNK", 1000)
+    monkeypatch.setattr(TUNING, "pack_chunk", 1000)
     rng = np.random.default_rng(9)
     key = rng.integers(0, 10**9, 5000, dtype=np.int64)
     key[:2000] = key[2000:4000]
@@ -129,7 +122,7 @@ def test_consumed_keys_are_sorted_in_their_own_buffer(monkeypatch):
 def test_sort_branches_are_taken(monkeypatch):
     """The branches the tests above rely on are reachable: timsort on presorted keys, Polars'
     packed sort on shuffled ones, ``arg_sort`` on keys too wide to pack."""
-    monkeypatch.setattr(grouping, "SORT_POLARS_MIN_ROWS", 0)
+    monkeypatch.setattr(TUNING, "sort_polars_min_rows", 0)
     rng = np.random.default_rng(0)
     key = rng.integers(0, 10**9, 5000, dtype=np.int64)
     assert not grouping.presorted(key) and grouping.presorted(np.sort(key))
@@ -219,7 +212,7 @@ def test_wide_rollups_equal_stepwise_path(adult_dir, monkeypatch, polars_min, sh
 
     import polars as pl
 
-    import ldiv_polars.search.rollup as rollup_mod
+    import ldiv_polars.search.keys as keys_mod
     from ldiv_polars.core import FrequencySet
     from ldiv_polars.hierarchy import Hierarchy
     from ldiv_polars.search import EncodedFrequencySet, counting
@@ -230,27 +223,28 @@ def test_wide_rollups_equal_stepwise_path(adult_dir, monkeypatch, polars_min, sh
         df = df.sample(fraction=1.0, shuffle=True, seed=3)
     hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
     fs = FrequencySet.build(df, qi, sensitive).materialize()
-    monkeypatch.setattr(grouping, "SORT_POLARS_MIN_ROWS", polars_min)
-    monkeypatch.setattr(rollup_mod, "bincount_limit", lambda rows: 0)  # every roll-up wide
-    monkeypatch.setattr(rollup_mod, "BASE_CLASSES_MAX_ROWS", 0)  # a base without classes
-    monkeypatch.setattr(counting, "KERNEL_COUNT_CELLS", 0)  # (the kernel's counting too)
+    monkeypatch.setattr(TUNING, "sort_polars_min_rows", polars_min)
+    monkeypatch.setattr(TUNING, "bincount_rows_factor", 0)  # every roll-up wide
+    monkeypatch.setattr(TUNING, "bincount_min_cells", 0)
+    monkeypatch.setattr(TUNING, "base_classes_max_rows", 0)  # a base without classes
+    monkeypatch.setattr(TUNING, "kernel_count_cells", 0)  # (the kernel's counting too)
     if chunk == "kernel":  # keys built by the compiled kernel
         if not counting.COMPILED:
             pytest.skip("the compiled kernel was not built (no C compiler at install)")
         monkeypatch.setattr(counting, "KERNEL", True)
     else:  # keys built by numpy, in several chunks or one
         monkeypatch.setattr(counting, "KERNEL", False)
-        monkeypatch.setattr(counting, "KEY_CHUNK", chunk)
-        monkeypatch.setattr(counting, "CHUNKED_KEY_ROWS", chunk)
+        monkeypatch.setattr(TUNING, "key_chunk", chunk)
+        monkeypatch.setattr(TUNING, "chunked_key_rows", chunk)
     new = EncodedFrequencySet(fs, hs, cache_size=8)
     ref = EncodedFrequencySet(fs, hs, cache_size=8)
-    key_limit = rollup_mod._KEY_LIMIT
+    key_limit = keys_mod.KEY_LIMIT
     nodes = list(itertools.product(*(range(hs[q].height) for q in qi)))
     rng = np.random.default_rng(2)
     for levels in [nodes[i] for i in rng.permutation(len(nodes))[:150]]:
-        monkeypatch.setattr(rollup_mod, "_KEY_LIMIT", 1)  # the stepwise path
+        monkeypatch.setattr(keys_mod, "KEY_LIMIT", 1)  # the stepwise path
         b = ref.rollup(levels)
-        monkeypatch.setattr(rollup_mod, "_KEY_LIMIT", key_limit)
+        monkeypatch.setattr(keys_mod, "KEY_LIMIT", key_limit)
         a = new.rollup(levels)
         assert np.array_equal(a.snapshot.n, b.snapshot.n), levels
         assert np.array_equal(a.snapshot.s, b.snapshot.s)

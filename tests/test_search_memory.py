@@ -34,6 +34,7 @@ from ldiv_polars.models import (
 )
 from ldiv_polars.search import anonymize, duckfs
 from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.tuning import TUNING
 
 A = importlib.import_module("ldiv_polars.search.anonymize")
 QI = ["age", "zip", "sex"]
@@ -156,8 +157,7 @@ def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_r
 def test_encoded_frequency_set_from_arrays_equals_frame(monkeypatch, keyed_max_rows):
     # keys kept as the base (grouped codes from them), or decoded at once (a base beyond
     # GROUP_MAX_ROWS): the same base codes, marginals and roll-ups as codes given as they are
-    monkeypatch.setattr(importlib.import_module("ldiv_polars.search.rollup"), "GROUP_MAX_ROWS",
-                        keyed_max_rows)
+    monkeypatch.setattr(TUNING, "group_max_rows", keyed_max_rows)
     df = _table(3)
     hs = _hierarchies(df)
     enc = _encode(df, hs).group_by(QI).len().rename({"len": "n"}).sort(QI)
@@ -186,16 +186,16 @@ def test_encoded_frequency_set_from_arrays_equals_frame(monkeypatch, keyed_max_r
         assert np.array_equal(ra.class_size, rk.class_size)
     # uint16 codes (DuckDB's cells of a large base): the same roll-ups on every path, the
     # stepwise one (keys too wide for an int64) included
-    rollup_mod = importlib.import_module("ldiv_polars.search.rollup")
+    keys_mod = importlib.import_module("ldiv_polars.search.keys")
     u = EncodedFrequencySet(fs, hs, arrays=(codes.astype(np.uint16),
                                             enc["n"].to_numpy().astype(np.int64)))
     assert u.base.codes.dtype == np.uint16
-    for key_limit in (rollup_mod._KEY_LIMIT, 1):
+    for key_limit in (keys_mod.KEY_LIMIT, 1):
         if key_limit == 1:  # no counting: the general paths
-            monkeypatch.setattr(rollup_mod, "bincount_limit", lambda rows: 0)
-            monkeypatch.setattr(importlib.import_module("ldiv_polars.search.counting"),
-                                "KERNEL_COUNT_CELLS", 0)
-        monkeypatch.setattr(rollup_mod, "_KEY_LIMIT", key_limit)
+            monkeypatch.setattr(TUNING, "bincount_rows_factor", 0)
+            monkeypatch.setattr(TUNING, "bincount_min_cells", 0)
+            monkeypatch.setattr(TUNING, "kernel_count_cells", 0)
+        monkeypatch.setattr(keys_mod, "KEY_LIMIT", key_limit)
         for lv in ([0, 0, 0], [1, 1, 0], [2, 3, 1], [0, 3, 0]):
             ra, ru = a.rollup(lv, cache=False), u.rollup(lv, cache=False)
             assert np.array_equal(ra.class_codes, ru.class_codes), (lv, key_limit)
@@ -219,8 +219,7 @@ def test_keyed_frequency_set_is_in_key_order(monkeypatch):
     from ldiv_polars.core.frequency import FrequencySet
 
     A = importlib.import_module("ldiv_polars.search.anonymize")
-    monkeypatch.setattr(importlib.import_module("ldiv_polars.search.grouping"),
-                        "ORDERED_SORT_MIN_ROWS", 0)
+    monkeypatch.setattr(TUNING, "ordered_sort_min_rows", 0)
     df = _table(3)
     hs = _hierarchies(df)
     fs = FrequencySet.build(df, QI, None)

@@ -12,7 +12,7 @@ import pytest
 from ldiv_polars.core import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy, generalize
 from ldiv_polars.search import EncodedFrequencySet, Lattice
-from ldiv_polars.search import rollup as R
+from ldiv_polars.search.tuning import TUNING
 
 QI = ["sex", "age", "race", "marital-status", "education"]
 
@@ -39,14 +39,14 @@ def _rolled_table(efs: EncodedFrequencySet, levels) -> list[tuple]:
 def test_every_node_rollup_equals_direct_groupby(setup, monkeypatch, lut_bytes):
     # lut_bytes=0: the QI-group lookups are dropped before each new one (none reused)
     if lut_bytes is not None:
-        monkeypatch.setattr(R, "GROUP_LUTS_MAX_BYTES", lut_bytes)
+        monkeypatch.setattr(TUNING, "group_luts_max_bytes", lut_bytes)
     df, hs = setup
     fs = FrequencySet.build(df, QI, "salary-class").materialize()
     efs = EncodedFrequencySet(fs, hs, cache_size=8)
     primed = efs.prime(min_rows=0)  # hub snapshots, as on large frequency sets
     heights = [hs[q].height for q in QI]
     # each QI at each of its levels above the raw one, and every QI one level up
-    assert primed == sum(h - 1 for h in heights) + 1 and efs._pinned
+    assert primed == sum(h - 1 for h in heights) + 1 and efs.store.pinned
     nodes = list(itertools.product(*(range(h) for h in heights)))
     rng = np.random.default_rng(3)
     order = [nodes[i] for i in rng.permutation(len(nodes))]  # random order: varied snapshots
@@ -60,9 +60,9 @@ def test_every_node_rollup_equals_direct_groupby(setup, monkeypatch, lut_bytes):
         expected = sorted(tuple(r) for r in direct.select([*QI, "salary-class", "n"]).rows())
         assert got == expected, levels
     assert efs.rollups == len(nodes) + primed + efs.base_sorted
-    assert len(efs._cache) <= 8
+    assert len(efs.store.cached) <= 8
     if lut_bytes == 0:  # at most one roll-up's lookups (two per QI group) are kept
-        assert len(efs._group_luts) <= 2 * len(QI)
+        assert len(efs.keys._group_luts) <= 2 * len(QI)
 
 
 def test_lattice_relations():
@@ -82,7 +82,7 @@ def test_lattice_relations():
 
 
 def test_prime_keeps_higher_level_pins_within_the_budget(setup):
-    """Pins above the first level stop at ``PIN_BUDGET`` times the row budget; the first-level
+    """Pins above the first level stop at ``pin_budget`` times the row budget; the first-level
     ones (each QI one level up, and every QI one level up) are always made."""
     df, hs = setup
     fs = FrequencySet.build(df, QI, "salary-class").materialize()
@@ -91,7 +91,7 @@ def test_prime_keeps_higher_level_pins_within_the_budget(setup):
     assert full.prime(min_rows=0) == sum(h - 1 for h in heights) + 1
     tight = EncodedFrequencySet(fs, hs)
     tight.row_budget = 1  # any kept first-level pin exhausts it
-    assert tight.prime(min_rows=0) == len(QI) + 1 and tight._pinned
-    assert all(max(p.levels) <= 1 for p in tight._pinned)
+    assert tight.prime(min_rows=0) == len(QI) + 1 and tight.store.pinned
+    assert all(max(p.levels) <= 1 for p in tight.store.pinned)
     for levels in [(1, 2, 0, 1, 2), (0, 3, 1, 2, 1)]:
         assert _rolled_table(tight, levels) == _rolled_table(full, levels)

@@ -70,7 +70,7 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
         from ldiv_polars.core.frequency import FrequencySet
         from ldiv_polars.core.inputs import translate_input_errors
         from ldiv_polars.models.verdict import check_frequency_set, check_models
-        from ldiv_polars.report import frequency_set_summary
+        from ldiv_polars.table_summary import frequency_set_summary
 
         with translate_input_errors(data):
             fs = FrequencySet.build(data, qi, sensitive, nulls=nulls,  # type: ignore[arg-type]
@@ -86,7 +86,7 @@ def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> st
     """The distance ``--t`` uses, the one the summary's ``t`` reports: ordered for a numeric
     or temporal sensitive column, equal otherwise (read from the schema, no rows)."""
     from ldiv_polars.core.inputs import to_lazyframe
-    from ldiv_polars.report import is_ordered_dtype
+    from ldiv_polars.table_summary import is_ordered_dtype
 
     dtype = to_lazyframe(data, separator=separator).collect_schema().get(sensitive)
     return "ordered" if dtype is not None and is_ordered_dtype(dtype) else "equal"
@@ -143,7 +143,7 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
                  models: list[Model], *, title: str, console: Console | None = None) -> None:
     """Readable rich tables of a summary and the models' verdicts (``verdicts[i]`` of
     ``models[i]``, as :func:`check_table` returns them)."""
-    from ldiv_polars.report import SUMMARY_KEYS
+    from ldiv_polars.table_summary import SUMMARY_KEYS
     from rich.console import Console
     from rich.table import Table
 

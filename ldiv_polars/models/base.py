@@ -192,6 +192,13 @@ class Model(ABC):
         model's k where it states one; default 1)."""
         return 1
 
+    @property
+    def count_bounds(self) -> tuple[int, int] | None:
+        """``(min_size, min_distinct)`` when the verdict is exactly ``size >= min_size and
+        distinct sensitive values >= min_distinct`` (0: no such bound), a form linear in the
+        records that cell suppression's MILP formulates; default None (not of that form)."""
+        return None
+
     def relaxation(self) -> Model | None:
         """A union-closed *necessary condition* of the model (a class passing the model passes
         it), for models that are not union-closed themselves: the search prunes with it under

@@ -59,6 +59,10 @@ class KAnonymity(Model):
     def min_class_size(self) -> int:
         return self.k
 
+    @property
+    def count_bounds(self) -> tuple[int, int]:
+        return (self.k, 0)
+
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
         from ldiv_polars.models.encoded import ClassVerdict
 

@@ -103,6 +103,10 @@ class DistinctLDiversity(Model):
     def reason(self) -> pl.Expr:
         return pl.format(f"{{}} distinct sensitive value(s) < l={self.l}", pl.col(DISTINCT))
 
+    @property
+    def count_bounds(self) -> tuple[int, int]:
+        return (0, self.l)
+
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved >= self.l
 

@@ -1,5 +1,14 @@
 """Lattice search (transforms layer): roll-ups of an encoded frequency set, a globally optimal
-Flash-like search with suppression, utility metrics, and :func:`anonymize`."""
+Flash-like search with suppression, utility metrics, and :func:`anonymize`.
+
+The parts, by job (``docs/anonymize.md``, "The search's parts"): :mod:`.encoding` (values to
+codes and back), :mod:`.store` (the snapshot store: which roll-ups are kept, which one a node
+is rolled up from), :mod:`.rolling` with :mod:`.keys`, :mod:`.grouping` and :mod:`.counting`
+(the roll-up kernels), :mod:`.rollup` (:class:`EncodedFrequencySet`, which wires them),
+:mod:`.state` (what the search knows about each node), :mod:`.flash`, :mod:`.exhaustive` and
+:mod:`.bounded` (the strategies), :mod:`.strategies` (:func:`search_lattice`), :mod:`.tuning`
+(every threshold the machinery chooses by).
+"""
 
 from ldiv_polars.search.anonymize import (
     AnonymizationResult,
@@ -7,21 +16,23 @@ from ldiv_polars.search.anonymize import (
     anonymize,
     prepare_hierarchies,
 )
-from ldiv_polars.search.flash import STRATEGIES, SearchOutcome, search_lattice
 from ldiv_polars.search.lattice import Lattice
 from ldiv_polars.search.metrics import METRICS, MONOTONE_WITH_SUPPRESSION, MetricSuite
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot
+from ldiv_polars.search.strategies import STRATEGIES, SearchOutcome, search_lattice
 from ldiv_polars.search.suppression import (
     NodeChecker,
     predicate_monotone,
     suppression_limit_rows,
 )
+from ldiv_polars.search.tuning import TUNING, SearchTuning
 
 __all__ = [
     "METRICS",
     "MONOTONE_WITH_SUPPRESSION",
     "STRATEGIES",
+    "TUNING",
     "AnonymizationResult",
     "EncodedFrequencySet",
     "Lattice",
@@ -29,6 +40,7 @@ __all__ = [
     "NodeChecker",
     "Rolled",
     "SearchOutcome",
+    "SearchTuning",
     "Snapshot",
     "VerificationError",
     "anonymize",

@@ -47,12 +47,12 @@ from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
-from ldiv_polars.search import grouping
-from ldiv_polars.search.flash import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot, places
+from ldiv_polars.search.strategies import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
+from ldiv_polars.search.tuning import TUNING
 
 if TYPE_CHECKING:  # DuckDB is imported only when a large Parquet file is grouped by it
     from ldiv_polars.search.duckfs import DuckFrequencySet
@@ -321,7 +321,7 @@ def _anonymize(
             fs = fs.materialize()
             for m in models:
                 m.validate(fs)
-            efs = EncodedFrequencySet(fs, hs)
+            efs = EncodedFrequencySet.from_frame(fs, hs)
         search_efs = efs.without_sensitive() if qi_only else efs
     # the string-keyed frequency set is no longer needed: drop it before the search
     del fs
@@ -541,7 +541,7 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
     does)."""
     keys, n = duck.qi_frequency_set()
     duck.disconnect()  # DuckDB's buffers are not needed during the search
-    efs = EncodedFrequencySet(_qi_only_columns(fs, models), hs, arrays=(keys, n))
+    efs = EncodedFrequencySet.from_keys(_qi_only_columns(fs, models), hs, keys, n)
     efs.known_raw_counts = duck.raw_counts  # counted by DuckDB's pass over the values
     efs.rollups = 1 if duck.sensitive else 0
     return efs
@@ -549,7 +549,7 @@ def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hie
 
 def _qi_only_columns(fs: FrequencySet, models: Sequence[Model]) -> FrequencySet:
     """An empty QI-only frequency set naming ``fs``'s QI columns (the ``fs`` argument of an
-    :class:`EncodedFrequencySet` built from ``arrays=``), the models validated on it (QI-only
+    :class:`EncodedFrequencySet` built from arrays), the models validated on it (QI-only
     models: there are no values to check)."""
     count = count_name(fs.qi)
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {count: pl.Int64})
@@ -578,7 +578,7 @@ def _duck_cells(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hiera
         m.validate(check)
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}
                                     | {count: pl.Int64}).lazy(), fs.qi, fs.sensitive, count)
-    efs = EncodedFrequencySet(enc, hs, arrays=(codes, n), sensitive_ids=(sid, table))
+    efs = EncodedFrequencySet.from_codes(enc, hs, codes, n, sensitive_ids=(sid, table))
     efs.known_raw_counts = duck.raw_counts
     return efs
 
@@ -617,7 +617,7 @@ def _keyed_frequency_set(
     mixed-radix number of the QIs' raw-value indices (``codes``; first QI most significant,
     each QI's radix the number of its raw values): one key column is grouped faster than
     one column per QI, and the keys become the search's base as they are (see
-    :class:`EncodedFrequencySet`, ``arrays=``). ``None`` when a QI value is null or not a
+    :meth:`EncodedFrequencySet.from_keys`). ``None`` when a QI value is null or not a
     raw value of its hierarchy (its key is null)."""
     key: pl.Expr | None = None
     for c, m in zip(codes, places(cards)):
@@ -626,7 +626,7 @@ def _keyed_frequency_set(
     assert key is not None
     df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
           .collect(engine=engine))
-    if df.height >= grouping.ORDERED_SORT_MIN_ROWS:
+    if df.height >= TUNING.ordered_sort_min_rows:
         # in key order: the roll-ups that sort their keys merge runs (1M-row sample: the
         # first level's pins 5.5-16.5 -> 2-3.5 ms each); below, no roll-up would (and the
         # sort costs 1.4 ms on Adult's 30K rows)
@@ -634,9 +634,9 @@ def _keyed_frequency_set(
     keys = df.get_column(_KEY)
     if keys.null_count():
         return None
-    arrays = (keys.to_numpy().astype(np.int64, copy=False),
-              df.get_column(COUNT).to_numpy().astype(np.int64, copy=False))
-    return EncodedFrequencySet(_qi_only_columns(fs, models), hs, arrays=arrays)
+    return EncodedFrequencySet.from_keys(
+        _qi_only_columns(fs, models), hs, keys.to_numpy().astype(np.int64, copy=False),
+        df.get_column(COUNT).to_numpy().astype(np.int64, copy=False))
 
 
 _KEY = "__ldiv_key"
@@ -674,7 +674,7 @@ def _encoded_frequency_set(
         return None
     for m in models:
         m.validate(enc)
-    return EncodedFrequencySet(enc, hs, encoded=True)
+    return EncodedFrequencySet.from_encoded_frame(enc, hs)
 
 
 MASK = "*"

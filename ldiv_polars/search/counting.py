@@ -6,11 +6,9 @@ Both run in a small compiled kernel (``ldiv_polars.search._counting``, an option
 built when the package is installed with a C compiler at hand) or, without it, in numpy; the
 two give the same arrays (property-tested). The kernel builds keys in blocks that stay in L1,
 counts them into a reused array and marks each counted cell in a bitmap, so reading the result
-visits only the occupied cells: on the 1M-row Adult sample's search (~1,200 roll-ups of 116M
-source rows over 138M key cells) it takes ~3 ns a source row, and the search 1.30 -> 0.78 s in
-a fresh process (the whole ``ldiv anonymize`` process 2.02 -> 1.55 s, numpy twin alternated).
-Wide key spaces of large sources are counted window by window (``WINDOW_CELLS``) rather than
-sorted. ``LDIV_POLARS_NO_KERNEL=1`` in the environment (or :func:`use_kernel`) selects numpy.
+visits only the occupied cells. Wide key spaces of large sources are counted window by window
+(``TUNING.window_*``) rather than sorted. ``LDIV_POLARS_NO_KERNEL=1`` in the environment (or
+:func:`use_kernel`) selects numpy. Its speed: ``BENCHMARKS.md`` (session 7).
 
 >>> import numpy as np
 >>> cols = (np.array([0, 1, 1, 2], np.int32), np.array([1, 0, 1, 1], np.int32))
@@ -31,6 +29,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ldiv_polars.search.tuning import TUNING
+
 try:  # the compiled kernel (absent when the package was installed without a C compiler)
     from ldiv_polars.search import _counting as _kernel
 except ImportError:  # pragma: no cover - depends on the build
@@ -40,34 +40,6 @@ COMPILED = _kernel is not None
 """Whether the compiled kernel was built and imports."""
 KERNEL = COMPILED and not os.environ.get("LDIV_POLARS_NO_KERNEL")
 """Whether the roll-ups use the compiled kernel (see :func:`use_kernel`)."""
-KERNEL_COUNT_CELLS = 1 << 22
-"""With the kernel, key spaces of up to this many cells are counted whatever the source rows
-(the reused count array: 16 MB of int32; cost O(rows + span / 64), the bitmap's words); numpy
-counts only spans of up to 4x the rows (:func:`~ldiv_polars.search.grouping.bincount_limit`:
-its ``bincount`` and ``flatnonzero`` touch every cell) and sorts the keys beyond. On the 1M-row
-sample, 114 roll-ups of a wide span: sorted 0.2 s, counted ~0.03 s."""
-WINDOW_CELLS = 1 << 25
-"""Wider key spaces are counted by the kernel window by window: one pass over the source's
-rows per window of this many cells, into one array (int32: 128 MB) and bitmap reused by every
-window (the bound of the numpy path's ``bincount``,
-:data:`~ldiv_polars.search.grouping.BINCOUNT_MAX_CELLS`)."""
-WINDOW_MAX_PASSES = 16
-WINDOW_MIN_ROWS = 1 << 20
-"""Sources of at least ``WINDOW_MIN_ROWS`` rows are counted in up to ``WINDOW_MAX_PASSES``
-windows (key spaces of up to 512M cells) rather than sorted: a sort holds the int64 keys
-twice (on the 100M-row table's 32M-row frequency set with a sensitive column: 256 MB each,
-its roll-ups peaked at 2.1-2.6 GB), a window pass ~0.3-0.4 s on those 32M rows. Smaller
-sources sort (a window's array would be mostly untouched pages: more to fault in than their
-sort costs)."""
-SCRATCH_MAX_CELLS = KERNEL_COUNT_CELLS
-"""Key spaces of up to this many cells are counted into a per-thread array kept between
-roll-ups (left zeroed by the read-out: no fresh pages per roll-up); larger ones into a fresh
-(lazily zeroed) array."""
-KEY_CHUNK = 1 << 16
-"""Rows per chunk of the keys built by numpy (temporaries in cache)."""
-CHUNKED_KEY_ROWS = KEY_CHUNK
-"""Sources of at least this many rows build their keys chunk by chunk in numpy."""
-
 Columns = Sequence[np.ndarray]
 Tables = Sequence[np.ndarray | None]
 
@@ -90,27 +62,29 @@ def use_kernel(flag: bool) -> Iterator[None]:
 def count_cells(rows: int, numpy_limit: int) -> int:
     """Largest key span a roll-up of ``rows`` source rows counts (rather than sorts):
     ``numpy_limit`` (numpy's, see :func:`~ldiv_polars.search.grouping.bincount_limit`) or,
-    with the kernel, at least ``KERNEL_COUNT_CELLS``, and ``WINDOW_MAX_PASSES`` windows of
-    ``WINDOW_CELLS`` from ``WINDOW_MIN_ROWS`` rows."""
+    with the kernel, at least ``TUNING.kernel_count_cells``, and ``TUNING.window_max_passes``
+    windows of ``TUNING.window_cells`` from ``TUNING.window_min_rows`` rows."""
     if not KERNEL:
         return numpy_limit
-    if rows >= WINDOW_MIN_ROWS:
-        return max(numpy_limit, KERNEL_COUNT_CELLS, WINDOW_CELLS * WINDOW_MAX_PASSES)
-    return max(numpy_limit, KERNEL_COUNT_CELLS)
+    t = TUNING
+    if rows >= t.window_min_rows:
+        return max(numpy_limit, t.kernel_count_cells, t.window_cells * t.window_max_passes)
+    return max(numpy_limit, t.kernel_count_cells)
 
 
 def lookup_sum(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
                extra: np.ndarray | None = None) -> np.ndarray:
     """int64 ``sum_i tables[i][cols[i]]`` (``cols[i] * scale[i]`` where ``tables[i]`` is
-    None), plus ``extra`` (int32): the mixed-radix key of every row. ``cols`` are uint16,
-    int32 or intp codes, ``tables`` int64 lookups."""
+    None), plus ``extra`` (int32): the mixed-radix key of every row, a fresh int64 array of
+    ``rows`` entries. ``cols`` are uint16, int32 or intp codes, ``tables`` int64 lookups. A code
+    outside its lookup raises ``IndexError`` (the kernel checks before it reads)."""
     if KERNEL and cols:
         out = np.empty(rows, dtype=np.int64)
         assert _kernel is not None
         _kernel.lookup_sum(_args(cols), tuple(tables), tuple(int(s) for s in scale),
                            _extra(extra), out)
         return out
-    if rows >= CHUNKED_KEY_ROWS or not cols:
+    if rows >= TUNING.chunked_key_rows or not cols:
         return _lookup_sum_chunked(cols, tables, scale, rows, extra)
     key = None if extra is None else extra.astype(np.int64)
     for col, table, r in zip(cols, tables, scale):
@@ -130,7 +104,9 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     """``(keys, sums)``: the distinct keys of :func:`lookup_sum` (ints in ``[0, span)``) in
     increasing order and the summed ``weights`` (int32 or int64) of each, as int64. ``total``
     bounds the sum of the weights (int32 counts below 2**31); ``fweights``, the weights as
-    float64 if the caller holds them (numpy's ``bincount`` reads those)."""
+    float64 if the caller holds them (numpy's ``bincount`` reads those). A key outside
+    ``[0, span)`` raises ``IndexError`` with the kernel (numpy's ``bincount`` grows its array
+    past ``span`` instead: callers keep keys within it)."""
     rows = int(weights.shape[0])
     if not KERNEL or not cols:
         key = lookup_sum(cols, tables, scale, rows, extra)
@@ -142,7 +118,7 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
         sums = counts[keys].astype(np.int64)
         return keys, sums
     assert _kernel is not None
-    width = max(1, min(span, WINDOW_CELLS))
+    width = max(1, min(span, TUNING.window_cells))
     counts, bitmap = _scratch(width, total < 2**31)
     args = (_args(cols), tuple(tables), tuple(int(s) for s in scale), _extra(extra),
             _weights(weights))
@@ -191,36 +167,36 @@ def _args(cols: Columns) -> tuple[np.ndarray, ...]:
 
 def _scratch(span: int, narrow: bool) -> tuple[np.ndarray, np.ndarray]:
     """A zeroed count array (int32 if ``narrow``, else int64) of ``span`` cells and its zeroed
-    bitmap: views of this thread's kept arrays up to ``SCRATCH_MAX_CELLS`` (allocated once,
-    lazily zeroed: only the pages that cells fall in are ever touched; the read-out leaves
-    them zeroed), else fresh."""
+    bitmap: views of this thread's kept arrays up to ``TUNING.scratch_max_cells`` (allocated
+    once, lazily zeroed: only the pages that cells fall in are ever touched; the read-out
+    leaves them zeroed), else fresh."""
     words = (span + 63) // 64
     dtype = np.int32 if narrow else np.int64
-    if span > SCRATCH_MAX_CELLS:
+    cells = TUNING.scratch_max_cells
+    if span > cells:
         return np.zeros(span, dtype=dtype), np.zeros(words, dtype=np.uint64)
     name = "counts32" if narrow else "counts64"
     kept = getattr(_local, name, None)
-    if kept is None:
-        kept = np.zeros(SCRATCH_MAX_CELLS, dtype=dtype)
+    if kept is None or kept.shape[0] < span:
+        kept = np.zeros(cells, dtype=dtype)
         setattr(_local, name, kept)
     bits = getattr(_local, "bitmap", None)
-    if bits is None:
-        bits = np.zeros((SCRATCH_MAX_CELLS + 63) // 64, dtype=np.uint64)
+    if bits is None or bits.shape[0] < words:
+        bits = np.zeros((cells + 63) // 64, dtype=np.uint64)
         _local.bitmap = bits
     return kept[:span], bits[:words]
 
 
 def _lookup_sum_chunked(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
                         extra: np.ndarray | None = None) -> np.ndarray:
-    """numpy's :func:`lookup_sum` in chunks of ``KEY_CHUNK`` rows: each column's lookup indices
-    and the partial sums stay in cache, and no temporary of the rows' size is made (on
-    millions of rows those fresh pages cost as much as the arithmetic)."""
+    """numpy's :func:`lookup_sum` in chunks of ``TUNING.key_chunk`` rows: each column's lookup
+    indices and the partial sums stay in cache, and no temporary of the rows' size is made."""
     key = np.zeros(rows, dtype=np.int64) if not cols else np.empty(rows, dtype=np.int64)
     if not cols or not rows:
         if extra is not None:
             np.add(key, extra, out=key)
         return key
-    chunk = min(rows, KEY_CHUNK)
+    chunk = min(rows, TUNING.key_chunk)
     tmp = np.empty(chunk, dtype=np.int64)
     idx = np.empty(chunk, dtype=np.intp)
     for lo in range(0, rows, chunk):

@@ -21,10 +21,14 @@ import numpy as np
 from ldiv_polars.errors import InvalidParameterError
 
 MAX_NODES = 50_000_000
+"""Largest lattice accepted (its ``(size, q)`` level array and tags are held in memory)."""
 
 
 class Lattice:
-    """Full-domain generalization lattice over ``heights`` (number of levels per QI)."""
+    """Full-domain generalization lattice over ``heights`` (number of levels per QI).
+
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when a QI has no level or the
+    lattice has more than :data:`MAX_NODES` nodes."""
 
     def __init__(self, heights: Sequence[int]) -> None:
         hs = [int(h) for h in heights]
@@ -53,9 +57,12 @@ class Lattice:
 
     @property
     def max_height(self) -> int:
+        """Height of the top node (the sum of the highest levels)."""
         return int(sum(self.heights) - len(self.heights))
 
     def id_of(self, levels: Sequence[int]) -> int:
+        """The node id of a level vector; :class:`~ldiv_polars.errors.InvalidParameterError`
+        for a wrong length or a level out of range."""
         if len(levels) != len(self.heights):
             raise InvalidParameterError(
                 f"a node needs {len(self.heights)} levels, got {len(levels)}"
@@ -66,9 +73,11 @@ class Lattice:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.radix))
 
     def levels(self, node: int) -> tuple[int, ...]:
+        """The level of each QI at ``node``."""
         return tuple(self.nodes[node].tolist())
 
     def height(self, node: int) -> int:
+        """The sum of the node's levels."""
         return int(self.node_height[node])
 
     def successors(self, node: int) -> list[int]:

@@ -53,6 +53,8 @@ HAS_LOWER_BOUND = frozenset(METRICS) - {"kl"}
 
 
 def check_metric(name: str) -> str:
+    """``name`` if it is one of :data:`METRICS`, else
+    :class:`~ldiv_polars.errors.InvalidParameterError` listing them."""
     if name not in METRICS:
         raise InvalidParameterError(f"unknown metric {name!r} (use one of {', '.join(METRICS)})")
     return name
@@ -112,6 +114,7 @@ class MetricSuite:
 
     @kl_const.setter
     def kl_const(self, value: float) -> None:
+        """Set the constant when it was summed elsewhere (e.g. by DuckDB over its cells)."""
         self._kl_const = value
 
     # --- bounds -------------------------------------------------------------------------------
@@ -172,6 +175,7 @@ class MetricSuite:
         raise InvalidParameterError(f"unknown metric {name!r}")
 
     def values(self, rolled: Rolled, suppressed: np.ndarray | None = None) -> dict[str, float]:
+        """Every metric of :data:`METRICS` at the node (see :meth:`value`)."""
         return {m: self.value(m, rolled, suppressed) for m in METRICS}
 
     def _kl(self, rolled: Rolled, supp: np.ndarray) -> float:

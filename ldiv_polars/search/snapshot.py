@@ -1,5 +1,6 @@
 """The data of one rolled-up lattice node: its encoded frequency set (:class:`Snapshot`), its
-class structure (:class:`Rolled`) and class codes decoded on demand (:class:`ClassCodes`).
+class structure (:class:`Rolled`) and class codes decoded on demand (:class:`ClassCodes`), plus
+the mixed-radix place values (:func:`places`) every class key of the search is built with.
 
 >>> import numpy as np
 >>> codes = ClassCodes(np.array([0, 5, 7]), div=[3, 1], cards=[4, 3])  # keys = a * 3 + b
@@ -15,11 +16,7 @@ from typing import Any
 
 import numpy as np
 
-WEIGHTS_MIN_ROWS = 1 << 16
-WEIGHTS_MAX_ROWS = 1 << 23
-"""Snapshots of ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows keep their counts as float64
-weights once used as a source (:meth:`Snapshot.weights`; larger ones would hold 8 bytes a row
-more through the search)."""
+from ldiv_polars.search.tuning import TUNING
 
 _SHARED: dict[str, np.ndarray] = {}
 
@@ -61,7 +58,12 @@ class Snapshot:
     C-contiguous) are the per-row QI codes a roll-up *from* this snapshot reads. A snapshot
     made by a roll-up keeps them implicitly, as its class codes and each row's class, and
     builds them on first use (most cached snapshots are never used as a source); ``codes`` is
-    None when the snapshot was not kept."""
+    None when the snapshot was not kept.
+
+    ``s`` (``(rows,)`` int32) is each row's sensitive-tuple id (all zero without a sensitive
+    column) and ``n`` (``(rows,)`` int64) its count. ``classes`` is ``(class codes, each row's
+    class)``: the class codes as :class:`ClassCodes` or a ``(classes, q)`` int32 array, the
+    row classes None when every row is its own class (rows sorted by class either way)."""
 
     __slots__ = ("levels", "s", "n", "_codes", "_classes", "_weights", "_n32")
 
@@ -78,10 +80,10 @@ class Snapshot:
 
     def weights(self) -> np.ndarray:
         """``n`` as float64, the weights of ``np.bincount`` (which would convert the int64
-        counts on every roll-up from this snapshot): converted once, for sources of
-        ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows (below, the conversion costs less than
-        keeping it; above, the memory)."""
-        if not WEIGHTS_MIN_ROWS <= self.n.shape[0] <= WEIGHTS_MAX_ROWS:
+        counts on every roll-up from this snapshot): converted once and kept, for sources of
+        ``TUNING.weights_min_rows`` to ``TUNING.weights_max_rows`` rows; ``n`` itself for
+        others."""
+        if not TUNING.weights_min_rows <= self.n.shape[0] <= TUNING.weights_max_rows:
             return self.n
         if self._weights is None:
             self._weights = self.n.astype(np.float64)
@@ -90,10 +92,10 @@ class Snapshot:
     def narrow_counts(self) -> np.ndarray:
         """The compiled kernel's weights: ``n`` as int32 (half the bytes to stream; the
         frequency set's total below 2**31 is the caller's to know), converted once and kept,
-        for sources of ``WEIGHTS_MIN_ROWS`` to ``WEIGHTS_MAX_ROWS`` rows; ``n`` itself for
-        others (a small one costs less to read than to convert; a large one would hold 4
-        bytes a row more, or a fresh copy per roll-up: 128 MB on 32M rows)."""
-        if not WEIGHTS_MIN_ROWS <= self.n.shape[0] <= WEIGHTS_MAX_ROWS:
+        for sources of ``TUNING.weights_min_rows`` to ``TUNING.weights_max_rows`` rows; ``n``
+        itself for others (a small one costs less to read than to convert; a large one would
+        hold 4 bytes a row more, or a fresh copy per roll-up)."""
+        if not TUNING.weights_min_rows <= self.n.shape[0] <= TUNING.weights_max_rows:
             return self.n
         if self._n32 is None:
             self._n32 = self.n.astype(np.int32)
@@ -101,6 +103,8 @@ class Snapshot:
 
     @property
     def codes(self) -> np.ndarray | None:
+        """``(q, rows)`` per-row QI codes (C-contiguous), built from the class structure on
+        first read and kept; None when the snapshot keeps neither."""
         if self._codes is None and self._classes is not None:
             cc, rc = self._classes
             if isinstance(cc, ClassCodes):
@@ -132,12 +136,27 @@ class Snapshot:
             self._classes[0], ClassCodes)
 
     @property
+    def every_row_a_class(self) -> bool:
+        """Whether the class structure is known and each row is its own class (no sensitive
+        column)."""
+        return self._classes is not None and self._classes[1] is None
+
+    @property
+    def class_count(self) -> int | None:
+        """Number of classes when the class structure is known (without decoding it)."""
+        if self._classes is None:
+            return None
+        cc = self._classes[0]
+        return int(cc.keys.shape[0] if isinstance(cc, ClassCodes) else cc.shape[0])
+
+    @property
     def kept(self) -> bool:
         """Whether the per-row codes are available (materialized or implicit)."""
         return self._codes is not None or self._classes is not None
 
     @property
     def rows(self) -> int:
+        """Number of rows (``(class, sensitive tuple)`` cells)."""
         return int(self.n.shape[0])
 
 
@@ -155,11 +174,13 @@ class ClassCodes:
         self._full: np.ndarray | None = None
 
     def full(self) -> np.ndarray:
+        """Every class's codes, ``(classes, q)`` int32 in Fortran order (decoded once, kept)."""
         if self._full is None:
             self._full = self._decode(self.keys)
         return self._full
 
     def subset(self, which: np.ndarray) -> np.ndarray:
+        """The codes of the classes ``which`` (a mask or indices) selects, decoded alone."""
         if self._full is not None:
             return self._full[which]
         return self._decode(self.keys[which])
@@ -227,4 +248,5 @@ class Rolled:
 
     @property
     def classes(self) -> int:
+        """Number of classes."""
         return int(self.class_size.shape[0])

@@ -1,0 +1,204 @@
+"""Cell suppression and local recoding on Adult, and the release of a large synthetic table.
+
+``adult``: for QI sets of 5 to 8 of Adult's columns and k = 2, 3, 5, 10 (k-anonymity, sensitive
+``occupation``), in one process, the same input for every method:
+
+- ``full-domain``: :func:`ldiv_polars.anonymize` (optimal node, ``--suppression`` of the rows
+  suppressed at most, metric ``loss``): the baseline;
+- ``cells greedy`` / ``cells exact``: :func:`ldiv_polars.suppress_cells` (own-value semantics;
+  exact: MILP with ``--time-limit``), cells suppressed, optimality or gap;
+- ``gen+cells``: :func:`ldiv_polars.generalize_and_suppress` (greedy cells, metric ``loss``);
+- ``local``: :func:`ldiv_polars.local_recode` (``--suppression`` per round, metric ``loss``);
+- ``mondrian``: :func:`ldiv_polars.mondrian` (strict), its own metrics.
+
+Rows touched: records whose QI cells are not all released raw (suppressed rows for
+full-domain are counted apart). Loss: the per-cell ``loss`` of :mod:`ldiv_polars.local.utility`
+(the search's ``loss`` on a full-domain node). Prints a Markdown table; ``--json`` writes rows.
+
+``release``: ``suppress_cells`` (greedy, k=10) on a synthetic Parquet file of ``--rows`` rows
+(:func:`ldiv_polars.datasets.write_synthetic`), then :meth:`LocalResult.sink` (write +
+re-verification pass), in a subprocess reporting wall time and peak RSS.
+
+Usage (from the repository root)::
+
+    .venv/bin/python bench/bench_local.py adult --time-limit 60
+    .venv/bin/python bench/bench_local.py release --rows 10000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+ADULT = REPO.parent / "shared" / "data" / "adult"
+QI_ORDER = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
+            "salary-class"]
+
+
+def adult(args: argparse.Namespace) -> None:
+    import polars as pl
+
+    import ldiv_polars as lp
+
+    df = pl.read_csv(ADULT / "adult.csv", separator=";")
+    hs = {q: lp.Hierarchy.from_csv(ADULT / f"adult_hierarchy_{q}.csv") for q in QI_ORDER}
+    rows = []
+    for nq in args.qis:
+        qi = QI_ORDER[:nq]
+        for k in args.k:
+            models = [lp.KAnonymity(k)]
+            row: dict[str, object] = {"qis": nq, "k": k}
+            t = time.perf_counter()
+            full = lp.anonymize(df, qi, "occupation", hs, models, suppression=args.suppression,
+                                metric="loss")
+            row["full_s"] = time.perf_counter() - t
+            row["full_rows_suppressed"] = full.suppressed_rows
+            row["full_loss"] = full.metrics["loss"]
+            t = time.perf_counter()
+            g = lp.suppress_cells(df, qi, "occupation", models)
+            row["greedy_s"] = time.perf_counter() - t
+            row["greedy_cells"] = g.cells_suppressed
+            row["greedy_rows"] = g.records_touched
+            row["greedy_loss"] = g.utility["metrics"]["loss"]
+            if nq <= args.exact_max_qis:
+                t = time.perf_counter()
+                e = lp.suppress_cells(df, qi, "occupation", models, method="exact",
+                                      time_limit=args.time_limit)
+                row["exact_s"] = time.perf_counter() - t
+                row["exact_cells"] = e.cells_suppressed
+                row["exact_status"] = e.details["status"]
+                row["exact_bound"] = e.details["bound"]
+                row["exact_gap"] = e.details["gap"]
+                row["exact_rows"] = e.records_touched
+            t = time.perf_counter()
+            c = lp.generalize_and_suppress(df, qi, "occupation", hs, models)
+            row["gencells_s"] = time.perf_counter() - t
+            row["gencells_rows"] = c.records_touched
+            row["gencells_cells"] = c.cells_suppressed
+            row["gencells_loss"] = c.utility["metrics"]["loss"]
+            row["gencells_node"] = list(c.details["node"].values())
+            t = time.perf_counter()
+            loc = lp.local_recode(df, qi, "occupation", hs, models,
+                                  suppression=args.suppression)
+            row["local_s"] = time.perf_counter() - t
+            row["local_rows"] = loc.records_touched
+            row["local_suppressed"] = loc.utility["records_suppressed"]
+            row["local_rounds"] = len(loc.details["rounds"])
+            row["local_loss"] = loc.utility["metrics"]["loss"]
+            t = time.perf_counter()
+            m = lp.mondrian(df, qi, "occupation", models)
+            row["mondrian_s"] = time.perf_counter() - t
+            row["mondrian_metrics"] = m.metrics
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    print(markdown(rows))
+
+
+def markdown(rows: list[dict[str, object]]) -> str:
+    head = ("| QIs | k | cells greedy | cells exact | greedy / lower bound | rows touched: "
+            "full-domain supp. / cells / gen+cells / local | loss: full / cells / gen+cells / "
+            "local | time s: full / greedy / exact / gen+cells / local / mondrian |")
+    out = [head, "|" + "---|" * 7]
+    for r in rows:
+        if "exact_cells" not in r:
+            exact = "-"
+        elif r["exact_status"] == "too_large":
+            exact = "not built (> 3M columns)"
+        elif r["exact_status"] == "optimal":
+            exact = f"{r['exact_cells']} (optimal)"
+        elif r["exact_gap"] is None or r["exact_bound"] is None:
+            exact = f"{r['exact_cells']} (LP not solved in time: no bound)"
+        else:
+            exact = (f"{r['exact_cells']} (bound {r['exact_bound']:.0f}, "
+                     f"gap {100 * r['exact_gap']:.2f}%)")
+        ratio = "-" if not r.get("exact_bound") else \
+            f"{r['greedy_cells'] / r['exact_bound']:.3f}"
+        out.append(
+            f"| {r['qis']} | {r['k']} | {r['greedy_cells']} | {exact} | {ratio} | "
+            f"{r['full_rows_suppressed']} / {r['greedy_rows']} / {r['gencells_rows']} / "
+            f"{r['local_rows']} | {r['full_loss']:.4f} / {r['greedy_loss']:.4f} / "
+            f"{r['gencells_loss']:.4f} / {r['local_loss']:.4f} | {r['full_s']:.2f} / "
+            f"{r['greedy_s']:.2f} / {r.get('exact_s', float('nan')):.1f} / "
+            f"{r['gencells_s']:.2f} / {r['local_s']:.2f} / {r['mondrian_s']:.2f} |")
+    return "\n".join(out)
+
+
+def release(args: argparse.Namespace) -> None:
+    from ldiv_polars.datasets.synth import write_synthetic
+
+    path = Path(args.dir) / f"ldiv_synth_{args.rows}_{args.seed}.parquet"
+    if not path.exists():
+        t = time.perf_counter()
+        tmp = path.with_suffix(".tmp.parquet")
+        write_synthetic(tmp, args.rows, args.seed)
+        tmp.rename(path)
+        print(f"wrote {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    out = Path(args.dir) / f"ldiv_local_release_{args.rows}.parquet"
+    qi = args.qi.split(",")
+    head = f"import json, resource, sys, time; sys.path.insert(0, {str(REPO)!r})\n" \
+        "import polars as pl, ldiv_polars as lp\nt = time.perf_counter()\n"
+    tail = "print(json.dumps({'s': time.perf_counter() - t, 'peak_rss_mb': " \
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}))\n"
+    steps = {
+        "bare group-by (baseline)":
+            f"pl.scan_parquet({str(path)!r}).group_by({[*qi, 'disease']!r}).len()"
+            ".collect(engine='streaming')\nextra = {}\n",
+        "plan only (keys + greedy)":
+            f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', lp.KAnonymity({args.k}),"
+            " verify=False)\nextra = {'keys': r.details['keys'], 'cells': r.cells_suppressed,"
+            " 'rows_touched': r.records_touched}\n",
+        "plan + write (no re-verification)":
+            f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', lp.KAnonymity({args.k}),"
+            f" verify=False)\nr.sink({str(out)!r}, verify=False)\nextra = {{}}\n",
+        "plan + write + re-verification":
+            f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', lp.KAnonymity({args.k}),"
+            f" verify=False)\nr.sink({str(out)!r})\n"
+            "extra = {'verified': r.verification.passed, 'rows': r.verification.rows}\n",
+    }
+    print(f"| {args.rows:,} rows, QI {args.qi}, k={args.k} | time | peak RSS | vs bare |")
+    print("|---|---:|---:|---:|")
+    base = None
+    for name, body in steps.items():
+        res = subprocess.run([sys.executable, "-c", head + body + tail], capture_output=True,
+                             text=True, check=True)
+        m = json.loads(res.stdout.strip().splitlines()[-1])
+        base = base or m["s"]
+        extra = {k: v for k, v in m.items() if k not in ("s", "peak_rss_mb")}
+        print(f"| {name} {extra or ''} | {m['s']:.2f} s | {m['peak_rss_mb']:.0f} MB | "
+              f"{m['s'] / base:.2f}x |", flush=True)
+    out.unlink(missing_ok=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("adult")
+    a.add_argument("--qis", type=int, nargs="+", default=[5, 6, 7, 8])
+    a.add_argument("--k", type=int, nargs="+", default=[2, 3, 5, 10])
+    a.add_argument("--time-limit", type=float, default=60.0)
+    a.add_argument("--exact-max-qis", type=int, default=8)
+    a.add_argument("--suppression", type=float, default=0.05)
+    a.add_argument("--json")
+    r = sub.add_parser("release")
+    r.add_argument("--rows", type=int, default=10_000_000)
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--k", type=int, default=10)
+    r.add_argument("--qi", default="age,sex,race,education,marital_status")
+    r.add_argument("--dir", default=tempfile.gettempdir())
+    args = p.parse_args()
+    adult(args) if args.cmd == "adult" else release(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The exhaustive strategy, for a predicate "node passes" that is not monotone.
+
+Every node that could be minimal or optimal is decided. The only tagging used is sound without
+monotonicity under suppression: a node passing with *nothing* suppressed, under models that are
+monotone without suppression, has only generalizations that pass with nothing suppressed
+(:meth:`~ldiv_polars.search.state.SearchState.check` tags them). Two prunings, both sound:
+
+- with union-closed relaxations of the models (:func:`~ldiv_polars.search.suppression.
+  relaxations`), Flash over the relaxation first: a node failing it beyond the limit fails the
+  models, and so does everything below it;
+- going up by height, a node with a passing node strictly below it (so not minimal) whose
+  metric lower bound from its levels exceeds the best value found is left unchecked
+  (:func:`unprunable`): it cannot be the optimum either.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldiv_polars.search.flash import flash
+from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP
+from ldiv_polars.search.state import SearchState
+
+
+def exhaustive(state: SearchState) -> None:
+    """Decide every node that could be minimal or optimal, height by height, checking the
+    nodes of one height in batches of ``state.batch`` (they cannot tag each other)."""
+    lat = state.lattice
+    if state.relaxed:
+        flash(state, relaxed=True)
+        hard = state.rtags == -1
+        state.tags[hard & (state.tags == 0)] = -1
+    prune = state.metric in BOUND_WITHOUT_ROLLUP
+    for h in range(lat.max_height + 1):
+        level = [int(n) for n in np.flatnonzero(lat.node_height == h)
+                 if not state.zero[n] and int(n) not in state.records and state.tags[n] != -1]
+        if prune and level:
+            level = unprunable(state, level)
+        for i in range(0, len(level), state.batch):
+            state.check_batch(level[i:i + state.batch])
+            state.report()
+
+
+def unprunable(state: SearchState, level: list[int]) -> list[int]:
+    """The nodes of ``level`` (one height, all lower heights decided) that must be checked.
+    A node with a passing node strictly below it is not minimal, whatever its verdict; if
+    its metric's lower bound (from its levels alone) also exceeds the best value found so
+    far, or equals it and the node comes later in the optimum's tie order (height, id), it
+    cannot be the optimum either: its verdict changes neither result, so it is left undecided
+    (counted in ``state.pruned``; the nodes above it keep the passing node below them)."""
+    best_val, best_key = state.best_passing()
+    if best_key is None:
+        return level
+    lat = state.lattice
+    above = lat.strictly_above(state.tags == 1)
+    out = []
+    for node in level:
+        if above[node]:
+            b = state.bound(node)
+            if b > best_val or (b == best_val and (lat.height(node), node) > best_key):
+                state.pruned += 1
+                continue
+        out.append(node)
+    return out

@@ -1,0 +1,246 @@
+"""The mixed-radix key of every source row at a target node: what each roll-up groups.
+
+A row's key at node ``levels`` is ``sum_i code_i(levels[i]) x radix[i]`` (plus the sensitive
+id), the radices being the level cardinalities (first QI most significant, so the key order is
+the class order). A digit is a lookup (level-a code -> level-b code x radix,
+:meth:`~ldiv_polars.search.encoding.Encoding.scaled`) or, for an unchanged QI, a
+multiplication. :class:`KeyBuilder` adds *grouped codes*: consecutive QIs of a source combined
+into one code per row, so a key is one gather per group of QIs, from a lookup that sums the
+group's digits (:meth:`KeyBuilder.group_lut`), instead of one per QI. Keys wider than an int64
+are never built (:data:`KEY_LIMIT`); :func:`combine` densifies step by step instead.
+
+>>> import numpy as np
+>>> key, span = combine([np.array([2, 0, 2]), np.array([1, 1, 0])], [3, 2])
+>>> key.tolist(), span
+([5, 1, 4], 6)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ldiv_polars.search import counting
+from ldiv_polars.search.encoding import Encoding
+from ldiv_polars.search.grouping import count_limit, dense_rank
+from ldiv_polars.search.snapshot import Snapshot
+from ldiv_polars.search.tuning import TUNING
+
+KEY_LIMIT = 2**62
+"""Key spans of at least this many cells are not built as int64 keys (headroom for the
+sensitive ids and offsets added to them). Lowering it only sends roll-ups down the stepwise
+path (tests do)."""
+
+Groups = list[tuple[int, ...]]
+
+
+class KeyBuilder:
+    """The key columns and lookups of roll-ups over one :class:`Encoding`, with the derived
+    data it keeps: grouped codes per source (``grouped``: ``id(source) -> (source, uses,
+    groups, grouped codes)``, dropped by :meth:`forget` when the source leaves the store) and
+    QI-group lookups (within ``TUNING.group_luts_max_bytes``)."""
+
+    def __init__(self, encoding: Encoding) -> None:
+        self.encoding = encoding
+        self.grouped: dict[int, tuple[Snapshot, int, Groups, list[np.ndarray]]] = {}
+        self._group_luts: dict[tuple[object, ...], np.ndarray] = {}
+        self._group_lut_bytes = 0
+
+    def forget(self, src: Snapshot) -> None:
+        """Drop what was derived from ``src`` (it left the snapshot store)."""
+        self.grouped.pop(id(src), None)
+
+    def forget_all(self) -> None:
+        """Drop every source's grouped codes (the lookups stay)."""
+        self.grouped = {}
+
+    def digits(self, src: Snapshot, levels: Sequence[int], radix: Sequence[int]
+               ) -> tuple[list[np.ndarray], list[np.ndarray | None], list[int]]:
+        """``(cols, tables, scale)`` of the key of every row of ``src`` at ``levels`` with
+        these radices, for :func:`~ldiv_polars.search.counting.lookup_sum`: per QI group when
+        the source has grouped codes (:meth:`grouped_codes`), else per QI."""
+        grouped = self.grouped_codes(src)
+        if grouped is not None:
+            groups, gcols = grouped
+            tables: list[np.ndarray | None] = [
+                self.group_lut(src.levels, levels, radix, g) for g in groups]
+            return list(gcols), tables, [1] * len(groups)
+        codes = src.codes
+        assert codes is not None
+        return list(codes), self.encoding.digit_tables(src.levels, levels, radix), list(radix)
+
+    def mixed_key(self, cols: list[np.ndarray], rows: int, src_levels: Sequence[int],
+                  levels: Sequence[int], radix: Sequence[int],
+                  extra: np.ndarray | None = None) -> np.ndarray:
+        """int64 key of per-QI code columns at ``src_levels`` (``rows`` rows): the sum over QIs
+        of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``."""
+        tables = self.encoding.digit_tables(src_levels, levels, radix)
+        return counting.lookup_sum(cols, tables, radix, rows, extra)
+
+    # --- grouped codes ------------------------------------------------------------------------
+
+    def grouped_codes(self, src: Snapshot) -> tuple[Groups, list[np.ndarray]] | None:
+        """The grouped codes of ``src``: its QIs in runs whose cardinalities multiply to at
+        most ``TUNING.group_span`` (``group_span_wide`` from ``group_wide_min_rows`` rows),
+        each run's codes combined into one mixed-radix code per row. A snapshot whose codes
+        are its class keys gets them from the keys (a run's code is a run of the key's digits:
+        no per-QI decoding), up to ``TUNING.group_keyed_max_rows`` rows with the kernel; a
+        source with per-row codes gets them on its second request, if it has
+        ``TUNING.group_min_rows`` to ``TUNING.group_max_rows`` rows. None otherwise (the
+        caller then reads per-QI codes)."""
+        hit = self.grouped.get(id(src))
+        if hit is not None and hit[0] is src and hit[2]:
+            return hit[2], hit[3]
+        t = TUNING
+        implicit = src.keyed
+        if src.rows > (t.group_keyed_max_rows if implicit and counting.KERNEL
+                       else t.group_max_rows):
+            return None
+        if not implicit:
+            if src.rows < t.group_min_rows:
+                return None
+            if hit is None or hit[0] is not src:
+                self.grouped[id(src)] = (src, 1, [], [])  # grouped on the next request
+                return None
+        groups, widest = self._qi_groups(src)
+        dt = np.intp if src.rows <= t.group_intp_rows else np.int32
+        if counting.KERNEL:  # (the kernel reads narrow codes: less memory to stream)
+            dt = np.uint16 if widest <= 1 << 16 else np.int32
+        gcodes = self._from_keys(src, groups, dt) if implicit else \
+            self._from_codes(src, groups, dt)
+        self.grouped[id(src)] = (src, 2, groups, gcodes)
+        return groups, gcodes
+
+    def _qi_groups(self, src: Snapshot) -> tuple[Groups, int]:
+        """Runs of consecutive QIs for :meth:`grouped_codes`, and the widest run's span."""
+        cards = self.encoding.cards
+        groups: Groups = []
+        cur: list[int] = []
+        span = widest = 1
+        limit = TUNING.group_span if src.rows < TUNING.group_wide_min_rows \
+            else TUNING.group_span_wide
+        for i, lv in enumerate(src.levels):
+            c = max(cards[i][lv], 1)
+            if cur and span * c > limit:
+                groups.append(tuple(cur))
+                cur, span = [], 1
+            cur.append(i)
+            span *= c
+            widest = max(widest, span)
+        if cur:
+            groups.append(tuple(cur))
+        return groups, widest
+
+    @staticmethod
+    def _from_keys(src: Snapshot, groups: Groups, dt: type) -> list[np.ndarray]:
+        """Grouped codes of a snapshot whose codes are its class keys: per group, a division
+        and a modulo of the keys, gathered by each row's class."""
+        assert src._classes is not None
+        cc, rc = src._classes
+        out = []
+        for g in groups:
+            d = cc.div[g[-1]]
+            v = cc.keys // d if d > 1 else cc.keys.copy()
+            if g[0] > 0:  # the first group's digits are the key's leading ones
+                v %= math.prod(max(cc.cards[i], 1) for i in g)
+            out.append(v.astype(dt, copy=False) if rc is None else
+                       v.astype(dt, copy=False)[rc])
+        return out
+
+    def _from_codes(self, src: Snapshot, groups: Groups, dt: type) -> list[np.ndarray]:
+        """Grouped codes of a snapshot with per-row codes: per group, its QIs' codes combined
+        in mixed radix."""
+        codes = src.codes
+        assert codes is not None
+        cards = self.encoding.cards
+        out = []
+        for g in groups:
+            gc = codes[g[0]].astype(dt if dt != np.uint16 else np.int32)
+            for i in g[1:]:
+                gc *= max(cards[i][src.levels[i]], 1)
+                gc += codes[i]
+            out.append(gc.astype(dt, copy=False))
+        return out
+
+    def group_lut(self, src_levels: tuple[int, ...], levels: Sequence[int],
+                  radix: Sequence[int], group: tuple[int, ...]) -> np.ndarray:
+        """Digit lookup of a QI group (int64): grouped source code -> the sum of the group's
+        QIs' digits of the key at ``levels`` with these radices."""
+        # groups are runs of consecutive QIs; the radix of a group's QIs follows from its
+        # last one's and the group's target levels
+        g0, g1 = group[0], group[-1] + 1
+        key = (g0, g1, src_levels[g0:g1], tuple(levels[g0:g1]), radix[g1 - 1])
+        lut = self._group_luts.get(key)
+        if lut is None:
+            if self._group_lut_bytes >= TUNING.group_luts_max_bytes:
+                self._group_luts.clear()
+                self._group_lut_bytes = 0
+            # the group's digits in its own radix (its last QI's place 1) are the same whatever
+            # the QIs after it: built once per (source levels, target levels) of the group,
+            # then scaled by the group's place in each target key
+            local = self._group_luts.get(key[:4])
+            if local is None:
+                local = self._local_lut(src_levels, levels, group)
+                self._group_luts[key[:4]] = local
+                self._group_lut_bytes += local.nbytes
+            r = radix[g1 - 1]
+            lut = local * r if r != 1 else local
+            self._group_luts[key] = lut
+            self._group_lut_bytes += lut.nbytes if r != 1 else 0
+        return lut
+
+    def _local_lut(self, src_levels: tuple[int, ...], levels: Sequence[int],
+                   group: tuple[int, ...]) -> np.ndarray:
+        """A group's digit lookup in its own radix (the last QI's place 1), by broadcasting."""
+        cards = self.encoding.cards
+        local: np.ndarray | None = None
+        place = 1
+        for i in reversed(group):
+            table = self.encoding.scaled(i, src_levels[i], levels[i], place)
+            local = table if local is None else np.add.outer(table, local).ravel()
+            place *= max(cards[i][levels[i]], 1)
+        assert local is not None
+        return local
+
+    def raw_marginals(self, base: Snapshot) -> list[np.ndarray] | None:
+        """Per QI, the rows of each raw value (int64), summed from the grouped codes of a base
+        whose codes are its keys (one count per group of QIs, each QI's marginal summed out of
+        its group's); None when the base has no grouped codes."""
+        grouped = self.grouped_codes(base)
+        if grouped is None:
+            return None
+        cards0 = [max(c[0], 1) for c in self.encoding.cards]
+        counts: list[np.ndarray] = [np.zeros(0, np.int64)] * len(cards0)
+        for g, gc in zip(*grouped):
+            cards = [cards0[j] for j in g]
+            joint = np.bincount(gc, weights=base.weights(),
+                                minlength=math.prod(cards)).reshape(cards)
+            for a, j in enumerate(g):
+                others = tuple(b for b in range(len(g)) if b != a)
+                counts[j] = np.rint(joint.sum(axis=others)).astype(np.int64)
+        return counts
+
+
+def combine(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, int]:
+    """``(key, span)``: the mixed-radix int64 key of the code columns (``cards`` their
+    cardinalities, first column most significant) and its span. Before a column would push the
+    span past what counting handles (when that is cheap), and always before it could overflow
+    (:data:`KEY_LIMIT`), the key is re-densified by a monotone rank: the key order stays the
+    columns' lexicographic order, the span shrinks to the distinct keys so far."""
+    if not cols:
+        return np.zeros(0, dtype=np.int64), 1
+    rows = cols[0].shape[0]
+    limit = count_limit(rows)
+    key = cols[0].astype(np.int64)
+    span = max(cards[0], 1)
+    for c, card in zip(cols[1:], cards[1:]):
+        card = max(card, 1)
+        if (span * card > limit and span <= limit) or span * card * 4096 >= KEY_LIMIT:
+            key, uniq = dense_rank(key, span)
+            span = max(int(uniq.shape[0]), 1)
+        np.multiply(key, card, out=key)  # key is this function's own array
+        np.add(key, c, out=key)
+        span *= card
+    return key, span

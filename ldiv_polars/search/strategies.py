@@ -1,0 +1,163 @@
+"""Globally optimal, exact lattice search: :func:`search_lattice` picks a strategy from the
+models' monotonicity and the suppression limit, runs it, and reports what it found.
+
+``flash`` (:mod:`~ldiv_polars.search.flash`; the predicate "node passes" is monotone)
+    Predictive tagging along paths; the set of minimal passing nodes is exact. The optimum:
+    with a monotone metric it is one of the minimal nodes; otherwise (suppression > 0 and a
+    metric other than height) a best-first walk upwards from the minimal nodes, ordered by the
+    metric's suppression-free lower bound, stops once the bound reaches the best exact value
+    found (:func:`~ldiv_polars.search.bounded.best_first`).
+``exhaustive`` (:mod:`~ldiv_polars.search.exhaustive`; default when the predicate is not
+monotone)
+    Every node that could be minimal or optimal is decided; minimal set and optimum are exact.
+``bounded`` (:mod:`~ldiv_polars.search.bounded`; on request)
+    Best-first from the bottom by the metric's lower bound: the optimum is exact, the minimal
+    set is not computed (``minimal_complete=False`` in the result of ``anonymize``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import Model
+from ldiv_polars.search.bounded import best_first, optimum_among
+from ldiv_polars.search.exhaustive import exhaustive
+from ldiv_polars.search.flash import flash
+from ldiv_polars.search.lattice import Lattice
+from ldiv_polars.search.metrics import MetricSuite
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.state import NodeRecord, Progress, SearchState
+from ldiv_polars.search.suppression import predicate_monotone
+from ldiv_polars.search.tuning import TUNING
+
+__all__ = ["STRATEGIES", "NodeRecord", "Progress", "SearchOutcome", "search_lattice"]
+
+STRATEGIES = ("auto", "flash", "exhaustive", "bounded")
+"""Names accepted as ``strategy=`` (``auto``: flash when the predicate is monotone, else
+exhaustive)."""
+
+
+@dataclass
+class SearchOutcome:
+    """What :func:`search_lattice` found, and how."""
+
+    lattice: Lattice
+    strategy: str
+    monotone: bool
+    reason: str
+    """Why the predicate is (not) monotone."""
+    checked: int
+    evaluations: int
+    rollups: int
+    records: dict[int, NodeRecord]
+    passing: np.ndarray
+    """Boolean over nodes: the passing nodes decided (not every one for ``bounded``, nor for
+    ``exhaustive`` when nodes were pruned by the bound)."""
+    minimal: list[int] | None
+    """The minimal passing nodes (None: not computed, ``bounded``)."""
+    optimum: int | None
+    metric: str
+    limit_rows: int
+    notes: list[str] = field(default_factory=list)
+    metrics: MetricSuite | None = None
+    """The search's metric tables (of the searched frequency set)."""
+
+
+Found = tuple[np.ndarray, list[int] | None, int | None, list[str]]
+"""``(passing, minimal, optimum, notes)`` of one strategy's run."""
+
+
+def search_lattice(
+    efs: EncodedFrequencySet,
+    models: Sequence[Model],
+    limit_rows: int,
+    metric: str,
+    *,
+    strategy: str = "auto",
+    progress: Progress | None = None,
+    batch: int = 32,
+) -> SearchOutcome:
+    """Search the lattice of ``efs``'s hierarchies for the minimal nodes where every model
+    passes with at most ``limit_rows`` rows suppressed, and for the optimum under ``metric``
+    (see the module docstring for the strategies). ``progress(decided, size)`` is called as
+    nodes are decided; ``batch``: most nodes checked together.
+
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` for an unknown strategy, or
+    ``flash`` asked for a predicate that is not monotone.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.core.frequency import FrequencySet
+    >>> from ldiv_polars.hierarchy import Hierarchy
+    >>> from ldiv_polars.models import KAnonymity
+    >>> h = {"zip": Hierarchy([["130", "13*", "*"], ["131", "13*", "*"], ["140", "14*", "*"]],
+    ...                       name="zip")}
+    >>> fs = FrequencySet.build(pl.DataFrame({"zip": ["130", "131", "140", "140"]}), "zip", None)
+    >>> out = search_lattice(EncodedFrequencySet.from_frame(fs.materialize(), h),
+    ...                      [KAnonymity(2)], 0, "height")
+    >>> out.strategy, [out.lattice.levels(n) for n in out.minimal], out.lattice.levels(out.optimum)
+    ('flash', [(1,)], (1,))
+    """
+    if strategy not in STRATEGIES:
+        raise InvalidParameterError(
+            f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if math.prod(h.height for h in efs.hierarchies) >= TUNING.prime_min_nodes:
+        efs.prime()  # pinned hubs when the frequency set is large (no-op on small ones)
+    s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
+    monotone, reason = predicate_monotone(models, limit_rows > 0)
+    if strategy == "auto":
+        strategy = "flash" if monotone else "exhaustive"
+    if strategy == "flash" and not monotone:
+        raise InvalidParameterError(f"strategy 'flash' needs a monotone predicate; {reason}")
+    run = {"flash": _by_flash, "exhaustive": _by_exhaustive, "bounded": _by_bounded}[strategy]
+    passing, minimal, optimum, notes = run(s)
+    return SearchOutcome(
+        lattice=s.lattice, strategy=strategy, monotone=monotone, reason=reason,
+        checked=s.checked, evaluations=s.checker.evaluations, rollups=efs.rollups,
+        records=s.records, passing=passing, minimal=minimal, optimum=optimum, metric=metric,
+        limit_rows=limit_rows, notes=notes, metrics=s.metrics,
+    )
+
+
+def _by_flash(s: SearchState) -> Found:
+    flash(s)
+    passing = s.tags == 1
+    minimal = s.lattice.minimal_of(passing)
+    if s.metric_monotone:
+        optimum = optimum_among(s, minimal)
+        note = f"metric {s.metric!r} is monotone here: the optimum is a minimal node"
+    else:
+        optimum = best_first(s, minimal) if minimal else None
+        note = (f"metric {s.metric!r} is not monotone with suppression: best-first from the "
+                f"minimal nodes, pruned by its suppression-free lower bound")
+    return passing, minimal, optimum, [note]
+
+
+def _by_exhaustive(s: SearchState) -> Found:
+    exhaustive(s)
+    passing = s.tags == 1
+    minimal = s.lattice.minimal_of(passing)
+    cand = [int(i) for i in np.flatnonzero(passing)]
+    optimum = optimum_among(s, cand) if cand else None
+    notes = ["predicate not monotone: every node that could be minimal or optimal decided "
+             "(zero-suppression passes tagged upwards only)"]
+    if s.pruned:
+        notes.append(f"{s.pruned} node(s) with a passing node below them and a metric lower "
+                     f"bound beyond the optimum were left unchecked (neither minimal nor "
+                     f"optimal)")
+    if s.relaxed:
+        notes.append("nodes failing the union-closed relaxation ("
+                     + ", ".join(m.describe() for m in s.relaxed)
+                     + ") beyond the limit were tagged failing with everything below them "
+                     "(Flash over the relaxation)")
+    return passing, minimal, optimum, notes
+
+
+def _by_bounded(s: SearchState) -> Found:
+    optimum = best_first(s, [s.lattice.bottom])
+    return s.tags == 1, None, optimum, [
+        "bounded: optimum exact by lower-bound pruning; minimal nodes not computed"]
