@@ -24,13 +24,16 @@ from hypothesis import strategies as st
 
 import ldiv_polars as lp
 from ldiv_polars.core import FrequencySet
+from ldiv_polars.errors import NoSqlFormError
 from ldiv_polars.models import (
     AlphaKAnonymity,
     BetaLikeness,
     BinaryLDiversity,
     DeltaDisclosure,
+    DistinctLDiversity,
     EncodedRows,
     EntropyLDiversity,
+    KAnonymity,
     NegativePositiveDisclosureRecursive,
     PositiveDisclosureRecursive,
     RecursiveCLDiversity,
@@ -103,6 +106,29 @@ def emd_equal(c: Counter, t: Counter) -> Fraction:
     nc, n = sum(c.values()), sum(t.values())
     return sum((abs(Fraction(c.get(v, 0), nc) - Fraction(t[v], n)) for v in t),
                Fraction(0)) / 2
+
+
+# a 3-level value hierarchy over VALUES (ARX layout); ground distance = level of the lowest
+# common ancestor / 3
+HIER = pl.DataFrame({"value": VALUES, "l1": ["ab", "ab", "c", "de", "de"],
+                     "l2": ["abc", "abc", "abc", "de", "de"], "l3": ["*"] * 5})
+PATHS = {row[0]: row for row in HIER.iter_rows()}
+
+
+def emd_hier(c: Counter, t: Counter) -> Fraction:
+    """The EMD under the hierarchy's tree metric by the tree-EMD identity (independent of the
+    paper's per-node formula the library uses): every edge weighs 1/(2H), so the EMD is
+    ``1/(2H) sum over non-root nodes v of |P(subtree v) - Q(subtree v)|``."""
+    height = HIER.width - 1
+    nc, n = sum(c.values()), sum(t.values())
+    acc = Fraction(0)
+    for level in range(height):  # leaves (0) up to the root's children (H - 1)
+        nodes = {PATHS[v][level] for v in VALUES}
+        for node in nodes:
+            under = [v for v in t if PATHS[v][level] == node]
+            acc += abs(sum((Fraction(c.get(v, 0), nc) - Fraction(t[v], n) for v in under),
+                           Fraction(0)))
+    return acc / (2 * height)
 
 
 def emd_ordered(c: Counter, t: Counter) -> Fraction:
@@ -194,7 +220,8 @@ def exact_pass(model, c: Counter, t: Counter) -> bool:
     """The reference verdict of one class."""
     name = model.name
     if name == "t_closeness":
-        emd = emd_equal(c, t) if model.distance == "equal" else emd_ordered(c, t)
+        emd = {"equal": emd_equal, "ordered": emd_ordered,
+               "hierarchical": emd_hier}[model.distance](c, t)
         return emd <= dec(model.t)
     if name == "beta_likeness":
         return beta_ok(c, t, dec(model.beta), model.enhanced)
@@ -230,12 +257,14 @@ def boundary_case(draw):
     c0 = draw(st.sampled_from(classes))
     size = sum(c0.values())
     r = sorted(c0.values(), reverse=True)
-    kind = draw(st.sampled_from(["t_equal", "t_ordered", "beta", "beta_enh", "delta", "alpha",
+    kind = draw(st.sampled_from(["t_equal", "t_ordered", "t_hier", "beta", "beta_enh", "delta", "alpha",
                                  "entropy", "recursive", "pd", "npd", "binary"]))
     if kind == "t_equal":
         model = TCloseness(min(float(emd_equal(c0, t)), 1.0), "equal")
     elif kind == "t_ordered":
         model = TCloseness(min(float(emd_ordered(c0, t)), 1.0), "ordered")
+    elif kind == "t_hier":
+        model = TCloseness(min(float(emd_hier(c0, t)), 1.0), "hierarchical", HIER)
     elif kind in ("beta", "beta_enh"):
         g = [float(x) for x, _ in gains(c0, t)] or [0.5]
         model = BetaLikeness(max(draw(st.sampled_from(g)), 1e-3), enhanced=kind == "beta_enh")
@@ -310,7 +339,6 @@ def con():
 @given(case=boundary_case())
 def test_sql_verdicts_are_exact_on_the_boundary(con, case):
     import ldiv_polars.duckdb as ld
-    from ldiv_polars.errors import NoSqlFormError
 
     classes, model = case
     try:
@@ -410,3 +438,59 @@ def test_recursive_l_needs_no_more_than_the_ratio(l):
     res = lp.check(df, ["q"], "s", [RecursiveCLDiversity(ratio, l)]).models[0]
     assert not res.passed and res.achieved == ratio
     assert lp.check(df, ["q"], "s", [RecursiveCLDiversity(math.nextafter(ratio, 9), l)]).passed
+
+
+@pytest.mark.parametrize("model", [RecursiveCLDiversity(1e-9, 1),
+                                   PositiveDisclosureRecursive(1e-9, 1, ["x"])])
+def test_recursive_l1_needs_no_c_in_every_engine(con, model):
+    # l = 1: every class passes whatever c, so the achieved value is 0 (no c is needed; it was
+    # 1.0 on one table and 0.5 on another while passing at c = 1e-9), in Polars, SQL and summary
+    import ldiv_polars.duckdb as ld
+    from ldiv_polars.table_summary import summary
+
+    for df in (pl.DataFrame({"q": [0, 0, 0, 1, 1], "s": list("aabcc")}),
+               pl.DataFrame({"q": [0, 0, 1, 1], "s": list("abab")})):
+        res = lp.check(df, ["q"], "s", [model]).models[0]
+        assert (res.passed, res.achieved) == (True, 0.0)
+        assert model.satisfied_by(res.achieved)
+        got = ld.check(df, ["q"], "s", [model], con=con)[0]
+        assert (got["passed"], got["achieved"]) == (True, 0.0)
+        assert summary(df, ["q"], "s", l=1)["recursive_c"] == 0.0
+
+
+@st.composite
+def random_case(draw):
+    """A random small table and a random model with a random threshold (not on purpose on the
+    boundary): the achieved value's table-level test must give the verdict."""
+    n = draw(st.integers(1, 30))
+    df = pl.DataFrame({"q": draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)),
+                       "s": draw(st.lists(st.sampled_from(VALUES), min_size=n, max_size=n))})
+    x = draw(st.sampled_from([0.05, 0.2, 0.3, 1 / 3, 0.5, 0.75, 1.0]))
+    l = draw(st.integers(1, 4))
+    y = draw(st.lists(st.sampled_from(VALUES), min_size=1, max_size=2, unique=True))
+    model = draw(st.sampled_from([
+        KAnonymity(l), DistinctLDiversity(l), EntropyLDiversity(1 + 2 * x),
+        RecursiveCLDiversity(4 * x, l), PositiveDisclosureRecursive(4 * x, l, y),
+        AlphaKAnonymity(x, 1), TCloseness(x, "equal"), TCloseness(x, "ordered"),
+        TCloseness(x, "hierarchical", HIER), BetaLikeness(2 * x),
+        BetaLikeness(2 * x, enhanced=True), DeltaDisclosure(2 * x),
+        BinaryLDiversity(1 + 2 * x, y)]))
+    return df, model
+
+
+@SETTINGS
+@given(random_case())
+def test_achieved_value_agrees_with_the_verdict_on_random_tables(con, case):
+    import ldiv_polars.duckdb as ld
+
+    df, model = case
+    res = lp.check(df, ["q"], "s", [model]).models[0]
+    assert model.satisfied_by(res.achieved) == res.passed, (model, res.achieved)
+    try:
+        model.sql_call()
+    except NoSqlFormError:
+        return
+    got = ld.check(df, ["q"], "s", [model], con=con)[0]
+    assert got["passed"] == res.passed, (model, got)
+    achieved = got["achieved"] if got["achieved"] is not None else math.inf
+    assert model.satisfied_by(achieved) == got["passed"], (model, got)

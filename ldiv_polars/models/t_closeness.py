@@ -47,13 +47,19 @@ if TYPE_CHECKING:
 
 
 def hierarchy_frame(hierarchy: Any) -> pl.DataFrame:
-    """Accept a DataFrame in ARX layout or an object with a ``.frame`` DataFrame in that layout;
-    return it with every column cast to string."""
+    """Accept a DataFrame in ARX layout, an object with a ``.frame`` DataFrame in that layout,
+    or its rows (a list of equal-length lists, as a model spec carries it to the SQL exact
+    step); return it with every column cast to string."""
     frame = getattr(hierarchy, "frame", hierarchy)
+    if isinstance(frame, (list, tuple)) and frame and all(
+            isinstance(r, (list, tuple)) and len(r) == len(frame[0]) for r in frame):
+        frame = pl.DataFrame([[None if v is None else str(v) for v in r] for r in frame],
+                             orient="row",
+                             schema=[f"level{i}" for i in range(len(frame[0]))])
     if not isinstance(frame, pl.DataFrame):
         raise InvalidParameterError(
             "a hierarchy must be a polars DataFrame in ARX layout (first column the value, one "
-            "column per level) or an object with such a `.frame`"
+            "column per level), an object with such a `.frame`, or its rows"
         )
     if frame.width < 2:
         raise InvalidParameterError("a hierarchy needs the value column and at least one level")
