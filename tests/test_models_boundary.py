@@ -257,8 +257,8 @@ def boundary_case(draw):
     c0 = draw(st.sampled_from(classes))
     size = sum(c0.values())
     r = sorted(c0.values(), reverse=True)
-    kind = draw(st.sampled_from(["t_equal", "t_ordered", "t_hier", "beta", "beta_enh", "delta", "alpha",
-                                 "entropy", "recursive", "pd", "npd", "binary"]))
+    kind = draw(st.sampled_from(["t_equal", "t_ordered", "t_hier", "beta", "beta_enh", "delta",
+                                 "alpha", "entropy", "recursive", "pd", "npd", "binary"]))
     if kind == "t_equal":
         model = TCloseness(min(float(emd_equal(c0, t)), 1.0), "equal")
     elif kind == "t_ordered":
