@@ -168,3 +168,11 @@ def test_node_checker_in_numpy_equals_engine_on_adult(adult_dir, models):
         assert np.array_equal(a.suppressed, b.suppressed), lat.levels(node)
     assert fast.engine_evaluations < fast.evaluations  # numpy decided (nearly) every node
     assert slow.engine_evaluations == slow.evaluations
+
+
+@SETTINGS
+@given(encoded(), st.data())
+def test_uniform_reads_the_chosen_classes(rows, data):
+    which = np.array(sorted(data.draw(st.sets(st.integers(0, rows.classes - 1)))), np.int64)
+    want = [len(set(rows.n[rows.cls == c].tolist())) <= 1 for c in which.tolist()]
+    assert rows.uniform(which).tolist() == want

@@ -210,10 +210,11 @@ class EntropyLDiversity(Model):
         thr = math.log(self.l)
         passed = (h >= thr) | absent
         uncertain = (np.abs(h - thr) <= band) & ~absent
-        if uncertain.any():  # a uniform class has H = ln(distinct) exactly: decided here
-            uniform = uncertain & (rows.top(1)[0] == rows.smallest())
+        unsure = np.flatnonzero(uncertain)
+        if unsure.shape[0]:  # a uniform class has H = ln(distinct) exactly: decided here
+            uniform = unsure[rows.uniform(unsure)]
             passed[uniform] = rows.distinct[uniform] >= math.ceil(self._exact_l)
-            uncertain &= ~uniform
+            uncertain[uniform] = False
         return ClassVerdict(passed, uncertain)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
