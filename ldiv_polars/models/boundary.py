@@ -62,23 +62,25 @@ def reference_of(labels: Sequence[object], counts: Sequence[int],
 
 def _decide_batch(df: pl.DataFrame, *, models: Sequence[Model], qi: Sequence[str],
                   text: bool) -> pl.DataFrame:
+    # column names once (a model's key is rebuilt from its parameters on every call)
+    cols = [(m, uncertain_col(m), exact_pass_col(m), exact_value_col(m)) for m in models]
     out: dict[str, list[object]] = {q: df.get_column(q).to_list() for q in qi}
-    for m in models:
-        out[exact_pass_col(m)] = []
-        out[exact_value_col(m)] = []
+    for _, _, pass_c, value_c in cols:
+        out[pass_c] = []
+        out[value_c] = []
     if df.height:
         first = df.row(0, named=True)
         ref, rank = reference_of(first[_REF], first[_REF_N], first[_REF_TEXT] if text else None)
         for row in df.iter_rows(named=True):
             cc = ClassCounts(tuple(rank[_key(v)] for v in row[_VALUES]),
                              tuple(int(c) for c in row[_COUNTS]))
-            for m in models:
-                passed, value = m.decide(cc, ref) if row[uncertain_col(m)] else (None, None)
-                out[exact_pass_col(m)].append(passed)
-                out[exact_value_col(m)].append(value)
+            for m, unc_c, pass_c, value_c in cols:
+                passed, value = m.decide(cc, ref) if row[unc_c] else (None, None)
+                out[pass_c].append(passed)
+                out[value_c].append(value)
     schema = {q: df.schema[q] for q in qi}
-    schema |= {c: pl.Boolean for m in models for c in [exact_pass_col(m)]}
-    schema |= {c: pl.Float64 for m in models for c in [exact_value_col(m)]}
+    schema |= {pass_c: pl.Boolean for _, _, pass_c, _ in cols}
+    schema |= {value_c: pl.Float64 for _, _, _, value_c in cols}
     return pl.DataFrame(out, schema=schema)
 
 
@@ -90,7 +92,8 @@ def decide_uncertain(classes: pl.LazyFrame, rows: pl.LazyFrame, reference: pl.La
     ``reference`` the table distribution ``(s, ROW_N, ...)``."""
     qi = list(qi)
     classes = classes.with_columns(
-        [m.uncertain().alias(uncertain_col(m)) for m in models])  # type: ignore[union-attr]
+        [m.uncertain().alias(uncertain_col(m)) for m in models]  # type: ignore[union-attr]
+    ).cache()  # read twice (the uncertain classes, the result): aggregated once
     flags = [uncertain_col(m) for m in models]
     need = classes.filter(pl.any_horizontal(flags)).select(*qi, *flags)
     text = any(getattr(m, "exact_needs_text", False) for m in models)
