@@ -166,10 +166,36 @@ def _population_uniqueness_udf(sizes: list[int], classes: list[int], population:
     return {k: out[k] for k in POPULATION_UNIQUENESS_FIELDS}
 
 
+def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Array,
+                labels: pa.Array) -> pa.Array:
+    """Arrow UDF: the exact verdict and value of each (undecided) class of the batch, by the
+    model's own routine (``Model.decide``; a loop over those classes, never rows)."""
+    from ldiv_polars.models.exact import ClassCounts, Reference
+    from ldiv_polars.models.spec import from_spec
+
+    passed: list[bool] = []
+    values: list[float] = []
+    ref: Reference | None = None
+    key: tuple[Any, Any] | None = None
+    for sp, rk, cn, tb, lb in zip(spec.to_pylist(), ranks.to_pylist(), counts.to_pylist(),
+                                  table.to_pylist(), labels.to_pylist()):
+        if key != (tb, lb):  # every class of one query shares the domain: built once
+            key = (tb, lb)
+            ref = Reference(tuple(lb), tuple(int(c) for c in tb), tuple(lb))
+        assert ref is not None
+        ok, v = from_spec(sp).decide(ClassCounts(tuple(rk), tuple(int(c) for c in cn)), ref)
+        passed.append(bool(ok))
+        values.append(float(v))
+    return pa.StructArray.from_arrays([pa.array(passed, pa.bool_()),
+                                       pa.array(values, pa.float64())],
+                                      names=["passed", "value"])
+
+
 def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     dbl_list = duckdb.list_type(duckdb.sqltypes.DOUBLE)
     big_list = duckdb.list_type(duckdb.sqltypes.BIGINT)
-    for name in ("ldiv_adjusted_entropy", "ldiv_population_uniqueness_of"):
+    str_list = duckdb.list_type(duckdb.sqltypes.VARCHAR)
+    for name in ("ldiv_adjusted_entropy", "ldiv_decide", "ldiv_population_uniqueness_of"):
         try:
             con.remove_function(name)
         except Exception:  # noqa: BLE001 - not registered yet on this connection
@@ -189,6 +215,14 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         duckdb.sqltypes.DOUBLE,
         type="arrow",
         null_handling="special",
+    )
+    con.create_function(
+        "ldiv_decide",
+        _decide_udf,
+        [duckdb.sqltypes.VARCHAR, big_list, big_list, big_list, str_list],
+        duckdb.struct_type({"passed": duckdb.sqltypes.BOOLEAN,
+                            "value": duckdb.sqltypes.DOUBLE}),
+        type="arrow",
     )
 
 
@@ -216,7 +250,8 @@ def install(
 
 
 def _installed(con: duckdb.DuckDBPyConnection, udfs: bool) -> bool:
-    names = ["ldiv_summary", "ldiv__fs"] + (["ldiv_adjusted_entropy"] if udfs else [])
+    names = ["ldiv_summary", "ldiv__fs", "ldiv__verdict"] + (
+        ["ldiv_adjusted_entropy", "ldiv_decide"] if udfs else [])
     row = con.execute(
         "SELECT count(DISTINCT function_name) FROM duckdb_functions() "
         "WHERE list_contains(?, function_name)",
@@ -487,9 +522,11 @@ def register_hierarchy(
 
 
 def _result_row(key: str, row: tuple[Any, ...]) -> dict[str, object]:
-    """One model macro's ``(model, passed, achieved, failing_classes, failing_rows)`` row as the
-    dict :func:`check` returns."""
-    model, passed, achieved, fc, fr = row
+    """One ``ldiv__result`` row ``(model, passed, achieved, failing_classes, failing_rows,
+    undecided_classes)`` as the dict :func:`check` returns."""
+    model, passed, achieved, fc, fr, undecided = row
+    if undecided:  # pragma: no cover - the exact step decides every class when installed
+        raise InvalidParameterError(f"{model}: {undecided} class(es) left undecided")
     return {
         "model": model,
         "key": key,
@@ -498,6 +535,36 @@ def _result_row(key: str, row: tuple[Any, ...]) -> dict[str, object]:
         "failing_classes": int(fc),
         "failing_rows": int(fr),
     }
+
+
+class _Calls:
+    """Runs models' SQL forms (``Model.sql_call``) over extended frequency sets on one
+    connection: registers their hierarchies (checking the sensitive values are leaves) and
+    drops them at the end."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.hierarchies: list[str] = []
+
+    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
+        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
+        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
+        classes decided exactly."""
+        args: list[Any] = [x_name, *call.params]
+        if call.hierarchy is not None:
+            hname = register_hierarchy(self.con, _tmp("hier"), call.hierarchy)
+            self.hierarchies.append(hname)
+            _check_leaves(self.con, fs, hname)
+            args.append(hname)
+        marks = ", ".join("?" for _ in args)
+        cte = _tmp("c")
+        sql = (f"(WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
+               f"FROM ldiv__decide_x(?, ?, ?))")
+        return sql, [*args, cte, x_name, call.spec_json]
+
+    def close(self) -> None:
+        for hname in self.hierarchies:
+            self.con.unregister(hname)
 
 
 @reads_input
@@ -513,17 +580,17 @@ def check(
 ) -> list[dict[str, object]]:
     """Evaluate foundation model objects (``ldiv_polars.models``) with the SQL macros: one pass
     over the rows builds the frequency set, its extended form (class ids and sizes, table
-    frequencies) is built once, and each model's ``ldiv__<model>_x`` macro reads it.
+    frequencies) is built once, and each model's SQL form (``Model.sql_call``: a per-class
+    macro) reads it; the classes within rounding of a threshold are decided exactly by the
+    model's own routine (the ``ldiv_decide`` UDF), as in the Polars engine.
 
     Returns one dict per model: ``model``, ``key``, ``passed``, ``achieved`` (None where the
-    Polars side reports infinity), ``failing_classes``, ``failing_rows``. Supported:
-    KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity,
-    PositiveDisclosureRecursive, NegativePositiveDisclosureRecursive, AlphaKAnonymity,
-    TCloseness (equal, ordered, hierarchical), DeltaDisclosure, BetaLikeness (basic and
-    enhanced), EntropyLDiversityDontCare (Python UDF); with several sensitive columns,
-    KAnonymity and MultiAttribute around DistinctLDiversity, EntropyLDiversity or
-    RecursiveCLDiversity (one frequency set per sensitive column, the others joining the
-    quasi-identifier, as Def 4.6 says). Others raise InvalidParameterError.
+    Polars side reports infinity), ``failing_classes``, ``failing_rows``. Every model with a
+    SQL form is supported (a model without one raises
+    :class:`~ldiv_polars.errors.NoSqlFormError`); with several sensitive columns, models that
+    read no sensitive column and ``MultiAttribute`` around a model with a SQL form (one
+    frequency set per sensitive column, the others joining the quasi-identifier, as Def 4.6
+    says).
 
     >>> import polars as pl
     >>> from ldiv_polars.models import KAnonymity
@@ -537,7 +604,7 @@ def check(
         return _check_multi(data, qi, as_names(sensitive), model_list, con=con,
                             separator=separator, nulls=nulls)
     s = _single_sensitive(sensitive)
-    calls = [_sql_call(m) for m in model_list]  # fail on unsupported models before any work
+    calls = [m.sql_call() for m in model_list]  # fail on models with no SQL form before any work
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, s)
         if not _installed(src.con, udfs=True):
@@ -547,31 +614,23 @@ def check(
 
 
 def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any],
-              calls: list[tuple[str, list[Any], Any]]) -> list[dict[str, object]]:
+              calls: list[Any]) -> list[dict[str, object]]:
     """:func:`check` of a materialized frequency set (the temp table ``fs``): its extended
-    form (class ids, sizes, table frequencies) is built once and shared by every model."""
+    form (class ids, sizes, table frequencies) is built once and shared by every model, whose
+    SQL form (``calls``: ``Model.sql_call()``) reads it."""
     out: list[dict[str, object]] = []
-    hier_names: list[str] = []
     x_name = _tmp("fsx")
     con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
+    runner = _Calls(con)
     try:
-        for m, (macro, params, hierarchy) in zip(model_list, calls):
-            args: list[Any] = [x_name, *params]
-            if hierarchy is not None:
-                hname = register_hierarchy(con, _tmp("hier"), hierarchy)
-                hier_names.append(hname)
-                _check_leaves(con, fs, hname)
-                args.append(hname)
-            marks = ", ".join("?" for _ in args)
-            cur = con.execute(
-                f"SELECT model, passed, achieved, failing_classes, failing_rows "
-                f"FROM {macro}({marks})",
-                args,
-            )
-            out.append(_result_row(m.key, cur.fetchall()[0]))
+        for m, call in zip(model_list, calls):
+            sql, args = runner.classes(call, x_name, fs)
+            cl = _tmp("cl")
+            row = con.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
+                              [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
+            out.append(_result_row(m.key, row))
     finally:
-        for hname in hier_names:
-            con.unregister(hname)
+        runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
     return out
 
@@ -604,7 +663,7 @@ def report(
     if not isinstance(sensitive, str):
         raise InvalidParameterError("report() takes exactly one sensitive column")
     model_list = _model_list(models)
-    calls = [_sql_call(m) for m in model_list]
+    calls = [m.sql_call() for m in model_list]
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=True):
@@ -620,50 +679,24 @@ def _model_list(models: Any) -> list[Any]:
     return check_models(models)
 
 
-def _multi_inner(m: Any) -> tuple[str, str, list[Any], int, bool]:
-    """(ok expression, value expression, their parameters, tail start l, higher is better) of
-    a multi-attribute inner model over ``ldiv__class_stats_x`` columns."""
-    from ldiv_polars import models as M
-
-    inner = m.inner
-    if isinstance(inner, M.DistinctLDiversity):
-        return "distinct_values >= ?", "distinct_values::DOUBLE", [inner.l], 1, True
-    if isinstance(inner, M.EntropyLDiversity) and not isinstance(
-            inner, M.EntropyLDiversityDontCare):
-        return ("entropy >= ln(?) - 1e-12", "exp(entropy)", [float(inner.l)], 1, True)
-    if type(inner) is M.RecursiveCLDiversity:
-        return ("? <= 1 OR (tail IS NOT NULL AND max_count < ? * tail)",
-                "CASE WHEN tail > 0 THEN max_count / tail ELSE 'inf'::DOUBLE END",
-                [inner.l, inner.c], inner.l, False)
-    raise InvalidParameterError(
-        f"{m.describe()} has no SQL form in the DuckDB engine yet (multi-attribute supports "
-        "distinct, entropy and recursive (c,l) inner models); use the Polars engine"
-    )
-
-
 def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
                  model_list: list[Any], *, con: duckdb.DuckDBPyConnection | None,
                  separator: str | None, nulls: NullPolicy) -> list[dict[str, object]]:
-    """Several sensitive columns: KAnonymity and MultiAttribute models (Def 4.6)."""
-    from ldiv_polars import models as M
+    """Several sensitive columns: models reading no sensitive column, judged on the classes
+    of the quasi-identifier, and models applying one single-attribute model to each sensitive
+    column in turn (``Model.each_attribute``, Def 4.6)."""
+    from ldiv_polars.models.verdict import check_models
 
-    plans: list[Any] = []
-    for m in model_list:
-        if isinstance(m, M.MultiAttribute):
-            plans.append(_multi_inner(m))
-        elif isinstance(m, M.KAnonymity):
-            plans.append(None)
-        else:
-            raise InvalidParameterError(
-                f"{m.describe()} read(s) one sensitive column but {len(sensitive)} were given: "
-                "wrap the model in MultiAttribute(...) or pass one sensitive column"
-            )
+    check_models(model_list, sensitive)
+    calls = [m.sql_call() if m.each_attribute is None else m.each_attribute.sql_call()
+             for m in model_list]
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=True):
             install(src.con, udfs=True)
         conn = src.con
         created: list[str] = []
+        runner = _Calls(conn)
         with ExitStack() as stack:
             try:
                 # one frequency set per sensitive column, the other sensitive columns in the key
@@ -683,44 +716,51 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
                     pos = [fields.index(c) + 1 for c in src.columns if c in qi_l]
                     oc_exprs.append("row(" + ", ".join(f"struct_extract_at(ec, {p})" for p in pos)
                                     + ")")
-                sizes = _tmp("msz")
-                conn.execute(f"CREATE TEMP TABLE {_quote(sizes)} AS SELECT {oc_exprs[0]} AS oc, "
-                             f"sum(n)::BIGINT AS size FROM {_quote(fs_names[0])} GROUP BY ALL")
-                created.append(sizes)
+                # the classes of the quasi-identifier alone (with the first sensitive column)
+                whole = _tmp("mfs")
+                conn.execute(f"CREATE TEMP TABLE {_quote(whole)} AS SELECT {oc_exprs[0]} AS ec, "
+                             f"sv, sum(n)::BIGINT AS n FROM {_quote(fs_names[0])} GROUP BY ALL")
+                conn.execute(f"CREATE TEMP TABLE {_quote(whole + '_x')} AS FROM ldiv__fsx(?)",
+                             [whole])
+                created += [whole, whole + "_x"]
                 out: list[dict[str, object]] = []
-                for m, plan in zip(model_list, plans):
-                    if plan is None:
-                        row = conn.execute("FROM ldiv__k_anonymity_of(?, ?)", [sizes, m.k]
-                                           ).fetchall()[0]
+                for m, call in zip(model_list, calls):
+                    if m.each_attribute is None:
+                        sql, args = runner.classes(call, whole + "_x", whole)
                     else:
-                        ok_sql, value_sql, params, tail_l, higher = plan
-                        parts = []
-                        args: list[Any] = []
-                        for name, oc in zip(fs_names, oc_exprs):
-                            parts.append(
-                                f"SELECT {oc} AS oc, {ok_sql} AS ok, {value_sql} AS v "
-                                f"FROM ldiv__class_stats_x(?, ?) "
-                                f"JOIN (SELECT cid, any_value(ec) AS ec FROM {_quote(name + '_x')} "
-                                f"GROUP BY cid) USING (cid)"
-                            )
-                            args += [*params, name + "_x", tail_l]
-                        worst = "min(v)" if higher else "max(v)"
-                        row = conn.execute(
-                            f"WITH p AS ({' UNION ALL '.join(parts)}), "
-                            f"c AS (SELECT oc, bool_and(ok) AS ok, {worst} AS v FROM p "
-                            f"GROUP BY oc), "
-                            f"z AS (SELECT c.ok, c.v, s.size FROM c JOIN {_quote(sizes)} s "
-                            f"ON c.oc IS NOT DISTINCT FROM s.oc) "
-                            f"SELECT 'multi_attribute', coalesce(bool_and(ok), true), {worst}, "
-                            f"count(*) FILTER (WHERE NOT ok), "
-                            f"coalesce(sum(size) FILTER (WHERE NOT ok), 0) FROM z",
-                            args,
-                        ).fetchall()[0]
+                        sql, args = _per_attribute(runner, call, fs_names, oc_exprs, whole,
+                                                   m.each_attribute.higher_is_better)
+                    cl = _tmp("cl")
+                    row = conn.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
+                                       [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
                     out.append(_result_row(m.key, row))
                 return out
             finally:
+                runner.close()
                 for name in created:
                     conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+
+
+def _per_attribute(runner: _Calls, call: Any, fs_names: list[str], oc_exprs: list[str],
+                   whole: str, higher: bool) -> tuple[str, list[Any]]:
+    """The per-class verdicts of Def 4.6 over the original classes (those of ``whole``): a
+    class passes iff every sub-class (class x values of the other sensitive columns) passes
+    the inner model for every sensitive column; its value is the worst."""
+    parts, args = [], []
+    for name, oc in zip(fs_names, oc_exprs):
+        sql, a = runner.classes(call, name + "_x", name)
+        parts.append(f"SELECT {oc} AS oc, d.ok, d.v, d.unc FROM {sql} d "
+                     f"JOIN (SELECT cid, any_value(ec) AS ec FROM {_quote(name + '_x')} "
+                     f"GROUP BY cid) USING (cid)")
+        args += a
+    worst = "min(v)" if higher else "max(v)"
+    sizes = (f"(SELECT ec AS oc, sum(n)::BIGINT AS size FROM {_quote(whole)} GROUP BY ec)")
+    sql = (f"(WITH p AS ({' UNION ALL '.join(parts)}), "
+           f"z AS (SELECT oc, bool_and(ok) AS ok, bool_or(unc) AS unc, {worst} AS v FROM p "
+           f"GROUP BY oc) "
+           f"SELECT 0 AS cid, s.size, z.ok, z.v, z.unc FROM z JOIN {sizes} s "
+           f"ON z.oc IS NOT DISTINCT FROM s.oc)")
+    return sql, args
 
 
 def _check_leaves(con: duckdb.DuckDBPyConnection, fs: str, hier: str) -> None:
@@ -734,39 +774,3 @@ def _check_leaves(con: duckdb.DuckDBPyConnection, fs: str, hier: str) -> None:
             f"{row[0]} sensitive value(s) missing from the hierarchy, e.g. "
             f"{', '.join(repr(v) for v in row[1])}"
         )
-
-
-def _sql_call(m: Any) -> tuple[str, list[Any], Any]:
-    """(macro reading the extended frequency set, parameters after its name, hierarchy or
-    None) for a model object."""
-    from ldiv_polars import models as M
-
-    if isinstance(m, M.KAnonymity):
-        return "ldiv__k_anonymity_x", [m.k], None
-    if isinstance(m, M.DistinctLDiversity):
-        return "ldiv__distinct_l_x", [m.l], None
-    if isinstance(m, M.EntropyLDiversityDontCare):
-        return "ldiv__entropy_l_dont_care_fs", [float(m.l), [str(v) for v in m.dont_care]], None
-    if isinstance(m, M.EntropyLDiversity):
-        return "ldiv__entropy_l_x", [float(m.l)], None
-    if isinstance(m, M.NegativePositiveDisclosureRecursive):
-        return ("ldiv__npd_recursive_cl_x",
-                [m.c, m.c2, m.l, [str(v) for v in m.dont_care], [str(v) for v in m.protected]],
-                None)
-    if isinstance(m, M.PositiveDisclosureRecursive):
-        return "ldiv__pd_recursive_cl_x", [m.c, m.l, [str(v) for v in m.dont_care]], None
-    if type(m) is M.RecursiveCLDiversity:
-        return "ldiv__recursive_cl_x", [m.c, m.l], None
-    if isinstance(m, M.AlphaKAnonymity):
-        return "ldiv__alpha_k_x", [m.alpha, m.k], None
-    if isinstance(m, M.TCloseness):
-        if m.distance == "hierarchical":
-            return "ldiv__t_closeness_hierarchical_x", [m.t], m.hierarchy
-        return "ldiv__t_closeness_x", [m.t, m.distance], None
-    if isinstance(m, M.DeltaDisclosure):
-        return "ldiv__delta_disclosure_x", [m.delta], None
-    if isinstance(m, M.BetaLikeness):
-        return "ldiv__beta_likeness_x", [m.beta, m.enhanced], None
-    raise InvalidParameterError(
-        f"{m.describe()} has no SQL form in the DuckDB engine yet; use the Polars engine"
-    )

@@ -104,3 +104,7 @@ class OutputOverwritesInputError(OutputPathError):
 class OutputWriteError(OutputPathError):
     """Writing an output failed part way (no space left, an I/O error): the temporary file is
     removed and nothing at the output path was touched."""
+
+
+class NoSqlFormError(InvalidParameterError):
+    """A model has no SQL form: the DuckDB engine cannot evaluate it (use the Polars engine)."""

@@ -40,11 +40,11 @@ class _LdivFrame:
 
     def frequency_set(
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
-        *, nulls: NullPolicy = "error",
+        *, nulls: NullPolicy = "error", count: str = "n",
     ) -> pl.LazyFrame:
-        """Lazy frequency set ``(qi..., sensitive..., n)``; see
+        """Lazy frequency set ``(qi..., sensitive..., count)``; see
         :func:`ldiv_polars.frequency_set`."""
-        return frequency_set(self._frame, qi, sensitive, nulls=nulls)
+        return frequency_set(self._frame, qi, sensitive, nulls=nulls, count=count)
 
     def check(
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,

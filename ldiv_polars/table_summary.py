@@ -13,12 +13,13 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, reads_input, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import SIZE, evaluate_classes
+from ldiv_polars.models.base import SIZE, table_results
 from ldiv_polars.models.disclosure import AlphaKAnonymity, DeltaDisclosure
+from ldiv_polars.models.evaluate import evaluate_unnamed
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
     DistinctLDiversity,
@@ -137,11 +138,11 @@ def _keyed_by_class(fs: FrequencySet) -> FrequencySet:
     s = fs.sensitive[0]
     key = "__ldiv_class" if s != "__ldiv_class" else "__ldiv_class_"
     frame = (
-        fs.frame.group_by(list(fs.qi)).agg(s, COUNT)
-        .select(pl.int_range(pl.len(), dtype=pl.Int64).alias(key), s, COUNT)
-        .explode(s, COUNT)
+        fs.frame.group_by(list(fs.qi)).agg(s, fs.count)
+        .select(pl.int_range(pl.len(), dtype=pl.Int64).alias(key), s, fs.count)
+        .explode(s, fs.count)
     )
-    return FrequencySet(frame, (key,), fs.sensitive)
+    return FrequencySet(frame, (key,), fs.sensitive, count=fs.count)
 
 
 def _summarize(fs: FrequencySet, l: int) -> dict[str, object]:
@@ -157,29 +158,25 @@ def _summarize(fs: FrequencySet, l: int) -> dict[str, object]:
         TCloseness(1.0, "ordered" if is_ordered_dtype(dtype) else "equal"),
         DeltaDisclosure(float("inf")),
     ]
-    size = pl.col(SIZE)
-    row = evaluate_classes(fs, models).select(
-        size.sum().alias("rows"),
-        pl.len().alias("classes"),
-        size.filter(size == 1).sum().alias("sample_uniques"),
-        *[m.achieved().alias(m.name) for m in models],
-    ).collect().row(0, named=True)
-    classes = int(row["classes"])
-    if classes == 0:
+    classes = evaluate_unnamed(fs, models).collect()
+    if classes.height == 0:
         return {key: (0 if key in ("rows", "classes", "sample_uniques") else None)
                 for key in SUMMARY_KEYS}
-    rows, k = int(row["rows"]), int(row["k_anonymity"])
+    res = {m.model: m.achieved for m in table_results(classes, models)}
+    rows = int(classes.get_column(SIZE).sum())
+    k = int(res["k_anonymity"])  # type: ignore[arg-type]
+    uniques = int(classes.filter(pl.col(SIZE) == 1).get_column(SIZE).sum() or 0)
     return {
         "rows": rows,
-        "classes": classes,
+        "classes": classes.height,
         "k": k,
-        "l_distinct": int(row["distinct_l"]),
-        "l_entropy": _finite(row["entropy_l"]),
-        "recursive_c": _finite(row["recursive_cl"]),
-        "alpha": _finite(row["alpha_k"]),
-        "t": _finite(row["t_closeness"]),
-        "delta": _finite(row["delta_disclosure"]),
+        "l_distinct": int(res["distinct_l"]),  # type: ignore[arg-type]
+        "l_entropy": _finite(res["entropy_l"]),
+        "recursive_c": _finite(res["recursive_cl"]),
+        "alpha": _finite(res["alpha_k"]),
+        "t": _finite(res["t_closeness"]),
+        "delta": _finite(res["delta_disclosure"]),
         "prosecutor_max": 1.0 / k,
-        "prosecutor_avg": classes / rows,
-        "sample_uniques": int(row["sample_uniques"] or 0),
+        "prosecutor_avg": classes.height / rows,
+        "sample_uniques": uniques,
     }

@@ -8,40 +8,137 @@
 --   qi   a list of quasi-identifier column names, e.g. ['age', 'zip'],
 --   s    the name of the sensitive column,
 -- and selects the columns with COLUMNS(lambda c: ...): names are compared as strings, never
--- pasted into SQL, so any column name works (spaces, quotes, reserved words, unicode).
+-- pasted into SQL, so any column name works (spaces, quotes, reserved words, unicode), and, as
+-- everywhere in DuckDB, case-insensitively ('AGE' names the column age). The arguments are
+-- checked as the Python API checks them (an empty or duplicated QI list, the sensitive column
+-- among the QIs, an unknown column, k <= 0, a negative or NaN l/t/c/delta/beta, alpha outside
+-- (0, 1], ...): an error (DuckDB's error()), never a verdict.
 -- The only pass over the rows is one GROUP BY qi..., s (the frequency set); everything else
 -- reads that small relation. NULL is a value of its own (GROUP BY groups NULLs together);
 -- the Python API raises on NULLs unless nulls='value'.
 --
+-- Exact verdicts. A model's float statistic comes with a rigorous bound of its rounding error;
+-- a class within that bound of the threshold is *undecided* by floating point. Loaded from
+-- Python (ldiv_polars.duckdb.install), such classes are decided exactly by the model's own
+-- routine (a Python UDF, see ldiv_udf.sql), as in the Polars engine. Loaded alone (this file
+-- in the DuckDB CLI), the model macros report them: undecided_classes counts them and passed is
+-- NULL when the verdict depends on them (never a silently different answer).
+--
 -- Internal macros start with ldiv__ (two underscores); their "f" argument names a relation
 -- (ec STRUCT, sv, n) = class key, sensitive value, count.
+
+-- ---------------------------------------------------------------------------------------------
+-- Argument checks
+-- ---------------------------------------------------------------------------------------------
+
+-- The float64 machine epsilon (2^-52): the unit of the rounding bounds.
+CREATE OR REPLACE MACRO ldiv__eps() AS 2.220446049250313e-16;
+
+-- true, or an error with msg.
+CREATE OR REPLACE MACRO ldiv__need(ok, msg) AS CASE WHEN ok THEN true ELSE error(msg) END;
+
+-- c is one of names, compared case-insensitively (as DuckDB compares identifiers).
+CREATE OR REPLACE MACRO ldiv__in(names, c) AS
+    list_contains(list_transform(names, lambda x: lower(x)), lower(c));
+
+-- The column names of a relation (read from an empty row: no data is scanned).
+CREATE OR REPLACE MACRO ldiv__columns(tbl) AS
+    (SELECT json_keys(to_json(z)) FROM (FROM query_table(tbl) LIMIT 0) z RIGHT JOIN (SELECT 1) ON true);
+
+-- true, or an error: qi is a non-empty list of distinct known columns, s (NULL for none) a
+-- known column that is not among them (the messages of ldiv_polars' validate_columns).
+CREATE OR REPLACE MACRO ldiv__args_ok(tbl, qi, s) AS
+    CASE WHEN qi IS NULL OR len(qi) = 0
+             THEN error('the list of quasi-identifier columns is empty')
+         WHEN len(list_distinct(list_transform(qi, lambda x: lower(x)))) < len(qi)
+             THEN error('quasi-identifier column(s) named twice: ' || array_to_string(qi, ', '))
+         WHEN s IS NOT NULL AND ldiv__in(qi, s)
+             THEN error('sensitive column ''' || s || ''' also listed as quasi-identifier')
+         WHEN len(list_intersect(list_transform(list_concat(qi, CASE WHEN s IS NULL THEN []
+                                                                 ELSE [s] END),
+                                                lambda x: lower(x)),
+                                 list_transform(ldiv__columns(tbl), lambda x: lower(x))))
+              < len(qi) + CASE WHEN s IS NULL THEN 0 ELSE 1 END
+             THEN error('unknown column(s) among ' || array_to_string(list_concat(qi,
+                        CASE WHEN s IS NULL THEN [] ELSE [s] END), ', ') || ' (available: '
+                        || array_to_string(ldiv__columns(tbl), ', ') || ')')
+         ELSE true END;
+
+-- true, or an error: x is a number in the range [low, high] (an end excluded when its *_open
+-- flag is set), an integer when integer is set. As ldiv_polars.core.validate.
+CREATE OR REPLACE MACRO ldiv__number(x, name, low, high, low_open, high_open, integer) AS
+    CASE WHEN x IS NULL OR isnan(x::DOUBLE)
+             THEN error(name || ' must be a number, got ' || coalesce(x::VARCHAR, 'NULL'))
+         WHEN x::DOUBLE < low OR (low_open AND x::DOUBLE = low)
+              OR x::DOUBLE > high OR (high_open AND x::DOUBLE = high)
+             THEN error(name || ' must be in ' || CASE WHEN low_open THEN '(' ELSE '[' END
+                        || low::VARCHAR || ', ' || high::VARCHAR
+                        || CASE WHEN high_open THEN ')' ELSE ']' END || ', got ' || x::VARCHAR)
+         WHEN integer AND x::DOUBLE <> floor(x::DOUBLE)
+             THEN error(name || ' must be an integer, got ' || x::VARCHAR)
+         ELSE true END;
+
+-- Whether an integer lhs compared with x * n (n an integer) is within the product's rounding
+-- bound (4 eps x n); never when x is an integer and the product below 2^53 (then exact).
+CREATE OR REPLACE MACRO ldiv__near_product(lhs, x, n) AS
+    abs(lhs - x::DOUBLE * n) <= 4 * ldiv__eps() * x::DOUBLE * n
+    AND NOT (x::DOUBLE = floor(x::DOUBLE) AND x::DOUBLE * n < 9007199254740992);
+
+-- The usual parameter domains.
+CREATE OR REPLACE MACRO ldiv__count_ok(x, name) AS
+    CASE WHEN x IS NULL OR isnan(x::DOUBLE) OR x::DOUBLE < 1 OR x::DOUBLE <> floor(x::DOUBLE)
+             THEN error(name || ' must be an integer >= 1, got ' || coalesce(x::VARCHAR, 'NULL'))
+         ELSE true END;
+CREATE OR REPLACE MACRO ldiv__positive_ok(x, name) AS
+    ldiv__number(x, name, 0.0, 'inf'::DOUBLE, true, false, false);
+CREATE OR REPLACE MACRO ldiv__l_ok(x) AS ldiv__number(x, 'l', 1.0, 'inf'::DOUBLE, false, false,
+                                                     false);
+CREATE OR REPLACE MACRO ldiv__distance_ok(distance) AS
+    ldiv__need(distance IN ('auto', 'equal', 'ordered'),
+               'distance must be ''auto'', ''equal'' or ''ordered''');
 
 -- ---------------------------------------------------------------------------------------------
 -- Frequency set and equivalence classes
 -- ---------------------------------------------------------------------------------------------
 
 -- Frequency set: one row per (quasi-identifier vector, sensitive value) with its count n.
--- Columns: the QI columns (in table order), the sensitive column, n.
+-- Columns: the QI columns (in table order), the sensitive column, n. A QI or sensitive column
+-- named n is an error (the count column's name; rename it in a view).
 CREATE OR REPLACE MACRO ldiv_frequency_set(tbl, qi, s) AS TABLE
-    SELECT COLUMNS(lambda c: list_contains(qi, c)), COLUMNS(lambda c: c = s), count(*) AS n
+    SELECT COLUMNS(lambda c: ldiv__in(qi, c)), COLUMNS(lambda c: lower(c) = lower(s)),
+           count(*) AS n
     FROM query_table(tbl)
+    WHERE ldiv__args_ok(tbl, qi, s)
+      AND ldiv__need(NOT ldiv__in(list_concat(qi, [s]), 'n'),
+                     'a quasi-identifier or sensitive column is named n, the name of the '
+                     || 'count column: rename it in a view')
     GROUP BY ALL;
 
 -- Internal frequency set: class key packed into one struct (so that no QI name can clash with
--- the helper columns), sensitive value renamed sv.
-CREATE OR REPLACE MACRO ldiv__fs(tbl, qi, s) AS TABLE
-    SELECT struct_pack(*COLUMNS(lambda c: list_contains(qi, c))) AS ec,
-           COLUMNS(lambda c: c = s) AS sv,
-           "ldiv__n" AS n
-    FROM (SELECT COLUMNS(lambda c: list_contains(qi, c) OR c = s), count(*) AS "ldiv__n"
+-- the helper columns), sensitive value renamed sv. The count is the grouped relation's only
+-- column that is not a key, whatever DuckDB named it (a key may be called like the count).
+-- ok: a condition on the scan (true, or an error: see ldiv__fs_checked).
+CREATE OR REPLACE MACRO ldiv__fs(tbl, qi, s, ok := true) AS TABLE
+    SELECT struct_pack(*COLUMNS(lambda c: ldiv__in(qi, c))) AS ec,
+           COLUMNS(lambda c: lower(c) = lower(s)) AS sv,
+           COLUMNS(lambda c: NOT ldiv__in(qi, c) AND lower(c) <> lower(s)) AS n
+    FROM (SELECT COLUMNS(lambda c: ldiv__in(qi, c) OR lower(c) = lower(s)), count(*) AS "ldiv__n"
           FROM query_table(tbl)
+          WHERE ok
           GROUP BY ALL);
 
+-- The frequency set of a public macro: ldiv__fs, with the table and column arguments and the
+-- model's parameters (ok: a boolean that raises on a bad value) checked as the scan starts.
+CREATE OR REPLACE MACRO ldiv__fs_checked(tbl, qi, s, ok) AS TABLE
+    FROM ldiv__fs(tbl, qi, s, ok AND (SELECT ldiv__args_ok(tbl, qi, s)));
+
 -- Class sizes only (no sensitive column): one row per equivalence class.
-CREATE OR REPLACE MACRO ldiv__sizes(tbl, qi) AS TABLE
-    SELECT "ldiv__n" AS size
-    FROM (SELECT COLUMNS(lambda c: list_contains(qi, c)), count(*) AS "ldiv__n"
+-- The arguments are checked as the scan starts (ok: the caller's parameter check).
+CREATE OR REPLACE MACRO ldiv__sizes(tbl, qi, ok := true) AS TABLE
+    SELECT COLUMNS(lambda c: NOT ldiv__in(qi, c)) AS size
+    FROM (SELECT COLUMNS(lambda c: ldiv__in(qi, c)), count(*) AS "ldiv__n"
           FROM query_table(tbl)
+          WHERE ok AND (SELECT ldiv__args_ok(tbl, qi, NULL))
           GROUP BY ALL);
 
 -- TRUE for numeric and temporal DuckDB types: t-closeness then uses the ordered distance
@@ -87,26 +184,29 @@ CREATE OR REPLACE MACRO ldiv__fsx(f) AS TABLE
 -- on cid where it is needed.
 --   alpha = max_count/size, emd_equal (t-closeness, equal distance), delta_present
 --   (max |ln(p/q)| over values present), missing_values (table values absent from the class),
---   beta (max (p-q)/q over p > q, 0 if none).
+--   beta (max (p-q)/q over p > q, 0 if none), m (distinct values of the table), min_count.
 CREATE OR REPLACE MACRO ldiv__class_stats_x(x, l) AS TABLE
     SELECT cid, size, sv_ordered, distinct_values, entropy, max_count,
            CASE WHEN l <= 1 THEN size
                 WHEN distinct_values < l THEN NULL
                 WHEN l = 2 THEN size - max_count
                 ELSE size - list_sum(top) END::BIGINT AS tail,
-           max_count / size AS alpha, emd_equal, delta_present, missing_values, beta
+           max_count / size AS alpha, emd_equal, delta_present, missing_values, beta, m,
+           min_count
     FROM (SELECT cid, size,
                  bool_or(ldiv_is_ordered(sv)) AS sv_ordered,
                  count(*)::BIGINT AS distinct_values,
                  -sum((n / size) * ln(n / size)) AS entropy,
                  max(n) AS max_count,
+                 min(n) AS min_count,
                  max(n, CAST(greatest(l - 1, 1) AS BIGINT)) AS top,
                  0.5 * (sum(abs(n / size - tn / total))
                         + (any_value(total) - sum(tn)) / any_value(total)) AS emd_equal,
                  max(abs(ln((n / size) / (tn / total)))) AS delta_present,
                  (any_value(m) - count(*))::BIGINT AS missing_values,
                  coalesce(max((n / size - tn / total) / (tn / total))
-                          FILTER (WHERE n / size > tn / total), 0.0) AS beta
+                          FILTER (WHERE n / size > tn / total), 0.0) AS beta,
+                 any_value(m) AS m
           FROM query_table(x)
           GROUP BY cid, size);
 
@@ -121,7 +221,8 @@ CREATE OR REPLACE MACRO ldiv__class_stats(f, l) AS TABLE
 -- is summed in closed form from prefix sums SQ of Q, split where Q crosses P (an ASOF join);
 -- the cost is the size of the frequency set, not classes x domain. Computed only when
 -- distance = 'ordered', or distance = 'auto' and the sensitive column is numeric or temporal
--- (empty result otherwise). x is an extended frequency set (ldiv__fsx).
+-- (empty result otherwise). x is an extended frequency set (ldiv__fsx). Also returns the
+-- class's distinct values d and the domain size m (for the rounding bound).
 CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
     WITH r AS (SELECT cid, size, total, m, drk, ctn, n FROM query_table(x)
                WHERE distance = 'ordered' OR (distance = 'auto' AND ldiv_is_ordered(sv))),
@@ -153,7 +254,7 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
                LEFT JOIN dq s1 ON s1.drk = sp.a - 1
                LEFT JOIN dq s2 ON s2.drk = sp.split
                LEFT JOIN dq s3 ON s3.drk = sp.b)
-    SELECT cid, any_value(size) AS size,
+    SELECT cid, any_value(size) AS size, count(*)::BIGINT AS d, any_value(m) AS m,
            CASE WHEN any_value(m) <= 1 THEN 0.0
                 ELSE sum(part) / (any_value(m) - 1) END AS emd_ordered
     FROM v
@@ -163,7 +264,7 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
 -- l_entropy = exp(entropy), max_count, counts (descending), tail (r_l + ... + r_m), alpha,
 -- emd_equal, delta_present, missing_values, beta.
 CREATE OR REPLACE MACRO ldiv_classes(tbl, qi, s, l := 2) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l'))),
          "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx('ldiv__f')),
          cn AS (SELECT cid, any_value(ec) AS ec, list_sort(list(n), 'DESC') AS counts
                 FROM "ldiv__x" GROUP BY cid)
@@ -173,179 +274,237 @@ CREATE OR REPLACE MACRO ldiv_classes(tbl, qi, s, l := 2) AS TABLE
     ORDER BY size, cid;
 
 -- ---------------------------------------------------------------------------------------------
--- One macro per model. Result columns (one row):
---   model, passed, achieved, failing_classes, failing_rows
--- model is the name used by the Polars side (k_anonymity, distinct_l, ...). achieved is the
--- table's best parameter: smallest k, smallest distinct count, exp of the smallest entropy,
--- largest r1/tail, largest alpha, largest EMD, largest |ln(p/q)|, largest (p-q)/q ...; NULL
--- where the Polars side reports infinity (e.g. recursive (c,l) with too few values).
--- Each public macro ldiv_<model>(tbl, qi, s, ...) has a twin ldiv__<model>_fs(f, ...) reading a
--- frequency set relation f (ec, sv, n), so that several models share one pass over the rows,
--- and ldiv__<model>_x(x, ...) reading an extended frequency set x (ldiv__fsx), so that they
--- also share the per-class work (the extended relation must be materialized once: class ids).
+-- Verdicts. Every model has
+--   ldiv__<model>_classes_x(x, ...)  one row per class: cid, size, ok (the float verdict),
+--                                    v (the class's value; 'inf' where infinite), unc (the
+--                                    float statistic is within its rounding bound of the
+--                                    threshold: ok may be wrong)
+--   ldiv__<model>_x(x, ..., spec)    the table's verdict (one row, see ldiv__result), the
+--                                    undecided classes decided by ldiv__decide_x
+--   ldiv__<model>_fs(f, ..., spec)   the same over a frequency set relation f (ec, sv, n)
+--   ldiv_<model>(tbl, qi, s, ...)    the public macro (arguments checked).
+-- spec is the model as JSON ({"model": <name>, <parameter>: <value>, ...}): what the exact
+-- step rebuilds the model from (ldiv_polars.models.spec).
 -- ---------------------------------------------------------------------------------------------
 
--- Class sizes of a frequency set relation.
-CREATE OR REPLACE MACRO ldiv__sizes_fs(f) AS TABLE
-    SELECT sum(n)::BIGINT AS size FROM query_table(f) GROUP BY ec;
+-- x, or NULL where infinite.
+CREATE OR REPLACE MACRO ldiv__finite(x) AS CASE WHEN isinf(x) THEN NULL ELSE x END;
+
+-- The exact step over a per-class relation cl (cid, size, ok, v, unc). Without Python it
+-- leaves the undecided classes as they are (unc stays true); ldiv_udf.sql replaces this macro
+-- by one that decides them with the models' own exact routine.
+CREATE OR REPLACE MACRO ldiv__decide_x(cl, x, spec) AS TABLE FROM query_table(cl);
+
+-- One row per model macro: model, passed (NULL when the verdict depends on undecided
+-- classes), achieved (the table's best parameter: min of v when higher is better, else max;
+-- NULL where infinite), failing_classes, failing_rows (decided failures), undecided_classes.
+CREATE OR REPLACE MACRO ldiv__result(cl, model_name, higher) AS TABLE
+    SELECT model_name AS model,
+           CASE WHEN bool_or(NOT ok AND NOT unc) THEN false
+                WHEN bool_or(unc) THEN NULL
+                ELSE true END AS passed,
+           ldiv__finite(CASE WHEN higher THEN min(v) ELSE max(v) END) AS achieved,
+           count(*) FILTER (WHERE NOT ok AND NOT unc)::BIGINT AS failing_classes,
+           coalesce(sum(size) FILTER (WHERE NOT ok AND NOT unc), 0)::BIGINT AS failing_rows,
+           count(*) FILTER (WHERE unc)::BIGINT AS undecided_classes
+    FROM query_table(cl);
+
+-- The table verdict of a per-class relation cl: the exact step, then ldiv__result.
+CREATE OR REPLACE MACRO ldiv__verdict(cl, x, spec, model_name, higher) AS TABLE
+    WITH "ldiv__d" AS (FROM ldiv__decide_x(cl, x, spec))
+    FROM ldiv__result('ldiv__d', model_name, higher);
 
 -- k-anonymity: every class has at least k rows. achieved = smallest class size.
+CREATE OR REPLACE MACRO ldiv__k_anonymity_classes_x(x, k) AS TABLE
+    SELECT cid, size, size >= k AS ok, size::DOUBLE AS v, false AS unc
+    FROM (SELECT DISTINCT cid, size FROM query_table(x));
 CREATE OR REPLACE MACRO ldiv__k_anonymity_of(sizes_rel, k) AS TABLE
-    SELECT 'k_anonymity' AS model,
-           coalesce(bool_and(size >= k), true) AS passed,
-           min(size)::DOUBLE AS achieved,
-           count(*) FILTER (WHERE size < k)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE size < k), 0)::BIGINT AS failing_rows
-    FROM query_table(sizes_rel);
+    WITH "ldiv__c" AS (SELECT 0 AS cid, size, size >= k AS ok, size::DOUBLE AS v, false AS unc
+                       FROM query_table(sizes_rel))
+    FROM ldiv__result('ldiv__c', 'k_anonymity', true);
+CREATE OR REPLACE MACRO ldiv__k_anonymity_x(x, k, spec := NULL) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__k_anonymity_classes_x(x, k))
+    FROM ldiv__result('ldiv__c', 'k_anonymity', true);
 CREATE OR REPLACE MACRO ldiv__k_anonymity_fs(f, k) AS TABLE
-    WITH "ldiv__z" AS (FROM ldiv__sizes_fs(f)) FROM ldiv__k_anonymity_of('ldiv__z', k);
-CREATE OR REPLACE MACRO ldiv__k_anonymity_x(x, k) AS TABLE
-    WITH "ldiv__z" AS (SELECT size FROM (SELECT DISTINCT cid, size FROM query_table(x)))
+    WITH "ldiv__z" AS (SELECT sum(n)::BIGINT AS size FROM query_table(f) GROUP BY ec)
     FROM ldiv__k_anonymity_of('ldiv__z', k);
 CREATE OR REPLACE MACRO ldiv_k_anonymity(tbl, qi, k) AS TABLE
-    WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi)) FROM ldiv__k_anonymity_of('ldiv__z', k);
+    WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi, ldiv__count_ok(k, 'k')))
+    FROM ldiv__k_anonymity_of('ldiv__z', k);
 
 -- Distinct l-diversity: at least l distinct sensitive values per class.
-CREATE OR REPLACE MACRO ldiv__distinct_l_x(x, l) AS TABLE
-    WITH st AS (SELECT size, distinct_values AS dv, distinct_values >= l AS ok
-                FROM ldiv__class_stats_x(x, 1))
-    SELECT 'distinct_l' AS model, coalesce(bool_and(ok), true) AS passed,
-           min(dv)::DOUBLE AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM st;
+CREATE OR REPLACE MACRO ldiv__distinct_l_classes_x(x, l) AS TABLE
+    SELECT cid, size, distinct_values >= l AS ok, distinct_values::DOUBLE AS v, false AS unc
+    FROM ldiv__class_stats_x(x, 1);
+CREATE OR REPLACE MACRO ldiv__distinct_l_x(x, l, spec := NULL) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__distinct_l_classes_x(x, l))
+    FROM ldiv__result('ldiv__c', 'distinct_l', true);
 CREATE OR REPLACE MACRO ldiv__distinct_l_fs(f, l) AS TABLE
     WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
     FROM ldiv__distinct_l_x('ldiv__x', l);
 CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l')))
     FROM ldiv__distinct_l_fs('ldiv__f', l);
 
--- Entropy l-diversity: -sum p ln p >= ln(l) in every class (1e-12 tolerance so that an exactly
--- uniform class at ln l passes). achieved = exp(smallest class entropy).
-CREATE OR REPLACE MACRO ldiv__entropy_l_x(x, l) AS TABLE
-    WITH st AS (SELECT size, entropy AS h, entropy >= ln(l) - 1e-12 AS ok
-                FROM ldiv__class_stats_x(x, 1))
-    SELECT 'entropy_l' AS model, coalesce(bool_and(ok), true) AS passed,
-           exp(min(h)) AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM st;
-CREATE OR REPLACE MACRO ldiv__entropy_l_fs(f, l) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__entropy_l_x('ldiv__x', l);
+-- Entropy l-diversity: -sum p ln p >= ln(l) in every class, exact (a class spread uniformly
+-- over l values passes). achieved = exp(smallest class entropy). A uniform class (equal counts)
+-- has entropy ln(its distinct values) exactly; another one is undecided within 64 eps (m + 4)
+-- (1 + ln N) of ln l (the entropy's rounding bound, m values in a class of N rows).
+CREATE OR REPLACE MACRO ldiv__entropy_l_classes_x(x, l) AS TABLE
+    SELECT cid, size,
+           CASE WHEN l::DOUBLE = 1 THEN true
+                WHEN max_count = min_count THEN distinct_values >= ceil(l::DOUBLE)
+                ELSE entropy >= ln(l::DOUBLE) END AS ok,
+           CASE WHEN max_count = min_count THEN distinct_values::DOUBLE
+                ELSE exp(entropy) END AS v,
+           l::DOUBLE <> 1 AND max_count <> min_count AND abs(entropy - ln(l::DOUBLE))
+               <= 64 * ldiv__eps() * (distinct_values + 4) * (1 + ln(size)) AS unc
+    FROM ldiv__class_stats_x(x, 1);
+CREATE OR REPLACE MACRO ldiv__entropy_l_x(x, l, spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__entropy_l_classes_x(x, l))
+    FROM ldiv__verdict('ldiv__c', x, spec, 'entropy_l', true);
+CREATE OR REPLACE MACRO ldiv__entropy_l_fs(f, l, spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__entropy_l_x('ldiv__x', l, spec);
 CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__entropy_l_fs('ldiv__f', l);
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__l_ok(l)))
+    FROM ldiv__entropy_l_fs('ldiv__f', l, to_json({'model': 'entropy_l', 'l': l::DOUBLE}));
 
 -- Recursive (c,l)-diversity: r1 < c * (r_l + ... + r_m) (strict); a class with fewer than l
 -- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
--- (NULL = infinite when some class has fewer than l distinct values).
-CREATE OR REPLACE MACRO ldiv__recursive_cl_x(x, c, l) AS TABLE
-    WITH st AS (SELECT size, max_count AS r1, tail AS tl,
-                       l <= 1 OR (tail IS NOT NULL AND max_count < c * tail) AS ok
-                FROM ldiv__class_stats_x(x, l))
-    SELECT 'recursive_cl' AS model, coalesce(bool_and(ok), true) AS passed,
-           CASE WHEN bool_and(tl IS NOT NULL) THEN max(r1 / tl) END AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM st;
-CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__recursive_cl_x('ldiv__x', c, l);
+-- (NULL = infinite when some class has fewer than l distinct values; 0 for l = 1: no c is
+-- needed). Undecided: r1 within the rounding of c * tail (ldiv__near_product).
+CREATE OR REPLACE MACRO ldiv__recursive_cl_classes_x(x, c, l) AS TABLE
+    SELECT cid, size,
+           l <= 1 OR (tail IS NOT NULL AND max_count < c::DOUBLE * tail) AS ok,
+           CASE WHEN l <= 1 THEN 0.0 WHEN tail > 0 THEN max_count / tail
+                ELSE 'inf'::DOUBLE END AS v,
+           coalesce(l > 1 AND ldiv__near_product(max_count, c, tail), false) AS unc
+    FROM ldiv__class_stats_x(x, l);
+CREATE OR REPLACE MACRO ldiv__recursive_cl_x(x, c, l, spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__recursive_cl_classes_x(x, c, l))
+    FROM ldiv__verdict('ldiv__c', x, spec, 'recursive_cl', false);
+CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l, spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__recursive_cl_x('ldiv__x', c, l, spec);
 CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__recursive_cl_fs('ldiv__f', c, l);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s, ldiv__positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+    FROM ldiv__recursive_cl_fs('ldiv__f', c, l,
+                               to_json({'model': 'recursive_cl', 'c': c::DOUBLE, 'l': l}));
 
--- (alpha,k)-anonymity: size >= k and max n <= alpha * size in every class (with the Polars
--- side's 1e-15 relative slack so that alpha given as a decimal fraction is exact).
+-- (alpha,k)-anonymity: size >= k and max n <= alpha * size in every class (exact).
 -- achieved = largest n/size; achieved_k = smallest class size.
-CREATE OR REPLACE MACRO ldiv__alpha_k_x(x, alpha, k) AS TABLE
-    WITH st AS (SELECT size, max_count / size AS a,
-                       size >= k AND max_count <= alpha * size * (1 + 1e-15) AS ok
-                FROM ldiv__class_stats_x(x, 1))
-    SELECT 'alpha_k' AS model, coalesce(bool_and(ok), true) AS passed,
-           max(a) AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows,
-           min(size)::BIGINT AS achieved_k
-    FROM st;
-CREATE OR REPLACE MACRO ldiv__alpha_k_fs(f, alpha, k) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__alpha_k_x('ldiv__x', alpha, k);
+CREATE OR REPLACE MACRO ldiv__alpha_k_classes_x(x, alpha, k) AS TABLE
+    SELECT cid, size,
+           size >= k AND max_count <= alpha::DOUBLE * size AS ok,
+           max_count / size AS v,
+           size >= k AND ldiv__near_product(max_count, alpha, size) AS unc
+    FROM ldiv__class_stats_x(x, 1);
+CREATE OR REPLACE MACRO ldiv__alpha_k_x(x, alpha, k, spec) AS TABLE
+    WITH "ldiv__c" AS MATERIALIZED (FROM ldiv__alpha_k_classes_x(x, alpha, k))
+    SELECT *, (SELECT min(size) FROM "ldiv__c")::BIGINT AS achieved_k
+    FROM ldiv__verdict('ldiv__c', x, spec, 'alpha_k', false);
+CREATE OR REPLACE MACRO ldiv__alpha_k_fs(f, alpha, k, spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__alpha_k_x('ldiv__x', alpha, k, spec);
 CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__alpha_k_fs('ldiv__f', alpha, k);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s, ldiv__number(alpha, 'alpha', 0.0, 1.0, true, false,
+                                                       false) AND ldiv__count_ok(k, 'k')))
+    FROM ldiv__alpha_k_fs('ldiv__f', alpha, k,
+                          to_json({'model': 'alpha_k', 'alpha': alpha::DOUBLE, 'k': k}));
 
 -- t-closeness: EMD(class, table) <= t in every class. distance: 'equal' (0.5 * sum |p - q|),
 -- 'ordered' (values sorted ascending, (1/(m-1)) sum |P_i - Q_i|) or 'auto' (ordered for a
--- numeric or temporal sensitive column, equal otherwise). achieved = largest EMD.
--- The hierarchical distance: ldiv_t_closeness_hierarchical below.
-CREATE OR REPLACE MACRO ldiv__t_closeness_x(x, t, distance) AS TABLE
-    WITH st AS (SELECT size, emd_equal AS emd FROM ldiv__class_stats_x(x, 1)
+-- numeric or temporal sensitive column, equal otherwise). achieved = largest EMD. Rounding
+-- bound: 64 eps (d + 4) for the equal distance (d values in the class), times (m + 4) for the
+-- ordered one (m values in the table). The hierarchical distance: ldiv_t_closeness_hierarchical.
+CREATE OR REPLACE MACRO ldiv__t_closeness_classes_x(x, t, distance) AS TABLE
+    WITH st AS (SELECT cid, size, emd_equal AS emd,
+                       64 * ldiv__eps() * (distinct_values + 4) AS band
+                FROM ldiv__class_stats_x(x, 1)
                 WHERE NOT (distance = 'ordered' OR (distance = 'auto' AND sv_ordered))
                 UNION ALL
-                SELECT size, emd_ordered AS emd FROM ldiv__emd_ordered_x(x, distance)),
-         v AS (SELECT size, emd, emd <= t AS ok FROM st)
-    SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
-           max(emd) AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM v
+                SELECT cid, size, emd_ordered AS emd,
+                       64 * ldiv__eps() * (d + 4) * (m + 4) AS band
+                FROM ldiv__emd_ordered_x(x, distance))
+    SELECT cid, size, emd <= t::DOUBLE AS ok, emd AS v, abs(emd - t::DOUBLE) <= band AS unc
+    FROM st
     WHERE distance IN ('auto', 'equal', 'ordered')
        OR error('distance must be ''auto'', ''equal'' or ''ordered''');
-CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__t_closeness_x('ldiv__x', t, distance);
+CREATE OR REPLACE MACRO ldiv__t_closeness_x(x, t, distance, spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__t_closeness_classes_x(x, t, distance))
+    FROM ldiv__verdict('ldiv__c', x, spec, 't_closeness', false);
+CREATE OR REPLACE MACRO ldiv__t_closeness_fs(f, t, distance, spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__t_closeness_x('ldiv__x', t, distance, spec);
+-- The distance 'auto' stands for (as the Polars side chooses it).
+CREATE OR REPLACE MACRO ldiv__distance_of(f, distance) AS
+    CASE WHEN distance <> 'auto' THEN distance
+         WHEN (SELECT bool_or(ldiv_is_ordered(sv)) FROM query_table(f)) THEN 'ordered'
+         ELSE 'equal' END;
 CREATE OR REPLACE MACRO ldiv_t_closeness(tbl, qi, s, t, distance := 'auto') AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__t_closeness_fs('ldiv__f', t, distance);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s, ldiv__number(t, 't', 0.0, 1.0, false, false, false)
+                                          AND ldiv__distance_ok(distance)))
+    FROM ldiv__t_closeness_fs('ldiv__f', t, distance,
+                              to_json({'model': 't_closeness', 't': t::DOUBLE,
+                                       'distance': ldiv__distance_of('ldiv__f', distance)}));
 
 -- Delta-disclosure: |ln(p/q)| < delta for every value present in a class, and no value of the
 -- table missing from a class. achieved = largest |ln(p/q)| (NULL = infinite when a class lacks
--- a value of the table).
-CREATE OR REPLACE MACRO ldiv__delta_disclosure_x(x, delta) AS TABLE
-    WITH st AS (SELECT size, missing_values AS mv, delta_present AS dp,
-                       missing_values = 0 AND delta_present < delta AS ok
-                FROM ldiv__class_stats_x(x, 1))
-    SELECT 'delta_disclosure' AS model, coalesce(bool_and(ok), true) AS passed,
-           CASE WHEN coalesce(max(mv), 0) = 0 THEN max(dp) END AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM st;
-CREATE OR REPLACE MACRO ldiv__delta_disclosure_fs(f, delta) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__delta_disclosure_x('ldiv__x', delta);
+-- a value of the table). Rounding bound: 16 eps (|ln(p/q)| + 2).
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_classes_x(x, delta) AS TABLE
+    SELECT cid, size,
+           missing_values = 0 AND delta_present < delta::DOUBLE AS ok,
+           CASE WHEN missing_values > 0 THEN 'inf'::DOUBLE ELSE delta_present END AS v,
+           missing_values = 0 AND abs(delta_present - delta::DOUBLE)
+                                  <= 16 * ldiv__eps() * (delta_present + 2) AS unc
+    FROM ldiv__class_stats_x(x, 1);
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_x(x, delta, spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__delta_disclosure_classes_x(x, delta))
+    FROM ldiv__verdict('ldiv__c', x, spec, 'delta_disclosure', false);
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_fs(f, delta, spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__delta_disclosure_x('ldiv__x', delta, spec);
 CREATE OR REPLACE MACRO ldiv_delta_disclosure(tbl, qi, s, delta) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__delta_disclosure_fs('ldiv__f', delta);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s, ldiv__positive_ok(delta, 'delta')))
+    FROM ldiv__delta_disclosure_fs('ldiv__f', delta,
+                                   to_json({'model': 'delta_disclosure',
+                                            'delta': delta::DOUBLE}));
 
 -- Beta-likeness: for every value with p > q in a class, (p - q)/q <= beta (basic) or
 -- <= min(beta, -ln q) (enhanced). achieved = largest (p - q)/q over p > q (0 if none);
 -- enhanced: NULL (infinite) when some gain exceeds its own cap -ln q, whatever beta.
-CREATE OR REPLACE MACRO ldiv__beta_likeness_x(x, beta, enhanced) AS TABLE
+-- Undecided: a value's gain within 16 eps (|gain| + 2) of beta (enhanced: or of -ln q).
+CREATE OR REPLACE MACRO ldiv__beta_likeness_classes_x(x, beta, enhanced) AS TABLE
     WITH r AS (SELECT cid, size, n / size AS p, tn / total AS q FROM query_table(x)),
-         st AS (SELECT cid, any_value(size) AS size,
-                       coalesce(max((p - q) / q) FILTER (WHERE p > q), 0.0) AS gain,
-                       coalesce(max(((p - q) / q) / (-ln(q))) FILTER (WHERE p > q), 0.0) AS cap,
-                       coalesce(bool_and((p - q) / q <= CASE WHEN enhanced
-                                                              THEN least(beta, -ln(q))
-                                                              ELSE beta END)
-                                FILTER (WHERE p > q), true) AS ok
-                FROM r GROUP BY cid)
-    SELECT 'beta_likeness' AS model,
-           coalesce(bool_and(ok), true) AS passed,
-           CASE WHEN enhanced AND max(cap) > 1.0 THEN NULL
-                ELSE coalesce(max(gain), 0.0) END AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM st;
-CREATE OR REPLACE MACRO ldiv__beta_likeness_fs(f, beta, enhanced) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__beta_likeness_x('ldiv__x', beta, enhanced);
+         g AS (SELECT cid, size, p, q, (p - q) / q AS gain FROM r)
+    SELECT cid, any_value(size) AS size,
+           coalesce(bool_and(gain <= CASE WHEN enhanced THEN least(beta::DOUBLE, -ln(q))
+                                          ELSE beta::DOUBLE END)
+                    FILTER (WHERE p > q), true) AS ok,
+           CASE WHEN enhanced AND coalesce(max(gain / (-ln(q))) FILTER (WHERE p > q), 0.0) > 1.0
+                THEN 'inf'::DOUBLE
+                ELSE coalesce(max(gain) FILTER (WHERE p > q), 0.0) END AS v,
+           bool_or(abs(gain - beta::DOUBLE) <= 16 * ldiv__eps() * (abs(gain) + 2)
+                   OR (enhanced AND abs(gain + ln(q))
+                                    <= 16 * ldiv__eps() * (abs(gain) + abs(ln(q)) + 2))) AS unc
+    FROM g GROUP BY cid;
+CREATE OR REPLACE MACRO ldiv__beta_likeness_x(x, beta, enhanced, spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__beta_likeness_classes_x(x, beta, enhanced))
+    FROM ldiv__verdict('ldiv__c', x, spec, 'beta_likeness', false);
+CREATE OR REPLACE MACRO ldiv__beta_likeness_fs(f, beta, enhanced, spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__beta_likeness_x('ldiv__x', beta, enhanced, spec);
 CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__beta_likeness_fs('ldiv__f', beta, enhanced);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s, ldiv__positive_ok(beta, 'beta')))
+    FROM ldiv__beta_likeness_fs('ldiv__f', beta, enhanced,
+                                to_json({'model': 'beta_likeness', 'beta': beta::DOUBLE,
+                                         'enhanced': enhanced}));
 
 -- Positive-disclosure-recursive (c,l)-diversity with a don't-care set Y (Def 4.3), and its
 -- npd extension (Def 4.4) requiring every value of W at >= c2 percent of every class.
@@ -354,12 +513,16 @@ CREATE OR REPLACE MACRO ldiv_beta_likeness(tbl, qi, s, beta, enhanced := false) 
 -- iff l = 1, or r_y = 0 (only don't-care values), or r_y < c * tail; npd also needs the
 -- smallest W share (a missing W value counts 0%) >= c2. Values compare as VARCHAR; a NULL
 -- value is neither in Y nor out of it when Y is not empty (as Polars' is_in).
--- achieved = largest r_y / tail (0 for r_y = 0; NULL = infinite when tail = 0; for l = 1 the
--- tail is the whole class, as for recursive (c,l)).
+-- achieved = largest r_y / tail (0 for r_y = 0 and for l = 1, which every class passes; NULL =
+-- infinite when tail = 0).
 CREATE OR REPLACE MACRO ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2) AS TABLE
-    SELECT cid, size, r_y, tail, w_pct,
-           CASE WHEN r_y = 0 THEN 0.0 WHEN tail > 0 THEN r_y / tail END AS v,
-           (l <= 1 OR r_y = 0 OR r_y < c * tail) AND w_pct >= c2 AS ok
+    SELECT cid, size,
+           (l <= 1 OR r_y = 0 OR r_y < c::DOUBLE * tail) AND w_pct >= c2::DOUBLE AS ok,
+           CASE WHEN l <= 1 OR r_y = 0 THEN 0.0 WHEN tail > 0 THEN r_y / tail
+                ELSE 'inf'::DOUBLE END AS v,
+           (l > 1 AND r_y > 0 AND ldiv__near_product(r_y, c, tail))
+           OR (len(w_values) > 0 AND c2::DOUBLE > 0
+               AND abs(w_pct - c2::DOUBLE) <= 8 * ldiv__eps() * (w_pct + c2::DOUBLE)) AS unc
     FROM (SELECT cid, size, r_y, w_pct,
                  size - r_y
                  - CASE WHEN l <= 1 THEN -r_y  -- l = 1: the tail is the whole class
@@ -382,33 +545,45 @@ CREATE OR REPLACE MACRO ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2) AS 
                                                     CAST(sv AS VARCHAR)), false) AS inw
                       FROM query_table(x))
                 GROUP BY cid, size));
-
-CREATE OR REPLACE MACRO ldiv__pd_result_x(x, model_name, c, l, dont_care, w_values, c2) AS TABLE
-    SELECT model_name AS model, coalesce(bool_and(ok), true) AS passed,
-           CASE WHEN bool_and(v IS NOT NULL) THEN max(v) END AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2);
-
-CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_x(x, c, l, dont_care) AS TABLE
-    FROM ldiv__pd_result_x(x, 'pd_recursive_cl', c, l, dont_care, []::VARCHAR[], 0.0);
-CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_fs(f, c, l, dont_care) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__pd_result_x('ldiv__x', 'pd_recursive_cl', c, l, dont_care, []::VARCHAR[], 0.0);
+CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_classes_x(x, c, l, dont_care) AS TABLE
+    FROM ldiv__pd_classes_x(x, c, l, dont_care, []::VARCHAR[], 0.0);
+CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_x(x, c, l, dont_care, spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__pd_recursive_cl_classes_x(x, c, l, dont_care))
+    FROM ldiv__verdict('ldiv__c', x, spec, 'pd_recursive_cl', false);
+CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_fs(f, c, l, dont_care, spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__pd_recursive_cl_x('ldiv__x', c, l, dont_care, spec);
 CREATE OR REPLACE MACRO ldiv_pd_recursive_cl(tbl, qi, s, c, l, dont_care := []) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__pd_recursive_cl_fs('ldiv__f', c, l, dont_care);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s, ldiv__positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+    FROM ldiv__pd_recursive_cl_fs('ldiv__f', c, l, dont_care,
+                                  to_json({'model': 'pd_recursive_cl', 'c': c::DOUBLE, 'l': l,
+                                           'dont_care': CAST(dont_care AS VARCHAR[])}));
 
-CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_x(x, c1, c2, l, dont_care, w_values) AS TABLE
-    FROM ldiv__pd_result_x(x, 'npd_recursive_cl', c1, l, dont_care, w_values, c2);
-CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_fs(f, c1, c2, l, dont_care, w_values) AS TABLE
-    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__pd_result_x('ldiv__x', 'npd_recursive_cl', c1, l, dont_care, w_values, c2);
+CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_classes_x(x, c1, c2, l, dont_care,
+                                                          w_values) AS TABLE
+    FROM ldiv__pd_classes_x(x, c1, l, dont_care, w_values, c2);
+CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_x(x, c1, c2, l, dont_care, w_values,
+                                                  spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__npd_recursive_cl_classes_x(x, c1, c2, l, dont_care, w_values))
+    FROM ldiv__verdict('ldiv__c', x, spec, 'npd_recursive_cl', false);
+CREATE OR REPLACE MACRO ldiv__npd_recursive_cl_fs(f, c1, c2, l, dont_care, w_values,
+                                                   spec) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__npd_recursive_cl_x('ldiv__x', c1, c2, l, dont_care, w_values, spec);
 CREATE OR REPLACE MACRO ldiv_npd_recursive_cl(tbl, qi, s, c1, c2, l, dont_care := [],
                                               w_values := []) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__npd_recursive_cl_fs('ldiv__f', c1, c2, l, dont_care, w_values);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s,
+                              ldiv__positive_ok(c1, 'c1') AND ldiv__count_ok(l, 'l')
+                              AND ldiv__number(c2, 'c2', 0.0, 100.0, false, true, false)))
+    FROM ldiv__npd_recursive_cl_fs('ldiv__f', c1, c2, l, dont_care, w_values,
+                                   to_json({'model': 'npd_recursive_cl', 'c1': c1::DOUBLE,
+                                            'c2': c2::DOUBLE, 'l': l,
+                                            'dont_care': CAST(dont_care AS VARCHAR[]),
+                                            'protected': CAST(w_values AS VARCHAR[])}));
 
+-- Risk macros: integer class sizes, always decided (undecided_classes = 0, for a uniform shape).
 -- Prosecutor re-identification risk: 1/size per class. passed = largest risk <= max_risk.
 -- achieved = largest risk = 1/k; average_risk = classes / rows.
 CREATE OR REPLACE MACRO ldiv__prosecutor_risk_of(sizes_rel, max_risk) AS TABLE
@@ -417,7 +592,8 @@ CREATE OR REPLACE MACRO ldiv__prosecutor_risk_of(sizes_rel, max_risk) AS TABLE
            1.0 / min(size) AS achieved,
            count(*) FILTER (WHERE 1.0 / size > max_risk)::BIGINT AS failing_classes,
            coalesce(sum(size) FILTER (WHERE 1.0 / size > max_risk), 0)::BIGINT AS failing_rows,
-           count(*) / sum(size) AS average_risk
+           count(*) / sum(size) AS average_risk,
+           0::BIGINT AS undecided_classes
     FROM query_table(sizes_rel);
 CREATE OR REPLACE MACRO ldiv_prosecutor_risk(tbl, qi, max_risk := 1.0) AS TABLE
     WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi))
@@ -430,7 +606,8 @@ CREATE OR REPLACE MACRO ldiv_marketer_risk(tbl, qi, max_risk := 1.0) AS TABLE
            coalesce(count(*) / sum(size) <= max_risk, true) AS passed,
            count(*) / sum(size) AS achieved,
            NULL::BIGINT AS failing_classes,
-           NULL::BIGINT AS failing_rows
+           NULL::BIGINT AS failing_rows,
+           0::BIGINT AS undecided_classes
     FROM ldiv__sizes(tbl, qi);
 
 -- Sample uniques: rows alone in their class. passed = uniques <= max_uniques.
@@ -440,7 +617,8 @@ CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
            count(*) FILTER (WHERE size = 1)::DOUBLE AS achieved,
            count(*) FILTER (WHERE size = 1)::BIGINT AS failing_classes,
            count(*) FILTER (WHERE size = 1)::BIGINT AS failing_rows,
-           count(*) FILTER (WHERE size = 1) / sum(size) AS fraction
+           count(*) FILTER (WHERE size = 1) / sum(size) AS fraction,
+           0::BIGINT AS undecided_classes
     FROM ldiv__sizes(tbl, qi);
 
 -- ---------------------------------------------------------------------------------------------
@@ -448,66 +626,106 @@ CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
 -- ---------------------------------------------------------------------------------------------
 
 -- Classes that violate any of the requested models (NULL = not checked), with the reasons.
--- Columns: the QI values, size, distinct_values, reasons (list of strings).
--- c checks recursive (c, recursive_l); t uses distance ('auto', 'equal', 'ordered').
+-- Columns: the QI values, size, distinct_values, reasons (list of strings), undecided (the
+-- models whose verdict on the class floating point cannot decide; always empty when installed
+-- from Python, which decides them exactly). c checks recursive (c, recursive_l); t uses
+-- distance ('auto', 'equal', 'ordered'); alpha is checked as (alpha, 1)-anonymity.
 CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entropy_l := NULL,
                                         c := NULL, recursive_l := 2, alpha := NULL,
                                         t := NULL, distance := 'auto', delta := NULL,
                                         beta := NULL, enhanced := false) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s)),
+    WITH "ldiv__f" AS MATERIALIZED (
+             FROM ldiv__fs_checked(tbl, qi, s,
+                 (k IS NULL OR ldiv__count_ok(k, 'k')) AND (l IS NULL OR ldiv__count_ok(l, 'l'))
+                 AND (entropy_l IS NULL OR ldiv__l_ok(entropy_l))
+                 AND (c IS NULL OR (ldiv__positive_ok(c, 'c')
+                                    AND ldiv__count_ok(recursive_l, 'recursive_l')))
+                 AND (alpha IS NULL OR ldiv__number(alpha, 'alpha', 0.0, 1.0, true, false, false))
+                 AND (t IS NULL OR (ldiv__number(t, 't', 0.0, 1.0, false, false, false)
+                                    AND ldiv__distance_ok(distance)))
+                 AND (delta IS NULL OR ldiv__positive_ok(delta, 'delta'))
+                 AND (beta IS NULL OR ldiv__positive_ok(beta, 'beta')))),
          "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx('ldiv__f')),
-         b AS (SELECT cid,
-                      coalesce(max((n / size - tn / total) / (tn / total))
-                               FILTER (WHERE n / size > tn / total
-                                         AND (n / size - tn / total) / (tn / total)
-                                             > CASE WHEN enhanced
-                                                    THEN least(beta, -ln(tn / total))
-                                                    ELSE beta END), 0.0) AS beta_bad
-               FROM "ldiv__x" WHERE beta IS NOT NULL GROUP BY cid),
+         ent AS (FROM ldiv__entropy_l_classes_x('ldiv__x', entropy_l) WHERE entropy_l IS NOT NULL),
+         ent_d AS (FROM ldiv__decide_x('ent', 'ldiv__x',
+                                       to_json({'model': 'entropy_l',
+                                                'l': entropy_l::DOUBLE}))),
+         rec AS (FROM ldiv__recursive_cl_classes_x('ldiv__x', c, recursive_l) WHERE c IS NOT NULL),
+         rec_d AS (FROM ldiv__decide_x('rec', 'ldiv__x',
+                                       to_json({'model': 'recursive_cl', 'c': c::DOUBLE,
+                                                'l': recursive_l}))),
+         alp AS (FROM ldiv__alpha_k_classes_x('ldiv__x', alpha, 1) WHERE alpha IS NOT NULL),
+         alp_d AS (FROM ldiv__decide_x('alp', 'ldiv__x',
+                                       to_json({'model': 'alpha_k', 'alpha': alpha::DOUBLE,
+                                                'k': 1}))),
+         tc AS (FROM ldiv__t_closeness_classes_x('ldiv__x', t, distance) WHERE t IS NOT NULL),
+         tc_d AS (FROM ldiv__decide_x('tc', 'ldiv__x',
+                                      to_json({'model': 't_closeness', 't': t::DOUBLE,
+                                               'distance': ldiv__distance_of('ldiv__f',
+                                                                             distance)}))),
+         dl AS (FROM ldiv__delta_disclosure_classes_x('ldiv__x', delta) WHERE delta IS NOT NULL),
+         dl_d AS (FROM ldiv__decide_x('dl', 'ldiv__x',
+                                      to_json({'model': 'delta_disclosure',
+                                               'delta': delta::DOUBLE}))),
+         bt AS (FROM ldiv__beta_likeness_classes_x('ldiv__x', beta, enhanced)
+                WHERE beta IS NOT NULL),
+         bt_d AS (FROM ldiv__decide_x('bt', 'ldiv__x',
+                                      to_json({'model': 'beta_likeness', 'beta': beta::DOUBLE,
+                                               'enhanced': enhanced}))),
          ecs AS (SELECT cid, any_value(ec) AS ec FROM "ldiv__x" GROUP BY cid),
          st AS (SELECT st.*, ecs.ec,
-                       CASE WHEN distance = 'ordered' OR (distance = 'auto' AND sv_ordered)
-                            THEN coalesce(eo.emd_ordered, 0.0) ELSE emd_equal END AS emd,
-                       coalesce(b.beta_bad, 0.0) AS beta_bad
+                       ent_d.ok AS ent_ok, ent_d.unc AS ent_unc,
+                       rec_d.ok AS rec_ok, rec_d.unc AS rec_unc,
+                       alp_d.ok AS alp_ok, alp_d.unc AS alp_unc, alp_d.v AS alp_v,
+                       tc_d.ok AS tc_ok, tc_d.unc AS tc_unc, tc_d.v AS emd,
+                       dl_d.ok AS dl_ok, dl_d.unc AS dl_unc,
+                       bt_d.ok AS bt_ok, bt_d.unc AS bt_unc, bt_d.v AS bt_v
                 FROM ldiv__class_stats_x('ldiv__x', recursive_l) st
                 JOIN ecs USING (cid)
-                LEFT JOIN ldiv__emd_ordered_x('ldiv__x',
-                                            CASE WHEN t IS NULL THEN 'none' ELSE distance END) eo
-                       USING (cid, size)
-                LEFT JOIN b USING (cid)),
+                LEFT JOIN ent_d USING (cid) LEFT JOIN rec_d USING (cid)
+                LEFT JOIN alp_d USING (cid) LEFT JOIN tc_d USING (cid)
+                LEFT JOIN dl_d USING (cid) LEFT JOIN bt_d USING (cid)),
          r AS (SELECT ec, size, distinct_values, list_filter([
                  CASE WHEN size < k THEN printf('k: size %d < %d', size, k) END,
                  CASE WHEN distinct_values < l
                       THEN printf('distinct-l: %d distinct value(s) < %s', distinct_values,
                                   l::VARCHAR) END,
-                 CASE WHEN entropy < ln(entropy_l) - 1e-12
+                 CASE WHEN NOT ent_ok AND NOT ent_unc
                       THEN printf('entropy-l: exp(entropy) %s < %s', round(exp(entropy), 6)::VARCHAR,
                                   entropy_l::VARCHAR) END,
-                 CASE WHEN c IS NOT NULL AND recursive_l > 1 AND tail IS NULL
+                 CASE WHEN NOT rec_ok AND NOT rec_unc AND tail IS NULL
                       THEN printf('recursive-(c,l): %d distinct value(s) < l = %d',
                                   distinct_values, recursive_l)
-                      WHEN c IS NOT NULL AND recursive_l > 1 AND NOT (max_count < c * tail)
+                      WHEN NOT rec_ok AND NOT rec_unc
                       THEN printf('recursive-(c,l): r1 = %d >= c * tail = %s * %d',
                                   max_count, c::VARCHAR, tail) END,
-                 CASE WHEN max_count > alpha * size * (1 + 1e-15)
-                      THEN printf('alpha: max n/size %s > %s', round(st.alpha, 6)::VARCHAR,
+                 CASE WHEN NOT alp_ok AND NOT alp_unc
+                      THEN printf('alpha: max n/size %s > %s', round(alp_v, 6)::VARCHAR,
                                   alpha::VARCHAR) END,
-                 CASE WHEN emd > t THEN printf('t-closeness: EMD %s > %s', round(emd, 6)::VARCHAR,
-                                               t::VARCHAR) END,
-                 CASE WHEN delta IS NOT NULL AND missing_values > 0
+                 CASE WHEN NOT tc_ok AND NOT tc_unc
+                      THEN printf('t-closeness: EMD %s > %s', round(emd, 6)::VARCHAR,
+                                  t::VARCHAR) END,
+                 CASE WHEN NOT dl_ok AND NOT dl_unc AND missing_values > 0
                       THEN printf('delta-disclosure: %d value(s) of the table missing',
                                   missing_values)
-                      WHEN delta_present >= delta
+                      WHEN NOT dl_ok AND NOT dl_unc
                       THEN printf('delta-disclosure: max |ln(p/q)| %s >= %s',
                                   round(delta_present, 6)::VARCHAR, delta::VARCHAR) END,
-                 CASE WHEN beta_bad > 0
-                      THEN printf('beta-likeness: (p-q)/q %s > bound', round(beta_bad, 6)::VARCHAR)
+                 CASE WHEN NOT bt_ok AND NOT bt_unc
+                      THEN printf('beta-likeness: (p-q)/q %s > bound', round(bt_v, 6)::VARCHAR)
                  END
-               ], lambda x: x IS NOT NULL) AS reasons
+               ], lambda x: x IS NOT NULL) AS reasons,
+               list_filter([CASE WHEN ent_unc THEN 'entropy-l' END,
+                            CASE WHEN rec_unc THEN 'recursive-(c,l)' END,
+                            CASE WHEN alp_unc THEN 'alpha' END,
+                            CASE WHEN tc_unc THEN 't-closeness' END,
+                            CASE WHEN dl_unc THEN 'delta-disclosure' END,
+                            CASE WHEN bt_unc THEN 'beta-likeness' END],
+                           lambda x: x IS NOT NULL) AS undecided
                FROM st)
-    SELECT unnest(ec), size, distinct_values, reasons
+    SELECT unnest(ec), size, distinct_values, reasons, undecided
     FROM r
-    WHERE len(reasons) > 0
+    WHERE len(reasons) > 0 OR len(undecided) > 0
     ORDER BY size, distinct_values;
 
 -- The summary of a frequency set relation f (see ldiv_summary).
@@ -520,7 +738,9 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
            min(size)::BIGINT AS k,
            min(distinct_values)::BIGINT AS l_distinct,
            exp(min(entropy)) AS l_entropy,
-           CASE WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
+           CASE WHEN count(*) = 0 THEN NULL
+                WHEN l <= 1 THEN 0.0
+                WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
            max(max_count / size) AS alpha,
            CASE WHEN bool_or(sv_ordered) THEN (SELECT max(emd_ordered) FROM eo)
                 ELSE max(emd_equal) END AS t,
@@ -537,7 +757,7 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
 -- sensitive column and the equal distance otherwise; recursive_c and delta are NULL where
 -- infinite; on an empty table everything but rows, classes, sample_uniques (0) is NULL.
 CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l')))
     FROM ldiv__summary_fs('ldiv__f', l);
 
 -- ---------------------------------------------------------------------------------------------
@@ -573,21 +793,32 @@ CREATE OR REPLACE MACRO ldiv__emd_hierarchical_x(x_rel, hier) AS TABLE
     FROM c LEFT JOIN nd USING (cid)
     GROUP BY c.cid;
 
-CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_x(x, t, hier) AS TABLE
-    WITH st AS (SELECT size, emd_hierarchical AS emd, emd_hierarchical <= t AS ok
-                FROM ldiv__class_stats_x(x, 1)
-                JOIN ldiv__emd_hierarchical_x(x, hier) USING (cid))
-    SELECT 't_closeness' AS model, coalesce(bool_and(ok), true) AS passed,
-           max(emd) AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM st;
-CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_fs(f, t, hier) AS TABLE
+-- Per class; rounding bound 64 eps (d + m + 4) (H + 1) for d values in the class, m in the
+-- table and a hierarchy of height H.
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_classes_x(x, t, hier) AS TABLE
+    SELECT cid, size, emd_hierarchical <= t::DOUBLE AS ok, emd_hierarchical AS v,
+           abs(emd_hierarchical - t::DOUBLE)
+               <= 64 * ldiv__eps() * (distinct_values + m + 4)
+                  * ((SELECT max(len(path)) FROM query_table(hier)) + 1) AS unc
+    FROM ldiv__class_stats_x(x, 1)
+    JOIN ldiv__emd_hierarchical_x(x, hier) USING (cid);
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_x(x, t, hier, spec) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__t_closeness_hierarchical_classes_x(x, t, hier))
+    FROM ldiv__verdict('ldiv__c', x, spec, 't_closeness', false);
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_fs(f, t, hier, spec) AS TABLE
     WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
-    FROM ldiv__t_closeness_hierarchical_x('ldiv__x', t, hier);
+    FROM ldiv__t_closeness_hierarchical_x('ldiv__x', t, hier, spec);
+-- The hierarchy relation as the spec's rows [leaf, level 1, ..., root].
+CREATE OR REPLACE MACRO ldiv__hierarchy_rows(hier) AS
+    (SELECT list(list_concat([CAST(leaf AS VARCHAR)], CAST(path AS VARCHAR[])) ORDER BY leaf)
+     FROM query_table(hier));
 CREATE OR REPLACE MACRO ldiv_t_closeness_hierarchical(tbl, qi, s, t, hier) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
-    FROM ldiv__t_closeness_hierarchical_fs('ldiv__f', t, hier);
+    WITH "ldiv__f" AS MATERIALIZED (
+        FROM ldiv__fs_checked(tbl, qi, s, ldiv__number(t, 't', 0.0, 1.0, false, false, false)))
+    FROM ldiv__t_closeness_hierarchical_fs('ldiv__f', t, hier,
+                                           to_json({'model': 't_closeness', 't': t::DOUBLE,
+                                                    'distance': 'hierarchical',
+                                                    'hierarchy': ldiv__hierarchy_rows(hier)}));
 
 -- ---------------------------------------------------------------------------------------------
 -- Scalar generalization macros (build views with them, then check the view)

@@ -1,40 +1,68 @@
 -- ldiv_polars: macros that call the Python UDFs registered by ldiv_polars.duckdb.install(con).
 --
--- These models have no convenient closed SQL form, so their per-class kernel is a vectorized
--- (Arrow) Python function:
 --   ldiv_adjusted_entropy(phi DOUBLE[], p DOUBLE[]) -> DOUBLE
 --       adjusted entropy (l-diversity paper, Def 4.5, Algorithm 1) of one class with
 --       don't-care counts phi and other counts p; NULL when the class holds no value outside
 --       the don't-care set (such a class passes).
--- install(con) registers the UDF, then runs this file. The plain DuckDB CLI has no Python UDFs:
--- `.read` of this file succeeds there, but calling the macros fails with "Scalar Function with
--- name ldiv_adjusted_entropy does not exist".
+--   ldiv_decide(spec VARCHAR, ranks BIGINT[], counts BIGINT[], table_counts BIGINT[],
+--               labels VARCHAR[]) -> STRUCT(passed BOOLEAN, value DOUBLE)
+--       the exact verdict of one class whose float statistic is within rounding of the
+--       threshold, by the model's own routine (ldiv_polars.models: Model.decide), and its
+--       value on the verdict's side of the threshold. spec: the model as JSON; ranks: the
+--       class's values as 0-based ranks of the table's domain (ascending, NULL first);
+--       table_counts / labels: the domain's counts and values (as VARCHAR), in that order.
+-- install(con) registers the UDFs, then runs this file. The plain DuckDB CLI has no Python
+-- UDFs: `.read` of this file succeeds there, but calling the macros fails with "Scalar Function
+-- with name ldiv_... does not exist" (without this file, the model macros of ldiv.sql report
+-- the classes they cannot decide instead: undecided_classes).
 -- Requires sql/ldiv.sql.
+
+-- The exact step (replaces ldiv.sql's, which leaves undecided classes as they are): the
+-- classes of cl marked unc get the exact verdict and value of ldiv_decide; only their rows of
+-- x are read into lists (a small table).
+CREATE OR REPLACE MACRO ldiv__decide_x(cl, x, spec) AS TABLE
+    WITH "ldiv__u" AS (SELECT cid FROM query_table(cl) WHERE unc),
+         "ldiv__r" AS (SELECT cid, list(drk - 1 ORDER BY drk) AS ranks,
+                              list(n ORDER BY drk) AS counts
+                       FROM query_table(x) WHERE cid IN (SELECT cid FROM "ldiv__u")
+                       GROUP BY cid),
+         "ldiv__dom" AS (SELECT list(tn ORDER BY drk) AS tns,
+                                list(CAST(sv AS VARCHAR) ORDER BY drk) AS labels
+                         FROM (SELECT DISTINCT drk, tn, sv FROM query_table(x)
+                               WHERE EXISTS (SELECT 1 FROM "ldiv__u"))),
+         "ldiv__e" AS (SELECT cid, ldiv_decide(spec, ranks, counts, tns, labels) AS e
+                       FROM "ldiv__r", "ldiv__dom")
+    SELECT c.cid, c.size, coalesce(e.e.passed, c.ok) AS ok, coalesce(e.e.value, c.v) AS v,
+           c.unc AND e.e IS NULL AS unc
+    FROM query_table(cl) c LEFT JOIN "ldiv__e" e USING (cid);
 
 -- Entropy l-diversity with a don't-care set (values compared as VARCHAR): the adjusted entropy
 -- of every class is >= ln(l) (1e-12 tolerance); a class with only don't-care values passes.
 -- achieved = exp(smallest adjusted entropy) (NULL = infinite when every class is all don't-care).
-CREATE OR REPLACE MACRO ldiv__entropy_l_dont_care_fs(f, l, dont_care) AS TABLE
-    WITH x AS (SELECT ec, n,
+CREATE OR REPLACE MACRO ldiv__entropy_l_dont_care_classes_x(x, l, dont_care) AS TABLE
+    WITH r AS (SELECT cid, size, n,
                       -- NULL for a NULL value when Y is not empty: such rows count on neither
                       -- side, as on the Polars side (is_in gives null)
                       CASE WHEN len(dont_care) = 0 THEN false
                            ELSE list_contains(CAST(dont_care AS VARCHAR[]), CAST(sv AS VARCHAR))
                       END AS y
-               FROM query_table(f)),
-         c AS (SELECT ec, sum(n)::BIGINT AS size,
+               FROM query_table(x)),
+         c AS (SELECT cid, any_value(size) AS size,
                       coalesce(list(n::DOUBLE) FILTER (WHERE y), []::DOUBLE[]) AS phi,
                       coalesce(list(n::DOUBLE) FILTER (WHERE NOT y), []::DOUBLE[]) AS p
-               FROM x GROUP BY ec),
-         st AS (SELECT size, ldiv_adjusted_entropy(phi, p) AS h FROM c),
-         v AS (SELECT size, h, h IS NULL OR h >= ln(l) - 1e-12 AS ok FROM st)
-    SELECT 'entropy_l_dont_care' AS model, coalesce(bool_and(ok), true) AS passed,
-           exp(min(h)) AS achieved,
-           count(*) FILTER (WHERE NOT ok)::BIGINT AS failing_classes,
-           coalesce(sum(size) FILTER (WHERE NOT ok), 0)::BIGINT AS failing_rows
-    FROM v;
+               FROM r GROUP BY cid),
+         st AS (SELECT cid, size, ldiv_adjusted_entropy(phi, p) AS h FROM c)
+    SELECT cid, size, h IS NULL OR h >= ln(l::DOUBLE) - 1e-12 AS ok,
+           coalesce(exp(h), 'inf'::DOUBLE) AS v, false AS unc
+    FROM st;
+CREATE OR REPLACE MACRO ldiv__entropy_l_dont_care_x(x, l, dont_care, spec := NULL) AS TABLE
+    WITH "ldiv__c" AS (FROM ldiv__entropy_l_dont_care_classes_x(x, l, dont_care))
+    FROM ldiv__result('ldiv__c', 'entropy_l_dont_care', true);
+CREATE OR REPLACE MACRO ldiv__entropy_l_dont_care_fs(f, l, dont_care) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx(f))
+    FROM ldiv__entropy_l_dont_care_x('ldiv__x', l, dont_care);
 CREATE OR REPLACE MACRO ldiv_entropy_l_dont_care(tbl, qi, s, l, dont_care) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs(tbl, qi, s))
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__l_ok(l)))
     FROM ldiv__entropy_l_dont_care_fs('ldiv__f', l, dont_care);
 
 -- Population uniqueness (ldiv_polars.risk.population_uniqueness, docs/risk.md section 1): the

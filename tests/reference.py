@@ -25,6 +25,10 @@ def entropy(counts: Sequence[int]) -> float:
 
 
 def recursive_ratio(counts: Sequence[int], l: int) -> float:
+    """The c a class needs: ``r1 / (r_l + ... + r_m)``; 0 for l = 1 (every class passes
+    recursive (c,1) whatever c), inf with fewer than l values."""
+    if l == 1:
+        return 0.0
     r = sorted(counts, reverse=True)
     tail = sum(r[l - 1:])
     return math.inf if tail == 0 else r[0] / tail

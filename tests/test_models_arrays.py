@@ -26,6 +26,7 @@ from ldiv_polars.models import (
     evaluate_classes,
 )
 from ldiv_polars.models.arrays import EncodedRows, supported, verdict
+from ldiv_polars.models.encoded import class_verdict
 
 SETTINGS = settings(max_examples=80, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -92,14 +93,22 @@ def test_recursive_top_counts_equal_engine(rows, c, l):
     assert np.array_equal(verdict(model, rows).passed, engine_passes(rows, model))
 
 
-def test_uniform_classes_are_certain_and_pass_entropy():
-    # three values once each: H = ln 3 exactly (up to rounding) -> passes l = 3 (the tolerance)
+def test_uniform_classes_are_decided_exactly_and_pass_entropy():
+    # three values once each: H = ln 3 exactly -> on the threshold of l = 3; a uniform class
+    # is decided exactly without floats (ln m vs ln l: m >= l), in numpy and in the engine
     rows = EncodedRows(np.array([0, 0, 0, 1, 1]), np.array([0, 1, 2, 0, 1]),
                        np.array([1, 1, 1, 5, 5]), classes=2, n_sensitive=3)
     v = verdict(EntropyLDiversity(3), rows)
-    assert v.passed.tolist() == [True, False]
-    assert not v.uncertain.any()
+    assert v.passed.tolist() == [True, False] and not v.uncertain.any()
+    assert class_verdict(EntropyLDiversity(3), rows).tolist() == [True, False]
     assert engine_passes(rows, EntropyLDiversity(3)).tolist() == [True, False]
+    # and the reported value agrees: exp(H) = 3 exactly
+    assert EntropyLDiversity(3).decide(*_one(rows, 0)) == (True, 3.0)
+
+
+def _one(rows: EncodedRows, c: int):
+    ref, (cc,) = rows.exact_inputs(np.array([c]))
+    return cc, ref
 
 
 def test_recursive_boundary_is_strict():
@@ -159,3 +168,11 @@ def test_node_checker_in_numpy_equals_engine_on_adult(adult_dir, models):
         assert np.array_equal(a.suppressed, b.suppressed), lat.levels(node)
     assert fast.engine_evaluations < fast.evaluations  # numpy decided (nearly) every node
     assert slow.engine_evaluations == slow.evaluations
+
+
+@SETTINGS
+@given(encoded(), st.data())
+def test_uniform_reads_the_chosen_classes(rows, data):
+    which = np.array(sorted(data.draw(st.sets(st.integers(0, rows.classes - 1)))), np.int64)
+    want = [len(set(rows.n[rows.cls == c].tolist())) <= 1 for c in which.tolist()]
+    assert rows.uniform(which).tolist() == want

@@ -4,6 +4,7 @@ is printed in the paper or derived in the notes, not computed by the library."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import polars as pl
 import pytest
@@ -125,8 +126,11 @@ def test_gender_example_pd_recursive_needs_c_above_3_7():
     assert achieved(GENDER, PositiveDisclosureRecursive(3 / 7 + 1e-9, 2, y), ["sex"], "s").passed
     assert achieved(GENDER, PositiveDisclosureRecursive(1, 2, y), ["sex"], "s").achieved == (
         pytest.approx(3 / 7))
-    # without the don't-care set, the table is not recursive (c,2)-diverse for c <= 7/3
-    assert not achieved(GENDER, RecursiveCLDiversity(7 / 3, 2), ["sex"], "s").passed
+    # without the don't-care set, the table is not recursive (c,2)-diverse for c <= 7/3 ...
+    assert not achieved(GENDER, RecursiveCLDiversity(Fraction(7, 3), 2), ["sex"], "s").passed
+    # ... while the float 7 / 3 is the decimal 2.3333333333333335 > 7/3 (thresholds are read
+    # as the decimals they were written as): r1 = 700 < 2.3333333333333335 * 300 passes
+    assert achieved(GENDER, RecursiveCLDiversity(7 / 3, 2), ["sex"], "s").passed
 
 
 def test_gender_example_adjusted_entropy_is_exactly_ln2():

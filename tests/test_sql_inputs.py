@@ -216,3 +216,126 @@ def test_adult_parity(adult_csv) -> None:
     ]:
         same(ld.summary(adult_csv, qi, s, l=l, con=c), lp.summary(adult_csv, qi, s, l=l))
     c.close()
+
+
+# ------------------------------------------------------------------------------------------
+# The macros check their arguments like the Python API (errors, never verdicts)
+# ------------------------------------------------------------------------------------------
+
+BAD_CALLS = [
+    ("FROM ldiv_k_anonymity('a', ['zip'], 0)", "k must be an integer >= 1"),
+    ("FROM ldiv_k_anonymity('a', ['zip'], 1.5)", "k must be an integer >= 1"),
+    ("FROM ldiv_distinct_l('a', ['zip'], 's', -1)", "l must be an integer >= 1"),
+    ("FROM ldiv_entropy_l('a', ['zip'], 's', -2)", "l must be in"),
+    ("FROM ldiv_entropy_l('a', ['zip'], 's', 'nan'::DOUBLE)", "l must be a number"),
+    ("FROM ldiv_recursive_cl('a', ['zip'], 's', -1, 2)", "c must be in"),
+    ("FROM ldiv_recursive_cl('a', ['zip'], 's', 'nan'::DOUBLE, 2)", "c must be a number"),
+    ("FROM ldiv_recursive_cl('a', ['zip'], 's', 2, 0)", "l must be an integer >= 1"),
+    ("FROM ldiv_alpha_k('a', ['zip'], 's', 1.5, 1)", "alpha must be in"),
+    ("FROM ldiv_alpha_k('a', ['zip'], 's', 0, 1)", "alpha must be in"),
+    ("FROM ldiv_alpha_k('a', ['zip'], 's', 0.5, 0)", "k must be an integer >= 1"),
+    ("FROM ldiv_t_closeness('a', ['zip'], 's', 'nan'::DOUBLE)", "t must be a number"),
+    ("FROM ldiv_t_closeness('a', ['zip'], 's', -0.1)", "t must be in"),
+    ("FROM ldiv_t_closeness('a', ['zip'], 's', 1.5)", "t must be in"),
+    ("FROM ldiv_delta_disclosure('a', ['zip'], 's', -1)", "delta must be in"),
+    ("FROM ldiv_delta_disclosure('a', ['zip'], 's', 'nan'::DOUBLE)", "delta must be a number"),
+    ("FROM ldiv_beta_likeness('a', ['zip'], 's', 0)", "beta must be in"),
+    ("FROM ldiv_beta_likeness('a', ['zip'], 's', -1, enhanced := true)", "beta must be in"),
+    ("FROM ldiv_npd_recursive_cl('a', ['zip'], 's', 2, 100, 2)", "c2 must be in"),
+    ("FROM ldiv_summary('a', ['zip'], 's', 0)", "l must be an integer >= 1"),
+    ("FROM ldiv_violations('a', ['zip'], 's', k := 0)", "k must be an integer >= 1"),
+    ("FROM ldiv_violations('a', ['zip'], 's', t := 'nan'::DOUBLE)", "t must be a number"),
+    # columns: the sensitive column among the QIs, duplicates (case-insensitive), unknown names
+    ("FROM ldiv_entropy_l('a', ['zip', 's'], 's', 2)", "also listed as quasi-identifier"),
+    ("FROM ldiv_distinct_l('a', ['zip', 'ZIP'], 's', 2)", "named twice"),
+    ("FROM ldiv_summary('a', ['zip', 'agee'], 's', 2)", "unknown column"),
+    ("FROM ldiv_k_anonymity('a', ['zip', 'agee'], 2)", "unknown column"),
+    ("FROM ldiv_frequency_set('a', ['zip', 'agee'], 's')", "unknown column"),
+    ("FROM ldiv_classes('a', ['zip', 'age'], 'zip')", "also listed as quasi-identifier"),
+    ("FROM ldiv_prosecutor_risk('a', ['zip', 'zip'])", "named twice"),
+]
+
+
+@pytest.mark.parametrize("sql, message", BAD_CALLS)
+def test_macros_check_their_arguments(con, sql, message) -> None:
+    con.register("a", DF.to_arrow())
+    try:
+        with pytest.raises(duckdb.InvalidInputException, match=message):
+            con.execute(sql).fetchall()
+    finally:
+        con.unregister("a")
+
+
+def test_no_listed_column_at_all_is_an_error_too(con) -> None:
+    # nothing to select (no listed QI exists, or the sensitive column does not): DuckDB's
+    # binder says so before running anything (the COLUMNS expression is empty)
+    con.register("a", DF.to_arrow())
+    try:
+        for sql in ("FROM ldiv_k_anonymity('a', ['nope'], 2)",
+                    "FROM ldiv_k_anonymity('a', [], 2)",
+                    "FROM ldiv_summary('a', ['zip'], 'nope', 2)"):
+            with pytest.raises(duckdb.BinderException, match="empty set of columns"):
+                con.execute(sql).fetchall()
+    finally:
+        con.unregister("a")
+
+
+# ------------------------------------------------------------------------------------------
+# Column names: none reserved, DuckDB's case-insensitivity
+# ------------------------------------------------------------------------------------------
+
+
+def test_names_like_the_internal_columns_work(con) -> None:
+    """A QI named n, a sensitive column named like the internal count (ldiv__n), and names
+    like the helper columns (size, cid, sv, ec): the macros and ld.check give the Polars
+    verdicts of the same table with plain names."""
+    from ldiv_polars.models import EntropyLDiversity, TCloseness
+
+    plain = DF.rename({"zip": "a", "age": "b", "s": "c"})
+    models = [KAnonymity(3), DistinctLDiversity(2), EntropyLDiversity(1.5), TCloseness(0.3)]
+    want = lp.check(plain, ["a", "b"], "c", models)
+    for q1, q2, s in [("n", "size", "ldiv__n"), ("cid", "ec", "sv"), ("sv", "n", "ec"),
+                      ("ldiv__n", "tn", "size")]:
+        df = plain.rename({"a": q1, "b": q2, "c": s})
+        got = ld.check(df, [q1, q2], s, models, con=con)
+        assert [(r["passed"], r["failing_classes"]) for r in got] == [
+            (m.passed, m.failing_classes) for m in want.models], (q1, q2, s)
+        for r, m in zip(got, want.models):
+            assert r["achieved"] == pytest.approx(m.achieved, rel=1e-12)
+        con.register("named", df.to_arrow())
+        try:
+            row = con.execute("SELECT k, l_distinct, classes FROM ldiv_summary('named', ?, ?, 2)",
+                              [[q1, q2], s]).fetchall()[0]
+            assert row == (want["k_anonymity"].achieved, want["distinct_l"].achieved,
+                           want.classes)
+            ent = con.execute("SELECT passed FROM ldiv_entropy_l('named', ?, ?, 1.5)",
+                              [[q1, q2], s]).fetchall()[0][0]
+            assert ent == want["entropy_l"].passed
+        finally:
+            con.unregister("named")
+
+
+def test_frequency_set_macro_refuses_a_column_named_n(con) -> None:
+    df = DF.rename({"zip": "n"})
+    con.register("fn", df.to_arrow())
+    try:
+        with pytest.raises(duckdb.InvalidInputException, match="named n"):
+            con.execute("FROM ldiv_frequency_set('fn', ['n', 'age'], 's')").fetchall()
+        cur = con.execute("FROM ldiv_frequency_set('fn', ['age'], 's')")
+        cols = [d[0] for d in cur.description]
+        cur.fetchall()
+        assert cols == ["age", "s", "n"]
+    finally:
+        con.unregister("fn")
+
+
+def test_names_are_case_insensitive_as_in_duckdb(con) -> None:
+    con.register("ci", DF.to_arrow())
+    try:
+        upper = con.execute("FROM ldiv_summary('ci', ['ZIP', 'Age'], 'S', 2)").fetchall()
+        lower = con.execute("FROM ldiv_summary('ci', ['zip', 'age'], 's', 2)").fetchall()
+        assert upper == lower
+        assert con.execute("SELECT count(*) FROM ldiv_frequency_set('ci', ['AGE'], 'S')"
+                           ).fetchall() == [(DF.select("age", "s").unique().height,)]
+    finally:
+        con.unregister("ci")

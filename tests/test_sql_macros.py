@@ -114,7 +114,7 @@ def test_fig4_values(con) -> None:
                               ).fetchall()[0]
             assert row[1] is ok, (c, l)
         row = con.execute("FROM ldiv_distinct_l('fig4', ['q'], 's', 3)").fetchall()[0]
-        assert row[1:] == (True, 3.0, 0, 0)
+        assert row[1:] == (True, 3.0, 0, 0, 0)  # ..., undecided_classes
         classes = con.execute("SELECT q, size, distinct_values, counts, tail "
                               "FROM ldiv_classes('fig4', ['q'], 's', l := 3) ORDER BY q"
                               ).fetchall()
@@ -196,7 +196,7 @@ def test_risk_macros_equal_risk_profile(con, rows, k, threshold) -> None:
     assert mark[2] == pytest.approx(r.marketer)
     assert uniq[2] == r.sample_uniques and uniq[1] == (r.sample_uniques == 0)
     assert kan[1:] == (min(sizes) >= k, float(min(sizes)), sum(1 for f in sizes if f < k),
-                       sum(f for f in sizes if f < k))
+                       sum(f for f in sizes if f < k), 0)  # ..., undecided_classes
 
 
 def test_frequency_set_classes_and_violations_match_polars(con) -> None:

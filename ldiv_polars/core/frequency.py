@@ -24,15 +24,49 @@ from ldiv_polars.core.validate import (
     raise_on_nulls,
     validate_columns,
 )
+from ldiv_polars.errors import InvalidParameterError
 
 COUNT = "n"
-"""Name of the count column of a frequency set."""
+"""Default name of the count column of a frequency set (see :func:`count_name`)."""
 
 STREAMING = "streaming"
 
 
-def _null_guard(df: pl.DataFrame, columns: tuple[str, ...]) -> pl.DataFrame:
-    raise_on_nulls(df, columns, COUNT)
+def unique_name(base: str, taken: Iterable[str]) -> str:
+    """``base``, or ``base`` followed by as many ``_`` as needed to differ from every name in
+    ``taken`` (for helper columns next to user columns: no user name is reserved).
+
+    >>> unique_name("n", ["age", "n", "n_"])
+    'n__'
+    """
+    names = set(taken)
+    out = base
+    while out in names:
+        out += "_"
+    return out
+
+
+def unique_prefix(base: str, taken: Iterable[str]) -> str:
+    """``base``, with ``_`` appended until no name in ``taken`` starts with it: a prefix for a
+    family of helper columns next to user columns.
+
+    >>> unique_prefix("__ldiv_", ["age", "__ldiv_row"])
+    '__ldiv__'
+    """
+    names = list(taken)
+    out = base
+    while any(n.startswith(out) for n in names):
+        out += "_"
+    return out
+
+
+def count_name(keys: Iterable[str]) -> str:
+    """The count column of a frequency set keyed by ``keys``: ``n``, unless a key is named so."""
+    return unique_name(COUNT, keys)
+
+
+def _null_guard(df: pl.DataFrame, columns: tuple[str, ...], count: str) -> pl.DataFrame:
+    raise_on_nulls(df, columns, count)
     return df
 
 
@@ -43,26 +77,36 @@ def frequency_set(
     *,
     nulls: NullPolicy = "error",
     separator: str | None = None,
+    count: str = COUNT,
 ) -> pl.LazyFrame:
-    """Lazy frequency set ``(qi..., sensitive..., n)`` of ``data``; nothing is collected.
+    """Lazy frequency set ``(qi..., sensitive..., count)`` of ``data``; nothing is collected.
 
     Columns are validated against the schema at once. With ``nulls="error"`` (default) the plan
     raises :class:`~ldiv_polars.errors.NullValuesError` when collected if a quasi-identifier or
     sensitive column holds nulls (the check reads the small grouped result, not the rows);
     ``nulls="value"`` keeps null as a value of its own. ``sensitive`` may be ``None`` for a
-    QI-only frequency set (class sizes).
+    QI-only frequency set (class sizes). ``count`` names the count column (default ``n``); a
+    key column of that name is an :class:`~ldiv_polars.errors.InvalidParameterError` (pass
+    another ``count``).
     """
-    return FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator).frame
+    fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator)
+    if count in fs.keys:
+        raise InvalidParameterError(
+            f"column {count!r} clashes with the count column of the frequency set; pass "
+            f"count= with another name (e.g. count={unique_name(count, fs.keys)!r})")
+    return fs.frame.rename({fs.count: count})
 
 
 @dataclass(frozen=True)
 class FrequencySet:
     """A frequency set with its column roles. ``frame`` may be lazy over the rows or over an
-    already collected table (see :meth:`materialize`)."""
+    already collected table (see :meth:`materialize`); ``count`` names its count column
+    (``n`` unless a key has that name: :func:`count_name`)."""
 
     frame: pl.LazyFrame
     qi: tuple[str, ...]
     sensitive: tuple[str, ...]
+    count: str = COUNT
 
     @classmethod
     def build(
@@ -86,19 +130,18 @@ class FrequencySet:
         nulls; ``nulls="value"`` keeps null as a value. Nothing is collected here."""
         check_null_policy(nulls)
         lf = to_lazyframe(data, separator=separator)
-        qi_t, s_t = validate_columns(
-            lf, qi, sensitive, reserved=(COUNT,), require_sensitive=require_sensitive
-        )
+        qi_t, s_t = validate_columns(lf, qi, sensitive, require_sensitive=require_sensitive)
         keys = [*qi_t, *s_t]
-        fs = lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(COUNT))
+        count = count_name(keys)
+        fs = lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(count))
         if nulls == "error":
             schema = fs.collect_schema()
             fs = fs.map_batches(
-                partial(_null_guard, columns=tuple(keys)),
+                partial(_null_guard, columns=tuple(keys), count=count),
                 schema=schema,
                 streamable=False,
             )
-        return cls(fs, qi_t, s_t)
+        return cls(fs, qi_t, s_t, count)
 
     @property
     def keys(self) -> list[str]:
@@ -109,7 +152,7 @@ class FrequencySet:
         """Collect the frequency set (streaming engine) and return one backed by it. This is
         the pass over the rows: an engine error on unreadable rows is raised as
         :class:`~ldiv_polars.errors.UnreadableInputError`."""
-        return FrequencySet(self.collect().lazy(), self.qi, self.sensitive)
+        return FrequencySet(self.collect().lazy(), self.qi, self.sensitive, self.count)
 
     def collect(self) -> pl.DataFrame:
         """The frequency set as a DataFrame (see :meth:`materialize`)."""

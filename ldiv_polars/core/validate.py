@@ -59,7 +59,9 @@ def validate_columns(
 
     Raises :class:`EmptyQuasiIdentifierError`, :class:`DuplicateColumnError`,
     :class:`SensitiveInQuasiIdentifierError` or :class:`UnknownColumnError`. ``reserved`` names
-    columns the caller will create (e.g. the count column) and which therefore may not be used.
+    columns the caller will create under a name the user chose (e.g. an output column), which
+    therefore may not be used; the library's own helper columns never need it (they pick
+    names that do not clash, :func:`~ldiv_polars.core.frequency.unique_name`).
     """
     qi_t = as_names(qi)
     s_t = as_names(sensitive)
@@ -85,8 +87,8 @@ def validate_columns(
     clash = [c for c in (*qi_t, *s_t) if c in reserved]
     if clash:
         raise InvalidParameterError(
-            f"column(s) {', '.join(map(repr, clash))} clash with the name the library uses for "
-            f"its count column; rename them or pass another count name"
+            f"column(s) {', '.join(map(repr, clash))} clash with a column name the caller "
+            f"creates ({', '.join(map(repr, reserved))}); rename them or pick another name"
         )
     return qi_t, s_t
 

@@ -32,6 +32,16 @@ least important, or explicit positive weights ``{qi: weight}`` (the cost of one 
 cell of that QI)."""
 
 
+def require_count_n(fs: FrequencySet) -> FrequencySet:
+    """``fs``, whose count column must be ``n``: the cell-level code reads it by that name, so
+    a QI or sensitive column named ``n`` is an :class:`InvalidParameterError` here."""
+    if fs.count != COUNT:
+        raise InvalidParameterError(
+            f"cell suppression and local recoding do not accept a column named {COUNT!r} "
+            "(their internal count column); rename it")
+    return fs
+
+
 @dataclass
 class KeyTable:
     """A frequency set encoded for the local algorithms.
@@ -61,7 +71,8 @@ class KeyTable:
         """Encode ``data``'s frequency set (one streaming pass; nulls in a QI or sensitive
         column are a :class:`~ldiv_polars.errors.NullValuesError`: a null is the suppressed
         marker of the release)."""
-        fs = FrequencySet.build(data, qi, sensitive, nulls="error", separator=separator)
+        fs = require_count_n(FrequencySet.build(data, qi, sensitive, nulls="error",
+                                                separator=separator))
         try:
             df = fs.collect()
         except NullValuesError as e:

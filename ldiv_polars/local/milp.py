@@ -54,8 +54,6 @@ from ldiv_polars.local.classes import (
 from ldiv_polars.local.greedy import mask_costs
 from ldiv_polars.local.keys import KeyTable
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.k_anonymity import KAnonymity
-from ldiv_polars.models.l_diversity import DistinctLDiversity
 
 MAX_CANDIDATES = 3_000_000
 """Programs with more candidate columns (key, mask) are not built (memory: ~1 KB each)."""
@@ -91,8 +89,8 @@ class ExactOutcome:
 def exact_supported(models: Sequence[Model], semantics: Semantics = "value") -> None:
     """Raise unless every model is formulated: k-anonymity, and under own-value semantics
     distinct l-diversity."""
-    linear = (KAnonymity, DistinctLDiversity) if semantics == "value" else (KAnonymity,)
-    bad = [m.describe() for m in models if type(m) not in linear]
+    bad = [m.describe() for m in models
+           if (b := m.count_bounds) is None or (semantics != "value" and b[1] > 0)]
     if bad:
         raise InvalidParameterError(
             f"method='exact' formulates k-anonymity (and, with semantics='value', distinct "
@@ -116,8 +114,9 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     columns: nothing is solved (status ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
-    k = max([int(m.k) for m in models if isinstance(m, KAnonymity)], default=0)
-    ell = max([int(m.l) for m in models if isinstance(m, DistinctLDiversity)], default=0)
+    bounds = [m.count_bounds or (0, 0) for m in models]  # every model has them (above)
+    k = max([b[0] for b in bounds], default=0)
+    ell = max([b[1] for b in bounds], default=0)
     key_hist = table.histogram()
     unsafe = ~class_verdicts(key_hist, models, table.s_values, table.reference())
     var_key, var_mask = _candidates(table, unsafe, semantics)

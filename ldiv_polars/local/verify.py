@@ -31,6 +31,7 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike
 from ldiv_polars.errors import LdivError
+from ldiv_polars.local.keys import require_count_n
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
 
@@ -66,7 +67,7 @@ def verify_release(output: TableLike, qi: str | Iterable[str],
                    sensitive: str | Iterable[str] | None, models: Sequence[Model] | Model,
                    semantics: str) -> ReleaseVerification:
     """Read ``output`` once and check ``models`` on it under ``semantics``."""
-    fs = FrequencySet.build(output, qi, sensitive, nulls="value").materialize()
+    fs = require_count_n(FrequencySet.build(output, qi, sensitive, nulls="value")).materialize()
     models = check_models(models, fs.sensitive)
     df = fs.collect()
     rows = int(df.get_column(COUNT).sum()) if df.height else 0

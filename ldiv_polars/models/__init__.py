@@ -7,11 +7,12 @@ from ldiv_polars.models.base import (
     ClassContext,
     Model,
     ModelResult,
-    evaluate_classes,
+    SqlCall,
     table_results,
 )
 from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
+from ldiv_polars.models.evaluate import ClassNames, evaluate_classes
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
     DistinctLDiversity,
@@ -35,8 +36,11 @@ __all__ = [
     "BinaryLDiversity",
     "CheckResult",
     "ClassContext",
+    "ClassNames",
+    "ClassVerdict",
     "DeltaDisclosure",
     "DistinctLDiversity",
+    "EncodedRows",
     "EntropyLDiversity",
     "EntropyLDiversityDontCare",
     "KAnonymity",
@@ -47,8 +51,10 @@ __all__ = [
     "PositiveDisclosureRecursive",
     "RecursiveCLDiversity",
     "RiskReport",
+    "SqlCall",
     "TCloseness",
     "check",
+    "class_verdict",
     "class_sizes",
     "classes",
     "evaluate_classes",
@@ -57,3 +63,12 @@ __all__ = [
     "table_results",
     "violations",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the numpy side (array verdicts of the search) is imported when it is used
+    if name in ("ClassVerdict", "EncodedRows", "class_verdict"):
+        from ldiv_polars.models import encoded
+
+        return getattr(encoded, name)
+    raise AttributeError(f"module 'ldiv_polars.models' has no attribute {name!r}")

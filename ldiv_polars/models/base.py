@@ -1,18 +1,8 @@
-"""The model protocol and the one evaluation routine every model goes through.
-
-A privacy model answers three questions over a frequency set: per-class statistics, per-class
-pass/fail, and the table's *achieved* value (smallest k, largest l, smallest t, ...).
-:func:`evaluate_classes` computes all requested models in one ``group_by`` over the frequency set
-(plus, for the few models that need them, small extra aggregations joined on the class key).
-
->>> import polars as pl
->>> from ldiv_polars.core import FrequencySet
->>> from ldiv_polars.models import KAnonymity, DistinctLDiversity
->>> fs = FrequencySet(pl.LazyFrame({"q": ["a", "a", "b"], "s": ["x", "y", "x"], "n": [2, 1, 3]}),
-...                   ("q",), ("s",))
->>> evaluate_classes(fs, [KAnonymity(3), DistinctLDiversity(2)]).sort("q").select(
-...     "q", "size", "pass_k_anonymity_3", "pass_distinct_l_2").collect().rows()
-[('a', 3, True, True), ('b', 3, True, False)]
+"""The model protocol: what a privacy model answers over a frequency set (per-class statistics,
+per-class pass/fail, the table's *achieved* value: smallest k, largest l, smallest t, ...) and
+everything the engines and the search ask it (array verdict, SQL form, exact routine, search
+facts). :func:`~ldiv_polars.models.evaluate_classes` (``models/evaluate.py``) runs the models;
+:class:`ModelResult` and :func:`table_results` are the table-level verdicts.
 """
 
 from __future__ import annotations
@@ -21,12 +11,16 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, FrequencySet
-from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.errors import NoSqlFormError
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+    from ldiv_polars.models.exact import ClassCounts, Reference
 
 SIZE = "size"
 """Class size column of :func:`evaluate_classes` output."""
@@ -39,9 +33,10 @@ ROW_Q = "__ldiv_q"
 ROW_M = "__ldiv_m"
 
 ENTROPY_TOLERANCE = 1e-12
-"""Entropy l-diversity passes when ``H >= ln(l) - ENTROPY_TOLERANCE`` (nats): a class spread
-exactly uniformly over l values has entropy ln l, which float arithmetic may land a few ulps
-below; the tolerance keeps it passing, as the definition (``>=``) requires."""
+"""Tolerance (nats) of the *adjusted* entropy of :class:`EntropyLDiversityDontCare`, which
+passes when ``H >= ln(l) - ENTROPY_TOLERANCE`` (its Algorithm 1 has no exact form here).
+Entropy l-diversity itself is decided exactly (``H = ln l`` passes, see
+:mod:`ldiv_polars.models.exact`) and no longer uses it."""
 
 
 @dataclass(frozen=True)
@@ -55,8 +50,8 @@ class ClassContext:
     also carry ``ROW_P`` (n / class size, one window over the class) and ``ROW_Q`` (the table
     frequency of the sensitive value, joined from :attr:`reference`)."""
     reference: pl.LazyFrame
-    """Table distribution of the first sensitive column: columns ``(s, ROW_Q, ROW_M)`` (ROW_M:
-    the number of distinct values of the table)."""
+    """Table distribution of the first sensitive column: columns ``(s, ROW_Q, ROW_M, ROW_N)``
+    (ROW_M: the number of distinct values of the table; ROW_N: the value's table count)."""
 
     @property
     def s(self) -> str:
@@ -64,18 +59,62 @@ class ClassContext:
         return self.sensitive[0]
 
 
+@dataclass(frozen=True)
+class SqlCall:
+    """How the DuckDB engine runs a model: ``macro`` is the per-class table macro of
+    ``sql/ldiv.sql`` that reads an extended frequency set (``ldiv__fsx``) and returns
+    ``(cid, size, ok, v, unc)``, ``params`` the parameters bound after the relation name;
+    ``hierarchy`` is registered as a relation and passed last (hierarchical t-closeness).
+    ``spec`` is the model as constructor keywords plus ``"model": name``: the exact step
+    rebuilds the model from it (:mod:`ldiv_polars.models.spec`) to decide the uncertain
+    classes (``unc``) with :meth:`Model.decide`."""
+
+    macro: str
+    params: tuple[object, ...] = ()
+    hierarchy: Any = None
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec_json(self) -> str:
+        """``spec`` as the JSON text the SQL exact step (``ldiv_decide``) rebuilds the model from."""
+        from ldiv_polars.models.spec import spec_json
+
+        return spec_json(self.spec)
+
+
 class Model(ABC):
     """A privacy model: per-class statistics, per-class verdict, table verdict, achieved value.
 
-    Subclasses set ``monotone`` (whether every generalization of a satisfying table satisfies it
-    too, with no suppression; the lattice search reads it) and ``higher_is_better`` (direction
-    of the achieved value: k and l grow, c, t, alpha, delta, beta shrink).
+    **Required** (abstract): ``name``, :meth:`params`, :meth:`aggs` (or :meth:`frames`),
+    :meth:`value` and :meth:`passes`. Everything else has a default, and the defaults are
+    safe: a model that states nothing more is checked by :func:`evaluate_classes`
+    everywhere (no numpy fast path: a slower search), is searched without pruning unless it
+    declares ``monotone`` (the default, ``True``, must be backed by a proof), is never assumed
+    union-closed (with suppression the search is then exhaustive), and has no SQL form.
+
+    Class attributes:
+
+    - ``monotone``: every generalization of a satisfying table satisfies it too (no
+      suppression); the lattice search prunes with it.
+    - ``higher_is_better``: direction of the achieved value (k and l grow; c, t, alpha, delta,
+      beta shrink).
+    - ``needs_q``: the class is compared with the table distribution (rows carry ``ROW_P``
+      and ``ROW_Q``); ``needs_sensitive``: it reads the sensitive column at all.
+    - ``union_closed``: a class that contains a passing class passes (k-anonymity, distinct
+      l-diversity); then suppression keeps the search monotone.
+    - ``identity_only``: the verdict reads only the identity of sensitive values, not the
+      values themselves (the search may then encode them as integer ids).
+    - ``sizes_only``: the verdict reads only the class size: a class passes iff
+      ``size >= min_class_size`` (the search then skips building rows).
     """
 
     monotone: ClassVar[bool] = True
     higher_is_better: ClassVar[bool] = True
     needs_q: ClassVar[bool] = False
     needs_sensitive: ClassVar[bool] = True
+    union_closed: ClassVar[bool] = False
+    identity_only: ClassVar[bool] = False
+    sizes_only: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
     @property
@@ -115,9 +154,30 @@ class Model(ABC):
         """Boolean per-class verdict (on the class rows)."""
 
     def achieved(self) -> pl.Expr:
-        """The table's achieved value, aggregated over class rows."""
-        v = self.value()
+        """The table's achieved value, aggregated over the class rows of
+        :func:`evaluate_classes` (its value column)."""
+        v = pl.col(value_col(self))
         return v.min() if self.higher_is_better else v.max()
+
+    def uncertain(self) -> pl.Expr | None:
+        """Per-class: the float statistic lies within its rounding bound of the threshold, so
+        the float verdict may be wrong; such classes are decided by :meth:`decide`. Default:
+        None (the verdict is exact: integer statistics)."""
+        return None
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        """The exact verdict of one class and its value, correctly rounded but on the
+        verdict's side of the threshold (see :func:`~ldiv_polars.models.exact.agreeing`), from
+        its integer counts and the table distribution. Required when :meth:`uncertain` or
+        :meth:`array_verdict` can mark a class uncertain."""
+        raise NotImplementedError(f"{self.describe()} has no exact routine")
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        """The table-level form of the class test: whether a table whose achieved value is
+        ``achieved`` satisfies the model (None: infinite or undefined). Consistent with the
+        class verdicts wherever the achieved value is a sufficient statistic of the verdict.
+        Default: not available (NotImplementedError)."""
+        raise NotImplementedError(f"{self.describe()} has no table-level threshold test")
 
     def reason(self) -> pl.Expr:
         """A short string explaining a failing class (on the class rows)."""
@@ -127,6 +187,47 @@ class Model(ABC):
         """The model with its parameters, e.g. ``k_anonymity(k=5)``."""
         inner = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
         return f"{self.name}({inner})"
+
+    # --- optional: what the search and the other engines ask the model ------------------------
+
+    @property
+    def min_class_size(self) -> int:
+        """Every passing class has at least this many rows (a guaranteed lower bound, the
+        model's k where it states one; default 1)."""
+        return 1
+
+    @property
+    def count_bounds(self) -> tuple[int, int] | None:
+        """``(min_size, min_distinct)`` when the verdict is exactly ``size >= min_size and
+        distinct sensitive values >= min_distinct`` (0: no such bound), a form linear in the
+        records that cell suppression's MILP formulates; default None (not of that form)."""
+        return None
+
+    def relaxation(self) -> Model | None:
+        """A union-closed *necessary condition* of the model (a class passing the model passes
+        it), for models that are not union-closed themselves: the search prunes with it under
+        suppression. Default: None (no pruning)."""
+        return None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        """The per-class verdict on integer-encoded rows, in numpy (for search loops): one
+        entry per class of ``rows`` (classes with no rows pass), with the classes whose float
+        statistic is within rounding of the threshold marked ``uncertain`` (decided by
+        :meth:`decide`). Default: None, no array form; the search then asks
+        :func:`evaluate_classes`."""
+        return None
+
+    def sql_call(self) -> SqlCall:
+        """The DuckDB form of the model (see :class:`SqlCall`). Default: none (a typed
+        error)."""
+        raise NoSqlFormError(f"model {self.describe()} has no SQL form; use the Polars engine")
+
+    @property
+    def each_attribute(self) -> Model | None:
+        """The single-attribute model this model applies to each sensitive column in turn,
+        the others joining the quasi-identifier (multi-attribute l-diversity, Def 4.6); None
+        for a model of one sensitive column (default)."""
+        return None
 
     def __repr__(self) -> str:
         return self.describe()
@@ -142,78 +243,19 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-def _reference_from(rows: pl.LazyFrame, s: str) -> pl.LazyFrame:
-    return rows.group_by(s).agg(pl.col(COUNT).sum()).with_columns(
-        (pl.col(COUNT) / pl.col(COUNT).sum()).alias(ROW_Q),
-        pl.len().cast(pl.Int64).alias(ROW_M),
-    ).select(s, ROW_Q, ROW_M)
+def value_col(m: Model) -> str:
+    """The column of :func:`~ldiv_polars.models.evaluate_classes` holding ``m``'s per-class
+    value (the exact one, agreeing with the verdict, for classes decided exactly)."""
+    return m.col("value")
 
 
-def reference_distribution(
-    reference: pl.LazyFrame | pl.DataFrame, s: str
-) -> pl.LazyFrame:
-    """Normalize a reference table ``(s, n)`` (counts) to ``(s, ROW_Q, ROW_M)``."""
-    ref = reference.lazy() if isinstance(reference, pl.DataFrame) else reference
-    names = ref.collect_schema().names()
-    if s not in names or COUNT not in names:
-        raise InvalidParameterError(
-            f"a reference distribution needs columns {s!r} and {COUNT!r}, got {names}"
-        )
-    return _reference_from(ref.select(s, COUNT), s)
+def __getattr__(name: str) -> Any:
+    # evaluate_classes and reference_distribution moved to models/evaluate.py (aliases kept)
+    if name in ("evaluate_classes", "reference_distribution"):
+        from ldiv_polars.models import evaluate
 
-
-def evaluate_classes(
-    fs: FrequencySet,
-    models: Sequence[Model],
-    *,
-    reference: pl.LazyFrame | pl.DataFrame | None = None,
-) -> pl.LazyFrame:
-    """One row per equivalence class of ``fs``: the qi columns, ``size``, ``distinct``, each
-    model's statistics and a boolean ``pass_<model.key>`` column.
-
-    ``reference`` optionally gives the table distribution of the sensitive column as counts
-    ``(s, n)`` (default: the distribution of ``fs`` itself). Partitioning algorithms that
-    evaluate candidate sub-partitions pass the whole table's distribution here.
-    """
-    models = list(models)
-    keys = [m.key for m in models]
-    dup = sorted({k for k in keys if keys.count(k) > 1})
-    if dup:
-        raise InvalidParameterError(f"model(s) requested twice: {', '.join(dup)}")
-    qi = list(fs.qi)
-    if not fs.sensitive:
-        needing = [m.describe() for m in models if m.needs_sensitive]
-        if needing:
-            raise InvalidParameterError(
-                f"{', '.join(needing)} need(s) a sensitive column; none was given"
-            )
-        ctx = ClassContext(fs.qi, fs.sensitive, fs.frame, pl.LazyFrame())
-        aggs = [e for m in models for e in m.aggs(ctx)]
-        classes = fs.frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-        return classes.with_columns([m.passes().alias(f"pass_{m.key}") for m in models])
-
-    s = fs.sensitive[0]
-    rows = fs.frame
-    ref = (
-        reference_distribution(reference, s)
-        if reference is not None
-        else _reference_from(fs.frame, s)
-    )
-    if any(m.needs_q for m in models):
-        rows = rows.with_columns(
-            (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
-        ).join(ref, on=s, how="left", nulls_equal=True)
-    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref)
-    aggs = [e for m in models for e in m.aggs(ctx)]
-    classes = rows.group_by(qi).agg(
-        pl.col(COUNT).sum().alias(SIZE),
-        pl.col(s).n_unique().alias(DISTINCT),
-        *aggs,
-    )
-    for m in models:
-        for frame in m.frames(ctx):
-            classes = classes.join(frame, on=qi, how="left", nulls_equal=True)
-    return classes.with_columns([m.passes().alias(f"pass_{m.key}") for m in models])
+        return getattr(evaluate, name)
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)

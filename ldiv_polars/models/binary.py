@@ -18,6 +18,7 @@ False
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fractions import Fraction
 
 import polars as pl
 
@@ -26,11 +27,20 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, ClassContext, Model
 from ldiv_polars.models.disclosure import AlphaKAnonymity
+from ldiv_polars.models.exact import (
+    ClassCounts,
+    Reference,
+    agreeing,
+    decimal,
+    dyadic_odd,
+    near_product,
+)
 
 
 class BinaryLDiversity(Model):
-    """Binary l-diversity: ``positives * l <= size`` in every class (exact integer-safe
-    comparison). Achieved value: the largest positive share (lower is better)."""
+    """Binary l-diversity: ``positives * l <= size`` in every class (exact: ``l`` is read as
+    the decimal it was written as). Achieved value: the largest positive share (lower is
+    better; the table passes iff it is at most ``1/l``)."""
 
     name = "binary_l"
     higher_is_better = False
@@ -43,9 +53,21 @@ class BinaryLDiversity(Model):
         self.positive = tuple(sorted(set(positive), key=str))
         if not self.positive:
             raise InvalidParameterError("binary l-diversity needs at least one positive value")
+        self._max_share = Fraction(1) / decimal(l)
+        self._odd_l = dyadic_odd(self.l, decimal(l))
 
     def params(self) -> dict[str, object]:
         return {"l": self.l, "positive": self.positive}
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved <= float(self._max_share)
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        positive = set(self.positive)
+        pos = sum(c for c, v in zip(cls.counts, cls.labels(ref)) if v is not None and v in positive)
+        share = Fraction(pos, cls.size)
+        passed = share <= self._max_share
+        return passed, agreeing(share, passed, float(self._max_share), "<=")
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [
@@ -59,7 +81,11 @@ class BinaryLDiversity(Model):
         return pl.col(self.col("pos")) / pl.col(SIZE)
 
     def passes(self) -> pl.Expr:
-        return pl.col(self.col("pos")) * self.l <= pl.col(SIZE) * (1 + 1e-12)
+        return pl.col(self.col("pos")) * self.l <= pl.col(SIZE)
+
+    def uncertain(self) -> pl.Expr | None:
+        pos = pl.col(self.col("pos")).cast(pl.Float64)
+        return near_product(pl.col(SIZE), self.l, pos, self._odd_l)
 
     def reason(self) -> pl.Expr:
         return pl.format(f"{{}} positive(s) of {{}} > 1/l (l={self.l})", pl.col(self.col("pos")),
@@ -67,5 +93,8 @@ class BinaryLDiversity(Model):
 
 
 def simple_l_diversity(l: float, k: int = 1) -> AlphaKAnonymity:
-    """Simple l-diversity of the paper: every sensitive value at most 1/l of each class."""
-    return AlphaKAnonymity(1.0 / require_real("l", l, low=1.0), k)
+    """Simple l-diversity of the paper: every sensitive value at most 1/l of each class
+    ((1/l, k)-anonymity with alpha the exact fraction 1/l: a class holding 1 of 3 rows of a
+    value passes l = 3)."""
+    require_real("l", l, low=1.0)
+    return AlphaKAnonymity(Fraction(1) / decimal(l), k)

@@ -11,6 +11,10 @@ delta-disclosure privacy and basic/enhanced beta-likeness.
   ``(p - q)/q <= beta`` (basic) or ``<= min(beta, -ln q)`` (enhanced). Achieved: the largest
   ``(p - q)/q`` over ``p > q`` (enhanced: inf when a value breaks ``-ln q`` whatever beta).
 
+Thresholds are read as the decimals they were written as and the classes within rounding of a
+threshold are decided exactly on their counts (:mod:`ldiv_polars.models.exact`): a gain of
+exactly 1 passes beta = 1.
+
 >>> import polars as pl
 >>> from ldiv_polars import check
 >>> df = pl.DataFrame({"q": [1, 1, 2, 2], "s": ["a", "b", "a", "a"]})
@@ -20,22 +24,63 @@ inf
 
 from __future__ import annotations
 
+import math
+from decimal import localcontext
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.core.validate import require_int_at_least, require_real
-from ldiv_polars.models.base import DISTINCT, ROW_M, ROW_P, ROW_Q, SIZE, ClassContext, Model
+from ldiv_polars.models.base import (
+    DISTINCT,
+    ROW_M,
+    ROW_P,
+    ROW_Q,
+    SIZE,
+    ClassContext,
+    Model,
+    SqlCall,
+)
+from ldiv_polars.models.exact import (
+    EPS,
+    START_DIGITS,
+    ClassCounts,
+    Reference,
+    agreeing,
+    decimal,
+    dyadic_odd,
+    ln,
+    log_sign,
+    near_product,
+    neg_log_sign,
+)
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+
+
+def ratio_band(value: object) -> object:
+    """Rounding bound of a ratio of shares ``p/q`` or ``(p - q)/q`` (or its log), computed from
+    counts with a few roundings: ``16 eps (|value| + 2)``."""
+    return 16 * EPS * (abs(value) + 2)
 
 
 class AlphaKAnonymity(Model):
-    """(alpha,k)-anonymity. Achieved value: the largest ``n/size`` (alpha)."""
+    """(alpha,k)-anonymity: ``size >= k`` and ``max n <= alpha * size`` in every class.
+    Achieved value: the largest ``n/size`` (alpha); the k part is read from the class sizes
+    (:meth:`satisfied_by` tests the alpha part)."""
 
     name = "alpha_k"
     higher_is_better = False
+    identity_only = True
 
     def __init__(self, alpha: float, k: int) -> None:
         self.alpha = require_real("alpha", alpha, low=0.0, high=1.0, low_open=True)
         self.k = require_int_at_least("k", k, 1)
+        self._exact_alpha = decimal(alpha)
+        self._odd_alpha = dyadic_odd(self.alpha, self._exact_alpha)
 
     def params(self) -> dict[str, object]:
         return {"alpha": self.alpha, "k": self.k}
@@ -47,10 +92,12 @@ class AlphaKAnonymity(Model):
         return pl.col(self.col("max_n")) / pl.col(SIZE)
 
     def passes(self) -> pl.Expr:
-        # integer comparison: max_n <= alpha * size, exact for alpha given as a decimal fraction
-        return (pl.col(SIZE) >= self.k) & (
-            pl.col(self.col("max_n")) <= self.alpha * pl.col(SIZE) * (1 + 1e-15)
-        )
+        return (pl.col(SIZE) >= self.k) & (pl.col(self.col("max_n")) <= self.alpha * pl.col(SIZE))
+
+    def uncertain(self) -> pl.Expr | None:
+        size = pl.col(SIZE).cast(pl.Float64)
+        return (pl.col(SIZE) >= self.k) & near_product(
+            pl.col(self.col("max_n")), self.alpha, size, self._odd_alpha)
 
     def reason(self) -> pl.Expr:
         return pl.format(
@@ -59,17 +106,61 @@ class AlphaKAnonymity(Model):
             self.value().round(6),
         )
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved <= self.alpha
+
+    @property
+    def min_class_size(self) -> int:
+        return self.k
+
+    def relaxation(self) -> Model | None:
+        from ldiv_polars.models.k_anonymity import KAnonymity
+
+        return KAnonymity(self.k) if self.k >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        r1, _ = rows.top(1)
+        size = rows.size
+        big = (size >= self.k) & rows.present
+        return ClassVerdict(((size >= self.k) & (r1 <= self.alpha * size)) | ~rows.present,
+                            big & near_product(r1, self.alpha, size.astype(np.float64),
+                                               self._odd_alpha))
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        share = Fraction(max(cls.counts), cls.size)
+        ok = share <= self._exact_alpha
+        return ok and cls.size >= self.k, agreeing(share, ok, self.alpha, "<=")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k),
+                       spec={"model": self.name, "alpha": self._exact_alpha, "k": self.k})
+
+
+def _ratios(cls: ClassCounts, ref: Reference) -> list[tuple[Fraction, int]]:
+    """``(p/q, table count)`` of each value of the class, from counts: ``n N / (n_s N_c)``."""
+    total, size = ref.total, cls.size
+    return [(Fraction(n * total, ref.counts[r] * size), ref.counts[r])
+            for r, n in zip(cls.ranks, cls.counts)]
+
 
 class DeltaDisclosure(Model):
-    """delta-disclosure privacy. Achieved value: the largest ``|ln(p/q)|`` (inf when a class
-    misses a value of the table)."""
+    """delta-disclosure privacy: ``|ln(p/q)| < delta`` for every value of the table in every
+    class. Achieved value: the largest ``|ln(p/q)|`` (inf when a class misses a value of the
+    table). No class is ever exactly at the threshold (``e`` to a rational power is
+    transcendental); the near ones are decided in high precision."""
 
     name = "delta_disclosure"
     higher_is_better = False
     needs_q = True
+    identity_only = True
 
     def __init__(self, delta: float) -> None:
         self.delta = require_real("delta", delta, low=0.0, low_open=True)
+        self._exact_delta = None if math.isinf(self.delta) else decimal(delta)
 
     def params(self) -> dict[str, object]:
         return {"delta": self.delta}
@@ -88,21 +179,50 @@ class DeltaDisclosure(Model):
     def passes(self) -> pl.Expr:
         return self.value() < self.delta
 
+    def uncertain(self) -> pl.Expr | None:
+        if self._exact_delta is None:
+            return None
+        v = pl.col(self.col("max_log"))
+        return (pl.col(DISTINCT) >= pl.col(self.col("m"))) & (
+            (v - self.delta).abs() <= ratio_band(v))
+
     def reason(self) -> pl.Expr:
         return pl.format(f"max |ln(p/q)| {{}} not < delta={self.delta}", self.value().round(6))
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved < self.delta
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        if len(cls.ranks) < len(ref):
+            return False, math.inf
+        assert self._exact_delta is not None
+        ratios = [x for x, _ in _ratios(cls, ref)]
+        passed = all(log_sign(x, self._exact_delta) < 0 for x in ratios)
+        with localcontext() as ctx:
+            ctx.prec = START_DIGITS
+            worst = max(abs(ln(x)) for x in ratios)
+        return passed, agreeing(worst, passed, self.delta, "<")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__delta_disclosure_classes_x", (self.delta,),
+                       spec={"model": self.name, "delta": self._exact_delta or self.delta})
+
 
 class BetaLikeness(Model):
-    """Basic (default) or enhanced beta-likeness. Achieved value: the largest relative gain
-    ``(p - q)/q`` over values more frequent in the class than in the table."""
+    """Basic (default) or enhanced beta-likeness: every value with ``p > q`` has
+    ``(p - q)/q <= beta`` (enhanced: ``<= min(beta, -ln q)``). Achieved value: the largest
+    relative gain ``(p - q)/q`` over values more frequent in the class than in the table
+    (enhanced: inf when a gain exceeds its own cap ``-ln q``, whatever beta)."""
 
     name = "beta_likeness"
     higher_is_better = False
     needs_q = True
+    identity_only = True
 
     def __init__(self, beta: float, enhanced: bool = False) -> None:
         self.beta = require_real("beta", beta, low=0.0, low_open=True)
         self.enhanced = bool(enhanced)
+        self._exact_beta = None if math.isinf(self.beta) else decimal(beta)
 
     def params(self) -> dict[str, object]:
         return {"beta": self.beta, "enhanced": self.enhanced}
@@ -113,8 +233,10 @@ class BetaLikeness(Model):
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         p, q = pl.col(ROW_P), pl.col(ROW_Q)
-        gain = ((p - q) / q).filter(p > q)
+        g = (p - q) / q
+        gain = g.filter(p > q)
         out = [gain.max().fill_null(0.0).alias(self.col("gain"))]
+        near = (g - self.beta).abs() <= ratio_band(g)
         if self.enhanced:
             # largest gain relative to its own cap -ln q (> 1 means no beta can satisfy it)
             out.append(
@@ -126,6 +248,9 @@ class BetaLikeness(Model):
                 .fill_null(-1.0)
                 .alias(self.col("excess"))
             )
+            near = near | ((g + q.log()).abs() <= 16 * EPS * (g.abs() + q.log().abs() + 2))
+        # the class holds a value whose gain is within rounding of beta (or of -ln q)
+        out.append(near.any().alias(self.col("near")))
         return out
 
     def value(self) -> pl.Expr:
@@ -140,6 +265,9 @@ class BetaLikeness(Model):
             return pl.col(self.col("excess")) <= 0.0
         return pl.col(self.col("gain")) <= self.beta
 
+    def uncertain(self) -> pl.Expr | None:
+        return None if self._exact_beta is None else pl.col(self.col("near"))
+
     def reason(self) -> pl.Expr:
         return pl.format(
             f"largest relative gain (p-q)/q {{}} > beta={self.beta}"
@@ -147,3 +275,20 @@ class BetaLikeness(Model):
             pl.col(self.col("gain")).round(6),
         )
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved <= self.beta
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        total = ref.total
+        gains = [(x - 1, tn) for x, tn in _ratios(cls, ref) if x > 1]
+        if self.enhanced and any(neg_log_sign(Fraction(tn, total), g) < 0 for g, tn in gains):
+            return False, math.inf
+        assert self._exact_beta is not None
+        top = max((g for g, _ in gains), default=Fraction(0))
+        passed = top <= self._exact_beta
+        return passed, agreeing(top, passed, self.beta, "<=")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__beta_likeness_classes_x", (self.beta, self.enhanced),
+                       spec={"model": self.name, "beta": self._exact_beta or self.beta,
+                             "enhanced": self.enhanced})

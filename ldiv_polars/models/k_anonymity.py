@@ -9,19 +9,30 @@ False
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from ldiv_polars.core.validate import require_int_at_least
-from ldiv_polars.models.base import SIZE, ClassContext, Model
+from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 class KAnonymity(Model):
-    """Every equivalence class has ``size >= k``. Achieved value: the smallest class size."""
+    """Every equivalence class has ``size >= k``. Achieved value: the smallest class size.
+
+    Union-closed (a class containing one of k rows has k rows) and read from class sizes
+    alone."""
 
     name = "k_anonymity"
     monotone = True
     higher_is_better = True
     needs_sensitive = False
+    union_closed = True
+    identity_only = True
+    sizes_only = True
 
     def __init__(self, k: int) -> None:
         self.k = require_int_at_least("k", k, 1)
@@ -40,3 +51,23 @@ class KAnonymity(Model):
 
     def reason(self) -> pl.Expr:
         return pl.format(f"class size {{}} < k={self.k}", pl.col(SIZE))
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved >= self.k
+
+    @property
+    def min_class_size(self) -> int:
+        return self.k
+
+    @property
+    def count_bounds(self) -> tuple[int, int]:
+        return (self.k, 0)
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        return ClassVerdict((rows.size >= self.k) | ~rows.present)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__k_anonymity_classes_x", (self.k,),
+                       spec={"model": self.name, "k": self.k})

@@ -2,12 +2,16 @@
 
 - :class:`DistinctLDiversity`: at least l distinct sensitive values per class (an extension:
   the paper does not define it, see paper-notes §2.11).
-- :class:`EntropyLDiversity` (Def 4.1): ``-sum p ln p >= ln l`` (natural log, ``>=``).
+- :class:`EntropyLDiversity` (Def 4.1): ``-sum p ln p >= ln l`` (natural log, ``>=``; decided
+  exactly: a class spread uniformly over l values passes).
 - :class:`RecursiveCLDiversity` (Def 4.2): ``r1 < c (r_l + ... + r_m)``, strict; a class with
   fewer than l values fails; l = 1 always passes.
 - :class:`PositiveDisclosureRecursive` (Def 4.3) with a don't-care set Y, and
   :class:`NegativePositiveDisclosureRecursive` (Def 4.4) adding the c2-percent rule for W.
 - :class:`EntropyLDiversityDontCare`: adjusted entropy (Def 4.5, Algorithm 1) >= ln l.
+
+Thresholds are read as the decimals they were written as (``c=3.3`` is 33/10) and the classes
+within rounding of a threshold are decided exactly (:mod:`ldiv_polars.models.exact`).
 
 >>> import polars as pl
 >>> from ldiv_polars import check
@@ -22,7 +26,10 @@ False
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from decimal import localcontext
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -31,9 +38,26 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import (
     DISTINCT,
     ENTROPY_TOLERANCE,
+    SIZE,
     ClassContext,
     Model,
+    SqlCall,
 )
+from ldiv_polars.models.exact import (
+    EPS,
+    START_DIGITS,
+    ClassCounts,
+    Reference,
+    agreeing,
+    decimal,
+    dyadic_odd,
+    entropy_exp,
+    entropy_sign,
+    near_product,
+)
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 def _require_l(l: float, *, integer: bool) -> float:
@@ -45,11 +69,21 @@ def _require_l(l: float, *, integer: bool) -> float:
     return int(v) if float(v).is_integer() else v
 
 
+def entropy_band(distinct: object, log_size: object) -> object:
+    """Rounding bound of a class entropy ``ln N - (sum n ln n) / N`` (any summation order) and
+    of ``ln l``: ``64 eps (m + 4) (1 + ln N)`` for m values (a wide multiple of the error)."""
+    return 64 * EPS * (distinct + 4) * (1 + log_size)
+
+
 class DistinctLDiversity(Model):
-    """At least ``l`` distinct sensitive values in every class. Achieved: the smallest count."""
+    """At least ``l`` distinct sensitive values in every class. Achieved: the smallest count.
+
+    Union-closed: a class containing one with l values has l values."""
 
     name = "distinct_l"
     higher_is_better = True
+    union_closed = True
+    identity_only = True
 
     def __init__(self, l: int) -> None:
         self.l = int(_require_l(l, integer=True))
@@ -69,6 +103,22 @@ class DistinctLDiversity(Model):
     def reason(self) -> pl.Expr:
         return pl.format(f"{{}} distinct sensitive value(s) < l={self.l}", pl.col(DISTINCT))
 
+    @property
+    def count_bounds(self) -> tuple[int, int]:
+        return (0, self.l)
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved >= self.l
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        return ClassVerdict((rows.distinct >= self.l) | ~rows.present)
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__distinct_l_classes_x", (self.l,),
+                       spec={"model": self.name, "l": self.l})
+
 
 def top_sum(j: int) -> pl.Expr:
     """Sum of the ``j`` largest counts of the class (0 for j <= 0), in the aggregation."""
@@ -87,48 +137,121 @@ def entropy_expr() -> pl.Expr:
 
 
 class EntropyLDiversity(Model):
-    """Entropy l-diversity (Def 4.1). Achieved: ``exp(min over classes of H)`` (e.g. 2.83 for
-    Fig. 4). ``l`` may be fractional."""
+    """Entropy l-diversity (Def 4.1): ``H >= ln l``. Achieved: ``exp(min over classes of H)``
+    (e.g. 2.83 for Fig. 4). ``l`` may be fractional.
+
+    Exact: ``H = ln l`` (e.g. a class spread uniformly over l values) passes. A uniform class
+    (every count equal) has ``H = ln m`` for its m values exactly, so it passes iff
+    ``m >= l`` and reports ``exp(H) = m``; another class within rounding of ``ln l`` is decided
+    by comparing ``N^N b^N`` with ``a^N prod n^n`` for ``l = a/b``
+    (:func:`~ldiv_polars.models.exact.entropy_sign`)."""
 
     name = "entropy_l"
     higher_is_better = True
+    identity_only = True
 
     def __init__(self, l: float) -> None:
         self.l = _require_l(l, integer=False)
+        self._exact_l = decimal(l)
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
-        return [entropy_expr().alias(self.col("H"))]
+        n = pl.col(COUNT)
+        return [entropy_expr().alias(self.col("H")),
+                (n.max() == n.min()).alias(self.col("uniform"))]
 
     def value(self) -> pl.Expr:
-        return pl.col(self.col("H")).exp()
-
-    def achieved(self) -> pl.Expr:
-        return pl.col(self.col("H")).min().exp()
+        return pl.when(pl.col(self.col("uniform"))).then(pl.col(DISTINCT).cast(pl.Float64)) \
+            .otherwise(pl.col(self.col("H")).exp())
 
     def passes(self) -> pl.Expr:
-        return pl.col(self.col("H")) >= math.log(self.l) - ENTROPY_TOLERANCE
+        if self.l == 1:  # H >= 0 = ln 1
+            return pl.lit(True)
+        return pl.when(pl.col(self.col("uniform"))).then(
+            pl.col(DISTINCT) >= math.ceil(self._exact_l)).otherwise(
+            pl.col(self.col("H")) >= math.log(self.l))
+
+    def uncertain(self) -> pl.Expr | None:
+        if self.l == 1:
+            return None
+        band = entropy_band(pl.col(DISTINCT), pl.col(SIZE).cast(pl.Float64).log())
+        return ~pl.col(self.col("uniform")) & (
+            (pl.col(self.col("H")) - math.log(self.l)).abs() <= band)
 
     def reason(self) -> pl.Expr:
         return pl.format(
             f"entropy {{}} nats < ln({self.l})", pl.col(self.col("H")).round(6)
         )
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved >= self.l
+
+    def relaxation(self) -> Model | None:
+        # H <= ln(distinct values): a passing class has at least ceil(l) of them
+        need = math.ceil(self._exact_l)
+        return DistinctLDiversity(need) if need >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        absent = ~rows.present
+        if self.l == 1:
+            return ClassVerdict(np.ones(rows.classes, dtype=bool))
+        n = rows.n.astype(np.float64)
+        size = rows.size.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.bincount(rows.cls, weights=n * np.log(n), minlength=rows.classes)
+            h = np.clip(np.log(size) - s / size, 0.0, None)
+            band = entropy_band(rows.distinct, np.log(np.maximum(size, 1.0)))
+        thr = math.log(self.l)
+        passed = (h >= thr) | absent
+        uncertain = (np.abs(h - thr) <= band) & ~absent
+        unsure = np.flatnonzero(uncertain)
+        if unsure.shape[0]:  # a uniform class has H = ln(distinct) exactly: decided here
+            uniform = unsure[rows.uniform(unsure)]
+            passed[uniform] = rows.distinct[uniform] >= math.ceil(self._exact_l)
+            uncertain[uniform] = False
+        return ClassVerdict(passed, uncertain)
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        sign = entropy_sign(cls.counts, self._exact_l)
+        passed = sign >= 0
+        if sign == 0:
+            return True, float(self.l)
+        with localcontext() as ctx:
+            ctx.prec = START_DIGITS
+            value = entropy_exp(cls.counts)
+        return passed, agreeing(value, passed, float(self.l), ">=")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__entropy_l_classes_x", (float(self.l),),
+                       spec={"model": self.name, "l": self._exact_l})
+
+
+def _sorted_counts(cls: ClassCounts) -> list[int]:
+    return sorted(cls.counts, reverse=True)
+
 
 class RecursiveCLDiversity(Model):
     """Recursive (c,l)-diversity (Def 4.2): ``r1 < c * (r_l + ... + r_m)`` (strict).
 
     Achieved value: the largest ``r1 / (r_l + ... + r_m)`` over classes (the table passes iff
-    ``c`` exceeds it); infinite when some class has fewer than l distinct values."""
+    ``c`` exceeds it); infinite when some class has fewer than l distinct values; 0 for
+    ``l = 1``, which every class passes whatever c."""
 
     name = "recursive_cl"
     higher_is_better = False
+    identity_only = True
 
     def __init__(self, c: float, l: int) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True)
         self.l = int(_require_l(l, integer=True))
+        self._exact_c = decimal(c)
+        self._odd_c = dyadic_odd(self.c, self._exact_c)
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l}
@@ -140,6 +263,8 @@ class RecursiveCLDiversity(Model):
         ]
 
     def value(self) -> pl.Expr:
+        if self.l == 1:  # every class passes whatever c: 0 per class
+            return pl.col(SIZE).cast(pl.Float64) * 0.0
         r1, tail = pl.col(self.col("r1")), pl.col(self.col("tail"))
         return pl.when(tail > 0).then(r1 / tail).otherwise(float("inf"))
 
@@ -148,12 +273,53 @@ class RecursiveCLDiversity(Model):
             return pl.lit(True)
         return pl.col(self.col("r1")) < self.c * pl.col(self.col("tail"))
 
+    def uncertain(self) -> pl.Expr | None:
+        if self.l == 1:
+            return None
+        tail = pl.col(self.col("tail")).cast(pl.Float64)
+        return near_product(pl.col(self.col("r1")), self.c, tail, self._odd_c)
+
     def reason(self) -> pl.Expr:
         return pl.format(
             f"r1={{}} not < c={self.c} * (r_{self.l}+...+r_m)={{}}",
             pl.col(self.col("r1")),
             pl.col(self.col("tail")),
         )
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and self.c > achieved
+
+    def relaxation(self) -> Model | None:
+        # a class with fewer than l values fails
+        return DistinctLDiversity(self.l) if self.l >= 2 else None
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        if self.l == 1:
+            return ClassVerdict(np.ones(rows.classes, dtype=bool))
+        r1, top = rows.top(self.l - 1)
+        tail = (rows.size - top).astype(np.float64)
+        present = rows.present
+        return ClassVerdict((r1 < self.c * tail) | ~present,
+                            near_product(r1, self.c, tail, self._odd_c) & present)
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        if self.l == 1:
+            return True, 0.0
+        r = _sorted_counts(cls)
+        tail = sum(r[self.l - 1:])
+        if tail == 0:
+            return False, math.inf
+        ratio = Fraction(r[0], tail)
+        passed = ratio < self._exact_c
+        return passed, agreeing(ratio, passed, self.c, "<")
+
+    def sql_call(self) -> SqlCall:
+        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l),
+                       spec={"model": self.name, "c": self._exact_c, "l": self.l})
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:
@@ -164,13 +330,28 @@ def _value_set(values: Iterable[object] | None) -> list[object]:
     return sorted(set(values), key=repr)
 
 
+def _pd_tail(counts: Sequence[int], not_y: Sequence[bool], l: int) -> tuple[int, int]:
+    """``(r_y, tail)`` of a class (Def 4.3, the single formula of paper-notes §2.7), as the
+    aggregation of :class:`PositiveDisclosureRecursive` computes them."""
+    r_y = max((c for c, ok in zip(counts, not_y) if ok), default=0)
+    top = sorted(counts, reverse=True)
+    if l <= 1:
+        top_other = -r_y
+    elif r_y and r_y >= top[:l - 1][-1]:
+        top_other = sum(top[:l - 1]) - r_y
+    else:
+        top_other = sum(top[:max(l - 2, 0)])
+    return r_y, sum(counts) - r_y - top_other
+
+
 class PositiveDisclosureRecursive(Model):
     """Positive-disclosure-recursive (c,l)-diversity with a don't-care set Y (Def 4.3).
 
     Let s_y be the most frequent value not in Y, r_y its count; tail(s_y) is the class total
     minus r_y minus the l-2 largest other counts (the single-formula form of the two cases,
     paper-notes §2.7). A class passes iff ``r_y < c * tail``; a class holding only don't-care
-    values (r_y = 0) passes; l = 1 always passes. Achieved: the largest ``r_y / tail``.
+    values (r_y = 0) passes; l = 1 always passes (achieved 0). Achieved: the largest
+    ``r_y / tail``.
 
     >>> import polars as pl
     >>> from ldiv_polars import check
@@ -189,6 +370,8 @@ class PositiveDisclosureRecursive(Model):
         self.c = require_real("c", c, low=0.0, low_open=True)
         self.l = int(_require_l(l, integer=True))
         self.dont_care = _value_set(dont_care)
+        self._exact_c = decimal(c)
+        self._odd_c = dyadic_odd(self.c, self._exact_c)
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l, "Y": self.dont_care}
@@ -219,6 +402,8 @@ class PositiveDisclosureRecursive(Model):
         return [r_y.alias(self.col("r_y")), tail.alias(self.col("tail"))]
 
     def value(self) -> pl.Expr:
+        if self.l == 1:  # every class passes whatever c: 0 per class
+            return pl.col(SIZE).cast(pl.Float64) * 0.0
         r_y, tail = pl.col(self.col("r_y")), pl.col(self.col("tail"))
         return (
             pl.when(r_y == 0).then(0.0).when(tail > 0).then(r_y / tail).otherwise(float("inf"))
@@ -230,12 +415,50 @@ class PositiveDisclosureRecursive(Model):
         r_y, tail = pl.col(self.col("r_y")), pl.col(self.col("tail"))
         return (r_y == 0) | (r_y < self.c * tail)
 
+    def uncertain(self) -> pl.Expr | None:
+        if self.l == 1:
+            return None
+        r_y = pl.col(self.col("r_y"))
+        tail = pl.col(self.col("tail")).cast(pl.Float64)
+        return (r_y > 0) & near_product(r_y, self.c, tail, self._odd_c)
+
     def reason(self) -> pl.Expr:
         return pl.format(
             f"r_y={{}} not < c={self.c} * tail={{}}",
             pl.col(self.col("r_y")),
             pl.col(self.col("tail")),
         )
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and self.c > achieved
+
+    def _in(self, values: Sequence[object], label: object) -> bool | None:
+        """``label in values`` as the engine's ``is_in`` answers it (null for a null)."""
+        return None if label is None else label in values
+
+    def _decide_pd(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        if self.l == 1:
+            return True, 0.0
+        labels = cls.labels(ref)
+        not_y = [True if not self.dont_care else (self._in(self.dont_care, v) is False)
+                 for v in labels]
+        r_y, tail = _pd_tail(cls.counts, not_y, self.l)
+        if r_y == 0:
+            return True, 0.0
+        if tail <= 0:
+            return False, math.inf
+        ratio = Fraction(r_y, tail)
+        passed = ratio < self._exact_c
+        return passed, agreeing(ratio, passed, self.c, "<")
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        return self._decide_pd(cls, ref)
+
+    def sql_call(self) -> SqlCall:
+        y = [str(v) for v in self.dont_care]
+        return SqlCall("ldiv__pd_recursive_cl_classes_x", (self.c, self.l, y),
+                       spec={"model": self.name, "c": self._exact_c, "l": self.l,
+                             "dont_care": y})
 
 
 class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
@@ -258,6 +481,7 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
         super().__init__(c1, l, dont_care)
         self.c2 = require_real("c2", c2, low=0.0, high=100.0, high_open=True)
         self.protected = _value_set(protected)
+        self._exact_c2 = decimal(c2)
 
     def params(self) -> dict[str, object]:
         return {"c1": self.c, "c2": self.c2, "l": self.l, "Y": self.dont_care, "W": self.protected}
@@ -278,6 +502,14 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
     def passes(self) -> pl.Expr:
         return super().passes() & (pl.col(self.col("w_pct")) >= self.c2)
 
+    def uncertain(self) -> pl.Expr | None:
+        pd = super().uncertain()
+        if not self.protected or self.c2 == 0:
+            return pd
+        w = pl.col(self.col("w_pct"))
+        near = (w - self.c2).abs() <= 8 * EPS * (w + self.c2)
+        return near if pd is None else (pd | near)
+
     def reason(self) -> pl.Expr:
         return pl.format(
             f"r_y={{}}, tail={{}} (c1={self.c}); smallest W share {{}}% (c2={self.c2})",
@@ -285,6 +517,25 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
             pl.col(self.col("tail")),
             pl.col(self.col("w_pct")).round(4),
         )
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        raise NotImplementedError(
+            f"{self.describe()}: the achieved c1 does not decide the W shares (c2)")
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        passed, value = self._decide_pd(cls, ref)
+        if self.protected:
+            labels = cls.labels(ref)
+            w_min = min(sum(c for c, v in zip(cls.counts, labels) if v is not None and v == w)
+                        for w in self.protected)
+            passed = passed and w_min * 100 >= self._exact_c2 * cls.size
+        return passed, value
+
+    def sql_call(self) -> SqlCall:
+        y, w = [str(v) for v in self.dont_care], [str(v) for v in self.protected]
+        return SqlCall("ldiv__npd_recursive_cl_classes_x", (self.c, self.c2, self.l, y, w),
+                       spec={"model": self.name, "c1": self._exact_c, "c2": self._exact_c2,
+                             "l": self.l, "dont_care": y, "protected": w})
 
 
 class EntropyLDiversityDontCare(Model):
@@ -307,6 +558,14 @@ class EntropyLDiversityDontCare(Model):
 
     def params(self) -> dict[str, object]:
         return {"l": self.l, "Y": self.dont_care}
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and math.log(achieved) >= math.log(self.l) - ENTROPY_TOLERANCE
+
+    def sql_call(self) -> SqlCall:
+        y = [str(v) for v in self.dont_care]
+        return SqlCall("ldiv__entropy_l_dont_care_classes_x", (float(self.l), y),
+                       spec={"model": self.name, "l": self.l, "dont_care": y})
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []
@@ -378,9 +637,6 @@ class EntropyLDiversityDontCare(Model):
 
     def value(self) -> pl.Expr:
         return pl.col(self.col("H")).exp().fill_null(float("inf"))
-
-    def achieved(self) -> pl.Expr:
-        return pl.col(self.col("H")).min().exp().fill_null(float("inf"))
 
     def passes(self) -> pl.Expr:
         h = pl.col(self.col("H"))

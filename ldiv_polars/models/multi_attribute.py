@@ -20,7 +20,8 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import ClassContext, Model, evaluate_classes
+from ldiv_polars.models.base import ClassContext, Model, value_col
+from ldiv_polars.models.evaluate import evaluate_classes
 
 
 class MultiAttribute(Model):
@@ -44,6 +45,13 @@ class MultiAttribute(Model):
     def params(self) -> dict[str, object]:
         return {"model": self.inner.key}
 
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return self.inner.satisfied_by(achieved)
+
+    @property
+    def each_attribute(self) -> Model:
+        return self.inner
+
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []
 
@@ -63,7 +71,7 @@ class MultiAttribute(Model):
                 evaluate_classes(sub, [inner]).select(
                     *qi,
                     pl.col(f"pass_{inner.key}").alias("__ok"),
-                    inner.value().cast(pl.Float64).alias("__v"),
+                    pl.col(value_col(inner)).cast(pl.Float64).alias("__v"),
                 )
             )
         worst = pl.col("__v").min() if inner.higher_is_better else pl.col("__v").max()

@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass
 
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.core.frequency import COUNT, FrequencySet, unique_name, unique_prefix
 from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy, require_real, validate_columns
-from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.errors import InvalidParameterError, NullValuesError
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ class RiskReport:
 
 def class_sizes(data: TableLike, qi: str | Iterable[str], *, nulls: NullPolicy = "error"
                 ) -> pl.LazyFrame:
-    """Lazy ``(qi..., n)``: the size of every equivalence class."""
+    """Lazy ``(qi..., n)``: the size of every equivalence class (the count column is ``n``
+    unless a QI is named so: then ``n_``, see :func:`~ldiv_polars.core.frequency.count_name`)."""
     return FrequencySet.build(data, qi, None, nulls=nulls).frame
 
 
@@ -94,21 +95,36 @@ def risk_profile(
 
     if threshold is not None:
         threshold = require_real("threshold", threshold, low=0.0, high=1.0)
-    sizes = class_table(data, qi, weight=weight, nulls=nulls)
-    qi_t = [c for c in sizes.columns if c not in (COUNT, WEIGHT)]
+    # the QIs under internal names: no QI name (``n``, ``weight_sum``...) clashes with the
+    # class table's own columns
+    lf = to_lazyframe(data)
+    qi_user, _ = validate_columns(lf, qi, None, require_sensitive=False)
+    if weight is not None and weight in qi_user:
+        raise InvalidParameterError(f"weight column {weight!r} is also a quasi-identifier")
+    prefix = unique_prefix("__ldiv_q", [*lf.collect_schema().names(), COUNT, WEIGHT])
+    internal = {q: f"{prefix}{i}" for i, q in enumerate(qi_user)}
+    try:
+        sizes = class_table(lf.rename(internal), list(internal.values()), weight=weight,
+                            nulls=nulls)
+    except NullValuesError as err:  # named by the user's column names
+        back = {v: k for k, v in internal.items()}
+        raise NullValuesError({back.get(c, c): n for c, n in err.counts.items()}) from None
+    qi_t = list(internal.values())
     report = profile_classes(sizes, threshold=threshold, population_size=population_size,
                              model=model, weight=weight)
     if population is not None:
         f = pl.col(COUNT)
         pop = to_lazyframe(population)
-        validate_columns(pop, qi_t, None, require_sensitive=False)
-        pop_sizes = pop.group_by(qi_t).agg(pl.len().cast(pl.Int64).alias("__F"))
+        validate_columns(pop, qi_user, None, require_sensitive=False)
+        pop = pop.select(pl.col(q).alias(internal[q]) for q in qi_user)
+        big_f = unique_name("__F", [*qi_t, COUNT])
+        pop_sizes = pop.group_by(qi_t).agg(pl.len().cast(pl.Int64).alias(big_f))
         joined = sizes.lazy().join(pop_sizes, on=qi_t, how="left", nulls_equal=True)
         stats = joined.select(
-            pl.col("__F").is_null().sum().alias("missing"),
-            (pl.col("__F") < f).sum().alias("smaller"),
-            pl.col("__F").min().alias("Fmin"),
-            (f / pl.col("__F")).sum().alias("ratio"),
+            pl.col(big_f).is_null().sum().alias("missing"),
+            (pl.col(big_f) < f).sum().alias("smaller"),
+            pl.col(big_f).min().alias("Fmin"),
+            (f / pl.col(big_f)).sum().alias("ratio"),
         ).collect().row(0, named=True)
         if stats["missing"]:
             raise InvalidParameterError(

@@ -21,26 +21,45 @@ class are touched, so the cost is the size of the frequency set, not classes x d
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import ROW_P, ROW_Q, ClassContext, Model
+from ldiv_polars.models.base import (
+    DISTINCT,
+    ROW_M,
+    ROW_P,
+    ROW_Q,
+    ClassContext,
+    Model,
+    SqlCall,
+)
+from ldiv_polars.models.exact import EPS, ClassCounts, Reference, agreeing, decimal
 
 Distance = Literal["equal", "ordered", "hierarchical"]
 
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+
 
 def hierarchy_frame(hierarchy: Any) -> pl.DataFrame:
-    """Accept a DataFrame in ARX layout or an object with a ``.frame`` DataFrame in that layout;
-    return it with every column cast to string."""
+    """Accept a DataFrame in ARX layout, an object with a ``.frame`` DataFrame in that layout,
+    or its rows (a list of equal-length lists, as a model spec carries it to the SQL exact
+    step); return it with every column cast to string."""
     frame = getattr(hierarchy, "frame", hierarchy)
+    if isinstance(frame, (list, tuple)) and frame and all(
+            isinstance(r, (list, tuple)) and len(r) == len(frame[0]) for r in frame):
+        frame = pl.DataFrame([[None if v is None else str(v) for v in r] for r in frame],
+                             orient="row",
+                             schema=[f"level{i}" for i in range(len(frame[0]))])
     if not isinstance(frame, pl.DataFrame):
         raise InvalidParameterError(
             "a hierarchy must be a polars DataFrame in ARX layout (first column the value, one "
-            "column per level) or an object with such a `.frame`"
+            "column per level), an object with such a `.frame`, or its rows"
         )
     if frame.width < 2:
         raise InvalidParameterError("a hierarchy needs the value column and at least one level")
@@ -50,8 +69,26 @@ def hierarchy_frame(hierarchy: Any) -> pl.DataFrame:
     return frame
 
 
+def emd_band(distinct: object, domain: object, height: int | None, distance: str) -> object:
+    """Rounding bound of a class EMD as the engines compute it: ``64 eps (d + 4)`` for the
+    equal distance (a sum over the class's d values), times ``(m + 4)`` for the ordered one
+    (prefix sums over the m-value domain), ``64 eps (d + m + 4) (H + 1)`` for a hierarchy of
+    height H."""
+    if distance == "equal":
+        return 64 * EPS * (distinct + 4)
+    if distance == "ordered":
+        return 64 * EPS * (distinct + 4) * (domain + 4)
+    return 64 * EPS * (distinct + domain + 4) * ((height or 0) + 1)
+
+
 class TCloseness(Model):
-    """t-closeness with the chosen EMD ground distance. Achieved: the largest class EMD."""
+    """t-closeness with the chosen EMD ground distance: ``EMD <= t`` in every class.
+    Achieved: the largest class EMD.
+
+    The EMD is a ratio of integers (equal: ``sum |n_s N - n_s' N_c| / (2 N_c N)``; ordered:
+    ``sum_i |C_i N - T_i N_c| / ((m-1) N_c N)`` with cumulative counts; hierarchical likewise
+    per level); a class within rounding of ``t`` (read as the decimal it was written as) is
+    decided on those integers, so an EMD of exactly 1/5 passes ``t=0.2``."""
 
     name = "t_closeness"
     higher_is_better = False
@@ -73,9 +110,111 @@ class TCloseness(Model):
             self._hierarchy = _with_root(hierarchy_frame(hierarchy))
         elif hierarchy is not None:
             raise InvalidParameterError("a hierarchy is only used with distance='hierarchical'")
+        self._exact_t = decimal(t)
+        self._paths: dict[str, tuple[str, ...]] | None = None
+
+    @property
+    def exact_needs_text(self) -> bool:
+        """The exact routine matches values with hierarchy leaves by their text."""
+        return self.distance == "hierarchical"
 
     def params(self) -> dict[str, object]:
         return {"t": self.t, "distance": self.distance}
+
+    @property
+    def identity_only(self) -> bool:  # type: ignore[override]
+        """The equal distance reads only which values are equal; the others their order or
+        their place in the hierarchy."""
+        return self.distance == "equal"
+
+    def satisfied_by(self, achieved: float | int | None) -> bool:
+        return achieved is not None and achieved <= self.t
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        if self.distance != "equal":
+            return None
+        absent = ~rows.present
+        size = rows.size
+        p = rows.n / size[rows.cls].astype(np.float64)
+        q = rows.q
+        s = np.bincount(rows.cls, weights=np.abs(p - q) - q, minlength=rows.classes)
+        emd = 0.5 * (1.0 + s)
+        band = emd_band(rows.distinct, None, None, "equal")
+        passed = (emd <= self.t) | absent
+        uncertain = (np.abs(emd - self.t) <= band) & ~absent
+        return ClassVerdict(passed, uncertain)
+
+    def uncertain(self) -> pl.Expr | None:
+        height = None if self._hierarchy is None else self._hierarchy.width - 1
+        m = None if self.distance == "equal" else pl.col(self.col("m"))
+        band = emd_band(pl.col(DISTINCT), m, height, self.distance)
+        return (pl.col(self.col("emd")) - self.t).abs() <= band
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        emd = self.exact_emd(cls, ref)
+        passed = emd <= self._exact_t
+        return passed, agreeing(emd, passed, self.t, "<=")
+
+    def exact_emd(self, cls: ClassCounts, ref: Reference) -> Fraction:
+        """The class's EMD as a fraction of integers (counts ``n`` of the class, ``n_s`` of
+        the table; class size ``N_c``, table size ``N``)."""
+        total, size = ref.total, cls.size
+        own = dict(zip(cls.ranks, cls.counts))
+        # e_s = n_s(class) N - n_s(table) N_c: the p - q of each value, scaled by N_c N
+        extra = [own.get(i, 0) * total - tn * size for i, tn in enumerate(ref.counts)]
+        scale = size * total
+        if self.distance == "equal":
+            return Fraction(sum(abs(e) for e in extra), 2 * scale)
+        if self.distance == "ordered":
+            m = len(extra)
+            if m <= 1:
+                return Fraction(0)
+            acc = cum = 0
+            for e in extra[:-1]:
+                cum += e
+                acc += abs(cum)
+            return Fraction(acc, (m - 1) * scale)
+        return self._hierarchical_exact(extra, ref, scale)
+
+    def _hierarchical_exact(self, extra: list[int], ref: Reference, scale: int) -> Fraction:
+        """``sum over levels h, nodes N at h of h * min(pos(N), neg(N)) / (H N_c N)``, with
+        pos/neg the positive/negative extras of N's children (as the Polars form groups them:
+        by node and child label per level)."""
+        paths = self._leaf_paths()
+        text = ref.text if ref.text is not None else tuple(str(v) for v in ref.labels)
+        rows = [(paths[t], e) for t, e in zip(text, extra) if e]
+        height = self._hierarchy.width - 1 if self._hierarchy is not None else 0
+        cost = 0
+        for h in range(1, height + 1):
+            per_child: dict[tuple[str, str], int] = {}
+            for path, e in rows:
+                key = (path[h], path[h - 1])
+                per_child[key] = per_child.get(key, 0) + e
+            pos: dict[str, int] = {}
+            neg: dict[str, int] = {}
+            for (node, _), e in per_child.items():
+                side = pos if e > 0 else neg
+                side[node] = side.get(node, 0) + abs(e)
+            cost += h * sum(min(v, neg.get(node, 0)) for node, v in pos.items())
+        return Fraction(cost, height * scale)
+
+    def _leaf_paths(self) -> dict[str, tuple[str, ...]]:
+        """Leaf text -> (leaf, its ancestors at levels 1..H)."""
+        if self._paths is None:
+            assert self._hierarchy is not None
+            self._paths = {row[0]: tuple(row) for row in self._hierarchy.iter_rows()}
+        return self._paths
+
+    def sql_call(self) -> SqlCall:
+        spec = {"model": self.name, "t": self._exact_t, "distance": self.distance}
+        if self._hierarchy is not None:
+            return SqlCall("ldiv__t_closeness_hierarchical_classes_x", (self.t,),
+                           self._hierarchy, spec | {"hierarchy": self._hierarchy.rows()})
+        return SqlCall("ldiv__t_closeness_classes_x", (self.t, self.distance), spec=spec)
 
     @property
     def hierarchy(self) -> pl.DataFrame | None:
@@ -100,7 +239,7 @@ class TCloseness(Model):
         if self.distance == "equal":
             p, q = pl.col(ROW_P), pl.col(ROW_Q)
             return [(0.5 * (1.0 + ((p - q).abs() - q).sum())).alias(self.col("emd"))]
-        return []
+        return [pl.col(ROW_M).first().alias(self.col("m"))]
 
     def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
         if self.distance == "ordered":

@@ -23,7 +23,13 @@ from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import SIZE, Model, ModelResult, evaluate_classes, table_results
+from ldiv_polars.models.base import SIZE, Model, ModelResult, table_results
+from ldiv_polars.models.evaluate import (
+    ClassNames,
+    evaluate_classes,
+    evaluate_unnamed,
+    internal_keys,
+)
 from ldiv_polars.models.multi_attribute import MultiAttribute
 
 
@@ -146,7 +152,7 @@ def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
     ``models`` as returned by :func:`check_models` for it."""
     for m in models:
         m.validate(fs)
-    classes = evaluate_classes(fs, models, reference=reference).collect()
+    classes = evaluate_unnamed(fs, models, reference=reference).collect()
     rows = int(classes.get_column(SIZE).sum() or 0)
     return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))
 
@@ -180,9 +186,13 @@ def violations(
     fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
     if not models:
         raise InvalidParameterError("violations() needs at least one model")
-    evaluated = evaluate_classes(fs, models)
+    names = ClassNames(fs.qi)
+    evaluated = evaluate_unnamed(fs, models)
     reasons = pl.concat_list(
         [pl.when(~pl.col(f"pass_{m.key}")).then(m.reason()).otherwise(None) for m in models]
     ).list.drop_nulls()
     failing = pl.any_horizontal([~pl.col(f"pass_{m.key}") for m in models])
-    return evaluated.filter(failing).select(*fs.qi, SIZE, reasons.alias("reasons"))
+    return evaluated.filter(failing).select(
+        *[pl.col(k).alias(q) for k, q in zip(internal_keys(fs), fs.qi)],
+        pl.col(SIZE).alias(names.size),
+        reasons.alias(names.column("reasons")))

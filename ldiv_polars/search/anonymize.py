@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet
+from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet, count_name, unique_name
 from ldiv_polars.core.inputs import (
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
@@ -208,7 +208,8 @@ class _VerificationPlan:
             collected = collected.with_columns(pl.col(c).cast(dt) for c, dt in
                                                self.restore.items())
         result = check_frequency_set(
-            FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive), self.models)
+            FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive, self.fs.count),
+            self.models)
         if not result.passed:
             failing = [m.key for m in result.models if not m.passed]
             raise VerificationError(
@@ -376,6 +377,7 @@ def _anonymize(
     rolled = best if best is not None else efs.rollup(levels, cache=False)
     del best
     checker = NodeChecker(efs, models, limit)
+    efs.codes_only = checker.codes_suffice
     verdict = checker.check(rolled)
     if not verdict.passed:  # pragma: no cover - the search only returns passing nodes
         raise VerificationError(f"the chosen node {levels} does not pass on re-evaluation")
@@ -560,8 +562,9 @@ def _qi_only_columns(fs: FrequencySet, models: Sequence[Model]) -> FrequencySet:
     """An empty QI-only frequency set naming ``fs``'s QI columns (the ``fs`` argument of an
     :class:`EncodedFrequencySet` built from arrays), the models validated on it (QI-only
     models: there are no values to check)."""
-    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {COUNT: pl.Int64})
-                       .lazy(), fs.qi, ())
+    count = count_name(fs.qi)
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {count: pl.Int64})
+                       .lazy(), fs.qi, (), count)
     for m in models:
         m.validate(enc)
     return enc
@@ -578,13 +581,14 @@ def _duck_cells(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hiera
     values = duck.sensitive_values
     assert values is not None
     table = pl.DataFrame([values.rename(s)])
+    count = count_name(fs.keys)
     check = FrequencySet(
         table.select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [pl.col(s),
-                      pl.lit(1, pl.Int64).alias(COUNT)]).lazy(), fs.qi, fs.sensitive)
+                      pl.lit(1, pl.Int64).alias(count)]).lazy(), fs.qi, fs.sensitive, count)
     for m in models:
         m.validate(check)
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}
-                                    | {COUNT: pl.Int64}).lazy(), fs.qi, fs.sensitive)
+                                    | {count: pl.Int64}).lazy(), fs.qi, fs.sensitive, count)
     efs = EncodedFrequencySet.from_codes(enc, hs, codes, n, sensitive_ids=(sid, table))
     efs.known_raw_counts = duck.raw_counts
     return efs
@@ -754,8 +758,9 @@ def _output_plan(
     retained = gen.filter(~flag)
     if mode == "drop":
         return retained, retained
-    masked = gen.with_columns(flag.alias(_FLAG)).with_columns(
-        [pl.when(pl.col(_FLAG)).then(pl.lit(MASK, dtype=dtypes[q])).otherwise(pl.col(q)).alias(q)
+    name = unique_name(_FLAG, schema.names())  # never a column of the input
+    masked = gen.with_columns(flag.alias(name)).with_columns(
+        [pl.when(pl.col(name)).then(pl.lit(MASK, dtype=dtypes[q])).otherwise(pl.col(q)).alias(q)
          for q in qi]
-    ).drop(_FLAG)
+    ).drop(name)
     return masked, retained

@@ -134,16 +134,17 @@ class Encoding:
 
     # --- back to values -----------------------------------------------------------------------
 
-    def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray) -> pl.DataFrame:
-        """``(CLASS, sensitive..., n)`` frame of the arrays of :func:`model_rows`: the
+    def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray, *,
+                 class_col: str = CLASS, count: str = COUNT) -> pl.DataFrame:
+        """``(class_col, sensitive..., count)`` frame of the arrays of :func:`model_rows`: the
         sensitive values gathered by id (or the ids themselves, under ``codes_only``)."""
-        cols = [pl.Series(CLASS, cls)]
+        cols = [pl.Series(class_col, cls)]
         if self.sensitive:
             if self.codes_only:
                 cols.append(pl.Series(self.sensitive[0], s))
             else:
                 cols.extend(col.gather(s) for col in self._sensitive_cols)
-        cols.append(pl.Series(COUNT, n, dtype=pl.Int64))
+        cols.append(pl.Series(count, n, dtype=pl.Int64))
         return pl.DataFrame(cols)
 
     def class_labels(self, rolled: Rolled, which: np.ndarray | None = None) -> pl.DataFrame:
@@ -225,9 +226,9 @@ def encode_frame(fs: FrequencySet, hierarchies: Mapping[str, Hierarchy], *,
     qi, sensitive = tuple(fs.qi), tuple(fs.sensitive)
     hs = hierarchies_of(qi, hierarchies)
     df = fs.frame.collect() if isinstance(fs.frame, pl.LazyFrame) else fs.frame
-    total = int(df.get_column(COUNT).sum()) if df.height else 0
+    total = int(df.get_column(fs.count).sum()) if df.height else 0
     codes = np.empty((len(qi), df.height), dtype=np.int32)
-    counts = (df.get_column(COUNT).to_numpy().astype(np.int64) if df.height
+    counts = (df.get_column(fs.count).to_numpy().astype(np.int64) if df.height
               else np.zeros(0, np.int64))
     for i, (q, h) in enumerate(zip(qi, hs)):
         codes[i] = _raw_codes(df.get_column(q), q, h, encoded)

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
 from ldiv_polars.search.encoding import (
@@ -314,10 +314,11 @@ class EncodedFrequencySet:
     model_rows = staticmethod(model_rows)
     model_rows_many = staticmethod(model_rows_many)
 
-    def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray) -> pl.DataFrame:
-        """``(CLASS, sensitive..., n)`` frame of arrays from :meth:`model_rows` (see
+    def frame_of(self, cls: np.ndarray, s: np.ndarray, n: np.ndarray, *,
+                 class_col: str = CLASS, count: str = COUNT) -> pl.DataFrame:
+        """``(class_col, sensitive..., count)`` frame of arrays from :meth:`model_rows` (see
         :meth:`~ldiv_polars.search.encoding.Encoding.frame_of`)."""
-        return self.encoding.frame_of(cls, s, n)
+        return self.encoding.frame_of(cls, s, n, class_col=class_col, count=count)
 
     def class_labels(self, rolled: Rolled, which: np.ndarray | None = None) -> pl.DataFrame:
         """Generalized labels (one String column per QI) of the classes (or of ``which``)."""

@@ -68,6 +68,7 @@ class SearchState:
         monotone, _ = predicate_monotone(models, limit_rows > 0)
         self.relaxed = [] if monotone else relaxations(models)
         self.checker = NodeChecker(efs, models, limit_rows, self.relaxed)
+        efs.codes_only = self.checker.codes_suffice  # the models' rows: codes or values
         self.metrics = MetricSuite(efs)
         self.metric = metric
         self.limit = limit_rows

@@ -31,18 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.core.frequency import FrequencySet, count_name, unique_name
 from ldiv_polars.core.validate import require_real
-from ldiv_polars.models.arrays import EncodedRows, verdict
-from ldiv_polars.models.arrays import supported as array_supported
-from ldiv_polars.models.base import Model, evaluate_classes
-from ldiv_polars.models.k_anonymity import KAnonymity
-from ldiv_polars.models.l_diversity import DistinctLDiversity
+from ldiv_polars.models.base import Model
+from ldiv_polars.models.encoded import EncodedRows, class_verdict
+from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
-
-UNION_CLOSED = (KAnonymity, DistinctLDiversity)
-"""Models whose per-class verdict survives merging a passing class with anything."""
 
 
 def suppression_limit_rows(fraction: float, total: int) -> int:
@@ -57,7 +52,7 @@ def predicate_monotone(models: Sequence[Model], suppression: bool) -> tuple[bool
     if non:
         return False, f"not monotone under generalization: {', '.join(non)}"
     if suppression:
-        open_ = [m.describe() for m in models if not isinstance(m, UNION_CLOSED)]
+        open_ = [m.describe() for m in models if not m.union_closed]
         if open_:
             return False, (f"with suppression > 0, {', '.join(open_)} is not monotone (a merged "
                            f"class can fail where a part passed)")
@@ -65,39 +60,25 @@ def predicate_monotone(models: Sequence[Model], suppression: bool) -> tuple[bool
     return True, "monotone: every model is monotone and nothing is suppressed"
 
 
-def _identity_only(m: Model) -> bool:
-    from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
-    from ldiv_polars.models.l_diversity import EntropyLDiversity, RecursiveCLDiversity
-    from ldiv_polars.models.t_closeness import TCloseness
-
-    if type(m) in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity,
-                   AlphaKAnonymity, DeltaDisclosure, BetaLikeness):
-        return True
-    return type(m) is TCloseness and getattr(m, "distance", None) == "equal"
+def codes_suffice(models: Sequence[Model], sensitive: Sequence[str]) -> bool:
+    """Whether the models may read the sensitive column as integer codes: one sensitive column
+    and every model reads only the identity of its values (``Model.identity_only``). The
+    caller that builds the encoded frequency set sets its ``codes_only`` from it."""
+    return len(sensitive) == 1 and all(m.identity_only for m in models)
 
 
 def relaxations(models: Sequence[Model]) -> list[Model]:
-    """Union-closed *necessary conditions* of the models that are not union-closed themselves:
-    a class passing the model passes its relaxation. Entropy l-diversity needs >= ceil(l)
-    distinct values, recursive (c,l) >= l distinct values, (alpha,k) size >= k.
+    """Union-closed *necessary conditions* of the models that are not union-closed themselves
+    (``Model.relaxation``: e.g. entropy l-diversity needs >= ceil(l) distinct values,
+    recursive (c,l) >= l distinct values, (alpha,k) size >= k).
 
     The rows failing a union-closed model can only shrink under generalization, so when they
     exceed the suppression limit at a node they exceed it at every specialization: the node and
     everything below it fail the real models too. This is the sound pruning the search uses for
     predicates that are not monotone with suppression."""
-    from ldiv_polars.models.disclosure import AlphaKAnonymity
-    from ldiv_polars.models.l_diversity import EntropyLDiversity, RecursiveCLDiversity
-
     out: dict[str, Model] = {}
     for m in models:
-        r: Model | None = None
-        if type(m) is EntropyLDiversity:
-            need = math.ceil(float(m.l) - 1e-9)
-            r = DistinctLDiversity(need) if need >= 2 else None
-        elif type(m) is RecursiveCLDiversity:
-            r = DistinctLDiversity(int(m.l)) if int(m.l) >= 2 else None
-        elif type(m) is AlphaKAnonymity:
-            r = KAnonymity(int(m.k)) if int(m.k) >= 2 else None
+        r = None if m.union_closed else m.relaxation()
         if r is not None:
             out.setdefault(r.key, r)
     own = {m.key for m in models}
@@ -137,20 +118,22 @@ class NodeChecker:
         """Model evaluations (each decides every class of one or more roll-ups)."""
         self.engine_evaluations = 0
         """Those done by ``evaluate_classes`` in the query engine (the others in numpy,
-        :mod:`ldiv_polars.models.arrays`)."""
+        ``Model.array_verdict``)."""
         self._table_counts: np.ndarray | None = None
-        # models that read only the identity of sensitive values get integer codes (cheaper)
-        efs.codes_only = len(efs.sensitive) == 1 and all(
-            _identity_only(m) for m in [*self.models, *self.relaxed])
+        # the engine's frame: class id and count named apart from the sensitive columns
+        self._class = unique_name(CLASS, efs.sensitive)
+        self._count = count_name([self._class, *efs.sensitive])
         every = [*self.models, *self.relaxed]
-        self.arrays = all(array_supported(m) for m in every) and (
-            efs.codes_only or not any(m.needs_sensitive for m in every))
-        """Whether the numpy verdicts apply (every model supported, sensitive ids identify
-        the values)."""
-        self.size_k = max((int(m.k) for m in self.models), default=0) if self.models and all(
-            type(m) is KAnonymity for m in self.models) and not self.relaxed else None
-        """Only k-anonymity is required: a class fails iff its size is below the largest k
-        (the verdict of :func:`~ldiv_polars.models.arrays.verdict`, without building rows)."""
+        self.codes_suffice = codes_suffice(every, efs.sensitive)
+        """The models read only the identity of sensitive values: the encoded frequency set
+        may hand them integer codes (its builder sets ``codes_only`` from this)."""
+        self.arrays = len(efs.sensitive) <= 1
+        """Whether the numpy verdicts are tried (``Model.array_verdict``; sensitive ids
+        identify the values). Turned off the first time a model has no array form."""
+        self.size_k = max(m.min_class_size for m in self.models) if self.models and all(
+            m.sizes_only for m in self.models) and not self.relaxed else None
+        """Every model reads class sizes only: a class fails iff its size is below the largest
+        ``min_class_size`` (the models' verdict, without building rows)."""
 
     def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
                   relaxed: bool, real: bool = True, *, sizes: np.ndarray | None = None,
@@ -166,16 +149,16 @@ class NodeChecker:
             if out is not None:
                 return out
         self.engine_evaluations += 1
-        frame = self.efs.frame_of(*rows)
-        fs = FrequencySet(frame.lazy(), (CLASS,), self.efs.sensitive)
-        exprs = [pl.col(CLASS)]
+        frame = self.efs.frame_of(*rows, class_col=self._class, count=self._count)
+        fs = FrequencySet(frame.lazy(), (self._class,), self.efs.sensitive, self._count)
+        exprs = [pl.col(self._class)]
         if real:
             ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
             exprs.append(ok.alias("__ok"))
         if relaxed and self.relaxed:
             exprs.append(pl.all_horizontal(self.relaxed_cols).alias("__rok"))
         cl = evaluate_classes(fs, models).select(exprs).collect(engine="in-memory")
-        ids = cl.get_column(CLASS).to_numpy()
+        ids = cl.get_column(self._class).to_numpy()
         fail = rfail = None
         if real:
             fail = np.zeros(n_classes, dtype=bool)
@@ -189,8 +172,8 @@ class NodeChecker:
                          relaxed: bool, real: bool, sizes: np.ndarray | None = None,
                          whole: bool = False
                          ) -> tuple[np.ndarray | None, np.ndarray | None] | None:
-        """The numpy verdicts (:mod:`ldiv_polars.models.arrays`); None when a class is
-        uncertain (a float statistic within rounding of its threshold). ``whole``: the rows
+        """The models' array verdicts (:func:`~ldiv_polars.models.encoded.class_verdict`);
+        None when a model has no array form. ``whole``: the rows
         are whole roll-ups (nothing suppressed), so the reference distribution is the
         table's — the same shares as summing the (stacked) rows."""
         reference = self._table() if whole and self.global_models else None
@@ -200,10 +183,11 @@ class NodeChecker:
         def fails(models: Sequence[Model]) -> np.ndarray | None:
             ok = np.ones(n_classes, dtype=bool)
             for m in models:
-                v = verdict(m, enc)
-                if v.uncertain is not None and v.uncertain.any():
+                v = class_verdict(m, enc)
+                if v is None:  # no array form: the engine decides from now on
+                    self.arrays = False
                     return None
-                ok &= v.passed
+                ok &= v
             return ~ok
 
         fail = rfail = None

@@ -1,0 +1,215 @@
+"""A frequency set as integer arrays, and per-class verdicts computed on them in numpy.
+
+Search loops (the lattice search checks hundreds of small roll-ups) pay a query's fixed cost per
+:func:`~ldiv_polars.models.evaluate_classes` call, more than the work itself on a few thousand
+rows. A model whose verdict reads only the identity of sensitive values may therefore also judge
+:class:`EncodedRows` — one row per (class, sensitive value) with the class index ``cls``, the
+value's integer id ``s`` (ids identify values; their order means nothing) and the count ``n`` —
+in :meth:`Model.array_verdict <ldiv_polars.models.Model.array_verdict>`.
+
+**One semantics.** An array verdict compares the same statistic with the same threshold as the
+model's ``passes()``. Integer statistics are exact; a float statistic comes with a rigorous
+bound of its rounding error, and a class within that bound of the threshold is *uncertain*:
+:func:`class_verdict` hands such classes to the model's exact routine
+(:meth:`Model.decide <ldiv_polars.models.Model.decide>`), the one every engine uses, so the
+verdict is the exact one whatever the engine.
+
+>>> import numpy as np
+>>> from ldiv_polars.models import DistinctLDiversity, KAnonymity
+>>> rows = EncodedRows(cls=np.array([0, 0, 1]), s=np.array([0, 1, 0]),
+...                    n=np.array([2, 1, 3]), classes=2, n_sensitive=2)
+>>> class_verdict(KAnonymity(3), rows).tolist()
+[True, True]
+>>> class_verdict(DistinctLDiversity(2), rows).tolist()
+[True, False]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ldiv_polars.models.exact import EPS, ClassCounts, Reference
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.base import Model
+
+__all__ = ["EPS", "ClassVerdict", "EncodedRows", "class_verdict"]
+
+
+@dataclass
+class EncodedRows:
+    """A frequency set as arrays: row ``i`` is ``n[i]`` records of class ``cls[i]`` with the
+    sensitive value ``s[i]``; rows are grouped by class (``cls`` non-decreasing), each
+    (class, value) pair appears at most once and ``n > 0``.
+    ``reference`` optionally gives the table's count of each sensitive id (default: summed
+    from the rows), as ``evaluate_classes``'s ``reference``; ``sizes`` the class sizes."""
+
+    cls: np.ndarray
+    s: np.ndarray
+    n: np.ndarray
+    classes: int
+    n_sensitive: int
+    reference: np.ndarray | None = None
+    sizes: np.ndarray | None = None
+    """Optionally the class sizes, when the caller has them (default: summed from the rows)."""
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def _get(self, name: str) -> np.ndarray | None:
+        return self._cache.get(name)
+
+    @property
+    def size(self) -> np.ndarray:
+        """Records per class (int64; 0 for a class with no rows)."""
+        v = self._get("size")
+        if v is None and self.sizes is not None:
+            v = self._cache["size"] = np.asarray(self.sizes, dtype=np.int64)
+        if v is None:
+            # float64 sums of int64 counts are exact below 2**53 records
+            v = np.bincount(self.cls, weights=self.n, minlength=self.classes).astype(np.int64)
+            self._cache["size"] = v
+        return v
+
+    @property
+    def distinct(self) -> np.ndarray:
+        """Distinct sensitive values per class (rows per class)."""
+        v = self._get("distinct")
+        if v is None:
+            v = np.bincount(self.cls, minlength=self.classes).astype(np.int64)
+            self._cache["distinct"] = v
+        return v
+
+    @property
+    def present(self) -> np.ndarray:
+        """Classes with at least one row (``evaluate_classes`` returns only these)."""
+        return self.distinct > 0
+
+    def _starts(self) -> np.ndarray:
+        v = self._get("starts")
+        if v is None:
+            m = self.cls.shape[0]
+            first = np.ones(m, dtype=bool)
+            if m:
+                np.not_equal(self.cls[1:], self.cls[:-1], out=first[1:])
+            v = np.flatnonzero(first)
+            self._cache["starts"] = v
+        return v
+
+    def top(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(r1, sum of the j largest counts)`` per class (``j >= 1``)."""
+        key = f"top{j}"
+        v = self._get(key)
+        r1 = self._get("r1")
+        if v is not None and r1 is not None:
+            return r1, v
+        starts = self._starts()
+        ids = self.cls[starts]
+        r1 = np.zeros(self.classes, dtype=np.int64)
+        if starts.shape[0]:
+            r1[ids] = np.maximum.reduceat(self.n, starts)
+        if j == 1:
+            v = r1
+        elif j == 2:
+            # the second largest: the largest once one copy of the maximum is set aside
+            is_max = self.n == r1[self.cls]
+            ties = np.add.reduceat(is_max, starts) if starts.shape[0] else starts
+            rest = np.maximum.reduceat(np.where(is_max, 0, self.n), starts) \
+                if starts.shape[0] else starts
+            v = r1.copy()
+            v[ids] += np.where(ties >= 2, r1[ids], rest)
+        else:
+            # counts in decreasing order within each class (rows are grouped by class)
+            big = int(self.n.max()) + 1 if self.n.shape[0] else 1
+            order = np.argsort(self.cls * big + (big - 1 - self.n), kind="stable")
+            ns = self.n[order]
+            rank = np.arange(ns.shape[0]) - np.repeat(starts, np.diff(np.append(
+                starts, ns.shape[0])))
+            take = rank < j
+            v = np.bincount(self.cls[take], weights=ns[take],
+                            minlength=self.classes).astype(np.int64)
+        self._cache[key] = v
+        self._cache["r1"] = r1
+        return r1, v
+
+    def uniform(self, which: np.ndarray) -> np.ndarray:
+        """Whether each class of ``which`` (class indices) has all its counts equal; reads only
+        those classes' rows (each class is one slice), so it is cheap for a few classes.
+
+        >>> rows = EncodedRows(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]),
+        ...                    np.array([2, 2, 3, 1]), classes=2, n_sensitive=2)
+        >>> rows.uniform(np.array([0, 1])).tolist()
+        [True, False]
+        """
+        lo = np.searchsorted(self.cls, which, side="left")
+        lens = np.searchsorted(self.cls, which, side="right") - lo
+        owner = np.repeat(np.arange(which.shape[0]), lens)
+        idx = np.arange(owner.shape[0]) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
+        out = np.ones(which.shape[0], dtype=bool)
+        out[owner[self.n[idx] != self.n[lo[owner]]]] = False
+        return out
+
+    @property
+    def table_counts(self) -> np.ndarray:
+        """Table count of each sensitive id (``reference``, or summed from the rows)."""
+        v = self._get("table")
+        if v is None:
+            ref = self.reference
+            if ref is None:
+                ref = np.bincount(self.s, weights=self.n, minlength=self.n_sensitive)
+            v = self._cache["table"] = np.asarray(ref).astype(np.int64)
+        return v
+
+    @property
+    def q(self) -> np.ndarray:
+        """Table share of each row's sensitive value (``n_s / N``, as ``evaluate_classes``)."""
+        v = self._get("q")
+        if v is None:
+            ref = self.table_counts
+            v = ref[self.s].astype(np.float64) / float(int(ref.sum()))
+            self._cache["q"] = v
+        return v
+
+    def exact_inputs(self, which: np.ndarray) -> tuple[Reference, list[ClassCounts]]:
+        """The reference and the counts of the classes ``which`` (indices), as the models'
+        exact routines read them: the ids with a positive table count are the domain (in id
+        order; an array verdict reads identities only)."""
+        table = self.table_counts
+        ids = np.flatnonzero(table > 0)
+        rank = np.full(table.shape[0], -1, dtype=np.int64)
+        rank[ids] = np.arange(ids.shape[0])
+        ref = Reference(tuple(int(i) for i in ids), tuple(int(c) for c in table[ids]))
+        # rows are grouped by class: each class is one slice
+        lo = np.searchsorted(self.cls, which, side="left")
+        hi = np.searchsorted(self.cls, which, side="right")
+        out = [ClassCounts(tuple(rank[self.s[a:b]].tolist()), tuple(self.n[a:b].tolist()))
+               for a, b in zip(lo.tolist(), hi.tolist())]
+        return ref, out
+
+
+@dataclass(frozen=True)
+class ClassVerdict:
+    """Per-class verdict of an array form: ``passed`` is meaningful where ``uncertain`` is
+    False (a float statistic within its rounding bound of the threshold)."""
+
+    passed: np.ndarray
+    uncertain: np.ndarray | None = None
+
+
+def class_verdict(model: Model, rows: EncodedRows) -> np.ndarray | None:
+    """The exact per-class verdict (bool per class; classes with no rows pass) of ``model`` on
+    ``rows``: its array form, with the uncertain classes decided by its exact routine. None
+    when the model has no array form."""
+    v = model.array_verdict(rows)
+    if v is None:
+        return None
+    passed = np.asarray(v.passed, dtype=bool)
+    if v.uncertain is None or not v.uncertain.any():
+        return passed
+    passed = passed.copy()
+    which = np.flatnonzero(v.uncertain)
+    ref, counts = rows.exact_inputs(which)
+    for c, cc in zip(which, counts):
+        passed[c] = model.decide(cc, ref)[0]
+    return passed

@@ -1,0 +1,236 @@
+"""The one evaluation routine every model goes through: :func:`evaluate_classes` computes all
+requested models in one ``group_by`` over the frequency set (plus, for the few models that need
+them, small extra aggregations joined on the class key), with exact verdicts on the boundary.
+
+No column name is reserved: inside, the key columns are renamed to internal names (so that no
+key can clash with the helper columns or the models' statistics); the public result names them
+back, and an added column whose name is a quasi-identifier's gets ``_`` appended
+(:class:`ClassNames`).
+
+>>> import polars as pl
+>>> from ldiv_polars.core import FrequencySet
+>>> from ldiv_polars.models import KAnonymity, DistinctLDiversity
+>>> fs = FrequencySet(pl.LazyFrame({"q": ["a", "a", "b"], "s": ["x", "y", "x"], "n": [2, 1, 3]}),
+...                   ("q",), ("s",))
+>>> evaluate_classes(fs, [KAnonymity(3), DistinctLDiversity(2)]).sort("q").select(
+...     "q", "size", "pass_k_anonymity_3", "pass_distinct_l_2").collect().rows()
+[('a', 3, True, True), ('b', 3, True, False)]
+>>> size = FrequencySet(pl.LazyFrame({"size": [1, 2], "n": [4, 5]}), ("size",), ())
+>>> evaluate_classes(size, [KAnonymity(5)]).sort("size").select(
+...     "size", "size_", "pass_k_anonymity_5").collect().rows()
+[(1, 4, False), (2, 5, True)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from ldiv_polars.core.frequency import COUNT, FrequencySet, unique_name
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import (
+    DISTINCT,
+    ROW_M,
+    ROW_P,
+    ROW_Q,
+    SIZE,
+    ClassContext,
+    Model,
+    value_col,
+)
+from ldiv_polars.models.boundary import (
+    ROW_N,
+    decide_uncertain,
+    exact_pass_col,
+    exact_value_col,
+    uncertain_col,
+)
+
+KEY = "__ldiv_key"
+"""Prefix of the key columns inside an evaluation (``__ldiv_key0``, ...)."""
+
+
+@dataclass(frozen=True)
+class ClassNames:
+    """The public names of the columns :func:`evaluate_classes` adds next to the
+    quasi-identifiers ``qi``: the column's own name, with ``_`` appended while it is a QI's.
+
+    >>> ClassNames(("size", "zip")).size, ClassNames(("zip",)).passed_col("k_2")
+    ('size_', 'pass_k_2')
+    """
+
+    qi: tuple[str, ...]
+
+    def column(self, name: str) -> str:
+        """``name``, with ``_`` appended while it clashes with a quasi-identifier."""
+        return unique_name(name, self.qi)
+
+    @property
+    def size(self) -> str:
+        """The class-size column's name in the result."""
+        return self.column(SIZE)
+
+    @property
+    def distinct(self) -> str:
+        """The distinct-sensitive-values column's name in the result."""
+        return self.column(DISTINCT)
+
+    def passed_col(self, key: str) -> str:
+        """The pass column of the model with this ``key``."""
+        return self.column(f"pass_{key}")
+
+
+def _reference_from(rows: pl.LazyFrame, s: str, count: str = COUNT) -> pl.LazyFrame:
+    return rows.group_by(s).agg(pl.col(count).sum().cast(pl.Int64).alias(ROW_N)).with_columns(
+        (pl.col(ROW_N) / pl.col(ROW_N).sum()).alias(ROW_Q),
+        pl.len().cast(pl.Int64).alias(ROW_M),
+    ).select(s, ROW_Q, ROW_M, ROW_N)
+
+
+def reference_distribution(
+    reference: pl.LazyFrame | pl.DataFrame, s: str
+) -> pl.LazyFrame:
+    """Normalize a reference table of counts to ``(s, ROW_Q, ROW_M, ROW_N)``: columns ``s`` and
+    ``n``, or, when ``s`` is itself named ``n`` (or there is no ``n``), ``s`` and one other
+    column."""
+    ref = reference.lazy() if isinstance(reference, pl.DataFrame) else reference
+    names = ref.collect_schema().names()
+    others = [c for c in names if c != s]
+    count = COUNT if COUNT in others else (others[0] if len(others) == 1 else None)
+    if s not in names or count is None:
+        raise InvalidParameterError(
+            f"a reference distribution needs columns {s!r} and {COUNT!r}, got {names}"
+        )
+    return _reference_from(ref.select(s, count), s, count)
+
+
+def evaluate_classes(
+    fs: FrequencySet,
+    models: Sequence[Model],
+    *,
+    reference: pl.LazyFrame | pl.DataFrame | None = None,
+) -> pl.LazyFrame:
+    """One row per equivalence class of ``fs``: the qi columns, ``size``, ``distinct``, each
+    model's statistics, its value ``<key>__value`` and a boolean ``pass_<model.key>`` column
+    (an added column named like a QI gets ``_`` appended: :class:`ClassNames`).
+
+    ``reference`` optionally gives the table distribution of the sensitive column as counts
+    ``(s, n)`` (default: the distribution of ``fs`` itself). Partitioning algorithms that
+    evaluate candidate sub-partitions pass the whole table's distribution here.
+
+    Verdicts are exact: a class whose float statistic lies within its rounding bound of a
+    threshold (``Model.uncertain()``) is decided by the model's exact routine
+    (``Model.decide``) on its counts, see :mod:`ldiv_polars.models.exact`.
+    """
+    inner, keys = _internal(fs)
+    classes = evaluate_internal(inner, models, reference=_renamed(reference, fs, inner))
+    names = ClassNames(fs.qi)
+    helper = {c for m in models for c in (uncertain_col(m), exact_pass_col(m),
+                                            exact_value_col(m))}
+    out = [pl.col(c).alias(keys.get(c) or names.column(c))
+           for c in classes.collect_schema().names() if c not in helper]
+    return classes.select(out)
+
+
+def evaluate_unnamed(fs: FrequencySet, models: Sequence[Model], *,
+                     reference: pl.LazyFrame | pl.DataFrame | None = None) -> pl.LazyFrame:
+    """:func:`evaluate_classes` with the key columns left under internal names, so that the
+    added columns keep their plain names (``size``, ``pass_<key>``, ``<key>__value``): for
+    table-level results, which do not read the keys."""
+    inner, _ = _internal(fs)
+    return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner))
+
+
+def internal_keys(fs: FrequencySet) -> list[str]:
+    """The names of ``fs``'s keys (qi, then sensitive) inside an evaluation, in order: those
+    of :func:`evaluate_unnamed`'s key columns."""
+    return [f"{KEY}{i}" for i in range(len(fs.keys))]
+
+
+def _internal(fs: FrequencySet) -> tuple[FrequencySet, dict[str, str]]:
+    """``fs`` with its keys renamed ``__ldiv_key<i>`` and its count ``n``, and the map back
+    from the internal quasi-identifier names."""
+    internal = internal_keys(fs)
+    frame = fs.frame.select([pl.col(k).alias(i) for k, i in zip(fs.keys, internal)]
+                            + [pl.col(fs.count).alias(COUNT)])
+    q = len(fs.qi)
+    inner = FrequencySet(frame, tuple(internal[:q]), tuple(internal[q:]), COUNT)
+    return inner, dict(zip(internal[:q], fs.qi))
+
+
+def _renamed(reference: pl.LazyFrame | pl.DataFrame | None, fs: FrequencySet,
+             inner: FrequencySet) -> pl.LazyFrame | None:
+    if reference is None or not fs.sensitive:
+        return None
+    s, s_in = fs.sensitive[0], inner.sensitive[0]
+    return reference_distribution(reference, s).rename({s: s_in})
+
+
+def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
+                      reference: pl.LazyFrame | pl.DataFrame | None = None) -> pl.LazyFrame:
+    """:func:`evaluate_classes` on a frequency set whose key names clash with nothing of the
+    evaluation (its count column named ``n``), named as it is: ``size``, ``distinct``, the
+    models' columns, ``pass_<key>``. ``reference``: counts ``(s, n)`` or already normalized
+    (:func:`reference_distribution`)."""
+    models = list(models)
+    keys = [m.key for m in models]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise InvalidParameterError(f"model(s) requested twice: {', '.join(dup)}")
+    qi = list(fs.qi)
+    frame = fs.frame if fs.count == COUNT else fs.frame.rename({fs.count: COUNT})
+    if not fs.sensitive:
+        needing = [m.describe() for m in models if m.needs_sensitive]
+        if needing:
+            raise InvalidParameterError(
+                f"{', '.join(needing)} need(s) a sensitive column; none was given"
+            )
+        ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame())
+        aggs = [e for m in models for e in m.aggs(ctx)]
+        classes = frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
+        return _verdicts(classes, models, [])
+
+    s = fs.sensitive[0]
+    exact = [m for m in models if m.uncertain() is not None]
+    rows = frame.cache() if exact else frame
+    if reference is None:
+        ref = _reference_from(rows, s)
+    elif ROW_N in reference.collect_schema().names():
+        ref = reference.lazy()
+    else:
+        ref = reference_distribution(reference, s)
+    if any(m.needs_q for m in models):
+        rows = rows.with_columns(
+            (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
+        ).join(ref, on=s, how="left", nulls_equal=True)
+    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref)
+    aggs = [e for m in models for e in m.aggs(ctx)]
+    classes = rows.group_by(qi).agg(
+        pl.col(COUNT).sum().alias(SIZE),
+        pl.col(s).n_unique().alias(DISTINCT),
+        *aggs,
+    )
+    for m in models:
+        for extra in m.frames(ctx):
+            classes = classes.join(extra, on=qi, how="left", nulls_equal=True)
+    if exact:
+        classes = decide_uncertain(classes, rows, ref, qi, s, exact)
+    return _verdicts(classes, models, exact)
+
+
+def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]
+              ) -> pl.LazyFrame:
+    """The value and pass columns (the exact ones where a class was decided exactly)."""
+    decided = {m.key for m in exact}
+    values, passes = [], []
+    for m in models:
+        v, ok = m.value(), m.passes()
+        if m.key in decided:
+            unc = pl.col(uncertain_col(m))
+            v = pl.when(unc).then(pl.col(exact_value_col(m))).otherwise(v)
+            ok = pl.when(unc).then(pl.col(exact_pass_col(m))).otherwise(ok)
+        values.append(v.alias(value_col(m)))
+        passes.append(ok.alias(f"pass_{m.key}"))
+    return classes.with_columns(values).with_columns(passes)
