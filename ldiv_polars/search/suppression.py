@@ -139,6 +139,9 @@ class NodeChecker:
         :mod:`ldiv_polars.models.arrays`)."""
         self._table_counts: np.ndarray | None = None
         # models that read only the identity of sensitive values get integer codes (cheaper)
+        # TODO(lead, issue 17 item 2): an engine choice made here, implicitly; once the models
+        # branch's `identity_only` fact is on main, the anonymize pipeline (search/anonymize.py
+        # `_count`) should set the encoding from `m.identity_only` and this line go.
         efs.codes_only = len(efs.sensitive) == 1 and all(
             _identity_only(m) for m in [*self.models, *self.relaxed])
         every = [*self.models, *self.relaxed]
