@@ -478,10 +478,11 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
           leaves: Mapping[str, pl.Series], *, memory_limit: str = MEMORY_LIMIT,
           ) -> DuckFrequencySet | None:
     """Group the Parquet file ``path`` by its QI codes (and sensitive value) in DuckDB: one
-    pass for the distinct values of each column, one grouped pass. ``leaves[q]``: QI ``q``'s
-    raw values in hierarchy order (a value's code is its index). ``None`` when a value is
-    null, a QI value is missing from its hierarchy, a column reads with another type in DuckDB
-    than in Polars, at most one sensitive column is supported, or the key would overflow."""
+    pass for the distinct values of each column (:func:`_value_maps`), one grouped pass
+    (:func:`_group`). ``leaves[q]``: QI ``q``'s raw values in hierarchy order (a value's code
+    is its index). ``None`` when a value is null, a QI value is missing from its hierarchy, a
+    column reads with another type in DuckDB than in Polars, at most one sensitive column is
+    supported, or the key would overflow."""
     qi, sensitive = tuple(qi), tuple(sensitive)
     if len(sensitive) > 1:
         return None
@@ -489,75 +490,24 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
     if math.prod(max(c, 1) for c in cards) >= KEY_LIMIT:
         return None
     schema = pl.scan_parquet(path).collect_schema()
-    cols = [*qi, *sensitive]
     tmp = tempfile.TemporaryDirectory(prefix="ldiv-fs-")
+    con: duckdb.DuckDBPyConnection | None = None
     try:
         con = _connect(Path(tmp.name) / "fs.duckdb", Path(tmp.name), memory_limit)
         src = f"read_parquet({quote_literal(str(path))})"
-        # each column's distinct values and their row counts (the QIs' raw marginals, which
-        # the metrics need: read here, in the same pass, instead of from the frequency set)
-        distinct = con.sql(
-            "SELECT __ldiv_rows, "
-            + ", ".join(f"map_keys(h{i}) AS d{i}, map_values(h{i}) AS f{i}, z{i}"
-                        for i in range(len(cols)))
-            + " FROM (SELECT count(*) AS __ldiv_rows, "
-            + ", ".join(f"histogram({quote(c)}) AS h{i}, "
-                        f"count(*) - count({quote(c)}) AS z{i}" for i, c in enumerate(cols))
-            + f" FROM {src})").pl()
-        total = int(distinct.item(0, "__ldiv_rows"))
-        maps: list[pl.DataFrame] = []
-        raw_counts: list[np.ndarray] = []
-        for i, c in enumerate(cols):
-            values = distinct.get_column(f"d{i}").explode().rename("v")
-            freq = distinct.get_column(f"f{i}").explode()
-            if distinct.item(0, f"z{i}") or values.null_count() or values.dtype != schema[c]:
-                con.close()
-                tmp.cleanup()
-                return None
-            if c in qi:
-                raw = leaves[c]
-                if raw.null_count() or raw.n_unique() != raw.len():
-                    con.close()
-                    tmp.cleanup()
-                    return None
-                try:
-                    code = values.cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical()
-                except pl.exceptions.PolarsError:  # e.g. binary values: the engine path decides
-                    code = None
-                if code is None or code.null_count():
-                    con.close()
-                    tmp.cleanup()
-                    return None
-                maps.append(pl.DataFrame([values, code.cast(pl.Int64).alias("c")]))
-                raw_counts.append(np.bincount(code.to_numpy(), weights=freq.to_numpy(),
-                                              minlength=cards[len(raw_counts)]).astype(np.int64))
-            else:
-                maps.append(pl.DataFrame([values, pl.arange(0, values.len(), eager=True,
-                                                            dtype=pl.Int64).alias("c")]))
-        del distinct
-        mult = places(cards)
-        joins, terms = [], []
-        for i, c in enumerate(cols):
-            con.register(f"__ldiv_m{i}", maps[i])
-            joins.append(f"JOIN __ldiv_m{i} ON t.{quote(c)} = __ldiv_m{i}.v")
-        for i in range(len(qi)):
-            terms.append(f"__ldiv_m{i}.c * {mult[i]}")
-        key = " + ".join(terms) if terms else "0"
-        s = f"__ldiv_m{len(qi)}.c::INTEGER" if sensitive else "0::INTEGER"
+        total, maps, raw_counts = _value_maps(con, src, qi, sensitive, schema, leaves, cards)
         # a small input's table is a temporary one (in memory: no compressed write to the
         # file), kept with the open connection; a large one's is written to the file
         in_memory = total <= MEMORY_TABLE_MAX_ROWS
-        con.execute(
-            f"CREATE {'TEMP ' if in_memory else ''}TABLE fs AS SELECT ({key})::BIGINT AS k, "
-            f"{s} AS s, count(*)::BIGINT AS n FROM {src} t {' '.join(joins)} GROUP BY ALL"
-        ).fetchall()
-        for i in range(len(cols)):
-            con.unregister(f"__ldiv_m{i}")
+        _group(con, src, qi, sensitive, maps, cards, in_memory)
         if not in_memory:
             con.close()
-    except (duckdb.BinderException, duckdb.ConversionException,
+    except (_Declined, duckdb.BinderException, duckdb.ConversionException,
             duckdb.NotImplementedException):
-        # a column DuckDB cannot read or compare as Polars does: the engine path decides
+        # a value or column DuckDB cannot read or compare as Polars does: the Polars engine
+        # decides (and raises the typed errors)
+        if con is not None:
+            con.close()
         tmp.cleanup()
         return None
     except BaseException:
@@ -571,3 +521,73 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
     if in_memory:
         dfs._con, dfs.in_memory = con, True
     return dfs
+
+
+class _Declined(Exception):
+    """A value :func:`build` leaves to the Polars engine (a null, a value outside its
+    hierarchy, a dtype DuckDB reads differently)."""
+
+
+def _value_maps(con: duckdb.DuckDBPyConnection, src: str, qi: tuple[str, ...],
+                sensitive: tuple[str, ...], schema: pl.Schema, leaves: Mapping[str, pl.Series],
+                cards: Sequence[int]) -> tuple[int, list[pl.DataFrame], list[np.ndarray]]:
+    """One pass for each column's distinct values and their row counts: the row count, one
+    ``(v, c)`` map per column (a QI value's code; a sensitive value's id, in the order read)
+    and each QI's raw marginals (the metrics need them: read in this pass instead of from the
+    frequency set). Raises :class:`_Declined` for what the Polars engine must judge."""
+    cols = [*qi, *sensitive]
+    distinct = con.sql(
+        "SELECT __ldiv_rows, "
+        + ", ".join(f"map_keys(h{i}) AS d{i}, map_values(h{i}) AS f{i}, z{i}"
+                    for i in range(len(cols)))
+        + " FROM (SELECT count(*) AS __ldiv_rows, "
+        + ", ".join(f"histogram({quote(c)}) AS h{i}, "
+                    f"count(*) - count({quote(c)}) AS z{i}" for i, c in enumerate(cols))
+        + f" FROM {src})").pl()
+    maps: list[pl.DataFrame] = []
+    raw_counts: list[np.ndarray] = []
+    for i, c in enumerate(cols):
+        values = distinct.get_column(f"d{i}").explode().rename("v")
+        freq = distinct.get_column(f"f{i}").explode()
+        if distinct.item(0, f"z{i}") or values.null_count() or values.dtype != schema[c]:
+            raise _Declined(c)
+        if c not in qi:
+            maps.append(pl.DataFrame([values, pl.arange(0, values.len(), eager=True,
+                                                        dtype=pl.Int64).alias("c")]))
+            continue
+        raw = leaves[c]
+        if raw.null_count() or raw.n_unique() != raw.len():
+            raise _Declined(c)
+        try:
+            code = values.cast(pl.String).cast(pl.Enum(raw), strict=False).to_physical()
+        except pl.exceptions.PolarsError:  # e.g. binary values: the Polars engine decides
+            raise _Declined(c) from None
+        if code.null_count():
+            raise _Declined(c)
+        maps.append(pl.DataFrame([values, code.cast(pl.Int64).alias("c")]))
+        raw_counts.append(np.bincount(code.to_numpy(), weights=freq.to_numpy(),
+                                      minlength=cards[len(raw_counts)]).astype(np.int64))
+    return int(distinct.item(0, "__ldiv_rows")), maps, raw_counts
+
+
+def _group(con: duckdb.DuckDBPyConnection, src: str, qi: tuple[str, ...],
+           sensitive: tuple[str, ...], maps: list[pl.DataFrame], cards: Sequence[int],
+           in_memory: bool) -> None:
+    """The grouped pass: table ``fs`` of ``(k, s, n)``, ``k`` the mixed-radix key of the
+    QI codes and ``s`` the sensitive id, each value mapped by a join on its column's map (a
+    temporary table when ``in_memory``, else written to the database file)."""
+    cols = [*qi, *sensitive]
+    mult = places(cards)
+    joins = []
+    for i, c in enumerate(cols):
+        con.register(f"__ldiv_m{i}", maps[i])
+        joins.append(f"JOIN __ldiv_m{i} ON t.{quote(c)} = __ldiv_m{i}.v")
+    terms = [f"__ldiv_m{i}.c * {mult[i]}" for i in range(len(qi))]
+    key = " + ".join(terms) if terms else "0"
+    s = f"__ldiv_m{len(qi)}.c::INTEGER" if sensitive else "0::INTEGER"
+    con.execute(
+        f"CREATE {'TEMP ' if in_memory else ''}TABLE fs AS SELECT ({key})::BIGINT AS k, "
+        f"{s} AS s, count(*)::BIGINT AS n FROM {src} t {' '.join(joins)} GROUP BY ALL"
+    ).fetchall()
+    for i in range(len(cols)):
+        con.unregister(f"__ldiv_m{i}")
