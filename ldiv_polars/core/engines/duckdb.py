@@ -120,7 +120,8 @@ class DuckDBEngine:
         are then reported by the Polars engine, whatever ``nulls``)."""
         if not isinstance(data, (str, Path)) or len(sensitive) > 1:
             return None
-        dfs = build(data, qi, sensitive, leaves)
+        with translate_input_errors(data):
+            dfs = build(data, qi, sensitive, leaves)
         if dfs is None:
             return None
         if qi_only:

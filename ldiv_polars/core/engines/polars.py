@@ -29,7 +29,12 @@ from ldiv_polars.core.engines.base import (
     places,
 )
 from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet
-from ldiv_polars.core.inputs import CSV_SUFFIXES, sniff_separator, to_lazyframe
+from ldiv_polars.core.inputs import (
+    CSV_SUFFIXES,
+    sniff_separator,
+    to_lazyframe,
+    translate_input_errors,
+)
 from ldiv_polars.core.validate import NullPolicy
 
 _KEY = "__ldiv_key"
@@ -63,53 +68,64 @@ class PolarsEngine:
         when a QI value is null or not a raw value. A DataFrame is grouped by the in-memory
         engine, anything else streams. ``order_from``: keys of at least this many rows are
         returned in ascending order (never when None)."""
-        collect = "in-memory" if isinstance(data, pl.DataFrame) else STREAMING
-        lf = to_lazyframe(data)
-        qi, sensitive = tuple(qi), tuple(sensitive)
-        schema = lf.collect_schema()
-        codes = []
-        for q in qi:
-            c = raw_index(q, leaves[q], schema, strict=False)
-            if c is None:
-                return None
-            codes.append(c)
-        cards = [len(leaves[q]) for q in qi]
-        if not sensitive and fits_key(cards):
-            return keyed_counts(lf, qi, codes, cards, collect, order_from)
-        exprs = [c.cast(pl.Int32).fill_null(-1).alias(q) for c, q in zip(codes, qi)]
-        # the encoded QI columns are never null (a null or unknown value is -1, and the caller
-        # then raises the typed error): the null guard is needed for sensitive columns only
-        enc = FrequencySet.build(lf.with_columns(exprs), qi, sensitive,
-                                 nulls=nulls if sensitive else "value").materialize()
-        df = enc.frame.collect()
-        if df.height and bool(df.select(pl.min_horizontal(pl.col(q).min() for q in qi) < 0)
-                              .item()):
-            return None
-        return EncodedCounts(qi, sensitive, frame=enc)
+        with translate_input_errors(data if isinstance(data, (str, Path)) else None):
+            return _encoded_counts(data, tuple(qi), tuple(sensitive), leaves, nulls, order_from)
 
     def release(self, data: Any, plan: OutputPlan) -> Release:
         """Generalize, then mask or drop the suppressed classes: lazy plans that stream."""
-        lf = to_lazyframe(data)
-        schema = lf.collect_schema()
-        qi = list(plan.qi)
-        gen = lf.with_columns([generalize(q, plan.leaves[q], plan.labels[q], schema).alias(q)
-                               for q in qi])
-        if plan.suppressed is None:
-            return Release(gen, gen)
-        # suppressed classes as one struct set tested row by row: an elementwise expression,
-        # so the output plan streams (a left join with maintain_order buffered the table)
-        flag = pl.struct(qi).is_in(plan.suppressed.implode())
-        retained = gen.filter(~flag)
-        if plan.mode == "drop":
-            return Release(retained, retained)
-        masked = gen.with_columns(flag.alias(_FLAG)).with_columns(
-            [pl.when(pl.col(_FLAG)).then(pl.lit(plan.mask, dtype=plan.labels[q].dtype))
-             .otherwise(pl.col(q)).alias(q) for q in qi]
-        ).drop(_FLAG)
-        return Release(masked, retained)
+        return _release(to_lazyframe(data), plan)
 
 
 ENGINE = PolarsEngine()
+
+
+def _encoded_counts(data: Any, qi: tuple[str, ...], sensitive: tuple[str, ...],
+                    leaves: Mapping[str, pl.Series], nulls: NullPolicy,
+                    order_from: int | None) -> EncodedCounts | None:
+    """:meth:`PolarsEngine.encoded_counts` (engine errors not yet translated)."""
+    collect = "in-memory" if isinstance(data, pl.DataFrame) else STREAMING
+    lf = to_lazyframe(data)
+    schema = lf.collect_schema()
+    codes = []
+    for q in qi:
+        c = raw_index(q, leaves[q], schema, strict=False)
+        if c is None:
+            return None
+        codes.append(c)
+    cards = [len(leaves[q]) for q in qi]
+    if not sensitive and fits_key(cards):
+        return keyed_counts(lf, qi, codes, cards, collect, order_from)
+    exprs = [c.cast(pl.Int32).fill_null(-1).alias(q) for c, q in zip(codes, qi)]
+    # the encoded QI columns are never null (a null or unknown value is -1, and the caller
+    # then raises the typed error): the null guard is needed for sensitive columns only
+    enc = FrequencySet.build(lf.with_columns(exprs), qi, sensitive,
+                             nulls=nulls if sensitive else "value").materialize()
+    df = enc.frame.collect()
+    if df.height and bool(df.select(pl.min_horizontal(pl.col(q).min() for q in qi) < 0)
+                          .item()):
+        return None
+    return EncodedCounts(qi, sensitive, frame=enc)
+
+
+def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
+    """The release of ``plan`` over ``lf`` (see :meth:`PolarsEngine.release`)."""
+    schema = lf.collect_schema()
+    qi = list(plan.qi)
+    gen = lf.with_columns([generalize(q, plan.leaves[q], plan.labels[q], schema).alias(q)
+                           for q in qi])
+    if plan.suppressed is None:
+        return Release(gen, gen)
+    # suppressed classes as one struct set tested row by row: an elementwise expression,
+    # so the output plan streams (a left join with maintain_order buffered the table)
+    flag = pl.struct(qi).is_in(plan.suppressed.implode())
+    retained = gen.filter(~flag)
+    if plan.mode == "drop":
+        return Release(retained, retained)
+    masked = gen.with_columns(flag.alias(_FLAG)).with_columns(
+        [pl.when(pl.col(_FLAG)).then(pl.lit(plan.mask, dtype=plan.labels[q].dtype))
+         .otherwise(pl.col(q)).alias(q) for q in qi]
+    ).drop(_FLAG)
+    return Release(masked, retained)
 
 
 def leaf_enum(leaves: pl.Series) -> pl.Enum | None:
