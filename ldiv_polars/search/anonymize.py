@@ -421,7 +421,11 @@ def _count(inp: _Input) -> _Counts:
         efs = EncodedFrequencySet.from_frame(mat, inp.hs)
         del mat
     else:
-        efs = _encoded_set(counts, inp)
+        try:
+            efs = _encoded_set(counts, inp)
+        except BaseException:
+            counts.close()  # (the engine's handle: a model refusing the values, say)
+            raise
     search_efs = efs.without_sensitive() if inp.qi_only and efs.sensitive else efs
     _lean_search(search_efs)
     return _Counts(efs, search_efs, source=None if counts is None else counts.source)
