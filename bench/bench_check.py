@@ -15,7 +15,10 @@ Two modes (run from the repository root):
   models, and, as processes, the ``ldiv check --json`` CLI and the same bare pass in a fresh
   ``python`` (interpreter start and imports included in both). Then pycanon's time for k,
   distinct l, entropy l and t-closeness on the same CSV, run by ``.venv-pycanon`` when present
-  (``scripts/setup_pycanon_venv.sh``; one repetition, it is slow).
+  (``scripts/setup_pycanon_venv.sh``; one repetition, it is slow). Last, the in-memory floor:
+  ``ldiv_polars.summary(df, ...)`` on a frame already loaded against a bare eager
+  ``df.group_by(qi+[s]).len()`` on the same frame, for the same table and (Adult without
+  ``--qi``) for raw Adult with the 7 QIs of issue 17.
 
 - **A big Parquet file** (``--parquet PATH``; make one with
   ``python -m ldiv_polars synth --rows 10000000 --out bench/data/synth10m.parquet``)::
@@ -56,6 +59,8 @@ ADULT = REPO.parent / "shared" / "data" / "adult" / "adult.csv"
 ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
             "salary-class"]
 ADULT_SA = "occupation"
+ADULT_QI7 = ["age", "sex", "race", "marital-status", "education", "native-country", "workclass"]
+"""The in-memory configuration of issue 17: raw Adult (age as read), 7 QIs, occupation."""
 SYNTH_QI = ["age", "sex", "race", "education", "marital_status"]
 SYNTH_SA = "disease"
 PYCANON_PY = REPO / ".venv-pycanon" / "bin" / "python"
@@ -186,6 +191,32 @@ def prepare_csv(args: argparse.Namespace, workdir: Path) -> tuple[str, Path, lis
         args.sensitive or ADULT_SA)
 
 
+def in_memory_lines(df, qi: list[str], s: str, reps: int, label: str) -> list[str]:
+    """Markdown rows: ``ldiv_polars.summary`` on a frame already in memory against the in-memory
+    floor, a bare eager ``df.group_by(qi + [s]).len()`` on the same frame (and the same group-by
+    as a lazy in-memory query), medians of interleaved repetitions in this process."""
+    import ldiv_polars as lp
+
+    (t_eager, _), (t_lazy, _), (t_summary, _) = median_times(
+        [lambda: df.group_by(qi + [s]).len(),
+         lambda: df.lazy().group_by(qi + [s]).len().collect(),
+         lambda: lp.summary(df, qi, s, l=2)],
+        reps,
+    )
+    return [
+        f"**In memory: {label}**; QI = {', '.join(qi)}; sensitive = {s}; the frame already "
+        f"loaded; medians of {reps} interleaved repetitions after a warm-up.",
+        "",
+        "| task | time | vs in-memory floor |",
+        "|---|---:|---:|",
+        f"| floor: `df.group_by(qi+[s]).len()` (eager) | {fmt_s(t_eager)} | 1.00x |",
+        f"| `df.lazy().group_by(qi+[s]).len().collect()` | {fmt_s(t_lazy)} | "
+        f"{t_lazy / t_eager:.2f}x |",
+        f"| `ldiv_polars.summary(df, ...)` | {fmt_s(t_summary)} | **{t_summary / t_eager:.2f}x** "
+        f"({t_summary / t_lazy:.2f}x the lazy group-by) |",
+    ]
+
+
 def run_pycanon(path: Path, qi: list[str], s: str) -> dict | None:
     if not PYCANON_PY.exists():
         print(f"(pycanon venv absent at {PYCANON_PY}: run scripts/setup_pycanon_venv.sh)",
@@ -273,6 +304,12 @@ def _table_mode(args: argparse.Namespace, workdir: Path) -> str:
         total = sum(secs[k] for k in names)
         lines.append(f"| pycanon, those four together | {fmt_s(total)} | "
                      f"{total / t_bare:,.0f}x ({total / t_summary:,.0f}x `summary`) |")
+    lines += ["", *in_memory_lines(pl.read_csv(path, separator=sep), qi, s, reps,
+                                   "the same table")]
+    if not args.rows and not args.qi:
+        raw = pl.read_csv(args.adult, separator=";")
+        lines += ["", *in_memory_lines(raw, ADULT_QI7, ADULT_SA, reps,
+                                       "raw Adult (30,162 rows, age as read), 7 QIs")]
     lines += [
         "",
         f"summary: k = {summ['k']}, l_distinct = {summ['l_distinct']}, l_entropy = "

@@ -13,11 +13,11 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.core.inputs import TableLike, reads_input
+from ldiv_polars.core.frequency import COUNT, FrequencySet
+from ldiv_polars.core.inputs import TableLike, reads_input, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import SIZE, evaluate_classes, table_results
+from ldiv_polars.models.base import SIZE, evaluate_classes
 from ldiv_polars.models.disclosure import AlphaKAnonymity, DeltaDisclosure
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
@@ -71,20 +71,29 @@ def summary(
     ``recursive_c`` is the largest ``r1/(r_l+...+r_m)`` over classes for the given ``l`` (the
     table is recursive (c,l)-diverse iff c exceeds it; None when some class has fewer than l
     values); ``t`` uses the equal distance for a string/boolean column and the ordered distance
-    for a numeric or temporal one; ``delta`` is None when infinite.
+    for a numeric or temporal one; ``delta`` is None when infinite; an empty table gives zero
+    counts and None statistics.
+
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` for ``l < 1`` or a sensitive
+    argument that is not one column name, and the input errors of
+    :meth:`FrequencySet.build <ldiv_polars.core.frequency.FrequencySet.build>` (missing columns,
+    nulls under ``nulls="error"``, unreadable rows).
     """
     l = require_int_at_least("l", l, 1)
     if not isinstance(sensitive, str):
         raise InvalidParameterError("summary() takes exactly one sensitive column")
     fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
-                            require_sensitive=True).materialize()
-    return frequency_set_summary(fs, l)
+                            require_sensitive=True)
+    return _summarize(_keyed_by_class(fs).materialize(), l)
 
 
 def frequency_set_summary(fs: FrequencySet, l: int = 2) -> dict[str, object]:
-    """:func:`summary` of a frequency set already built with one sensitive column and
-    collected (:meth:`FrequencySet.materialize`): what ``ldiv check`` prints beside the
+    """:func:`summary` of a frequency set already built with one sensitive column (collected
+    with :meth:`FrequencySet.materialize` or still lazy): what ``ldiv check`` prints beside the
     verdicts of the models it checks on the same frequency set (one pass over the rows).
+
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` for ``l < 1`` or a frequency set
+    without exactly one sensitive column.
 
     >>> import polars as pl
     >>> fs = FrequencySet.build(pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "a"]}), "q",
@@ -95,6 +104,32 @@ def frequency_set_summary(fs: FrequencySet, l: int = 2) -> dict[str, object]:
     l = require_int_at_least("l", l, 1)
     if len(fs.sensitive) != 1:
         raise InvalidParameterError("a summary reads exactly one sensitive column")
+    keyed = _keyed_by_class(fs)
+    with translate_input_errors():  # not FrequencySet.collect: the rows were read already
+        frame = keyed.frame.collect(engine="streaming")
+    return _summarize(FrequencySet(frame.lazy(), keyed.qi, keyed.sensitive), l)
+
+
+def _keyed_by_class(fs: FrequencySet) -> FrequencySet:
+    """The same frequency set with the qi columns replaced by one integer class number.
+
+    A summary reads class statistics only, never the qi values; grouping and windowing on one
+    integer (what every model's aggregation does) is much cheaper than on several string
+    columns. Lazy: one ``group_by(qi)`` over the frequency set, exploded back to its rows.
+    """
+    s = fs.sensitive[0]
+    key = "__ldiv_class" if s != "__ldiv_class" else "__ldiv_class_"
+    frame = (
+        fs.frame.group_by(list(fs.qi)).agg(s, COUNT)
+        .select(pl.int_range(pl.len(), dtype=pl.Int64).alias(key), s, COUNT)
+        .explode(s, COUNT)
+    )
+    return FrequencySet(frame, (key,), fs.sensitive)
+
+
+def _summarize(fs: FrequencySet, l: int) -> dict[str, object]:
+    """The summary dict from a collected frequency set with one sensitive column: every
+    model's achieved value and the class counts in one select over the evaluated classes."""
     dtype = fs.frame.collect_schema()[fs.sensitive[0]]
     models = [
         KAnonymity(1),
@@ -105,25 +140,29 @@ def frequency_set_summary(fs: FrequencySet, l: int = 2) -> dict[str, object]:
         TCloseness(1.0, "ordered" if is_ordered_dtype(dtype) else "equal"),
         DeltaDisclosure(float("inf")),
     ]
-    classes = evaluate_classes(fs, models).collect()
-    if classes.height == 0:
+    size = pl.col(SIZE)
+    row = evaluate_classes(fs, models).select(
+        size.sum().alias("rows"),
+        pl.len().alias("classes"),
+        size.filter(size == 1).sum().alias("sample_uniques"),
+        *[m.achieved().alias(m.name) for m in models],
+    ).collect().row(0, named=True)
+    classes = int(row["classes"])
+    if classes == 0:
         return {key: (0 if key in ("rows", "classes", "sample_uniques") else None)
                 for key in SUMMARY_KEYS}
-    res = {m.model: m.achieved for m in table_results(classes, models)}
-    rows = int(classes.get_column(SIZE).sum())
-    k = int(res["k_anonymity"])  # type: ignore[arg-type]
-    uniques = int(classes.filter(pl.col(SIZE) == 1).get_column(SIZE).sum() or 0)
+    rows, k = int(row["rows"]), int(row["k_anonymity"])
     return {
         "rows": rows,
-        "classes": classes.height,
+        "classes": classes,
         "k": k,
-        "l_distinct": int(res["distinct_l"]),  # type: ignore[arg-type]
-        "l_entropy": _finite(res["entropy_l"]),
-        "recursive_c": _finite(res["recursive_cl"]),
-        "alpha": _finite(res["alpha_k"]),
-        "t": _finite(res["t_closeness"]),
-        "delta": _finite(res["delta_disclosure"]),
+        "l_distinct": int(row["distinct_l"]),
+        "l_entropy": _finite(row["entropy_l"]),
+        "recursive_c": _finite(row["recursive_cl"]),
+        "alpha": _finite(row["alpha_k"]),
+        "t": _finite(row["t_closeness"]),
+        "delta": _finite(row["delta_disclosure"]),
         "prosecutor_max": 1.0 / k,
-        "prosecutor_avg": classes.height / rows,
-        "sample_uniques": uniques,
+        "prosecutor_avg": classes / rows,
+        "sample_uniques": int(row["sample_uniques"] or 0),
     }

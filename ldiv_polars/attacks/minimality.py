@@ -431,6 +431,9 @@ class Decision:
         return np.arange(n)
 
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:  # pragma: no cover
+        """The weight of each world (rows of ``worlds``: value codes in ``[0, n_values)`` of
+        the group's tuples in order) under this decision: 0 where the grouper could not have
+        produced the group from that world, else the relative probability of the decision."""
         raise NotImplementedError
 
 
@@ -667,6 +670,7 @@ class GroupRisk:
     accepted: float = 0.0
 
     def to_dict(self, l: float) -> dict[str, object]:
+        """The group's risk as a JSON-ready dict; ``l`` scales ``max_risk_times_l``."""
         return {
             "group": self.group,
             "size": self.size,
@@ -703,17 +707,23 @@ class MinimalityReport:
 
     @property
     def max_risk(self) -> float:
+        """The largest posterior of any tuple's true sensitive value (0.0 for an empty
+        release)."""
         return float(self.tuples["posterior"].max() or 0.0) if self.tuples.height else 0.0
 
     @property
     def max_risk_times_l(self) -> float:
+        """:attr:`max_risk` times ``l``: above 1 means the attack beats the ``1/l`` bound."""
         return self.max_risk * self.l
 
     @property
     def vulnerable_groups(self) -> int:
+        """How many groups hold at least one vulnerable tuple."""
         return sum(1 for g in self.groups if g.vulnerable_tuples > 0)
 
     def to_dict(self, *, details: bool = False) -> dict[str, object]:
+        """The report as a JSON-ready dict (headline figures; with ``details`` also each
+        group's risk)."""
         out: dict[str, object] = {
             "algorithm": self.algorithm,
             "l": self.l,
@@ -790,90 +800,18 @@ def minimality_attack(
     qi_t = as_names(qi)
     if algorithm.startswith("mondrian") and not qi_t:
         raise InvalidParameterError(f"algorithm {algorithm!r} needs the qi columns of the release")
-    binary = positive is not None
-    if binary and not isinstance(positive, (list, tuple, set, frozenset)):
-        positive = list(positive)  # type: ignore[arg-type]
-    if binary and not positive:
-        raise InvalidParameterError("positive must list at least one sensitive value")
-    lf = to_lazyframe(release)
-    names = lf.collect_schema().names()
-    wanted = [group, sensitive, *qi_t] + ([order] if order else [])
-    missing = [c for c in wanted if c not in names]
-    if missing:
-        raise UnknownColumnError(missing, names)
-    if group == sensitive or group in qi_t or sensitive in qi_t:
-        raise InvalidParameterError("group, sensitive and qi columns must be distinct")
+    positive = _positive_values(positive)
 
-    cols = [group, sensitive, *qi_t]
-    plan = lf.select(*cols, *([order] if order else []))
-    plan = plan.with_row_index("row")
-    if order:
-        plan = plan.sort(order, "row", maintain_order=True)
-    df = plan.collect()
-    nulls = {c: int(df[c].null_count()) for c in cols if df[c].null_count()}
-    if nulls:
-        from ldiv_polars.errors import NullValuesError
-
-        raise NullValuesError(nulls)
-    if binary:
-        # only positive / negative matters to a binary requirement: code 1 = positive
-        pos_list = list(positive)  # type: ignore[arg-type]
-        flags = df[sensitive].is_in(pos_list)
-        if not flags.any():
-            raise InvalidParameterError(
-                f"none of the positive values {pos_list!r} occurs in column {sensitive!r}"
-            )
-        s_codes = flags.cast(pl.Int64).to_numpy()
-        n_values = 2
-        req = Requirement("binary", l_val, frozenset({1}), k)
-    else:
-        values = df[sensitive].unique().sort()
-        n_values = values.len()
-        code_of = {v: i for i, v in enumerate(values.to_list())}
-        req = Requirement(requirement, l_val, frozenset(), k)
-        s_codes = df[sensitive].replace_strict(code_of, return_dtype=pl.Int64).to_numpy()
-    # groups in order of first appearance; rows of a group must be contiguous for gg/rgg/sg
-    gids = df[group]
-    ginfo = (
-        df.select(pl.col(group), pl.int_range(pl.len()).alias("pos"))
-        .group_by(group, maintain_order=True)
-        .agg(pl.col("pos").first().alias("first"), pl.col("pos").last().alias("last"),
-             pl.len().alias("size"))
-    )
-    if algorithm in ("gg", "rgg", "sg"):
-        bad = ginfo.filter(pl.col("last") - pl.col("first") + 1 != pl.col("size"))
-        if bad.height:
-            raise InconsistentReleaseError(
-                f"{bad.height} group(s) are not contiguous in the release order (e.g. group "
-                f"{bad[group][0]!r}); {algorithm} groups are runs of the ordered table"
-            )
-    qi_codes = None
-    if qi_t:
-        qi_codes = np.column_stack([
-            (df[c].rank("dense").to_numpy() if not df[c].dtype.is_numeric()
-             else df[c].cast(pl.Float64).to_numpy())
-            for c in qi_t
-        ])
-    # rows of each group (positions in df), via one sort
-    order_idx = np.argsort(gids.rank("dense").to_numpy(), kind="stable")
-    sizes_sorted = ginfo.sort("first")
+    df = _read_release(release, group, sensitive, qi_t, order)
+    s_codes, n_values, req = _sensitive_codes(df[sensitive], positive, requirement, l_val, k)
+    qi_codes = _qi_codes(df, qi_t) if qi_t else None
     post = np.zeros(df.height)
     vul = np.zeros(df.height, dtype=bool)
     rng = np.random.default_rng(seed)
     cache: dict[tuple, GroupPosterior] = {}
     results: list[GroupRisk] = []
-    dense = gids.rank("dense").to_numpy()
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(dense)[1:])])
-    first_seen = {g: i for i, g in enumerate(sizes_sorted[group].to_list())}
-    group_list = list(first_seen)
-    dense_of = (
-        sizes_sorted.select(pl.col(group), pl.col(group).rank("dense").alias("d"))
-        ["d"].to_list()
-    )
-    for g, d in zip(group_list, dense_of):
-        rows = order_idx[bounds[d - 1]: bounds[d]]
-        codes = s_codes[rows]
-        gp = _group_posterior(codes, rows, req, algorithm, l_val, p, n_values, qi_codes,
+    for g, rows in _group_rows(df[group], algorithm):
+        gp = _group_posterior(s_codes[rows], rows, req, algorithm, l_val, p, n_values, qi_codes,
                               samples, rng, exact_limit, cache)
         risk = req.risk(gp.posterior)
         post[rows] = risk
@@ -886,11 +824,110 @@ def minimality_attack(
         ))
     tuples = pl.DataFrame({
         "row": df["row"],
-        "group": gids,
+        "group": df[group],
         "posterior": post,
         "vulnerable": vul,
     }).sort("row")
     return MinimalityReport(algorithm, l_val, req, tuples, results)
+
+
+def _positive_values(positive: Iterable[object] | None) -> list | tuple | set | frozenset | None:
+    """The positive values as a collection (None: not binary l-diversity); raises
+    :class:`InvalidParameterError` when none is listed."""
+    if positive is not None and not isinstance(positive, (list, tuple, set, frozenset)):
+        positive = list(positive)
+    if positive is not None and not positive:
+        raise InvalidParameterError("positive must list at least one sensitive value")
+    return positive
+
+
+def _read_release(release: TableLike, group: str, sensitive: str, qi: tuple[str, ...],
+                  order: str | None) -> pl.DataFrame:
+    """The release's group, sensitive and qi columns with the input row number ``row``, in the
+    grouper's order (sorted by ``order`` when given, input order breaking ties). Raises
+    :class:`~ldiv_polars.errors.UnknownColumnError`, :class:`InvalidParameterError` for
+    overlapping column roles and :class:`~ldiv_polars.errors.NullValuesError`."""
+    lf = to_lazyframe(release)
+    names = lf.collect_schema().names()
+    wanted = [group, sensitive, *qi] + ([order] if order else [])
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise UnknownColumnError(missing, names)
+    if group == sensitive or group in qi or sensitive in qi:
+        raise InvalidParameterError("group, sensitive and qi columns must be distinct")
+
+    cols = [group, sensitive, *qi]
+    plan = lf.select(*cols, *([order] if order else []))
+    plan = plan.with_row_index("row")
+    if order:
+        plan = plan.sort(order, "row", maintain_order=True)
+    df = plan.collect()
+    nulls = {c: int(df[c].null_count()) for c in cols if df[c].null_count()}
+    if nulls:
+        from ldiv_polars.errors import NullValuesError
+
+        raise NullValuesError(nulls)
+    return df
+
+
+def _sensitive_codes(values: pl.Series, positive: list | tuple | set | frozenset | None,
+                     requirement: str, l: float, k: int) -> tuple[np.ndarray, int, Requirement]:
+    """``(codes, n_values, requirement)``: with ``positive`` (binary l-diversity) code 1 marks a
+    positive value and 0 the others; otherwise each value's rank in the sorted distinct
+    values. Raises :class:`InvalidParameterError` when no positive value occurs."""
+    if positive is not None:
+        # only positive / negative matters to a binary requirement: code 1 = positive
+        pos_list = list(positive)
+        flags = values.is_in(pos_list)
+        if not flags.any():
+            raise InvalidParameterError(
+                f"none of the positive values {pos_list!r} occurs in column {values.name!r}"
+            )
+        return flags.cast(pl.Int64).to_numpy(), 2, Requirement("binary", l, frozenset({1}), k)
+    distinct = values.unique().sort()
+    code_of = {v: i for i, v in enumerate(distinct.to_list())}
+    req = Requirement(requirement, l, frozenset(), k)  # type: ignore[arg-type]
+    return values.replace_strict(code_of, return_dtype=pl.Int64).to_numpy(), distinct.len(), req
+
+
+def _qi_codes(df: pl.DataFrame, qi: tuple[str, ...]) -> np.ndarray:
+    """The qi columns as a float matrix: numeric values as they are, others by dense rank."""
+    return np.column_stack([
+        (df[c].rank("dense").to_numpy() if not df[c].dtype.is_numeric()
+         else df[c].cast(pl.Float64).to_numpy())
+        for c in qi
+    ])
+
+
+def _group_rows(gids: pl.Series, algorithm: str) -> list[tuple[object, np.ndarray]]:
+    """``(group id, row positions)`` of every group, in order of first appearance. Raises
+    :class:`InconsistentReleaseError` when a group of ``gg``/``rgg``/``sg`` is not one run of
+    the ordered release."""
+    group = gids.name
+    ginfo = (
+        gids.to_frame().select(pl.col(group), pl.int_range(pl.len()).alias("pos"))
+        .group_by(group, maintain_order=True)
+        .agg(pl.col("pos").first().alias("first"), pl.col("pos").last().alias("last"),
+             pl.len().alias("size"))
+    )
+    if algorithm in ("gg", "rgg", "sg"):
+        bad = ginfo.filter(pl.col("last") - pl.col("first") + 1 != pl.col("size"))
+        if bad.height:
+            raise InconsistentReleaseError(
+                f"{bad.height} group(s) are not contiguous in the release order (e.g. group "
+                f"{bad[group][0]!r}); {algorithm} groups are runs of the ordered table"
+            )
+    # rows of each group (positions in the release), via one sort
+    dense = gids.rank("dense").to_numpy()
+    order_idx = np.argsort(dense, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(dense)[1:])])
+    sizes_sorted = ginfo.sort("first")
+    first_seen = {g: i for i, g in enumerate(sizes_sorted[group].to_list())}
+    dense_of = (
+        sizes_sorted.select(pl.col(group), pl.col(group).rank("dense").alias("d"))
+        ["d"].to_list()
+    )
+    return [(g, order_idx[bounds[d - 1]: bounds[d]]) for g, d in zip(first_seen, dense_of)]
 
 
 @lru_cache(maxsize=4096)
@@ -902,6 +939,10 @@ def _group_posterior(codes: np.ndarray, rows: np.ndarray, req: Requirement, algo
                      l: float, p: float, n_values: int, qi_codes: np.ndarray | None,
                      samples: int, rng: np.random.Generator, exact_limit: int,
                      cache: dict[tuple, GroupPosterior]) -> GroupPosterior:
+    """The posterior of one published group (sensitive ``codes`` of its tuples at release
+    positions ``rows``): a closed form where one exists, else the grouper's decision by
+    enumeration (at most ``exact_limit`` arrangements) or rejection sampling. Raises
+    :class:`InconsistentReleaseError` when the group could not be the grouper's output."""
     n = len(codes)
     counts = np.bincount(codes, minlength=n_values)
     if not bool(req.holds(counts[None, :])[0]):
@@ -910,63 +951,91 @@ def _group_posterior(codes: np.ndarray, rows: np.ndarray, req: Requirement, algo
             f"l={l}, k={req.k}: it cannot be the output of {algorithm}"
         )
     fraction = np.broadcast_to(counts / n, (n, n_values)).copy()
-    integral_l = float(l).is_integer()
     if algorithm in ("gg", "rgg"):
-        if not integral_l:
-            raise InvalidParameterError(f"GG/RGG buckets have l tuples: l must be an integer, "
-                                        f"got {l}")
-        li = int(l)
-        if n % li:
-            raise InconsistentReleaseError(
-                f"a GG group of {n} tuples is not a whole number of buckets of size {li}"
-            )
-        m = n // li
-        if m == 1:
-            return GroupPosterior(fraction, "trivial", 0, 1.0)
-        if req.kind == "binary" and req.k <= li:
-            r = int(counts[list(req.positive)].sum()) if req.positive else 0
-            if r > m:
-                raise InconsistentReleaseError(
-                    f"a group of {m} bucket(s) with {r} positives is not binary {li}-diverse")
-            vec = _gg_float_cached(m, li, r, p)
-            post = np.zeros((n, n_values))
-            per_tuple = np.repeat(vec, li)
-            # spread the positive probability over the positive values by their shares
-            pos_idx = sorted(req.positive)
-            if r:
-                for v in pos_idx:
-                    post[:, v] = per_tuple * counts[v] / r
-            neg = [v for v in range(n_values) if v not in req.positive]
-            nneg = n - r
-            for v in neg:
-                post[:, v] = (1 - per_tuple) * (counts[v] / nneg if nneg else 0)
-            return GroupPosterior(post, "exact-dp", 0, 1.0)
-        decision: Decision = GGDecision(req, li, p)
+        found = _gg_posterior_or_decision(counts, req, l, p, n_values, fraction)
     elif algorithm == "sg":
-        if req.kind == "binary":
-            r = int(counts[list(req.positive)].sum()) if req.positive else 0
-            if integral_l and n >= 2:
-                left, right = sg_binary_posteriors(n, r, int(l), req.k)
-                per_tuple = np.concatenate([np.full((n + 1) // 2, float(left)),
-                                            np.full(n // 2, float(right))])
-                post = np.zeros((n, n_values))
-                for v in sorted(req.positive):
-                    post[:, v] = per_tuple * (counts[v] / r if r else 0)
-                nneg = n - r
-                for v in range(n_values):
-                    if v not in req.positive:
-                        post[:, v] = (1 - per_tuple) * (counts[v] / nneg if nneg else 0)
-                return GroupPosterior(post, "exact", 0, 1.0)
-        if n < 2:
-            return GroupPosterior(fraction, "trivial", 0, 1.0)
-        decision = SGDecision(req)
+        found = _sg_posterior_or_decision(counts, req, l, n_values, fraction)
     else:
         assert qi_codes is not None
         masks = mondrian_candidate_masks(qi_codes[rows], relaxed=algorithm == "mondrian-relaxed")
         if masks.shape[0] == 0:
             return GroupPosterior(fraction, "trivial", 0, 1.0)
-        decision = SplitDecision(req, masks)
+        found = SplitDecision(req, masks)
+    if isinstance(found, GroupPosterior):
+        return found
+    return _decision_posterior(codes, counts, found, req, algorithm, p, n_values, samples, rng,
+                               exact_limit, cache)
 
+
+def _gg_posterior_or_decision(counts: np.ndarray, req: Requirement, l: float, p: float,
+                              n_values: int, fraction: np.ndarray) -> GroupPosterior | Decision:
+    """GG/RGG: the exact dynamic programme under binary l-diversity (``k <= l``), the trivial
+    posterior of a single bucket, else the :class:`GGDecision` to enumerate or sample."""
+    n = int(counts.sum())
+    if not float(l).is_integer():
+        raise InvalidParameterError(f"GG/RGG buckets have l tuples: l must be an integer, "
+                                    f"got {l}")
+    li = int(l)
+    if n % li:
+        raise InconsistentReleaseError(
+            f"a GG group of {n} tuples is not a whole number of buckets of size {li}"
+        )
+    m = n // li
+    if m == 1:
+        return GroupPosterior(fraction, "trivial", 0, 1.0)
+    if req.kind == "binary" and req.k <= li:
+        r = int(counts[list(req.positive)].sum()) if req.positive else 0
+        if r > m:
+            raise InconsistentReleaseError(
+                f"a group of {m} bucket(s) with {r} positives is not binary {li}-diverse")
+        vec = _gg_float_cached(m, li, r, p)
+        post = np.zeros((n, n_values))
+        per_tuple = np.repeat(vec, li)
+        # spread the positive probability over the positive values by their shares
+        pos_idx = sorted(req.positive)
+        if r:
+            for v in pos_idx:
+                post[:, v] = per_tuple * counts[v] / r
+        neg = [v for v in range(n_values) if v not in req.positive]
+        nneg = n - r
+        for v in neg:
+            post[:, v] = (1 - per_tuple) * (counts[v] / nneg if nneg else 0)
+        return GroupPosterior(post, "exact-dp", 0, 1.0)
+    return GGDecision(req, li, p)
+
+
+def _sg_posterior_or_decision(counts: np.ndarray, req: Requirement, l: float, n_values: int,
+                              fraction: np.ndarray) -> GroupPosterior | Decision:
+    """SG: the closed form under binary l-diversity (integral ``l``), the trivial posterior
+    of a single tuple, else the :class:`SGDecision` to enumerate or sample."""
+    n = int(counts.sum())
+    if req.kind == "binary":
+        r = int(counts[list(req.positive)].sum()) if req.positive else 0
+        if float(l).is_integer() and n >= 2:
+            left, right = sg_binary_posteriors(n, r, int(l), req.k)
+            per_tuple = np.concatenate([np.full((n + 1) // 2, float(left)),
+                                        np.full(n // 2, float(right))])
+            post = np.zeros((n, n_values))
+            for v in sorted(req.positive):
+                post[:, v] = per_tuple * (counts[v] / r if r else 0)
+            nneg = n - r
+            for v in range(n_values):
+                if v not in req.positive:
+                    post[:, v] = (1 - per_tuple) * (counts[v] / nneg if nneg else 0)
+            return GroupPosterior(post, "exact", 0, 1.0)
+    if n < 2:
+        return GroupPosterior(fraction, "trivial", 0, 1.0)
+    return SGDecision(req)
+
+
+def _decision_posterior(codes: np.ndarray, counts: np.ndarray, decision: Decision,
+                        req: Requirement, algorithm: str, p: float, n_values: int,
+                        samples: int, rng: np.random.Generator, exact_limit: int,
+                        cache: dict[tuple, GroupPosterior]) -> GroupPosterior:
+    """The posterior under ``decision`` by enumeration or rejection sampling, computed on the
+    group's values relabelled canonically (by count, then code) so that groups with the same
+    value multiset share one cached result."""
+    n = len(codes)
     # canonical relabelling: local codes by count desc, then global code (cache key)
     present = np.flatnonzero(counts)
     ranked = present[np.lexsort((present, -counts[present]))]

@@ -98,6 +98,7 @@ def demo_step(path: Path | str, qi: list[str], sensitive: str, k: int, l: int,
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv anonymize`` command (full-domain generalization search) to ``app``."""
     @app.command("anonymize")
     def anonymize_cmd(
         path: Annotated[Path, typer.Argument(help="input CSV or Parquet file")],

@@ -14,6 +14,7 @@ from ldiv_polars.errors import InvalidParameterError
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv attack`` command (minimality attack on a grouped release) to ``app``."""
     @app.command("attack")
     def attack_cmd(
         release: Annotated[Path, typer.Argument(help="grouped release (CSV or Parquet): one row "

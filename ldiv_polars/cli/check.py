@@ -93,6 +93,7 @@ def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> st
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv check`` command (summary and model verdicts of a table) to ``app``."""
     @app.command("check")
     def check_cmd(
         path: Annotated[Path, typer.Argument(help="CSV or Parquet file")],

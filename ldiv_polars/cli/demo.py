@@ -16,6 +16,7 @@ SENSITIVE = "disease"
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv demo`` command (synthesize, check, anonymize, re-check) to ``app``."""
     @app.command("demo")
     def demo_cmd(
         rows: Annotated[int, typer.Option("--rows", help="rows of demo data")] = 200_000,

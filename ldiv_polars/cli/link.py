@@ -21,6 +21,13 @@ from ldiv_polars.errors import InvalidParameterError
 
 
 def parse_target(text: str) -> dict[str, str]:
+    """Parse ``--target col=value,...`` into a dict of column to value (strings, stripped).
+
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` for a part without ``=`` or with
+    an empty column name.
+
+    >>> parse_target("age=30, sex=F")
+    {'age': '30', 'sex': 'F'}"""
     out: dict[str, str] = {}
     for part in text.split(","):
         if "=" not in part:
@@ -34,6 +41,7 @@ def parse_target(text: str) -> dict[str, str]:
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv link`` command (linkage of several releases) to ``app``."""
     @app.command("link")
     def link_cmd(
         release: Annotated[list[Path], typer.Option("--release", help="anonymized table (repeat)")],

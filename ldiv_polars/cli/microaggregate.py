@@ -14,6 +14,8 @@ from ldiv_polars.errors import InvalidParameterError
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv microaggregate`` command (MDAV cells, optionally under participation) to
+    ``app``."""
     @app.command("microaggregate")
     def microaggregate_cmd(
         path: Annotated[Path, typer.Argument(help="input CSV or Parquet file")],

@@ -22,6 +22,7 @@ from ldiv_polars.cli._models import (
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv mondrian`` command (multidimensional partitioning) to ``app``."""
     @app.command("mondrian")
     def mondrian_cmd(
         input: Annotated[Path, typer.Argument(help="input table (CSV or Parquet)")],

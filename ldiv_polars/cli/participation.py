@@ -20,6 +20,8 @@ _LABELS = {
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv participation`` command (cell size needed under random participation) to
+    ``app``."""
     @app.command("participation")
     def participation_cmd(
         k: Annotated[int, typer.Option("--k", help="required anonymity among participants")],

@@ -19,6 +19,7 @@ from ldiv_polars.errors import InvalidParameterError
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv plan`` command (the (l,delta)-diversity mechanism plan) to ``app``."""
     @app.command("plan")
     def plan_cmd(
         path: Annotated[Path | None, typer.Argument(

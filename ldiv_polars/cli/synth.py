@@ -10,6 +10,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``ldiv synth`` command (synthetic microdata to Parquet) to ``app``."""
     @app.command("synth")
     def synth_cmd(
         out: Annotated[Path, typer.Option(

@@ -77,6 +77,15 @@ class FrequencySet:
         separator: str | None = None,
         require_sensitive: bool = False,
     ) -> FrequencySet:
+        """The lazy frequency set ``group_by(qi + sensitive).len()`` of ``data`` with its
+        column roles.
+
+        ``data`` is any accepted input (path, glob, DataFrame, LazyFrame); columns are
+        validated against the schema at once
+        (:class:`~ldiv_polars.errors.MissingColumnError` and friends, ``require_sensitive``
+        makes a missing sensitive column an error). With ``nulls="error"`` the plan raises
+        :class:`~ldiv_polars.errors.NullValuesError` when collected if a key column holds
+        nulls; ``nulls="value"`` keeps null as a value. Nothing is collected here."""
         check_null_policy(nulls)
         lf = to_lazyframe(data, separator=separator)
         qi_t, s_t = validate_columns(
@@ -95,6 +104,7 @@ class FrequencySet:
 
     @property
     def keys(self) -> list[str]:
+        """The group-by keys: the qi columns, then the sensitive ones."""
         return [*self.qi, *self.sensitive]
 
     def materialize(self) -> FrequencySet:

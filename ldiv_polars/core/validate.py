@@ -92,6 +92,8 @@ def validate_columns(
 
 
 def check_null_policy(nulls: str) -> None:
+    """Raise :class:`~ldiv_polars.errors.InvalidParameterError` unless ``nulls`` is ``"error"``
+    or ``"value"``."""
     if nulls not in ("error", "value"):
         raise InvalidParameterError(f"nulls must be 'error' or 'value', got {nulls!r}")
 
@@ -111,6 +113,8 @@ def null_counts_in(df: pl.DataFrame, columns: Sequence[str], count: str) -> dict
 
 
 def raise_on_nulls(df: pl.DataFrame, columns: Sequence[str], count: str) -> None:
+    """Raise :class:`~ldiv_polars.errors.NullValuesError` (with the rows per column, weighted by
+    the ``count`` column) when any of ``columns`` of the frequency set ``df`` holds a null."""
     counts = null_counts_in(df, columns, count)
     if counts:
         raise NullValuesError(counts)
@@ -135,6 +139,12 @@ def require_int_at_least(name: str, value: object, low: int) -> int:
 
 def require_real(name: str, value: object, *, low: float | None = None, high: float | None = None,
                  low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` as a float, checked to be a real number (not bool, not NaN) in the given range
+    (bounds inclusive unless ``low_open``/``high_open``); else
+    :class:`~ldiv_polars.errors.InvalidParameterError` naming ``name``.
+
+    >>> require_real("t", 0.5, low=0.0, high=1.0)
+    0.5"""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(float(value)):
         raise InvalidParameterError(f"{name} must be a number, got {value!r}")
     v = float(value)

@@ -202,6 +202,7 @@ class Hierarchy:
 
     @property
     def max_level(self) -> int:
+        """The highest level (0 is the original values)."""
         return self._frame.width - 1
 
     @property
@@ -222,6 +223,8 @@ class Hierarchy:
     __hash__ = None  # type: ignore[assignment]
 
     def check_level(self, level: int) -> int:
+        """``level`` as an int, checked to be a level of this hierarchy (0 ..
+        :attr:`max_level`); else :class:`~ldiv_polars.errors.InvalidParameterError`."""
         if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
             raise InvalidParameterError(f"level must be an integer, got {level!r}")
         if not 0 <= int(level) < self.height:
@@ -232,6 +235,8 @@ class Hierarchy:
         return int(level)
 
     def column(self, level: int) -> pl.Series:
+        """The values at ``level``, one per leaf (row order of the hierarchy); raises as
+        :meth:`check_level`."""
         return self._frame.get_column(_level_name(self.check_level(level)))
 
     def mapping(self, level: int) -> dict[str, str]:
@@ -239,6 +244,9 @@ class Hierarchy:
         return dict(zip(self.values, self.column(level).to_list()))
 
     def generalize_value(self, value: object, level: int) -> str:
+        """The generalization of one value (compared as a string) at ``level``; raises
+        :class:`~ldiv_polars.errors.HierarchyValueMissingError` when the value is not a
+        leaf."""
         m = self.mapping(level)
         key = str(value)
         if key not in m:

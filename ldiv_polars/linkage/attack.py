@@ -79,6 +79,8 @@ class Linkage:
         return all(c is not None for c in self.classes) and self.diversity > 0
 
     def to_dict(self) -> dict[str, Any]:
+        """The linkage as a JSON-ready dict: the target, the linked sensitive counts, the
+        diversity and the class matched in each release."""
         s = self.counts.columns[0]
         return {
             "target": self.target,
@@ -180,6 +182,8 @@ class PostLinkage:
         return check_counts(self.dataset.lazy(), self.class_columns, self.sensitive, l)
 
     def to_dict(self) -> dict[str, Any]:
+        """The headline figures as a JSON-ready dict (``l_t``, collapsed, targets,
+        uncovered, classes)."""
         return {
             "l_t": self.l_t,
             "collapsed": self.collapsed.height,
@@ -200,40 +204,14 @@ def post_linkage(releases: Sequence[Release], universe: TableLike | None = None)
     """
     rs = _check_releases(releases)
     needed = list(dict.fromkeys(c for r in rs for c in r.qi))
-    if universe is None:
-        u = rs[0].domain()
-        names = u.collect_schema().names()
-        absent = [c for c in needed if c not in names]
-        if absent:
-            raise InvalidParameterError(
-                f"the first release's domain lacks QI column(s) {absent}; pass a universe")
-    else:
-        u = to_lazyframe(universe)
-        names = u.collect_schema().names()
-        absent = [c for c in needed if c not in names]
-        if absent:
-            raise UnknownColumnError(absent, names)
-    u = u.select(needed).unique()
+    u = _universe(rs[0], universe, needed)
     s_name = rs[0].sensitive
-    s_dtype = rs[0].table.collect_schema()[s_name]
     all_cc: list[str] = []
     for j, r in enumerate(rs):
         u = r.classify(u, _prefix(j))
         all_cc += _class_cols(r, j)
     u = u.collect(engine=STREAMING)
-    combos = u.select(all_cc).unique().drop_nulls().lazy()
-    lk = combos
-    for j, r in enumerate(rs):
-        cc = _class_cols(r, j)
-        on = cc if j == 0 else [*cc, s_name]
-        # counts first: each release's count table is one group-by in the engine, collected
-        # (it is bounded by classes x |S|); the joins then run on small frames
-        counts = _counts_j(r, j, s_name, s_dtype).collect(engine=STREAMING)
-        lk = lk.join(counts.lazy(), on=on, how="inner", nulls_equal=True)
-    ncols = [f"__n{j}" for j in range(len(rs))]
-    dataset = (lk.select(*all_cc, s_name, pl.min_horizontal(ncols).alias(COUNT))
-               .filter(pl.col(COUNT) > 0)
-               .collect(engine=STREAMING))
+    dataset = _linked_dataset(rs, u.select(all_cc).unique().drop_nulls().lazy(), all_cc)
     classes = dataset.group_by(all_cc).agg(
         pl.len().cast(pl.Int64).alias(DIVERSITY),
         pl.col(COUNT).sum().alias("size"),
@@ -252,3 +230,41 @@ def post_linkage(releases: Sequence[Release], universe: TableLike | None = None)
         all_cc = [pretty[c] for c in all_cc]
     return PostLinkage(targets=targets.sort(needed), classes=classes.sort(all_cc),
                        dataset=dataset, class_columns=all_cc, sensitive=s_name, qi=needed)
+
+
+def _universe(first: Release, universe: TableLike | None, needed: list[str]) -> pl.LazyFrame:
+    """The distinct QI vectors to link: of ``universe``, or of the first release's class map
+    when None. Raises when a QI column is missing from it."""
+    if universe is None:
+        u = first.domain()
+        names = u.collect_schema().names()
+        absent = [c for c in needed if c not in names]
+        if absent:
+            raise InvalidParameterError(
+                f"the first release's domain lacks QI column(s) {absent}; pass a universe")
+    else:
+        u = to_lazyframe(universe)
+        names = u.collect_schema().names()
+        absent = [c for c in needed if c not in names]
+        if absent:
+            raise UnknownColumnError(absent, names)
+    return u.select(needed).unique()
+
+
+def _linked_dataset(rs: list[Release], combos: pl.LazyFrame, all_cc: list[str]) -> pl.DataFrame:
+    """The post-linkage dataset: per combination of classes (one per release) and sensitive
+    value, the smallest of the releases' counts (rows with a positive count only)."""
+    s_name = rs[0].sensitive
+    s_dtype = rs[0].table.collect_schema()[s_name]
+    lk = combos
+    for j, r in enumerate(rs):
+        cc = _class_cols(r, j)
+        on = cc if j == 0 else [*cc, s_name]
+        # counts first: each release's count table is one group-by in the engine, collected
+        # (it is bounded by classes x |S|); the joins then run on small frames
+        counts = _counts_j(r, j, s_name, s_dtype).collect(engine=STREAMING)
+        lk = lk.join(counts.lazy(), on=on, how="inner", nulls_equal=True)
+    ncols = [f"__n{j}" for j in range(len(rs))]
+    return (lk.select(*all_cc, s_name, pl.min_horizontal(ncols).alias(COUNT))
+            .filter(pl.col(COUNT) > 0)
+            .collect(engine=STREAMING))

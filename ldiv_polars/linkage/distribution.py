@@ -243,22 +243,28 @@ class JointDistribution:
 
     @property
     def kind(self) -> Literal["sparse", "product"]:
+        """``"product"`` when the distribution is stored as QI weights times one sensitive
+        distribution, ``"sparse"`` when it is a table of joint cells."""
         return "product" if self.wq is not None else "sparse"
 
     @property
     def n_qi(self) -> int:
+        """The number of QI vectors of the domain."""
         return self.domain.height
 
     @property
     def n_sensitive(self) -> int:
+        """The number of sensitive values."""
         return self.sensitive_values.len()
 
     @property
     def qi(self) -> tuple[str, ...]:
+        """The QI column names (the columns of the domain)."""
         return tuple(self.domain.columns)
 
     @property
     def sensitive(self) -> str:
+        """The sensitive column name."""
         return self.sensitive_values.name
 
     # --- constructors ---------------------------------------------------------------------------
@@ -435,16 +441,7 @@ class JointDistribution:
         >>> d.domain["age"].to_list(), d.total, d.p_sorted()[0]
         ([30, 31, 32], 4, Fraction(1, 2))
         """
-        if isinstance(data, FrequencySet):
-            fs = data
-            if len(fs.sensitive) != 1:
-                raise InvalidParameterError("the (l,delta) mechanism needs one sensitive column")
-        else:
-            if qi is None or sensitive is None:
-                raise InvalidParameterError("qi and sensitive are required")
-            if not isinstance(sensitive, str):
-                raise InvalidParameterError("the (l,delta) mechanism needs one sensitive column")
-            fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, require_sensitive=True)
+        fs = _one_sensitive_frequency_set(data, qi, sensitive, nulls)
         counts = fs.collect()
         qi_cols = list(fs.qi)
         s_col = fs.sensitive[0]
@@ -459,18 +456,7 @@ class JointDistribution:
                 return cls._from_cells(*fast)
             dom = counts.select(qi_cols).unique().sort(qi_cols, nulls_last=True)
         elif isinstance(order, pl.DataFrame):
-            missing = [c for c in qi_cols if c not in order.columns]
-            if missing:
-                raise InvalidParameterError(f"order lacks the QI column(s) {missing}")
-            dom = order.select(qi_cols)
-            if dom.is_duplicated().any():
-                raise DistributionError("order lists a QI vector twice")
-            uncovered = counts.select(qi_cols).unique().join(
-                dom, on=qi_cols, how="anti", nulls_equal=True)
-            if uncovered.height:
-                raise DistributionError(
-                    f"order misses {uncovered.height} QI vector(s) of the data, e.g. "
-                    f"{uncovered.row(0)}")
+            dom = _ordered_domain(order, counts, qi_cols)
         else:
             raise InvalidParameterError("order must be 'lexicographic' or a DataFrame")
         sv = counts.get_column(s_col).unique().sort(nulls_last=True)
@@ -634,3 +620,36 @@ class JointDistribution:
     def __repr__(self) -> str:
         return (f"JointDistribution({self.kind}, |Q|={self.n_qi}, |S|={self.n_sensitive}, "
                 f"total={self.total})")
+
+
+def _one_sensitive_frequency_set(data: TableLike | FrequencySet, qi: str | Iterable[str] | None,
+                                 sensitive: str | None, nulls: NullPolicy) -> FrequencySet:
+    """``data`` itself when it is a frequency set, else its lazy frequency set; raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` unless there is exactly one sensitive
+    column (and, for a table, ``qi`` and ``sensitive`` are given)."""
+    if isinstance(data, FrequencySet):
+        if len(data.sensitive) != 1:
+            raise InvalidParameterError("the (l,delta) mechanism needs one sensitive column")
+        return data
+    if qi is None or sensitive is None:
+        raise InvalidParameterError("qi and sensitive are required")
+    if not isinstance(sensitive, str):
+        raise InvalidParameterError("the (l,delta) mechanism needs one sensitive column")
+    return FrequencySet.build(data, qi, sensitive, nulls=nulls, require_sensitive=True)
+
+
+def _ordered_domain(order: pl.DataFrame, counts: pl.DataFrame, qi: list[str]) -> pl.DataFrame:
+    """The QI vectors of ``order`` in its row order; raises when a QI column is missing, a
+    vector is listed twice, or a vector of the data (``counts``) is not listed."""
+    missing = [c for c in qi if c not in order.columns]
+    if missing:
+        raise InvalidParameterError(f"order lacks the QI column(s) {missing}")
+    dom = order.select(qi)
+    if dom.is_duplicated().any():
+        raise DistributionError("order lists a QI vector twice")
+    uncovered = counts.select(qi).unique().join(dom, on=qi, how="anti", nulls_equal=True)
+    if uncovered.height:
+        raise DistributionError(
+            f"order misses {uncovered.height} QI vector(s) of the data, e.g. "
+            f"{uncovered.row(0)}")
+    return dom

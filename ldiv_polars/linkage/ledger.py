@@ -61,9 +61,11 @@ class Guarantee:
 
     @property
     def vacuous(self) -> bool:
+        """Whether the guarantee says nothing: its failure probability bound reached 1."""
         return self.delta is not None and self.delta >= 1
 
     def to_dict(self) -> dict[str, Any]:
+        """The guarantee as a JSON-ready dict, with :attr:`vacuous`."""
         return {**asdict(self), "vacuous": self.vacuous}
 
 
@@ -124,10 +126,13 @@ class CompositionLedger:
         return max(0, int(left // step))
 
     def to_json(self) -> str:
+        """The entries as a JSON list (read back by :meth:`from_json`)."""
         return json.dumps([asdict(e) for e in self.entries])
 
     @classmethod
     def from_json(cls, text: str) -> CompositionLedger:
+        """The ledger recorded in ``text`` (the output of :meth:`to_json`), entries in
+        order."""
         led = cls()
         for e in json.loads(text):
             led.record(e["name"], l=e["l"], delta=e["delta"], classes=e["classes"])

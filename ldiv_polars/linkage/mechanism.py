@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
@@ -150,14 +150,17 @@ class Partition:
 
     @property
     def classes(self) -> int:
+        """The number of classes (contiguous runs of the domain order)."""
         return int(self.starts.size)
 
     @property
     def stops(self) -> np.ndarray:
+        """The end (exclusive) of each class in the domain order."""
         return np.append(self.starts[1:], self.n)
 
     @property
     def sizes(self) -> np.ndarray:
+        """The number of QI vectors of each class."""
         return self.stops - self.starts
 
     def bounds(self) -> list[tuple[int, int]]:
@@ -350,45 +353,28 @@ def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction, mode: str = "au
     n = ix.n
     t = _threshold(dist, p)
     starts: list[int] = []
-    a = 0
     if mode == "scan":
         order = ix.csr
         cells = (ix.q[order].tolist(), ix.s[order].tolist(), ix.w[order].tolist())
-        while a < n:
-            e = _close_scan(ix, t, l, a, cells)
-            if e >= n:
-                break
-            starts.append(a)
-            a = e + 1
+        _close_classes(lambda a: _close_scan(ix, t, l, a, cells), 0, n, starts)
         return starts or [0]
+    a = 0
     if mode in ("auto", "search"):
         limit = n if mode == "search" else _PROBE_CLASSES
-        while a < n and len(starts) < limit:
-            e = _close_search(ix, t, l, a)
-            if e >= n:
-                return starts or [0]
-            starts.append(a)
-            a = e + 1
-        if a >= n or len(starts) * n <= _MANY_CLASSES * a:
-            while a < n:  # few long classes: keep searching
-                e = _close_search(ix, t, l, a)
-                if e >= n:
-                    break
-                starts.append(a)
-                a = e + 1
+        a, done = _close_classes(lambda a: _close_search(ix, t, l, a), a, n, starts, limit)
+        if done or len(starts) * n <= _MANY_CLASSES * a:  # few long classes: keep searching
+            _close_classes(lambda a: _close_search(ix, t, l, a), a, n, starts)
             return starts or [0]
     hi, hn = _windows(ix, t)
     sweep = _Sweep(ix, hi, hn, l)
     width = (int(mode[4:]) if mode[4:] else 8) if mode.startswith("band") else 0
     if mode == "auto":
-        lengths: list[int] = []
-        while a < n and len(lengths) < 4 * _PROBE_CLASSES:
-            e = sweep.close(a)
-            if e >= n:
-                return starts or [0]
-            starts.append(a)
-            lengths.append(e + 1 - a)
-            a = e + 1
+        first = len(starts)
+        a, done = _close_classes(sweep.close, a, n, starts, first + 4 * _PROBE_CLASSES)
+        if done:
+            return starts or [0]
+        probed = starts[first:]
+        lengths = [end - start for start, end in zip(probed, [*probed[1:], a])]
         if lengths:
             median = sorted(lengths)[len(lengths) // 2]
             if median <= _BAND_MAX_LEN:
@@ -397,22 +383,25 @@ def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction, mode: str = "au
                     width *= 2
     if width and a < n:
         ends = _band(ix, hi, hn, l, width).tolist()
-        while a < n:
-            e = ends[a]
-            if e < 0:
-                e = sweep.close(a)
-                if e >= n:
-                    break
-            starts.append(a)
-            a = e + 1
+        _close_classes(lambda a: ends[a] if ends[a] >= 0 else sweep.close(a), a, n, starts)
         return starts or [0]
-    while a < n:
-        e = sweep.close(a)
+    _close_classes(sweep.close, a, n, starts)
+    return starts or [0]
+
+
+def _close_classes(close: Callable[[int], int], a: int, n: int, starts: list[int],
+                   limit: int | None = None) -> tuple[int, bool]:
+    """Close classes one after another from position ``a`` (``close(a)``: the class's last
+    position, ``>= n`` when the rest cannot form a class), appending each start to ``starts``
+    until ``starts`` holds ``limit`` entries. Returns the next start and whether the domain is
+    done (every position placed, or the rest unable to close)."""
+    while a < n and (limit is None or len(starts) < limit):
+        e = close(a)
         if e >= n:
-            break
+            return a, True
         starts.append(a)
         a = e + 1
-    return starts or [0]
+    return a, a >= n
 
 
 _SPARSE_MODES = {"auto": "auto", "search": "search", "csc": "search", "scan": "scan",
@@ -521,14 +510,17 @@ class MechanismPlan:
 
     @property
     def beta(self) -> Fraction:
+        """The threshold ratio ``p / p_l`` (exact fraction)."""
         return self.p / self.p_l
 
     @property
     def classes(self) -> int:
+        """The number of classes of the plan's partition."""
         return self.partition.classes
 
     @property
     def qi(self) -> tuple[str, ...]:
+        """The QI column names of the planned distribution."""
         return self.dist.qi
 
     def class_bounds(self) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:

@@ -219,6 +219,7 @@ class Release:
     # --- lazy views -----------------------------------------------------------------------------
 
     def label(self, j: int = 0) -> str:
+        """The release's name, or ``release_<j+1>`` for an unnamed ``j``-th release."""
         return self.name or f"release_{j + 1}"
 
     def counts(self, prefix: str | None = None) -> pl.LazyFrame:

@@ -23,7 +23,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -134,6 +134,7 @@ class SimulationResult:
     l_t_histogram: dict[int, int]    # post-linkage l_[t] per trial
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 
@@ -154,54 +155,71 @@ def simulate_mechanism(plan: MechanismPlan, *, t: int = 2, trials: int = 10_000,
     dist = plan.dist
     r, ns, l = plan.classes, dist.n_sensitive, plan.l
     cells = r * ns
-    w = class_weights(dist, plan.partition).ravel()
-    if w.dtype == object:  # exact big integers: scale by the largest before going to float
-        top = int(max(w))
-        wf = np.asarray([float(Fraction(int(x), top)) for x in w], dtype=np.float64)
-    else:
-        wf = w.astype(np.float64)
-    cell_sampler = _Alias(wf)
+    cell_sampler = _Alias(_float_cell_weights(class_weights(dist, plan.partition).ravel()))
     rng = np.random.default_rng(seed)
     per_chunk = max(1, min(trials, _MAX_DRAWS_PER_CHUNK // max(1, n * t),
                            _MAX_CELLS_PER_CHUNK // max(1, cells * t)))
-    ds_fail = 0
-    any_fail = 0
-    post_fail = 0
-    strict_fail = 0
-    hist: dict[int, int] = {}
+    tally = _LinkageTally()
     done = 0
     while done < trials:
         b = min(per_chunk, trials - done)
         rows = b * t
         idx = cell_sampler.draw(rng, (rows, n))
         idx += (np.arange(rows, dtype=idx.dtype) * cells)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=rows * cells).reshape(b, t, r, ns)
-        present = counts > 0
-        distinct = present.sum(axis=3)                      # (b, t, r)
-        nonempty = counts.sum(axis=3) > 0
-        fail = ((distinct < l) & nonempty).any(axis=2)      # (b, t)
-        ds_fail += int(fail.sum())
-        any_fail += int(fail.any(axis=1).sum())
-        linked = present.all(axis=1)                        # min_j n_j > 0  (b, r, ns)
-        m_t = linked.sum(axis=2)                            # (b, r)
-        post_fail += int(((m_t < l) & (m_t > 0)).any(axis=1).sum())
-        strict_fail += int((m_t < l).any(axis=1).sum())
-        masked = np.where(m_t > 0, m_t, ns + 1).min(axis=1)
-        for v, c in zip(*np.unique(masked, return_counts=True)):
-            key = 0 if v == ns + 1 else int(v)
-            hist[key] = hist.get(key, 0) + int(c)
+        tally.add(np.bincount(idx.ravel(), minlength=rows * cells).reshape(b, t, r, ns), l)
         done += b
     m = float(plan.m)
     bound = min(1.0, m * l * math.exp(n * math.log1p(-float(plan.p))))
     return SimulationResult(
         trials=trials, t=t, N=n, l=l, classes=r,
-        dataset_failure_rate=ds_fail / (trials * t),
-        any_dataset_failure_rate=any_fail / trials,
-        post_linkage_failure_rate=post_fail / trials,
-        post_linkage_strict_rate=strict_fail / trials,
+        dataset_failure_rate=tally.ds_fail / (trials * t),
+        any_dataset_failure_rate=tally.any_fail / trials,
+        post_linkage_failure_rate=tally.post_fail / trials,
+        post_linkage_strict_rate=tally.strict_fail / trials,
         bound=bound, linked_bound=min(1.0, t * bound),
-        l_t_histogram=dict(sorted(hist.items())),
+        l_t_histogram=dict(sorted(tally.hist.items())),
     )
+
+
+def _float_cell_weights(w: np.ndarray) -> np.ndarray:
+    """Cell weights as float64; exact big integers (object dtype) are scaled by the largest
+    first, so that none overflows."""
+    if w.dtype == object:
+        top = int(max(w))
+        return np.asarray([float(Fraction(int(x), top)) for x in w], dtype=np.float64)
+    return w.astype(np.float64)
+
+
+@dataclass
+class _LinkageTally:
+    """Failure counts over simulated trials: datasets that are not l-diverse (``ds_fail``;
+    trials with any: ``any_fail``), trials whose linked classes are not l-diverse
+    (``post_fail``; counting classes left with no shared value too: ``strict_fail``), and the
+    histogram of post-linkage diversity ``l_[t]`` (0: nothing shared)."""
+
+    ds_fail: int = 0
+    any_fail: int = 0
+    post_fail: int = 0
+    strict_fail: int = 0
+    hist: dict[int, int] = field(default_factory=dict)
+
+    def add(self, counts: np.ndarray, l: int) -> None:
+        """Count a chunk of trials: ``counts[trial, dataset, class, s]``."""
+        ns = counts.shape[3]
+        present = counts > 0
+        distinct = present.sum(axis=3)                      # (b, t, r)
+        nonempty = counts.sum(axis=3) > 0
+        fail = ((distinct < l) & nonempty).any(axis=2)      # (b, t)
+        self.ds_fail += int(fail.sum())
+        self.any_fail += int(fail.any(axis=1).sum())
+        linked = present.all(axis=1)                        # min_j n_j > 0  (b, r, ns)
+        m_t = linked.sum(axis=2)                            # (b, r)
+        self.post_fail += int(((m_t < l) & (m_t > 0)).any(axis=1).sum())
+        self.strict_fail += int((m_t < l).any(axis=1).sum())
+        masked = np.where(m_t > 0, m_t, ns + 1).min(axis=1)
+        for v, c in zip(*np.unique(masked, return_counts=True)):
+            key = 0 if v == ns + 1 else int(v)
+            self.hist[key] = self.hist.get(key, 0) + int(c)
 
 
 @dataclass(frozen=True)
@@ -219,6 +237,7 @@ class PureResult:
     mechanism_l_t: list[int] | None = None  # the plan's classes on the same draws
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 
@@ -238,7 +257,7 @@ def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials
         raise InvalidParameterError(f"l must be in [1, {dist.n_sensitive}]")
     rng = np.random.default_rng(seed)
     sampler = _Sampler(dist)
-    nq, ns = dist.n_qi, dist.n_sensitive
+    nq = dist.n_qi
     lts: list[int] = []
     mech_lts: list[int] = []
     all_classes: list[list[int]] = []
@@ -246,47 +265,62 @@ def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials
     if plan is not None and plan.dist.n_qi != nq:
         raise InvalidParameterError("the plan's domain differs from the distribution's")
     for _ in range(trials):
-        linked: np.ndarray | None = None
-        mech_linked: np.ndarray | None = None
-        present_all = np.ones(nq, dtype=bool)
-        n_classes: list[int] = []
-        for _j in range(t):
-            q, s = sampler.draw(rng, N)
-            counts = np.bincount(q * ns + s, minlength=nq * ns).reshape(nq, ns)
-            present_all &= counts.sum(axis=1) > 0
-            if int((counts.sum(axis=0) > 0).sum()) < l:
-                raise InvalidParameterError(
-                    f"a dataset of N={N} holds fewer than l={l} distinct values; raise N")
-            seen = counts.sum(axis=0) > 0  # values absent from this dataset play no role
-            emp = JointDistribution.from_matrix(counts[:, seen], domain=dist.domain,
-                                                sensitive_values=dist.sensitive_values.filter(
-                                                    pl.Series(seen)))
-            part = greedy_generalize(emp, l, _one_record(emp))
-            cls = part.class_of_position()
-            ccounts = np.zeros((part.classes, ns), dtype=np.int64)
-            np.add.at(ccounts, cls, counts)
-            per_q = ccounts[cls]                     # class counts seen from every q: (nq, ns)
-            linked = per_q if linked is None else np.minimum(linked, per_q)
-            n_classes.append(part.classes)
-            if mech_cls is not None:
-                assert plan is not None
-                mc = np.zeros((plan.classes, ns), dtype=np.int64)
-                np.add.at(mc, mech_cls, counts)
-                mech_linked = mc if mech_linked is None else np.minimum(mech_linked, mc)
-        if mech_linked is not None:
-            mm = (mech_linked > 0).sum(axis=1)
-            mm = mm[mm > 0]
-            mech_lts.append(int(mm.min()) if mm.size else 0)
-        assert linked is not None
-        m_q = (linked > 0).sum(axis=1)[present_all]
-        m_q = m_q[m_q > 0]  # a common user (Assumption 1) needs a shared value
-        lts.append(int(m_q.min()) if m_q.size else 0)
+        lt, mech_lt, n_classes = _pure_trial(dist, sampler, rng, l, N, t, plan, mech_cls)
+        lts.append(lt)
+        if mech_lt is not None:
+            mech_lts.append(mech_lt)
         all_classes.append(n_classes)
     arr = np.asarray(lts)
     return PureResult(trials=trials, t=t, N=N, l=l, l_t=lts, classes=all_classes,
                       collapse_rate=float((arr == 1).mean()),
                       below_l_rate=float((arr < l).mean()),
                       mechanism_l_t=mech_lts if plan is not None else None)
+
+
+def _pure_trial(dist: JointDistribution, sampler: _Sampler, rng: np.random.Generator, l: int,
+                N: int, t: int, plan: MechanismPlan | None, mech_cls: np.ndarray | None
+                ) -> tuple[int, int | None, list[int]]:
+    """One trial of :func:`simulate_pure`: ``t`` datasets of ``N`` records drawn, each
+    generalized on its own and linked. Returns the post-linkage ``l_[t]`` (0: no common user
+    shares a value), the same for the plan's classes (None without a plan) and each dataset's
+    number of classes."""
+    nq, ns = dist.n_qi, dist.n_sensitive
+    linked: np.ndarray | None = None
+    mech_linked: np.ndarray | None = None
+    present_all = np.ones(nq, dtype=bool)
+    n_classes: list[int] = []
+    for _j in range(t):
+        q, s = sampler.draw(rng, N)
+        counts = np.bincount(q * ns + s, minlength=nq * ns).reshape(nq, ns)
+        present_all &= counts.sum(axis=1) > 0
+        if int((counts.sum(axis=0) > 0).sum()) < l:
+            raise InvalidParameterError(
+                f"a dataset of N={N} holds fewer than l={l} distinct values; raise N")
+        seen = counts.sum(axis=0) > 0  # values absent from this dataset play no role
+        emp = JointDistribution.from_matrix(counts[:, seen], domain=dist.domain,
+                                            sensitive_values=dist.sensitive_values.filter(
+                                                pl.Series(seen)))
+        part = greedy_generalize(emp, l, _one_record(emp))
+        cls = part.class_of_position()
+        ccounts = np.zeros((part.classes, ns), dtype=np.int64)
+        np.add.at(ccounts, cls, counts)
+        per_q = ccounts[cls]                     # class counts seen from every q: (nq, ns)
+        linked = per_q if linked is None else np.minimum(linked, per_q)
+        n_classes.append(part.classes)
+        if mech_cls is not None:
+            assert plan is not None
+            mc = np.zeros((plan.classes, ns), dtype=np.int64)
+            np.add.at(mc, mech_cls, counts)
+            mech_linked = mc if mech_linked is None else np.minimum(mech_linked, mc)
+    mech_lt = None
+    if mech_linked is not None:
+        mm = (mech_linked > 0).sum(axis=1)
+        mm = mm[mm > 0]
+        mech_lt = int(mm.min()) if mm.size else 0
+    assert linked is not None
+    m_q = (linked > 0).sum(axis=1)[present_all]
+    m_q = m_q[m_q > 0]  # a common user (Assumption 1) needs a shared value
+    return (int(m_q.min()) if m_q.size else 0), mech_lt, n_classes
 
 
 def _one_record(dist: JointDistribution) -> Any:
@@ -311,14 +345,17 @@ class EngineResult:
 
     @property
     def dataset_failure_rate(self) -> float:
+        """The share of (trial, release) pairs whose release failed its model."""
         flat = [p for row in self.passed for p in row]
         return 1 - sum(flat) / len(flat)
 
     @property
     def post_linkage_failure_rate(self) -> float:
+        """The share of trials whose post-linkage diversity fell below ``l``."""
         return sum(1 for v in self.l_t if v < self.l) / len(self.l_t)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 

@@ -48,6 +48,8 @@ _CLASS = "__ldiv_class"
 
 
 def check_semantics(semantics: str) -> Semantics:
+    """``semantics`` if it is ``"wildcard"`` or ``"value"``; else
+    :class:`~ldiv_polars.errors.InvalidParameterError`."""
     if semantics not in SEMANTICS:
         raise InvalidParameterError(
             f"semantics must be 'wildcard' or 'value', got {semantics!r}")

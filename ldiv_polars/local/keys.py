@@ -106,14 +106,17 @@ class KeyTable:
 
     @property
     def keys(self) -> int:
+        """The number of distinct keys (rows of the table)."""
         return int(self.n.shape[0])
 
     @property
     def total(self) -> int:
+        """The number of records (sum of the key counts)."""
         return int(self.n.sum())
 
     @property
     def n_sensitive(self) -> int:
+        """The number of distinct sensitive values (at least 1)."""
         return max(self.s_values.height, 1)
 
     def histogram(self) -> np.ndarray:

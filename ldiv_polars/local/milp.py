@@ -84,6 +84,7 @@ class ExactOutcome:
 
     @property
     def optimal(self) -> bool:
+        """Whether the solver proved the solution optimal."""
         return self.status == "optimal"
 
 

@@ -56,6 +56,7 @@ class ReleasePlan:
 
     @property
     def rows(self) -> int:
+        """The number of records the plan releases."""
         return int(self.table.get_column(COUNT).sum())
 
     @property

@@ -67,10 +67,12 @@ class LocalResult:
 
     @property
     def cells_suppressed(self) -> int:
+        """The number of cells suppressed over every QI column."""
         return int(self.utility["cells_suppressed_total"])
 
     @property
     def records_touched(self) -> int:
+        """The number of records with at least one cell changed."""
         return int(self.utility["records_touched"])
 
     def verify(self) -> ReleaseVerification:

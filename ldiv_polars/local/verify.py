@@ -53,9 +53,11 @@ class ReleaseVerification:
 
     @property
     def passed(self) -> bool:
+        """Whether the released table satisfies every model."""
         return self.check.passed
 
     def to_dict(self) -> dict[str, object]:
+        """The verification as a JSON-ready dict."""
         return {"semantics": self.semantics, "rows": self.rows, "passed": self.passed,
                 "suppressed_cells": self.suppressed_cells, "check": self.check.to_dict()}
 

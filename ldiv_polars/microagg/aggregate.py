@@ -130,64 +130,25 @@ def microaggregate_details(
         )
     if weights is not None:
         (w_col,) = as_names(weights) or (None,)
-        if w_col not in names:
-            from ldiv_polars.errors import UnknownColumnError
-
-            raise UnknownColumnError([str(w_col)], names)
-        if w_col in cols:
-            raise InvalidParameterError(f"the weights column {w_col!r} is also a quasi-identifier")
+        _check_extra_column(str(w_col), "weights", names, cols)
     _numeric_columns(lf, cols)
-    part: EffectiveAnonymity | None = None
-    n_min = k
-    pi_col: str | None = None
-    if pi is not None or p_bar is not None:
-        if pi is None or p_bar is None:
-            raise InvalidParameterError("pi and p_bar go together: give both or neither")
-        p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
-        if isinstance(pi, str):  # per-record participation probabilities
-            pi_col = pi
-            if pi_col not in names:
-                from ldiv_polars.errors import UnknownColumnError
-
-                raise UnknownColumnError([pi_col], names)
-            if pi_col in cols:
-                raise InvalidParameterError(f"the pi column {pi_col!r} is also a quasi-identifier")
-            _numeric_columns(lf, (pi_col,))
-            if weights is None:
-                weights = pi_col
-        else:
-            pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
-            part = effective_anonymity(k, pi, p_bar)
-            n_min = part.n_min
+    part, n_min, pi_col, pi, p_bar = _participation(lf, names, cols, k, pi, p_bar)
+    if pi_col is not None and weights is None:
+        weights = pi_col
 
     extra = [c for c in dict.fromkeys([weights, pi_col]) if c is not None]
-    wanted = [*cols, *extra]
-    df = lf.select(wanted).collect(engine="streaming")
-    nulls = {c: int(n) for c, n in zip(df.columns, df.null_count().row(0)) if n}
-    if nulls:
-        raise NullValuesError(nulls)
-    n = df.height
-    if n < n_min:
+    df = _read_columns(lf, [*cols, *extra])
+    if df.height < n_min:
         need = f"n_min = {n_min} (k = {k}, pi = {pi}, p_bar = {p_bar})" if part else f"k = {k}"
-        raise InsufficientRecordsError(f"the table has {n} record(s); one cell needs {need}")
+        raise InsufficientRecordsError(
+            f"the table has {df.height} record(s); one cell needs {need}")
     x = df.select(cols).to_numpy().astype(np.float64, copy=False)
     w = df.get_column(weights).to_numpy().astype(np.float64) if weights is not None else None
     failures: np.ndarray | None = None
     if pi_col is not None:
         pis = df.get_column(pi_col).to_numpy().astype(np.float64)
-        prob = p_probabilistic_mdav(x, k, pis, float(p_bar), standardize=standardize)  # type: ignore[arg-type]
-        failures = prob.cell_failure
-        if not prob.satisfied:
-            raise InsufficientRecordsError(
-                f"the {n} record(s) cannot form even one cell with P{{0 < K < {k}}} <= p_bar = "
-                f"{p_bar} (attained {float(failures.max()):.3g}) given the participation "
-                f"probabilities in {pi_col!r}"
-            )
-        res = prob.mdav
-        if w is not None and weights != pi_col:
-            from ldiv_polars.microagg.mdav import weighted_centroids
-
-            res = dataclasses.replace(res, centroids=weighted_centroids(x, res.labels, w))
+        res, failures = _variable_cells(x, k, pis, pi_col, float(p_bar),  # type: ignore[arg-type]
+                                        w if weights != pi_col else None, standardize)
     else:
         res = mdav(x, n_min, weights=w, standardize=standardize)
 
@@ -205,6 +166,70 @@ def microaggregate_details(
         cell_failure=failures,
         p_bar=p_bar if pi_col is not None else None,
     )
+
+
+def _participation(lf: pl.LazyFrame, names: list[str], qi: tuple[str, ...], k: int,
+                   pi: float | str | None, p_bar: float | None
+                   ) -> tuple[EffectiveAnonymity | None, int, str | None, object, float | None]:
+    """Check the participation arguments: ``(Algorithm A's result for a constant pi, the cell
+    size n_min, the column of per-record pi, pi and p_bar as validated)``; without ``pi`` the
+    cell size is ``k``. Raises :class:`InvalidParameterError` for ``pi`` without ``p_bar`` (or
+    the reverse), values out of range, or a pi column that is missing, a QI or not numeric."""
+    if pi is None and p_bar is None:
+        return None, k, None, None, None
+    if pi is None or p_bar is None:
+        raise InvalidParameterError("pi and p_bar go together: give both or neither")
+    p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
+    if isinstance(pi, str):  # per-record participation probabilities
+        _check_extra_column(pi, "pi", names, qi)
+        _numeric_columns(lf, (pi,))
+        return None, k, pi, pi, p_bar
+    pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
+    part = effective_anonymity(k, pi, p_bar)
+    return part, part.n_min, None, pi, p_bar
+
+
+def _read_columns(lf: pl.LazyFrame, columns: list[str]) -> pl.DataFrame:
+    """The given columns collected (streaming); raises
+    :class:`~ldiv_polars.errors.NullValuesError` when any holds nulls."""
+    df = lf.select(columns).collect(engine="streaming")
+    nulls = {c: int(n) for c, n in zip(df.columns, df.null_count().row(0)) if n}
+    if nulls:
+        raise NullValuesError(nulls)
+    return df
+
+
+def _check_extra_column(column: str, role: str, names: list[str], qi: tuple[str, ...]) -> None:
+    """Raise unless ``column`` (the ``role`` argument: weights or pi) is a column of the data
+    other than the quasi-identifiers."""
+    if column not in names:
+        from ldiv_polars.errors import UnknownColumnError
+
+        raise UnknownColumnError([column], names)
+    if column in qi:
+        raise InvalidParameterError(f"the {role} column {column!r} is also a quasi-identifier")
+
+
+def _variable_cells(x: np.ndarray, k: int, pis: np.ndarray, pi_col: str, p_bar: float,
+                    weights: np.ndarray | None, standardize: bool
+                    ) -> tuple[MdavResult, np.ndarray]:
+    """p-probabilistic MDAV under per-record participation ``pis``: the cells (centroids
+    weighted by ``weights`` when given) and each cell's failure probability. Raises
+    :class:`InsufficientRecordsError` when not even one cell reaches ``p_bar``."""
+    prob = p_probabilistic_mdav(x, k, pis, p_bar, standardize=standardize)
+    failures = prob.cell_failure
+    if not prob.satisfied:
+        raise InsufficientRecordsError(
+            f"the {x.shape[0]} record(s) cannot form even one cell with P{{0 < K < {k}}} <= "
+            f"p_bar = {p_bar} (attained {float(failures.max()):.3g}) given the participation "
+            f"probabilities in {pi_col!r}"
+        )
+    res = prob.mdav
+    if weights is not None:
+        from ldiv_polars.microagg.mdav import weighted_centroids
+
+        res = dataclasses.replace(res, centroids=weighted_centroids(x, res.labels, weights))
+    return res, failures
 
 
 def _verify(out: pl.LazyFrame, cols: tuple[str, ...], n_min: int) -> int:

@@ -75,6 +75,7 @@ class PartitionSpec:
 
     @property
     def n_cells(self) -> int:
+        """The number of cells (centroids)."""
         return int(self.centroids.shape[0])
 
     @property
@@ -104,10 +105,13 @@ class PartitionSpec:
         return out
 
     def to_json(self, *, extensional: bool = True) -> str:
+        """The spec as JSON text (see :meth:`to_dict`; read back by :meth:`from_json`)."""
         return json.dumps(self.to_dict(extensional=extensional))
 
     @classmethod
     def from_dict(cls, d: dict[str, object]) -> PartitionSpec:
+        """The spec from its dict form (:meth:`to_dict`); raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` for a dict of another format."""
         if d.get("format") != "ldiv-mdav-partition/1":
             raise InvalidParameterError(
                 f"not an ldiv MDAV partition spec (format {d.get('format')!r})"
@@ -131,6 +135,8 @@ class PartitionSpec:
 
     @classmethod
     def from_json(cls, text: str) -> PartitionSpec:
+        """The spec from its JSON text (:meth:`to_json`); unreadable text raises
+        :class:`~ldiv_polars.errors.InvalidParameterError`."""
         try:
             return cls.from_dict(json.loads(text))
         except (ValueError, KeyError, TypeError) as exc:

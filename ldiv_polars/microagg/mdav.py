@@ -31,8 +31,8 @@ the search is accelerated. Let ``n`` be the record count, ``m`` the dimension.
   record) — plus ``O(n m)`` per compaction (``O(log n)`` of them); memory ``O(n m)``.
   A KD-tree (``scipy.spatial.cKDTree``) for the nearest steps was tried and rejected: MDAV
   always queries the *outermost* remaining record, where a KD-tree in 10 dimensions visits
-  most leaves (measured slower than the pruned scan). 100,000 x 10 with ``k = 5``: ~14 s CPU
-  (``bench/bench_microagg.py``).
+  most leaves (measured slower than the pruned scan; timings in BENCHMARKS.md, section
+  Microaggregation, from ``bench/bench_microagg.py``).
 
 :func:`mdav_reference` is the plain brute-force version (full distance passes and an
 ``argpartition`` per step); tests check both give identical cells.
@@ -101,6 +101,7 @@ class MdavResult:
 
     @property
     def n_cells(self) -> int:
+        """The number of cells formed."""
         return int(self.references.size)
 
 

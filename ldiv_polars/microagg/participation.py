@@ -326,41 +326,15 @@ def effective_anonymity(
         raise InvalidParameterError(
             f"method must be 'recursion', 'paper' or 'binom', got {method!r}"
         )
-    const = not isinstance(pis, np.ndarray)
-    cap: int | None
     if N is not None:
         N = require_int_at_least("N", N, 1)
-    if const:
-        cap = N
-        if cap is None and p_bar == 0.0 and 0.0 < pis < 1.0:  # type: ignore[operator]
-            raise InvalidParameterError(
-                "p_bar = 0 can never be attained when 0 < pi < 1; give p_bar > 0 or a cap N"
-            )
-    else:
-        if method == "binom":
-            raise InvalidParameterError("method='binom' needs a constant pi")
-        assert isinstance(pis, np.ndarray)
-        if N is not None and N > pis.size:
-            raise InvalidParameterError(
-                f"N = {N} exceeds the {pis.size} participation probabilities given"
-            )
-        cap = N if N is not None else pis.size
+    cap = _search_cap(pis, p_bar, N, method)
     if method == "binom":
         run = _run_binom(k, float(pis), p_bar, cap)  # type: ignore[arg-type]
     else:
         run = _run_recursion(k, pis, p_bar, cap, literal=(method == "paper"))
     u, r_bar = _metrics(k, run)
-    t_bar: float | None = None
-    if const:
-        pic = float(pis)  # type: ignore[arg-type]
-        r_act = r_bar / pic if pic > 0 else 0.0
-        if N is not None:
-            t_bar = _table_failure_const(k, pic, run.n, run.q_bar, N, method)
-    else:
-        assert isinstance(pis, np.ndarray)
-        r_act = float(leave_one_out_failure(k, pis[: run.n]).mean())
-        total = N if N is not None else pis.size
-        t_bar = _table_failure_blocks(k, pis[:total], run.n)
+    r_act, t_bar = _active_and_table_failure(k, pis, run, r_bar, N, method)
     return EffectiveAnonymity(
         n_min=run.n,
         q_bar=run.q_bar,
@@ -373,6 +347,42 @@ def effective_anonymity(
         p_bar=p_bar,
         N=N,
     )
+
+
+def _search_cap(pis: float | np.ndarray, p_bar: float, N: int | None, method: str) -> int | None:
+    """The largest ``n`` Algorithm A may try: ``N`` (None: unbounded) for a constant ``pi``,
+    else ``N`` or the number of probabilities given. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for an unattainable ``p_bar = 0``
+    without a cap, ``method="binom"`` with a vector ``pi`` and ``N`` beyond the vector."""
+    if not isinstance(pis, np.ndarray):
+        if N is None and p_bar == 0.0 and 0.0 < pis < 1.0:
+            raise InvalidParameterError(
+                "p_bar = 0 can never be attained when 0 < pi < 1; give p_bar > 0 or a cap N"
+            )
+        return N
+    if method == "binom":
+        raise InvalidParameterError("method='binom' needs a constant pi")
+    if N is not None and N > pis.size:
+        raise InvalidParameterError(
+            f"N = {N} exceeds the {pis.size} participation probabilities given"
+        )
+    return N if N is not None else pis.size
+
+
+def _active_and_table_failure(k: int, pis: float | np.ndarray, run: _Run, r_bar: float,
+                              N: int | None, method: str) -> tuple[float, float | None]:
+    """``(r_bar_active, t_bar)`` at the run's ``n_min``: the failure rate seen by an active
+    record, and the table's failure probability (None for a constant ``pi`` without ``N``)."""
+    t_bar: float | None = None
+    if not isinstance(pis, np.ndarray):
+        pic = float(pis)
+        r_act = r_bar / pic if pic > 0 else 0.0
+        if N is not None:
+            t_bar = _table_failure_const(k, pic, run.n, run.q_bar, N, method)
+        return r_act, t_bar
+    r_act = float(leave_one_out_failure(k, pis[: run.n]).mean())
+    total = N if N is not None else pis.size
+    return r_act, _table_failure_blocks(k, pis[:total], run.n)
 
 
 def _table_failure_blocks(k: int, pis: np.ndarray, n: int) -> float:

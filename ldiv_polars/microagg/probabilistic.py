@@ -116,18 +116,50 @@ def _set_failure_at_most(pis: np.ndarray, k: int, p_bar: float) -> bool:
 def _run_variable(
     z: np.ndarray, k: int, pis: np.ndarray, p_bar: float
 ) -> tuple[np.ndarray, list[int], list[float], int]:
-    n = z.shape[0]
-    labels = np.full(n, -1, dtype=np.int64)
-    refs: list[int] = []
-    radii: list[float] = []
-    ties = 0
-    rem = _Remaining(np.ascontiguousarray(z))
-    pi_left = float(pis.sum())
-    guess = max(k, effective_anonymity(k, float(np.clip(pis.mean(), 1e-6, 1.0)), p_bar).n_min)
+    """MDAV with variable cells on standardized rows ``z``: each cell grows around its
+    reference record until ``P{0 < K < k} <= p_bar`` under the records' participation ``pis``.
+    Returns the labels, the reference record of each cell (``_REST`` for the remainder), the
+    cells' radii and how many cells had a distance tie at their border."""
+    cells = _VariableCells(z, k, pis, p_bar)
+    rem = cells.rem
+    while rem.n_alive > 0:
+        r = rem.farthest(rem.centroid())
+        r_vec = rem.row(r)
+        s_id = int(rem.ids[rem.farthest(r_vec)])
+        if not cells.try_cell(r):
+            break
+        s = int(np.searchsorted(rem.ids, s_id))
+        if not (s < rem.ids.size and rem.ids[s] == s_id and rem.alive[s]):
+            s = rem.farthest(r_vec)
+        if not cells.try_cell(s):
+            break
+    if rem.n_alive > 0:
+        cells.labels[rem.remove(np.flatnonzero(rem.alive))] = len(cells.refs)
+        cells.refs.append(_REST)
+        cells.radii.append(np.inf)
+    return cells.labels, cells.refs, cells.radii, cells.ties
 
-    def propose(pos: int) -> tuple[np.ndarray, float, bool]:
-        nonlocal guess
-        count = min(guess, rem.n_alive)
+
+class _VariableCells:
+    """The state of one variable-cell MDAV run: the remaining records, the labels given so
+    far, each cell's reference record and radius, and the participation left."""
+
+    def __init__(self, z: np.ndarray, k: int, pis: np.ndarray, p_bar: float) -> None:
+        self.k, self.pis, self.p_bar = k, pis, p_bar
+        self.labels = np.full(z.shape[0], -1, dtype=np.int64)
+        self.refs: list[int] = []
+        self.radii: list[float] = []
+        self.ties = 0
+        self.rem = _Remaining(np.ascontiguousarray(z))
+        self.pi_left = float(pis.sum())
+        self.guess = max(k, effective_anonymity(k, float(np.clip(pis.mean(), 1e-6, 1.0)),
+                                                p_bar).n_min)
+
+    def propose(self, pos: int) -> tuple[np.ndarray, float, bool]:
+        """The smallest cell of nearest records around ``pos`` that meets ``p_bar`` (or all
+        remaining records), its radius, and whether a record outside ties the radius."""
+        rem, k, pis, p_bar = self.rem, self.k, self.pis, self.p_bar
+        count = min(self.guess, rem.n_alive)
         while True:
             chosen, _, _ = rem.nearest(pos, count)  # sorted by (distance, index), pos first
             run = _run_recursion(k, pis[rem.ids[chosen]], p_bar, chosen.size, literal=False)
@@ -139,47 +171,32 @@ def _run_variable(
         d[0] = 0.0
         radius = float(d[: run.n].max())
         tie = bool((d[run.n :] == radius).any()) or (chosen.size < rem.n_alive and d[-1] == radius)
-        guess = max(guess, run.n)
+        self.guess = max(self.guess, run.n)
         return cell, radius, tie
 
-    def try_cell(pos: int) -> bool:
-        nonlocal pi_left, ties
-        cell, radius, tie = propose(pos)
+    def try_cell(self, pos: int) -> bool:
+        """Form the cell around ``pos`` if the records left after it can still form a valid
+        last cell; whether it was formed."""
+        rem, pis = self.rem, self.pis
+        cell, radius, tie = self.propose(pos)
         ids = rem.ids[cell]
         if cell.size >= rem.n_alive:
             return False
-        mu_left = pi_left - float(pis[ids].sum())
+        mu_left = self.pi_left - float(pis[ids].sum())
 
         def left_pis() -> np.ndarray:
             keep = rem.alive.copy()
             keep[cell] = False
             return pis[rem.ids[keep]]
 
-        if not _remainder_ok(mu_left, rem.n_alive - cell.size, k, p_bar, left_pis):
+        if not _remainder_ok(mu_left, rem.n_alive - cell.size, self.k, self.p_bar, left_pis):
             return False
-        labels[rem.remove(cell)] = len(refs)
-        refs.append(int(ids[0]))
-        radii.append(radius)
-        ties += int(tie)
-        pi_left -= float(pis[ids].sum())
+        self.labels[rem.remove(cell)] = len(self.refs)
+        self.refs.append(int(ids[0]))
+        self.radii.append(radius)
+        self.ties += int(tie)
+        self.pi_left -= float(pis[ids].sum())
         return True
-
-    while rem.n_alive > 0:
-        r = rem.farthest(rem.centroid())
-        r_vec = rem.row(r)
-        s_id = int(rem.ids[rem.farthest(r_vec)])
-        if not try_cell(r):
-            break
-        s = int(np.searchsorted(rem.ids, s_id))
-        if not (s < rem.ids.size and rem.ids[s] == s_id and rem.alive[s]):
-            s = rem.farthest(r_vec)
-        if not try_cell(s):
-            break
-    if rem.n_alive > 0:
-        labels[rem.remove(np.flatnonzero(rem.alive))] = len(refs)
-        refs.append(_REST)
-        radii.append(np.inf)
-    return labels, refs, radii, ties
 
 
 def _remainder_ok(

@@ -41,6 +41,7 @@ class ParticipationSimulation:
     r_bar_se: float
 
     def as_dict(self) -> dict[str, float | int]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 

@@ -60,6 +60,7 @@ class ClassContext:
 
     @property
     def s(self) -> str:
+        """The first sensitive column (the one the models read)."""
         return self.sensitive[0]
 
 
@@ -84,6 +85,7 @@ class Model(ABC):
         return f"{self.name}_{params}" if params else self.name
 
     def col(self, stat: str) -> str:
+        """The column name of this model's statistic ``stat`` (prefixed by :attr:`key`)."""
         return f"{self.key}__{stat}"
 
     @abstractmethod
@@ -122,6 +124,7 @@ class Model(ABC):
         return pl.format(f"{self.describe()}: value {{}}", self.value())
 
     def describe(self) -> str:
+        """The model with its parameters, e.g. ``k_anonymity(k=5)``."""
         inner = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
         return f"{self.name}({inner})"
 
@@ -228,6 +231,8 @@ class ModelResult:
     details: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
+        """The verdict as a JSON-ready dict (an infinite or NaN achieved value becomes
+        None)."""
         achieved = self.achieved
         if achieved is not None and (math.isinf(achieved) or math.isnan(achieved)):
             achieved = None

@@ -43,6 +43,7 @@ class RiskReport:
     journalist_avg: float | None = None
 
     def to_dict(self) -> dict[str, object]:
+        """Every field as a JSON-ready dict."""
         return asdict(self)
 
 

@@ -37,6 +37,7 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
+        """Whether every model passed."""
         return all(m.passed for m in self.models)
 
     def __getitem__(self, key: str) -> ModelResult:
@@ -46,6 +47,8 @@ class CheckResult:
         raise KeyError(key)
 
     def to_dict(self) -> dict[str, object]:
+        """The result as a JSON-ready dict: rows, classes, passed and each model's verdict
+        by key."""
         return {
             "rows": self.rows,
             "classes": self.classes,

@@ -96,9 +96,12 @@ class Grouping:
 
     @property
     def average_group_size(self) -> float:
+        """Rows per group (0.0 with no group)."""
         return self.rows / self.groups if self.groups else 0.0
 
     def to_dict(self) -> dict[str, object]:
+        """The headline figures as a JSON-ready dict (algorithm, l, rows, suppressed,
+        groups, verified)."""
         return {
             "algorithm": self.algorithm,
             "l": self.l,

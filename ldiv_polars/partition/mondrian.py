@@ -109,6 +109,7 @@ class MondrianResult:
         )
 
     def to_dict(self) -> dict[str, object]:
+        """The headline figures and utility metrics as a JSON-ready dict."""
         return {
             "algorithm": "mondrian-relaxed" if self.relaxed else "mondrian-strict",
             "rows": self.rows,
@@ -155,123 +156,14 @@ def mondrian(
     if group in schema:
         raise InvalidParameterError(f"the group column name {group!r} is already a column")
     numeric = tuple(c for c in qi_t if schema[c].is_numeric())
-    d = len(qi_t)
-    dims = [f"__ldiv_d{j}" for j in range(d)]
-    ords = [f"__ldiv_o{j}" for j in range(d)]
-
-    enc = [
-        (pl.col(c).cast(pl.Float64) if c in numeric else pl.col(c).rank("dense").cast(pl.Float64))
-        .alias(dims[j])
-        for j, c in enumerate(qi_t)
-    ]
-    work_cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), *enc,
-                 *[pl.col(x) for x in s_t]]
-    if relaxed:
-        work_cols += [pl.col(c).rank("ordinal").cast(pl.Int64).alias(ords[j])
-                      for j, c in enumerate(qi_t)]
-    work = lf.select(work_cols).collect(engine="streaming")
-    nulls = {c: int(work[x].null_count()) for c, x in zip((*qi_t, *s_t), (*dims, *s_t))
-             if work[x].null_count()}
-    if nulls:
-        raise NullValuesError(nulls)
+    layout = _Layout(len(qi_t), s_t, relaxed)
+    work = _encoded_rows(lf, qi_t, numeric, layout)
     n = work.height  # an empty table (no rows) holds every model vacuously: zero groups
-    ranges_row = work.select([(pl.col(x).max() - pl.col(x).min()).alias(x) for x in dims]).row(0)
-    table_range = [float(v) if v else 0.0 for v in ranges_row]
     reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(COUNT))
                  if s_t else None)
-
-    def evaluate(frame: pl.LazyFrame, keys: tuple[str, ...]) -> pl.DataFrame:
-        fs = FrequencySet(frame, keys, s_t)
-        out = evaluate_classes(fs, model_list, reference=reference)
-        ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in model_list])
-        return out.select(*keys, ok.alias("__ok")).collect()
-
-    whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(_PID)).group_by(
-        [_PID, *s_t]).agg(pl.len().cast(pl.Int64).alias(COUNT))
-    if not evaluate(whole, (_PID,))["__ok"].all():
-        raise PartitionInfeasibleError(
-            "the whole table does not satisfy "
-            f"{', '.join(m.describe() for m in model_list)}: no partition can"
-        )
-
-    work = work.with_columns(pl.lit(0, dtype=pl.Int64).alias(_PID))
-    done: list[pl.DataFrame] = []
-    next_gid = 0
-    rounds = 0
-    sides = [f"__ldiv_side{j}" for j in range(d)]
-    while work.height:
-        rounds += 1
-        # 1. per-partition statistics (dense pids 0..P-1)
-        aggs: list[pl.Expr] = [pl.len().alias("__size")]
-        for j in range(d):
-            aggs += [pl.col(dims[j]).min().alias(f"__min{j}"),
-                     pl.col(dims[j]).max().alias(f"__max{j}")]
-            if relaxed:
-                thr_agg = pl.col(ords[j]).quantile(0.5, interpolation="lower")
-            else:
-                thr_agg = pl.col(dims[j]).quantile(0.5, interpolation="higher")
-            aggs.append(thr_agg.alias(f"__thr{j}"))
-        stats = work.group_by(_PID).agg(aggs).sort(_PID)
-        # 2. candidate sides of every dimension, counted in one group_by
-        side_exprs = []
-        for j in range(d):
-            thr = pl.lit(stats[f"__thr{j}"]).gather(pl.col(_PID))
-            if relaxed:
-                side = pl.col(ords[j]) <= thr
-            else:
-                mn = pl.lit(stats[f"__min{j}"]).gather(pl.col(_PID))
-                x = pl.col(dims[j])
-                side = pl.when(thr == mn).then(x <= thr).otherwise(x < thr)
-            side_exprs.append(side.alias(sides[j]))
-        work = work.with_columns(side_exprs)
-        freq = work.lazy().group_by([_PID, *sides, *s_t]).agg(pl.len().cast(pl.Int64).alias(COUNT))
-        freq = freq.collect().lazy()
-        per_dim = [
-            freq.group_by([_PID, sides[j], *s_t]).agg(pl.col(COUNT).sum())
-            .select(_PID, pl.lit(j, dtype=pl.Int32).alias(_DIM), pl.col(sides[j]).alias(_SIDE),
-                    *s_t, COUNT)
-            for j in range(d)
-        ]
-        verdict = evaluate(pl.concat(per_dim), (_PID, _DIM, _SIDE))
-        allowed = verdict.group_by(_PID, _DIM).agg(
-            (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"))
-        # 3. normalized widths; choose the widest allowed dimension per partition
-        width = pl.concat([
-            stats.select(_PID, pl.lit(j, dtype=pl.Int32).alias(_DIM),
-                         ((pl.col(f"__max{j}") - pl.col(f"__min{j}")) /
-                          (table_range[j] if table_range[j] else 1.0)).alias("__w"))
-            for j in range(d)
-        ])
-        choice = (
-            width.filter(pl.col("__w") > 0)
-            .join(allowed, on=[_PID, _DIM], how="inner")
-            .filter(pl.col("__two") & pl.col("__ok"))
-            .sort([_PID, "__w", _DIM], descending=[False, True, False])
-            .group_by(_PID, maintain_order=True).first()
-            .select(_PID, _DIM)
-        )
-        P = stats.height
-        chosen_dim = pl.Series(_DIM, [-1] * P, dtype=pl.Int32)
-        if choice.height:
-            chosen_dim = chosen_dim.scatter(choice[_PID], choice[_DIM])
-        # final partitions get group ids now; split ones get new dense pids 2*idx + side
-        is_final = chosen_dim == -1
-        final_gid = (is_final.cast(pl.Int64).cum_sum() - 1 + next_gid).cast(pl.Int64)
-        split_idx = ((~is_final).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
-        next_gid += int(is_final.sum())
-        dim_of_row = pl.lit(chosen_dim).gather(pl.col(_PID))
-        side_of_row = pl.lit(False)
-        for j in range(d):
-            side_of_row = pl.when(dim_of_row == j).then(pl.col(sides[j])).otherwise(side_of_row)
-        final_mask = pl.lit(is_final).gather(pl.col(_PID))
-        finished = work.filter(final_mask).select(
-            _ROW, pl.lit(final_gid).gather(pl.col(_PID)).alias(group))
-        if finished.height:
-            done.append(finished)
-        work = work.filter(~final_mask).with_columns(
-            (pl.lit(split_idx).gather(pl.col(_PID)) * 2 + (~side_of_row).cast(pl.Int64))
-            .alias(_PID)
-        ).drop(sides)
+    judge = _SplitJudge(model_list, s_t, reference)
+    judge.require_whole_table(work)
+    done, rounds = _partition(work, layout, judge, group)
 
     assign = pl.concat(done).sort(_ROW) if done else \
         pl.DataFrame(schema={_ROW: pl.Int64, group: pl.Int64})
@@ -286,17 +178,220 @@ def mondrian(
     if not verification.passed:  # pragma: no cover - would be a bug
         raise LdivError(f"mondrian output failed re-verification: "
                         f"{[m.to_dict() for m in verification.models if not m.passed]}")
-    range_aggs: list[pl.Expr] = [pl.len().alias("size")]
-    for c in qi_t:
-        if c in numeric:
-            range_aggs += [pl.col(c).min().alias(f"{c}_min"), pl.col(c).max().alias(f"{c}_max")]
-        else:
-            range_aggs.append(pl.col(c).unique().sort().alias(f"{c}_set"))
-    ranges = frame.group_by(group).agg(range_aggs).sort(group).collect()
+    ranges = _group_ranges(frame, group, qi_t, numeric)
     k = max((m.k for m in model_list if isinstance(m, KAnonymity)), default=1)
     metrics = _metrics(frame, ranges, qi_t, numeric, n, k)
     return MondrianResult(frame, ranges, group, qi_t, s_t, relaxed, ranges.height, n, rounds,
                           verification, metrics, numeric)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The working columns of the rows being partitioned: per QI dimension ``j`` its encoded
+    value ``dims[j]`` (float: the value, or the dense rank of a category), its ordinal rank
+    ``ords[j]`` (relaxed splits only) and the candidate side of the current round
+    ``sides[j]``; the sensitive columns ``s``."""
+
+    d: int
+    s: tuple[str, ...]
+    relaxed: bool
+
+    @property
+    def dims(self) -> list[str]:
+        return [f"__ldiv_d{j}" for j in range(self.d)]
+
+    @property
+    def ords(self) -> list[str]:
+        return [f"__ldiv_o{j}" for j in range(self.d)]
+
+    @property
+    def sides(self) -> list[str]:
+        return [f"__ldiv_side{j}" for j in range(self.d)]
+
+
+def _encoded_rows(lf: pl.LazyFrame, qi: tuple[str, ...], numeric: tuple[str, ...],
+                  layout: _Layout) -> pl.DataFrame:
+    """The rows as the partitioning reads them (row number, encoded dimensions, sensitive
+    columns, ordinal ranks when relaxed), collected once; raises
+    :class:`~ldiv_polars.errors.NullValuesError` when a QI or sensitive column holds nulls."""
+    dims, s_t = layout.dims, layout.s
+    enc = [
+        (pl.col(c).cast(pl.Float64) if c in numeric else pl.col(c).rank("dense").cast(pl.Float64))
+        .alias(dims[j])
+        for j, c in enumerate(qi)
+    ]
+    work_cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), *enc,
+                 *[pl.col(x) for x in s_t]]
+    if layout.relaxed:
+        work_cols += [pl.col(c).rank("ordinal").cast(pl.Int64).alias(layout.ords[j])
+                      for j, c in enumerate(qi)]
+    work = lf.select(work_cols).collect(engine="streaming")
+    nulls = {c: int(work[x].null_count()) for c, x in zip((*qi, *s_t), (*dims, *s_t))
+             if work[x].null_count()}
+    if nulls:
+        raise NullValuesError(nulls)
+    return work
+
+
+class _SplitJudge:
+    """Whether candidate groups satisfy every model, the reference distribution (t-closeness,
+    delta, beta) being the whole table's."""
+
+    def __init__(self, models: list[Model], s: tuple[str, ...],
+                 reference: pl.DataFrame | None) -> None:
+        self.models, self.s, self.reference = models, s, reference
+
+    def evaluate(self, frame: pl.LazyFrame, keys: tuple[str, ...]) -> pl.DataFrame:
+        """One row per class of the frequency set ``frame`` keyed by ``keys``: the keys and
+        ``__ok`` (every model passes)."""
+        fs = FrequencySet(frame, keys, self.s)
+        out = evaluate_classes(fs, self.models, reference=self.reference)
+        ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.models])
+        return out.select(*keys, ok.alias("__ok")).collect()
+
+    def require_whole_table(self, work: pl.DataFrame) -> None:
+        """Raise :class:`PartitionInfeasibleError` unless the whole table passes."""
+        whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(_PID)).group_by(
+            [_PID, *self.s]).agg(pl.len().cast(pl.Int64).alias(COUNT))
+        if not self.evaluate(whole, (_PID,))["__ok"].all():
+            raise PartitionInfeasibleError(
+                "the whole table does not satisfy "
+                f"{', '.join(m.describe() for m in self.models)}: no partition can"
+            )
+
+
+def _partition(work: pl.DataFrame, layout: _Layout, judge: _SplitJudge,
+               group: str) -> tuple[list[pl.DataFrame], int]:
+    """Split every partition, round after round, until none can split: returns the ``(_ROW,
+    group)`` frames of the final groups (group ids dense from 0) and the number of rounds."""
+    dims = layout.dims
+    ranges_row = work.select([(pl.col(x).max() - pl.col(x).min()).alias(x) for x in dims]).row(0)
+    table_range = [float(v) if v else 0.0 for v in ranges_row]
+    work = work.with_columns(pl.lit(0, dtype=pl.Int64).alias(_PID))
+    done: list[pl.DataFrame] = []
+    next_gid = 0
+    rounds = 0
+    while work.height:
+        rounds += 1
+        stats = _partition_stats(work, layout)
+        work = work.with_columns(_candidate_sides(stats, layout))
+        allowed = _allowed_splits(work, layout, judge)
+        chosen_dim = _chosen_dimensions(stats, allowed, table_range, layout.d)
+        finished, work = _split(work, chosen_dim, next_gid, layout, group)
+        next_gid += int((chosen_dim == -1).sum())
+        if finished.height:
+            done.append(finished)
+    return done, rounds
+
+
+def _partition_stats(work: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
+    """Per partition (dense pids 0..P-1, sorted): size and, per dimension ``j``, min, max and
+    the split threshold ``__thr{j}`` (upper median of the value; lower median of the ordinal
+    rank when relaxed)."""
+    aggs: list[pl.Expr] = [pl.len().alias("__size")]
+    for j in range(layout.d):
+        x = pl.col(layout.dims[j])
+        aggs += [x.min().alias(f"__min{j}"), x.max().alias(f"__max{j}")]
+        if layout.relaxed:
+            thr_agg = pl.col(layout.ords[j]).quantile(0.5, interpolation="lower")
+        else:
+            thr_agg = x.quantile(0.5, interpolation="higher")
+        aggs.append(thr_agg.alias(f"__thr{j}"))
+    return work.group_by(_PID).agg(aggs).sort(_PID)
+
+
+def _candidate_sides(stats: pl.DataFrame, layout: _Layout) -> list[pl.Expr]:
+    """Per dimension, the row's side (True: left) if its partition split on that dimension;
+    strict splits keep every row equal to the median on one side."""
+    side_exprs = []
+    for j in range(layout.d):
+        thr = pl.lit(stats[f"__thr{j}"]).gather(pl.col(_PID))
+        if layout.relaxed:
+            side = pl.col(layout.ords[j]) <= thr
+        else:
+            mn = pl.lit(stats[f"__min{j}"]).gather(pl.col(_PID))
+            x = pl.col(layout.dims[j])
+            side = pl.when(thr == mn).then(x <= thr).otherwise(x < thr)
+        side_exprs.append(side.alias(layout.sides[j]))
+    return side_exprs
+
+
+def _allowed_splits(work: pl.DataFrame, layout: _Layout, judge: _SplitJudge) -> pl.DataFrame:
+    """``(_PID, _DIM, __two, __ok)``: whether the split of each partition on each dimension
+    has two children (``__two``) that both pass every model (``__ok``); every candidate child
+    of every partition counted in one group-by and judged in one evaluation."""
+    s_t, sides = layout.s, layout.sides
+    freq = work.lazy().group_by([_PID, *sides, *s_t]).agg(pl.len().cast(pl.Int64).alias(COUNT))
+    freq = freq.collect().lazy()
+    per_dim = [
+        freq.group_by([_PID, sides[j], *s_t]).agg(pl.col(COUNT).sum())
+        .select(_PID, pl.lit(j, dtype=pl.Int32).alias(_DIM), pl.col(sides[j]).alias(_SIDE),
+                *s_t, COUNT)
+        for j in range(layout.d)
+    ]
+    verdict = judge.evaluate(pl.concat(per_dim), (_PID, _DIM, _SIDE))
+    return verdict.group_by(_PID, _DIM).agg(
+        (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"))
+
+
+def _chosen_dimensions(stats: pl.DataFrame, allowed: pl.DataFrame, table_range: list[float],
+                       d: int) -> pl.Series:
+    """Per partition (by pid), the widest allowed dimension by normalized width
+    ``(max - min) / table range`` (ties: the lower dimension), or -1 when none is allowed."""
+    width = pl.concat([
+        stats.select(_PID, pl.lit(j, dtype=pl.Int32).alias(_DIM),
+                     ((pl.col(f"__max{j}") - pl.col(f"__min{j}")) /
+                      (table_range[j] if table_range[j] else 1.0)).alias("__w"))
+        for j in range(d)
+    ])
+    choice = (
+        width.filter(pl.col("__w") > 0)
+        .join(allowed, on=[_PID, _DIM], how="inner")
+        .filter(pl.col("__two") & pl.col("__ok"))
+        .sort([_PID, "__w", _DIM], descending=[False, True, False])
+        .group_by(_PID, maintain_order=True).first()
+        .select(_PID, _DIM)
+    )
+    chosen_dim = pl.Series(_DIM, [-1] * stats.height, dtype=pl.Int32)
+    if choice.height:
+        chosen_dim = chosen_dim.scatter(choice[_PID], choice[_DIM])
+    return chosen_dim
+
+
+def _split(work: pl.DataFrame, chosen_dim: pl.Series, next_gid: int, layout: _Layout,
+           group: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Apply one round's choice: the ``(_ROW, group)`` rows of the partitions that stay final
+    (group ids from ``next_gid`` in pid order) and the remaining rows, whose split
+    partitions get new dense pids ``2 * index + side``."""
+    is_final = chosen_dim == -1
+    final_gid = (is_final.cast(pl.Int64).cum_sum() - 1 + next_gid).cast(pl.Int64)
+    split_idx = ((~is_final).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
+    dim_of_row = pl.lit(chosen_dim).gather(pl.col(_PID))
+    side_of_row = pl.lit(False)
+    for j in range(layout.d):
+        side_of_row = pl.when(dim_of_row == j).then(pl.col(layout.sides[j])).otherwise(
+            side_of_row)
+    final_mask = pl.lit(is_final).gather(pl.col(_PID))
+    finished = work.filter(final_mask).select(
+        _ROW, pl.lit(final_gid).gather(pl.col(_PID)).alias(group))
+    rest = work.filter(~final_mask).with_columns(
+        (pl.lit(split_idx).gather(pl.col(_PID)) * 2 + (~side_of_row).cast(pl.Int64))
+        .alias(_PID)
+    ).drop(layout.sides)
+    return finished, rest
+
+
+def _group_ranges(frame: pl.LazyFrame, group: str, qi: tuple[str, ...],
+                  numeric: tuple[str, ...]) -> pl.DataFrame:
+    """One row per group: ``size`` and per QI ``<qi>_min``/``<qi>_max`` (numeric) or the
+    sorted ``<qi>_set`` of its categories."""
+    range_aggs: list[pl.Expr] = [pl.len().alias("size")]
+    for c in qi:
+        if c in numeric:
+            range_aggs += [pl.col(c).min().alias(f"{c}_min"), pl.col(c).max().alias(f"{c}_max")]
+        else:
+            range_aggs.append(pl.col(c).unique().sort().alias(f"{c}_set"))
+    return frame.group_by(group).agg(range_aggs).sort(group).collect()
 
 
 def _metrics(frame: pl.LazyFrame, ranges: pl.DataFrame, qi: tuple[str, ...],

@@ -103,6 +103,7 @@ class AnonymizationResult:
 
     @property
     def found(self) -> bool:
+        """Whether the search found a node satisfying the models."""
         return self.levels is not None
 
     def sink(self, path: str | Path, *, verify: bool = True) -> None:

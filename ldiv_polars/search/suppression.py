@@ -114,6 +114,7 @@ class NodeVerdict:
 
     @property
     def zero_suppression(self) -> bool:
+        """Whether the node passes without suppressing any row."""
         return self.passed and self.suppressed_rows == 0
 
 
@@ -268,6 +269,9 @@ class NodeChecker:
 
     def check(self, rolled: Rolled, *,
               first: tuple[np.ndarray, np.ndarray | None] | None = None) -> NodeVerdict:
+        """The verdict of one rolled-up node: which classes fail the models, how many rows
+        they hold and whether that is within the suppression limit (``first``: failing masks
+        already computed by a batched evaluation)."""
         size = rolled.class_size
         evals_before = self.evaluations
         if rolled.classes == 0:

@@ -322,6 +322,7 @@ class DuckFrequencySet:
 
     @property
     def path(self) -> Path:
+        """The DuckDB database file holding the frequency set (in a temporary directory)."""
         return Path(self._tmp.name) / "fs.duckdb"
 
     def connect(self) -> duckdb.DuckDBPyConnection:
