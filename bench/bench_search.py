@@ -237,10 +237,10 @@ def synthetic_case(rows: int, metric: str, path: Path | None = None,
         for c, h in hs.items():
             h.to_csv(hdir / f"{c}.csv")
         # the pass `anonymize` makes on a large Parquet file (DuckDB, under a memory limit)
-        from ldiv_polars.search import duckfs
+        from ldiv_polars.core.engines import duckdb as duck_engine
 
         t = time.perf_counter()
-        dfs = duckfs.build(src, qi, ["disease"], hs)
+        dfs = duck_engine.build(src, qi, ["disease"], {q: hs[q].column(0) for q in qi})
         duck_pass = time.perf_counter() - t
         if dfs is not None:
             dfs.close()

@@ -20,11 +20,8 @@ table *before* running anything, and pass every name to DuckDB as a bound list p
 from __future__ import annotations
 
 import math
-import os
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -34,20 +31,17 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ldiv_polars.core.inputs import (
-    check_csv_header,
-    check_input_path,
-    check_separator,
-    is_glob,
-    reads_input,
-    sniff_separator,
-)
+from ldiv_polars.core.engines.duckdb import Source as _Source
+from ldiv_polars.core.engines.duckdb import quote as _quote
+from ldiv_polars.core.engines.duckdb import source as _source
+from ldiv_polars.core.engines.duckdb import temp_name as _tmp
+from ldiv_polars.core.engines.duckdb import validate as _validate
+from ldiv_polars.core.inputs import reads_input
 from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
     check_null_policy,
     require_int_at_least,
-    validate_columns,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, NullValuesError
 from ldiv_polars.table_summary import SUMMARY_KEYS
@@ -70,8 +64,6 @@ SQL_FILES = ("ldiv.sql", "ldiv_udf.sql")
 
 
 _INT_KEYS = frozenset({"rows", "classes", "k", "l_distinct", "sample_uniques"})
-_PARQUET = {".parquet", ".pq"}
-_CSV = {".csv", ".tsv", ".txt"}
 
 # --------------------------------------------------------------------------------------------
 # Locating and installing the SQL
@@ -258,130 +250,6 @@ def _installed(con: duckdb.DuckDBPyConnection, udfs: bool) -> bool:
         [names],
     ).fetchall()
     return bool(row and row[0][0] == len(names))
-
-
-# --------------------------------------------------------------------------------------------
-# Inputs
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Source:
-    con: duckdb.DuckDBPyConnection
-    name: str
-    columns: list[str]
-
-
-def _tmp(prefix: str) -> str:
-    return f"ldiv_{prefix}_{uuid.uuid4().hex}"
-
-
-def _quote(ident: str) -> str:
-    return '"' + ident.replace('"', '""') + '"'
-
-
-def _columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
-    try:
-        cur = con.execute("SELECT * FROM query_table(?) LIMIT 0", [name])
-    except duckdb.CatalogException as exc:
-        raise InputFormatError(f"no table or view named {name!r} on this connection") from exc
-    names = [d[0] for d in cur.description]
-    cur.fetchall()  # complete the result: DuckDB 2 refuses other work on a pending one
-    return names
-
-
-@contextmanager
-def _source(
-    data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
-) -> Iterator[_Source]:
-    """Resolve ``data`` to a relation name on a connection; temporary objects are dropped on
-    exit and a connection opened here is closed."""
-    own = con is None
-    conn = duckdb.connect() if con is None else con
-    cleanup: list[tuple[str, str]] = []
-    try:
-        if isinstance(data, (str, Path)) and _looks_like_file(data, con):
-            name = _tmp("src")
-            _file_relation(conn, data, separator).create_view(name, replace=True)
-            cleanup.append(("view", name))
-        elif isinstance(data, str):
-            name = data  # a table or view name on `con`
-        elif isinstance(data, (pl.DataFrame, pl.LazyFrame, pa.Table)):
-            if isinstance(data, pl.LazyFrame):
-                data = data.collect(engine="streaming")
-            table = data.to_arrow() if isinstance(data, pl.DataFrame) else data
-            name = _tmp("src")
-            conn.register(name, table)
-            cleanup.append(("register", name))
-        elif isinstance(data, duckdb.DuckDBPyRelation):
-            name = _tmp("src")
-            if own:  # the relation lives on a connection we were not given: bring its rows
-                conn.register(name, data.to_arrow_table())
-                cleanup.append(("register", name))
-            else:  # a view on the relation's connection, which must be `con`
-                data.create_view(name, replace=True)
-                cleanup.append(("view", name))
-        else:
-            raise InputFormatError(
-                "expected a CSV/Parquet path, a table or view name (with con=...), a polars "
-                f"DataFrame/LazyFrame, a pyarrow Table or a DuckDB relation, got "
-                f"{type(data).__name__}"
-            )
-        yield _Source(conn, name, _columns_of(conn, name))
-    finally:
-        for kind, name in reversed(cleanup):
-            try:
-                if kind == "register":
-                    conn.unregister(name)
-                else:
-                    conn.execute(f"DROP VIEW IF EXISTS {_quote(name)}")
-            except Exception:  # noqa: BLE001 - connection may already be closed
-                pass
-        if own:
-            conn.close()
-
-
-def _looks_like_file(data: str | Path, con: duckdb.DuckDBPyConnection | None) -> bool:
-    if isinstance(data, Path) or con is None:
-        return True
-    s = str(data)
-    if os.path.exists(s):
-        return True
-    return Path(s).suffix.lower() in _PARQUET | _CSV and any(ch in s for ch in "*?[")
-
-
-def _file_relation(
-    con: duckdb.DuckDBPyConnection, data: str | Path, separator: str | None
-) -> duckdb.DuckDBPyRelation:
-    """DuckDB's relation over a CSV or Parquet path (a file, a glob, a Parquet directory),
-    checked as the Polars side checks it (:func:`~ldiv_polars.core.inputs.check_input_path`,
-    the separator, duplicate header names)."""
-    text = str(data)
-    check_separator(separator)
-    first = check_input_path(text)
-    globbed = is_glob(text)
-    suffix = Path(text).suffix.lower()
-    if suffix in _PARQUET or (first.is_dir() and not globbed):
-        target = str(Path(text) / "**" / "*.parquet") if first.is_dir() else text
-        return con.read_parquet(target)
-    if suffix in _CSV:
-        sep = separator or sniff_separator(first, first.suffix.lower())
-        check_csv_header(first, sep)
-        # skip=0: the sniffer may not skip leading rows to find a consistent dialect (it took
-        # a ragged file's last row for its header); a ragged file is then an error
-        return con.sql("FROM read_csv($path, sep=$sep, header=true, skip=0)",
-                       params={"path": text, "sep": sep})
-    raise InputFormatError(
-        f"cannot tell the format of {text!r}: use a .csv/.tsv/.txt or .parquet file"
-    )
-
-
-def _validate(src: _Source, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
-              *, require_sensitive: bool = True) -> tuple[list[str], list[str]]:
-    """The foundation's column checks (same errors and messages), on the table's names."""
-    schema = pl.LazyFrame(schema={c: pl.Null for c in src.columns})
-    qi_t, s_t = validate_columns(schema, qi, sensitive, require_sensitive=require_sensitive)
-    return list(qi_t), list(s_t)
 
 
 # --------------------------------------------------------------------------------------------

@@ -213,16 +213,18 @@ def test_small_csv_qis_are_read_as_raw_value_enums_or_left_as_read(fig1_files, t
     """An in-memory CSV's QI columns are read as the Enums of their raw values (the output plan
     reads those codes: no String cast of a QI); with a value outside a hierarchy or a null
     they stay as read, and the string path names the value or applies the null policy."""
+    from ldiv_polars.core.engines.polars import read_coded
     from ldiv_polars.errors import NullValuesError
     from ldiv_polars.hierarchy import HierarchyValueMissingError
 
     data, hdir = fig1_files
     hs = {"zip": Hierarchy.from_csv(hdir / "fig1_hierarchy_zip.csv"),
           "age": Hierarchy.from_csv(hdir / "age.csv")}
+    leaves = {q: hs[q].column(0) for q in hs}
     res = anonymize(data, ["zip", "age"], "condition", hs, [KAnonymity(4)], verify=False)
     plan = res.output.explain()
     assert 'col("age").to_physical()' in plan and "cast" not in plan
-    frame = A._read_coded(data, None, pl.scan_csv(data), ["zip", "age"], hs)
+    frame = read_coded(data, None, pl.scan_csv(data), ["zip", "age"], leaves)
     assert frame.schema["age"] == pl.Enum(hs["age"].column(0))
     assert frame.drop("zip", "age").equals(FIG1.drop("zip", "age"))
     assert frame.select(pl.col("zip", "age").cast(pl.String)).equals(
@@ -230,21 +232,21 @@ def test_small_csv_qis_are_read_as_raw_value_enums_or_left_as_read(fig1_files, t
     odd = tmp_path / "odd.csv"
     FIG1.with_columns(pl.when(pl.col("age") == 50).then(99).otherwise(pl.col("age"))
                       .alias("age")).write_csv(odd)
-    assert A._read_coded(odd, ",", pl.scan_csv(odd), ["zip", "age"], hs).schema["age"] == pl.Int64
+    assert read_coded(odd, ",", pl.scan_csv(odd), ["zip", "age"], leaves).schema["age"] == pl.Int64
     with pytest.raises(HierarchyValueMissingError, match="'99'"):
         anonymize(odd, ["zip", "age"], "condition", hs, [KAnonymity(4)])
     # a value read as a number before the string cast ("021" is 21) is not parsed as a
     # category: the frame stays as read, with the same result as the plain file
     padded = tmp_path / "padded.csv"
     padded.write_text(data.read_text().replace(",21,", ",021,"))
-    assert A._read_coded(padded, ",", pl.scan_csv(padded), ["zip", "age"], hs).schema[
+    assert read_coded(padded, ",", pl.scan_csv(padded), ["zip", "age"], leaves).schema[
         "age"] == pl.Int64
     again = anonymize(padded, ["zip", "age"], "condition", hs, [KAnonymity(4)], verify=False)
     assert again.levels == res.levels and again.output.collect().equals(res.output.collect())
     gap = tmp_path / "gap.csv"
     FIG1.with_columns(pl.when(pl.col("age") == 50).then(None).otherwise(pl.col("age"))
                       .alias("age")).write_csv(gap)
-    assert A._read_coded(gap, ",", pl.scan_csv(gap), ["zip", "age"], hs).schema["age"] == pl.Int64
+    assert read_coded(gap, ",", pl.scan_csv(gap), ["zip", "age"], leaves).schema["age"] == pl.Int64
     with pytest.raises(NullValuesError):
         anonymize(gap, ["zip", "age"], "condition", hs, [KAnonymity(4)])
 

@@ -1,6 +1,6 @@
 """The out-of-core paths of ``anonymize`` (issue 4) give the results of the engine path.
 
-Large Parquet inputs build their frequency set in DuckDB (:mod:`ldiv_polars.search.duckfs`):
+Large Parquet inputs build their frequency set in DuckDB (the DuckDB engine, :mod:`ldiv_polars.core.engines.duckdb`):
 searches with models reading only class sizes on its QI-only sum, the others on the whole table
 read into arrays; and large frequency sets are searched without hub
 snapshots and with a smaller cache (``_lean_search``). Here both are forced on small random
@@ -32,7 +32,9 @@ from ldiv_polars.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from ldiv_polars.search import anonymize, duckfs
+from ldiv_polars.core.engines import duckdb as duckfs
+from ldiv_polars.core.engines import polars as polars_engine
+from ldiv_polars.search import anonymize
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.tuning import TUNING
 
@@ -106,7 +108,7 @@ def test_duckdb_frequency_set_equals_polars(tmp_path, monkeypatch, seed, fetch_r
     hs = _hierarchies(df)
     path = tmp_path / "t.parquet"
     df.write_parquet(path, row_group_size=700)
-    dfs = duckfs.build(path, QI, ["disease"], hs)
+    dfs = duckfs.build(path, QI, ["disease"], {q: hs[q].column(0) for q in QI})
     assert dfs is not None and dfs.in_memory == (memory_rows > 0)
     try:
         enc = _encode(df, hs)
@@ -223,8 +225,13 @@ def test_keyed_frequency_set_is_in_key_order(monkeypatch):
     df = _table(3)
     hs = _hierarchies(df)
     fs = FrequencySet.build(df, QI, None)
-    efs = A._encoded_frequency_set(df.lazy(), fs, hs, [KAnonymity(2)], "error")
-    assert efs is not None and efs.base_ordered and efs.base.keyed
+    counts = polars_engine.ENGINE.encoded_counts(
+        df.lazy(), QI, (), {q: hs[q].column(0) for q in QI},
+        order_from=TUNING.ordered_sort_min_rows)
+    assert counts is not None and counts.form == "keys" and counts.ordered
+    efs = EncodedFrequencySet.from_keys(A._qi_only_columns(fs, [KAnonymity(2)]), hs,
+                                        counts.keys, counts.n)
+    assert efs.base_ordered and efs.base.keyed
     keys = efs.base._classes[0].keys
     assert np.all(keys[1:] > keys[:-1])
     assert efs.base_rows == df.select(QI).unique().height

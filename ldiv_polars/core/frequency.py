@@ -17,9 +17,11 @@ from functools import partial
 
 import polars as pl
 
+from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.core.inputs import TableLike, to_lazyframe, translate_input_errors
 from ldiv_polars.core.validate import (
     NullPolicy,
+    as_names,
     check_null_policy,
     raise_on_nulls,
     validate_columns,
@@ -158,3 +160,47 @@ class FrequencySet:
         """The frequency set as a DataFrame (see :meth:`materialize`)."""
         with translate_input_errors():
             return self.frame.collect(engine=STREAMING)
+
+
+def merge_frequency_sets(sets: Iterable[FrequencySet | pl.DataFrame | pl.LazyFrame],
+                         qi: str | Iterable[str] | None = None,
+                         sensitive: str | Iterable[str] | None = None) -> FrequencySet:
+    """One frequency set from several of the same columns (e.g. the counts of several sites
+    holding disjoint rows): the union of their keys, each count the sum of the key's counts.
+    The result is collected (small).
+
+    ``sets`` are :class:`FrequencySet` objects (their roles must agree) or frames
+    ``(qi..., sensitive..., n)``, then ``qi`` and ``sensitive`` name the roles. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` when no set is given, the roles differ,
+    or two sets give a column different dtypes (a key must mean the same thing everywhere).
+
+    >>> a = pl.DataFrame({"z": ["1", "2"], "s": ["x", "x"], "n": [2, 1]})
+    >>> b = pl.DataFrame({"z": ["2"], "s": ["x"], "n": [4]})
+    >>> merge_frequency_sets([a, b], "z", "s").frame.sort("z").collect().rows()
+    [('1', 'x', 2), ('2', 'x', 5)]
+    """
+    items = list(sets)
+    if not items:
+        raise InvalidParameterError("merge_frequency_sets() needs at least one frequency set")
+    roles = {(s.qi, s.sensitive) for s in items if isinstance(s, FrequencySet)}
+    if qi is not None:
+        roles.add((as_names(qi), as_names(sensitive) if sensitive is not None else ()))
+    if len(roles) != 1:
+        raise InvalidParameterError(
+            "the frequency sets to merge name different columns "
+            f"({'; '.join(sorted(str(r) for r in roles)) or 'no roles given'})")
+    qi_t, s_t = roles.pop()
+    keys = [*qi_t, *s_t]
+    frames = [(s.frame if isinstance(s, FrequencySet) else s.lazy()).select([*keys, COUNT])
+              for s in items]
+    schemas = [f.collect_schema() for f in frames]
+    for col in [*keys, COUNT]:
+        dtypes = {str(sc[col]) for sc in schemas}
+        if len(dtypes) > 1:
+            raise InvalidParameterError(
+                f"column {col!r} has different dtypes in the frequency sets to merge: "
+                f"{', '.join(sorted(dtypes))}")
+    with translate_input_errors():
+        merged = (pl.concat(frames).group_by(keys)
+                  .agg(pl.col(COUNT).sum().cast(pl.Int64)).collect())
+    return FrequencySet(merged.lazy(), qi_t, s_t)

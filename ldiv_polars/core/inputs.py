@@ -249,6 +249,8 @@ _POLARS_READ_ERRORS = (
 _DUCKDB_READ_ERRORS = (
     "IOException", "InvalidInputException", "ConversionException", "OutOfRangeException",
     "SerializationException",
+    "Error",  # the base class itself (never a subclass): what its Parquet reader raises on a
+    # corrupt footer ("Footer length error")
 )
 _HINTS = (
     ("invalid utf-8", "the file is not UTF-8: re-encode it, e.g. with iconv -t utf-8"),

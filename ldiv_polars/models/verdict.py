@@ -53,11 +53,22 @@ class CheckResult:
         raise KeyError(key)
 
     def _repr_html_(self) -> str:
-        """The verdicts as an HTML table (how a notebook shows the result; drawn by the
-        report's section, imported on first use)."""
-        from ldiv_polars.reporting.sections import verdict_table
+        """The verdicts as a plain HTML table (how a notebook shows the result: model,
+        verdict, achieved value, failing classes and rows; ``ldiv_polars.report`` draws the
+        full page)."""
+        from html import escape
 
-        return verdict_table([m.key for m in self.models], self.models)
+        def cell(v: object) -> str:
+            return "&ndash;" if v is None else escape(f"{v:.6g}" if isinstance(v, float)
+                                                       else str(v))
+
+        head = "".join(f"<th>{h}</th>" for h in
+                       ("model", "verdict", "achieved", "failing classes", "failing rows"))
+        body = "".join(
+            f"<tr><td><code>{escape(m.key)}</code></td><td>{'PASS' if m.passed else 'FAIL'}"
+            f"</td><td>{cell(m.achieved)}</td><td>{cell(m.failing_classes)}</td>"
+            f"<td>{cell(m.failing_rows)}</td></tr>" for m in self.models)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def to_dict(self) -> dict[str, object]:
         """The result as a JSON-ready dict: rows, classes, passed and each model's verdict

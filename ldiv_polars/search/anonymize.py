@@ -19,43 +19,39 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet, count_name, unique_name
+from ldiv_polars.core.engines import polars as polars_engine
+from ldiv_polars.core.engines.base import EncodedCounts, Engine, OutputPlan, engine_for
+from ldiv_polars.core.engines.polars import read_coded, sensitive_enums, small_csv
+from ldiv_polars.core.frequency import STREAMING, FrequencySet, count_name
 from ldiv_polars.core.inputs import (
-    CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     TableLike,
     input_paths,
     reads_input,
-    sniff_separator,
     to_lazyframe,
 )
 from ldiv_polars.core.output import atomic_output
 from ldiv_polars.core.validate import NullPolicy, require_real
 from ldiv_polars.errors import InvalidParameterError, LdivError
-from ldiv_polars.hierarchy.generalize import generalize_expr
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
-from ldiv_polars.search.snapshot import Rolled, Snapshot, places
+from ldiv_polars.search.snapshot import Rolled, Snapshot
 from ldiv_polars.search.strategies import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
 from ldiv_polars.search.tuning import TUNING
-
-if TYPE_CHECKING:  # DuckDB is imported only when a large Parquet file is grouped by it
-    from ldiv_polars.search.duckfs import DuckFrequencySet
 
 SuppressionMode = Literal["mask", "drop"]
 _FLAG = "__ldiv_suppressed"
@@ -148,11 +144,16 @@ class AnonymizationResult:
             out.check_rows(expected)
 
     def _repr_html_(self) -> str:
-        """The search's figures as an HTML table (how a notebook shows the result; drawn by
-        the report's section, imported on first use)."""
-        from ldiv_polars.reporting.sections import anonymization_table
+        """The search's figures (:meth:`to_dict`) as a plain HTML table: how a notebook shows
+        the result (``ldiv_polars.report`` draws the full page)."""
+        from html import escape
 
-        return anonymization_table(self)
+        label = {"checked": "nodes checked", "rollups": "roll-ups"}
+        rows = "".join(
+            f"<tr><th>{escape(label.get(k, k.replace('_', ' ')))}</th>"
+            f"<td>{escape(str(v))}</td></tr>"
+            for k, v in self.to_dict().items() if not isinstance(v, (dict, list)))
+        return f"<table>{rows}</table>"
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (the keys of ``ldiv anonymize --json``)."""
@@ -222,9 +223,9 @@ def prepare_hierarchies(
     qi: Sequence[str], hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
     *, separator: str = ";",
 ) -> dict[str, Hierarchy]:
-    """One :class:`~ldiv_polars.hierarchy.Hierarchy` per QI column, from hierarchies given as
-    objects, frames or paths; raises :class:`~ldiv_polars.errors.InvalidParameterError` when a
-    QI has none."""
+    """One :class:`~ldiv_polars.hierarchy.Hierarchy` per quasi-identifier, in ``qi`` order
+    (frames and CSV paths read with ``separator``); raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` naming the QIs without one."""
     missing = [q for q in qi if q not in hierarchies]
     if missing:
         raise InvalidParameterError(
@@ -265,8 +266,31 @@ def anonymize(
     :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips that extra pass;
     :meth:`AnonymizationResult.sink` then writes the output and re-verifies it, in the same
     pass on inputs of up to 4M rows).
+
+    The pipeline: :func:`_read_input` (arguments checked, hierarchies and models prepared),
+    :func:`_count` (the encoded frequency set, by the engine that counts this input best),
+    :func:`search_lattice`, :func:`_choose` (the optimum re-evaluated, its metrics and output
+    plan), the engine's release, :func:`_verification`; :class:`_Counts` frees memory
+    between the phases.
     """
     t0 = time.perf_counter()
+    metric = _check_arguments(metric, suppression, suppression_mode, strategy)
+    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator)
+    counts = _count(inp)
+    try:
+        limit = suppression_limit_rows(suppression, counts.total)
+        outcome = search_lattice(counts.search_efs, inp.models, limit, metric,
+                                 strategy=strategy, progress=progress)
+        result = _result(inp, counts, outcome, limit, metric, suppression_mode, verify, t0)
+    finally:
+        counts.close()
+    result.sources = inp.sources
+    return result
+
+
+def _check_arguments(metric: str, suppression: float, suppression_mode: str,
+                     strategy: str) -> str:
+    """The metric's canonical name, after checking every scalar argument."""
     metric = check_metric(metric)
     if suppression_mode not in ("mask", "drop"):
         raise InvalidParameterError(
@@ -276,107 +300,234 @@ def anonymize(
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     require_real("suppression", suppression, low=0.0, high=1.0)
+    return metric
+
+
+@dataclass
+class _Input:
+    """The checked input: ``table`` is what the engines read (a DataFrame when the rows are
+    in memory, else the lazy scan ``lf``), ``fs`` its (lazy) string-keyed frequency set."""
+
+    path: str | Path | None
+    table: pl.DataFrame | pl.LazyFrame
+    lf: pl.LazyFrame
+    fs: FrequencySet
+    hs: dict[str, Hierarchy]
+    models: list[Model]
+    qi_only: bool
+    nulls: NullPolicy
+    sources: tuple[str, ...]
+
+    @property
+    def leaves(self) -> dict[str, pl.Series]:
+        """Each QI's raw values, in hierarchy order (a value's code is its index)."""
+        return {q: self.hs[q].column(0) for q in self.fs.qi}
+
+
+def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, models: Any,
+                metric: str, nulls: NullPolicy, separator: str | None) -> _Input:
+    """Columns, models and hierarchies checked (before any pass over the rows); a small CSV
+    read into memory once, its QIs parsed as codes (the search's pass and the output's write
+    both read that frame)."""
     sources = input_paths(data)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
-    models = check_models(models, fs.sensitive, required_by="anonymize()")
+    checked = check_models(models, fs.sensitive, required_by="anonymize()")
     hs = prepare_hierarchies(fs.qi, hierarchies)
-    if _small_csv(data):
-        # read once (the arguments checked first): the search's pass and the output's write
-        # both read this frame instead of parsing the CSV twice
-        data = _read_coded(data, separator, lf, fs.qi, hs)
-        lf = data.lazy()
+    path = data if isinstance(data, (str, Path)) else None
+    table: pl.DataFrame | pl.LazyFrame = data if isinstance(data, pl.DataFrame) else lf
+    if small_csv(data, IN_MEMORY_CSV_MAX_BYTES):
+        assert path is not None
+        table = read_coded(path, separator, lf, fs.qi, {q: hs[q].column(0) for q in fs.qi})
+        lf = table.lazy()
         fs = FrequencySet.build(lf, fs.qi, fs.sensitive, nulls=nulls)
+        path = None  # (read: the engines read the frame)
     # models and metric reading only class sizes/codes: search on the QI-only frequency set
-    qi_only = metric != "kl" and not any(m.needs_sensitive for m in models)
-    duck = _duck_frequency_set(data, fs, hs)
-    try:
-        result = _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
-                          metric=metric, suppression_mode=suppression_mode, strategy=strategy,
-                          verify=verify, nulls=nulls, progress=progress,
-                          # an in-memory table is grouped by the in-memory engine (a lower
-                          # fixed cost); files and lazy plans stream
-                          engine="in-memory" if isinstance(data, pl.DataFrame) else STREAMING)
-    finally:
-        if duck is not None:
-            duck.close()
-    result.sources = sources
-    return result
+    qi_only = metric != "kl" and not any(m.needs_sensitive for m in checked)
+    return _Input(path, table, lf, fs, hs, checked, qi_only, nulls, sources)
 
 
-def _anonymize(
-    lf: pl.LazyFrame, fs: FrequencySet, hs: dict[str, Hierarchy],
-    duck: DuckFrequencySet | None, models: list[Model], qi_only: bool, t0: float, *,
-    suppression: float, metric: str, suppression_mode: str, strategy: str, verify: bool,
-    nulls: NullPolicy, progress: Progress | None, engine: str,
-) -> AnonymizationResult:
-    qi_t, sens_t = fs.qi, fs.sensitive
-    if duck is not None and qi_only:
-        # the QI-only frequency set summed out of DuckDB's (key, sensitive, n) table: the
-        # search's frequency set, built without holding the sensitive column in memory
-        efs = _duck_encoded(duck, fs, hs, models)
-        search_efs = efs
-    elif duck is not None:
-        # models reading the sensitive column: DuckDB's whole table, read into arrays (the
-        # engine's group-by of the rows held several times more on 100M rows), then DuckDB
-        # is closed for the search
-        efs = _duck_cells(duck, fs, hs, models)
-        duck.close()
-        duck = None
-        search_efs = efs
+DUCKDB_MIN_ROWS = 1_000_000
+"""Parquet files of at least this many rows (one sensitive column at most) are counted by
+the DuckDB engine under a memory limit (:mod:`ldiv_polars.core.engines.duckdb`)."""
+
+
+def _counting_engine(inp: _Input) -> Engine:
+    """DuckDB for a large Parquet file (imported only then), else Polars."""
+    path = inp.path
+    if path is None or len(inp.fs.sensitive) > 1:
+        return polars_engine.ENGINE
+    p = Path(path)
+    if p.suffix.lower() not in PARQUET_SUFFIXES or not p.is_file():
+        return polars_engine.ENGINE
+    if pl.scan_parquet(p).select(pl.len()).collect().item() < DUCKDB_MIN_ROWS:
+        return polars_engine.ENGINE
+    return engine_for(path, "duckdb")
+
+
+@dataclass
+class _Counts:
+    """The encoded frequency set through the pipeline's phases, and the one place that frees
+    memory between them: the search's copy and snapshots after the search
+    (:meth:`after_search`), the whole set once the output is planned (:meth:`after_plan`),
+    handing freed pages back to the OS on large sets (:func:`_trim_heap`). ``source`` is the
+    engine's open handle (DuckDB's table) for the counts read after the search."""
+
+    efs: EncodedFrequencySet | None
+    search_efs: EncodedFrequencySet | None
+    source: Any = None
+    search_rollups: int = 0
+
+    @property
+    def total(self) -> int:
+        assert self.efs is not None
+        return int(self.efs.total)
+
+    @property
+    def large(self) -> bool:
+        return self.efs is not None and self.efs.base_rows >= TRIM_MIN_ROWS
+
+    def after_search(self) -> EncodedFrequencySet:
+        """Release the search's snapshot cache and hubs (the QI-only copy entirely); the
+        encoded set stays for the optimum's roll-up."""
+        assert self.efs is not None
+        self.search_rollups = self.search_efs.rollups \
+            if self.search_efs is not self.efs and self.search_efs is not None else 0
+        self.search_efs = None
+        self.efs.release()
+        if self.large:
+            _trim_heap()
+        return self.efs
+
+    def after_plan(self) -> None:
+        """Drop the encoded set (the output plan holds what it needs) before the output's
+        passes, which build their own frequency sets."""
+        large = self.large
+        self.efs = None
+        if large:
+            _trim_heap()
+
+    def close(self) -> None:
+        """Close the engine's handle."""
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+
+
+def _count(inp: _Input) -> _Counts:
+    """The encoded frequency set of the input (see :class:`EncodedCounts` for the forms), from
+    the counting engine; a value missing from a hierarchy (or a null QI) is reported by the
+    string-keyed path, which raises the typed errors naming the values."""
+    engine = _counting_engine(inp)
+    fs = inp.fs
+    table = inp.path if engine.name == "duckdb" else inp.table
+    counts = engine.encoded_counts(table, fs.qi, fs.sensitive, inp.leaves, nulls=inp.nulls,
+                                   qi_only=inp.qi_only,
+                                   order_from=TUNING.ordered_sort_min_rows)
+    if counts is None and engine.name != "polars":
+        counts = polars_engine.ENGINE.encoded_counts(
+            inp.table, fs.qi, fs.sensitive, inp.leaves, nulls=inp.nulls,
+            qi_only=inp.qi_only, order_from=TUNING.ordered_sort_min_rows)
+    if counts is None:
+        mat = fs.materialize()
+        for m in inp.models:
+            m.validate(mat)
+        efs = EncodedFrequencySet.from_frame(mat, inp.hs)
+        del mat
     else:
-        efs = _encoded_frequency_set(lf, fs, hs, models, nulls, engine)
-        if efs is None:
-            # a value missing from a hierarchy (or a null QI): the string-keyed path raises the
-            # typed errors naming the values
-            fs = fs.materialize()
-            for m in models:
-                m.validate(fs)
-            efs = EncodedFrequencySet.from_frame(fs, hs)
-        search_efs = efs.without_sensitive() if qi_only else efs
-    # the string-keyed frequency set is no longer needed: drop it before the search
-    del fs
+        try:
+            efs = _encoded_set(counts, inp)
+        except BaseException:
+            counts.close()  # (the engine's handle: a model refusing the values, say)
+            raise
+    search_efs = efs.without_sensitive() if inp.qi_only and efs.sensitive else efs
     _lean_search(search_efs)
-    limit = suppression_limit_rows(suppression, efs.total)
-    outcome: SearchOutcome = search_lattice(search_efs, models, limit, metric,
-                                            strategy=strategy, progress=progress)
+    return _Counts(efs, search_efs, source=None if counts is None else counts.source)
 
-    search_rollups = search_efs.rollups if search_efs is not efs else 0
-    search_is_efs = search_efs is efs
-    # the optimum rolled up while the search's snapshots can still be its source
-    best = efs.rollup(outcome.lattice.levels(outcome.optimum), cache=False) \
-        if outcome.optimum is not None and search_efs is efs else None
-    # release the search's snapshot cache and hubs (the QI-only copy entirely)
-    del search_efs
-    efs.release()
-    large = efs.base_rows >= TRIM_MIN_ROWS
-    if large:
-        _trim_heap()
 
-    lat = outcome.lattice
+def _encoded_set(counts: EncodedCounts, inp: _Input) -> EncodedFrequencySet:
+    """The search's :class:`EncodedFrequencySet` of an engine's counts, the models validated
+    on what the counts hold (no values for QI-only keys; the distinct sensitive values of
+    cells)."""
+    fs, hs = inp.fs, inp.hs
+    if counts.form == "keys":
+        assert counts.keys is not None and counts.n is not None
+        efs = EncodedFrequencySet.from_keys(_qi_only_columns(fs, inp.models), hs,
+                                            counts.keys, counts.n)
+        efs.rollups = counts.rollups
+    elif counts.form == "frame":
+        assert counts.frame is not None
+        for m in inp.models:
+            m.validate(counts.frame)
+        efs = EncodedFrequencySet.from_encoded_frame(counts.frame, hs)
+    else:
+        efs = _cells_set(counts, fs, hs, inp.models)
+    if counts.raw_counts is not None:
+        efs.known_raw_counts = counts.raw_counts  # counted by the engine's pass
+    return efs
 
-    def as_levels(node: int) -> dict[str, int]:
-        return dict(zip(qi_t, lat.levels(node)))
 
-    minimal = None if outcome.minimal is None else [as_levels(n) for n in outcome.minimal]
-    common: dict[str, Any] = dict(
-        qi=qi_t, sensitive=sens_t, rows=efs.total, metric=metric,
-        suppression_limit_rows=limit, suppression_mode=suppression_mode, minimal=minimal,
-        minimal_complete=outcome.minimal is not None, lattice_size=lat.size,
-        strategy=outcome.strategy, monotone=outcome.monotone, monotone_reason=outcome.reason,
-        notes=outcome.notes,
-    )
-    if outcome.optimum is None:
-        return AnonymizationResult(
-            levels=None, value=None, metrics={}, classes=None, suppressed_rows=0,
-            suppressed_classes=0, checked=outcome.checked, evaluations=outcome.evaluations,
-            rollups=efs.rollups + search_rollups, elapsed_s=time.perf_counter() - t0,
-            output=None, **common,
-        )
-    levels = lat.levels(outcome.optimum)
+def _qi_only_columns(fs: FrequencySet, models: Sequence[Model]) -> FrequencySet:
+    """An empty QI-only frequency set naming ``fs``'s QI columns (the ``fs`` argument of an
+    :class:`EncodedFrequencySet` built from arrays), the models validated on it (QI-only
+    models: there are no values to check)."""
+    count = count_name(fs.qi)
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {count: pl.Int64})
+                       .lazy(), fs.qi, (), count)
+    for m in models:
+        m.validate(enc)
+    return enc
+
+
+def _cells_set(counts: EncodedCounts, fs: FrequencySet, hs: Mapping[str, Hierarchy],
+               models: Sequence[Model]) -> EncodedFrequencySet:
+    """The ``(QI, sensitive)`` encoded frequency set of an engine's cells (sensitive ids as
+    the engine numbered the values); the models are validated on the distinct sensitive
+    values (all they check: e.g. hierarchical t-closeness, that each is a leaf of its
+    hierarchy)."""
+    s = fs.sensitive[0]
+    values = counts.sensitive_values
+    assert values is not None and counts.codes is not None and counts.n is not None
+    table = pl.DataFrame([values.rename(s)])
+    count = count_name(fs.keys)
+    check = FrequencySet(
+        table.select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [pl.col(s),
+                      pl.lit(1, pl.Int64).alias(count)]).lazy(), fs.qi, fs.sensitive, count)
+    for m in models:
+        m.validate(check)
+    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}
+                                    | {count: pl.Int64}).lazy(), fs.qi, fs.sensitive, count)
+    return EncodedFrequencySet.from_codes(enc, hs, counts.codes, counts.n,
+                                          sensitive_ids=(counts.sensitive_ids, table))
+
+
+@dataclass
+class _Choice:
+    """The chosen node re-evaluated: its roll-up, verdict, metric values and output plan."""
+
+    levels: list[int]
+    rolled: Any
+    verdict: Any
+    values: dict[str, float]
+    suite: MetricSuite
+    plan: OutputPlan
+    level_maps: list[np.ndarray]
+    level_cards: list[int]
+    sensitive_values: pl.DataFrame | None
+
+
+def _choose(counts: _Counts, inp: _Input, outcome: SearchOutcome, limit: int,
+            mode: str) -> _Choice:
+    """Roll the optimum up (while the search's snapshots can still be its source), release
+    the search's memory, re-evaluate the node and plan its output."""
+    assert counts.efs is not None and outcome.optimum is not None
+    search_is_efs = counts.search_efs is counts.efs
+    levels = outcome.lattice.levels(outcome.optimum)
+    best = counts.efs.rollup(levels, cache=False) if search_is_efs else None
+    efs = counts.after_search()
     rolled = best if best is not None else efs.rollup(levels, cache=False)
     del best
-    checker = NodeChecker(efs, models, limit)
+    checker = NodeChecker(efs, inp.models, limit)
     efs.codes_only = checker.codes_suffice
     verdict = checker.check(rolled)
     if not verdict.passed:  # pragma: no cover - the search only returns passing nodes
@@ -385,40 +536,73 @@ def _anonymize(
     suite = outcome.metrics if search_is_efs and outcome.metrics is not None \
         else MetricSuite(efs)
     values = suite.values(rolled, verdict.suppressed)
-    output, retained = _output_plan(lf, efs, rolled, verdict.suppressed, hs, suppression_mode)
-    n_rollups = efs.rollups + search_rollups
-    level_cards = [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)]
-    level_maps = [efs.level_maps[i][lv] for i, lv in enumerate(levels)]
-    sensitive_values = efs.sensitive_table  # (the distinct sensitive tuples: small)
-    # the encoded frequency set is not needed past the output plan: free it before the
-    # re-verification pass (which builds its own frequency set)
-    del checker, efs
+    plan = _output_plan(efs, rolled, verdict.suppressed, inp.hs, mode)
+    choice = _Choice(list(levels), rolled, verdict, values, suite, plan,
+                     [efs.level_maps[i][lv] for i, lv in enumerate(levels)],
+                     [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)],
+                     efs.sensitive_table)  # (the distinct sensitive tuples: small)
     suite.efs = None  # type: ignore[assignment]
-    if large:
-        _trim_heap()
-    if duck is not None and duck.sensitive:
-        # kl reads the (class, sensitive) counts: rolled up from DuckDB's table
-        values["kl"] = _duck_kl(duck, level_maps, level_cards, suite, rolled,
-                                verdict.suppressed)
-    del rolled, suite
-    # the output's QI columns are Enums (its classes are grouped on small integer keys), and
-    # so are string sensitive columns; models reading only class sizes are checked on the QI
-    # columns alone
-    restore: dict[str, pl.DataType] = {}
-    if not qi_only and sens_t:
-        retained, restore = _sensitive_enums(retained, sensitive_values)
-    vfs = FrequencySet.build(retained, qi_t, None if qi_only else (sens_t or None), nulls=nulls)
-    plan = _VerificationPlan(vfs, check_models(models, vfs.sensitive), dict(zip(qi_t, levels)),
-                             restore)
-    verification = plan.verify(vfs.materialize()) if verify else None
+    return choice
+
+
+def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, metric: str,
+            mode: str, verify: bool, t0: float) -> AnonymizationResult:
+    """The optimum's release planned and verified, and the search's figures."""
+    qi_t = inp.fs.qi
+    lat = outcome.lattice
+    minimal = None if outcome.minimal is None else [
+        dict(zip(qi_t, lat.levels(n))) for n in outcome.minimal]
+    common: dict[str, Any] = dict(
+        qi=qi_t, sensitive=inp.fs.sensitive, rows=counts.total, metric=metric,
+        suppression_limit_rows=limit, suppression_mode=mode, minimal=minimal,
+        minimal_complete=outcome.minimal is not None, lattice_size=lat.size,
+        strategy=outcome.strategy, monotone=outcome.monotone, monotone_reason=outcome.reason,
+        notes=outcome.notes, checked=outcome.checked,
+    )
+    if outcome.optimum is None:
+        counts.after_search()
+        return AnonymizationResult(
+            levels=None, value=None, metrics={}, classes=None, suppressed_rows=0,
+            suppressed_classes=0, evaluations=outcome.evaluations,
+            rollups=counts.efs.rollups + counts.search_rollups,  # type: ignore[union-attr]
+            elapsed_s=time.perf_counter() - t0, output=None, **common,
+        )
+    choice = _choose(counts, inp, outcome, limit, mode)
+    rollups = counts.efs.rollups + counts.search_rollups  # type: ignore[union-attr]
+    counts.after_plan()
+    if counts.source is not None and counts.source.sensitive:
+        # kl reads the (class, sensitive) counts: rolled up from the engine's table
+        choice.values["kl"] = _kl_from_source(counts.source, choice)
+    verdict, values, levels = choice.verdict, choice.values, choice.levels
+    release = engine_for(inp.table).release(inp.table, choice.plan)
+    sensitive_values = choice.sensitive_values
+    del choice
+    plan = _verification(release.retained, inp, levels, sensitive_values)
+    verification = plan.verify(plan.fs.materialize()) if verify else None
     return AnonymizationResult(
         levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
         classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
-        suppressed_classes=int(verdict.suppressed.sum()), checked=outcome.checked,
-        evaluations=outcome.evaluations + verdict.evaluations, rollups=n_rollups,
-        elapsed_s=time.perf_counter() - t0, output=output, verification=verification,
+        suppressed_classes=int(verdict.suppressed.sum()),
+        evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups,
+        elapsed_s=time.perf_counter() - t0, output=release.output, verification=verification,
         _plan=plan, **common,
     )
+
+
+def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
+                  sensitive_values: pl.DataFrame | None) -> _VerificationPlan:
+    """The re-verification of the retained rows: their frequency set (lazy) and the models.
+    The output's QI columns are Enums (its classes are grouped on small integer keys), and so
+    are string sensitive columns; models reading only class sizes are checked on the QI
+    columns alone."""
+    qi_t, sens_t = inp.fs.qi, inp.fs.sensitive
+    restore: dict[str, pl.DataType] = {}
+    if not inp.qi_only and sens_t and sensitive_values is not None:
+        retained, restore = sensitive_enums(retained, sensitive_values)
+    vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
+                             nulls=inp.nulls)
+    return _VerificationPlan(vfs, check_models(inp.models, vfs.sensitive),
+                             dict(zip(qi_t, levels)), restore)
 
 
 TRIM_MIN_ROWS = 1 << 20
@@ -433,9 +617,8 @@ hub snapshots (see :func:`_lean_search`)."""
 def _lean_search(efs: EncodedFrequencySet) -> None:
     """Bound the search's memory on a large frequency set: the snapshot cache holds at most half
     the base's rows, and no hub snapshots are made (neither the pinned ones of
-    :meth:`~EncodedFrequencySet.prime` nor the on-demand ones): on 13M QI-only rows the seven
-    pinned hubs alone held 3.5x the base's rows (1.7 GB). Roll-ups are exact from any source,
-    so only the number of roll-ups and the time change, never a result."""
+    :meth:`~EncodedFrequencySet.prime` nor the on-demand ones). Roll-ups are exact from any
+    source, so only the number of roll-ups and the time change, never a result."""
     if efs.base_rows < LEAN_SEARCH_ROWS:
         return
     efs.row_budget = max(efs.base_rows // 2, 1)
@@ -466,142 +649,16 @@ def _malloc_trim() -> Any:
 
 IN_MEMORY_CSV_MAX_BYTES = 256 << 20
 """CSV files of at most this size are parsed once into memory by :func:`anonymize` (the
-frequency-set pass and the output both read the frame: on a 1M-row, 82 MB CSV the CLI process
-saves the second parse, ~0.2 s, for ~0.1 GB held); larger ones are scanned, twice."""
+frequency-set pass and the output both read the frame); larger ones are scanned, twice."""
 
 
-def _raw_enum(h: Hierarchy) -> pl.Enum | None:
-    """The Enum of a hierarchy's raw values (level 0, as strings; a QI value's index among
-    them is its code), None when they hold a null or a repeat (never, once validated)."""
-    raw = h.column(0)
-    if raw.null_count() or raw.n_unique() != raw.len():
-        return None
-    return pl.Enum(raw.cast(pl.String))
-
-
-def _raw_index(q: str, h: Hierarchy, schema: pl.Schema, *, strict: bool) -> pl.Expr | None:
-    """Each row's index among the raw values of QI ``q`` (UInt; null where the value is null
-    or, without ``strict``, not a raw value): the physical value of a column already read as
-    :func:`_raw_enum` (:func:`_read_coded`), else an Enum cast of its strings. None when the
-    hierarchy has no such Enum."""
-    enum = _raw_enum(h)
-    if enum is None:
-        return None
-    if schema.get(q) == enum:
-        return pl.col(q).to_physical()
-    return pl.col(q).cast(pl.String).cast(enum, strict=strict).to_physical()
-
-
-def _read_coded(path: str | Path, separator: str | None, lf: pl.LazyFrame, qi: Sequence[str],
-                hs: Mapping[str, Hierarchy]) -> pl.DataFrame:
-    """The CSV at ``path`` read into memory with each QI column parsed straight into the Enum
-    of its raw values (:func:`_raw_enum`) instead of strings: the frequency-set pass and the
-    output read the codes (1M-row CSV: read 0.10-0.13 s + two casts of the 8 QIs, ~65 ms
-    each, before; read as Enums 0.14-0.16 s; the frame holds no QI strings). Only when every
-    QI value is a raw value of its hierarchy and none is null; otherwise ``lf`` (the same
-    file, scanned as usual) collected, and the string path names the values or applies the
-    null policy."""
-    enums = {q: _raw_enum(hs[q]) for q in qi}
-    if any(e is None for e in enums.values()):
-        return lf.collect()
-    p = Path(path)
-    sep = separator or sniff_separator(p, p.suffix.lower())
-    try:
-        coded = pl.scan_csv(p, separator=sep, schema_overrides=enums).collect()
-    except pl.exceptions.ComputeError:  # a value that is not a raw value of its hierarchy
-        return lf.collect()
-    if coded.select(pl.sum_horizontal(pl.col(q).null_count() for q in qi)).item():
-        return lf.collect()
-    return coded
-
-
-def _small_csv(data: TableLike) -> bool:
-    """Whether ``data`` is the path of one CSV file of at most ``IN_MEMORY_CSV_MAX_BYTES``."""
-    if not isinstance(data, (str, Path)):
-        return False
-    path = Path(data)
-    return path.suffix.lower() in CSV_SUFFIXES and path.is_file() \
-        and path.stat().st_size <= IN_MEMORY_CSV_MAX_BYTES
-
-
-DUCKDB_MIN_ROWS = 1_000_000
-"""Parquet files of at least this many rows are grouped by DuckDB under a memory limit (see
-:mod:`ldiv_polars.search.duckfs`) when the search reads only class sizes and codes."""
-
-
-def _duck_frequency_set(data: TableLike, fs: FrequencySet, hs: Mapping[str, Hierarchy]
-                        ) -> DuckFrequencySet | None:
-    """DuckDB's frequency set of a large Parquet file (``None``: use the engine path; DuckDB,
-    ~40 ms to import, is imported only when it is used)."""
-    if not isinstance(data, (str, Path)) or len(fs.sensitive) > 1:
-        return None
-    path = Path(data)
-    if path.suffix.lower() not in PARQUET_SUFFIXES or not path.is_file():
-        return None
-    if pl.scan_parquet(path).select(pl.len()).collect().item() < DUCKDB_MIN_ROWS:
-        return None
-    from ldiv_polars.search import duckfs
-
-    return duckfs.build(path, fs.qi, fs.sensitive, hs)
-
-
-def _duck_encoded(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hierarchy],
-                  models: Sequence[Model]) -> EncodedFrequencySet:
-    """The QI-only encoded frequency set from DuckDB's table (counts one roll-up, the
-    grouping that sums the sensitive column out, as :meth:`EncodedFrequencySet.without_sensitive`
-    does)."""
-    keys, n = duck.qi_frequency_set()
-    duck.disconnect()  # DuckDB's buffers are not needed during the search
-    efs = EncodedFrequencySet.from_keys(_qi_only_columns(fs, models), hs, keys, n)
-    efs.known_raw_counts = duck.raw_counts  # counted by DuckDB's pass over the values
-    efs.rollups = 1 if duck.sensitive else 0
-    return efs
-
-
-def _qi_only_columns(fs: FrequencySet, models: Sequence[Model]) -> FrequencySet:
-    """An empty QI-only frequency set naming ``fs``'s QI columns (the ``fs`` argument of an
-    :class:`EncodedFrequencySet` built from arrays), the models validated on it (QI-only
-    models: there are no values to check)."""
-    count = count_name(fs.qi)
-    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {count: pl.Int64})
-                       .lazy(), fs.qi, (), count)
-    for m in models:
-        m.validate(enc)
-    return enc
-
-
-def _duck_cells(duck: DuckFrequencySet, fs: FrequencySet, hs: Mapping[str, Hierarchy],
-                models: Sequence[Model]) -> EncodedFrequencySet:
-    """The ``(QI, sensitive)`` encoded frequency set from DuckDB's table (QI codes decoded
-    from its keys, sensitive ids as DuckDB numbered the values); the models are validated on
-    the distinct sensitive values (all they check: e.g. hierarchical t-closeness, that each
-    is a leaf of its hierarchy)."""
-    codes, sid, n = duck.cells()
-    s = fs.sensitive[0]
-    values = duck.sensitive_values
-    assert values is not None
-    table = pl.DataFrame([values.rename(s)])
-    count = count_name(fs.keys)
-    check = FrequencySet(
-        table.select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [pl.col(s),
-                      pl.lit(1, pl.Int64).alias(count)]).lazy(), fs.qi, fs.sensitive, count)
-    for m in models:
-        m.validate(check)
-    enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}
-                                    | {count: pl.Int64}).lazy(), fs.qi, fs.sensitive, count)
-    efs = EncodedFrequencySet.from_codes(enc, hs, codes, n, sensitive_ids=(sid, table))
-    efs.known_raw_counts = duck.raw_counts
-    return efs
-
-
-def _duck_kl(duck: DuckFrequencySet, level_maps: Sequence[np.ndarray], cards: Sequence[int],
-             suite: MetricSuite, rolled: Rolled, suppressed: np.ndarray) -> float:
-    """The ``kl`` metric at ``rolled`` (a roll-up of the QI-only frequency set; ``level_maps``
-    and ``cards``: each QI's raw index -> level code and level cardinality at its node) from
-    the node's ``(class, sensitive)`` counts, rolled up by DuckDB, and the ``sum p log p`` of
-    its ``(QI, sensitive)`` table: the formula of :class:`MetricSuite` on the same cells."""
+def _kl_from_source(source: Any, choice: _Choice) -> float:
+    """The ``kl`` metric of the chosen node from the engine's ``(class, sensitive)`` counts
+    (rolled up by the engine at the node's level maps) and the ``sum p log p`` of its
+    ``(QI, sensitive)`` table: the formula of :class:`MetricSuite` on the same cells."""
+    rolled, cards = choice.rolled, choice.level_cards
     levels = rolled.snapshot.levels
-    ck, s, n = duck.rolled_counts(levels, level_maps, cards)
+    ck, s, n = source.rolled_counts(levels, choice.level_maps, cards)
     # the roll-up's class keys in the same radix (first QI most significant): ascending
     ckeys = np.zeros(rolled.classes, dtype=np.int64)
     for i, c in enumerate(cards):
@@ -610,82 +667,14 @@ def _duck_kl(duck: DuckFrequencySet, level_maps: Sequence[np.ndarray], cards: Se
     if (rolled.classes and (np.any(np.diff(ckeys) <= 0) or np.any(ckeys[row_class] != ck)
                             or np.any(np.bincount(row_class, weights=n, minlength=rolled.classes)
                                       != rolled.class_size))):  # pragma: no cover - a bug
-        raise VerificationError("DuckDB's roll-up does not match the search's classes")
+        raise VerificationError("the engine's roll-up does not match the search's classes")
     full = Rolled(Snapshot(levels, None, s, n), row_class.astype(np.int64),
                   rolled.class_codes, rolled.class_size)
-    kl_suite = copy.copy(suite)
-    kl_suite.kl_const = duck.kl_const()
-    duck.disconnect()
-    kl_suite.efs = SimpleNamespace(n_sensitive=duck.n_sensitive)  # type: ignore[assignment]
-    return kl_suite.value("kl", full, suppressed)
-
-
-def _keyed_frequency_set(
-    lf: pl.LazyFrame, fs: FrequencySet, codes: Sequence[pl.Expr], cards: Sequence[int],
-    hs: Mapping[str, Hierarchy], models: Sequence[Model], engine: str,
-) -> EncodedFrequencySet | None:
-    """A QI-only frequency set grouped by the engine on one Int64 key per row, the
-    mixed-radix number of the QIs' raw-value indices (``codes``; first QI most significant,
-    each QI's radix the number of its raw values): one key column is grouped faster than
-    one column per QI, and the keys become the search's base as they are (see
-    :meth:`EncodedFrequencySet.from_keys`). ``None`` when a QI value is null or not a
-    raw value of its hierarchy (its key is null)."""
-    key: pl.Expr | None = None
-    for c, m in zip(codes, places(cards)):
-        digit = c.cast(pl.Int64) * m
-        key = digit if key is None else key + digit
-    assert key is not None
-    df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
-          .collect(engine=engine))
-    if df.height >= TUNING.ordered_sort_min_rows:
-        # in key order: the roll-ups that sort their keys merge runs (1M-row sample: the
-        # first level's pins 5.5-16.5 -> 2-3.5 ms each); below, no roll-up would (and the
-        # sort costs 1.4 ms on Adult's 30K rows)
-        df = df.sort(_KEY)
-    keys = df.get_column(_KEY)
-    if keys.null_count():
-        return None
-    return EncodedFrequencySet.from_keys(
-        _qi_only_columns(fs, models), hs, keys.to_numpy().astype(np.int64, copy=False),
-        df.get_column(COUNT).to_numpy().astype(np.int64, copy=False))
-
-
-_KEY = "__ldiv_key"
-
-
-def _encoded_frequency_set(
-    lf: pl.LazyFrame, fs: FrequencySet, hs: Mapping[str, Hierarchy], models: Sequence[Model],
-    nulls: NullPolicy, engine: str = STREAMING,
-) -> EncodedFrequencySet | None:
-    """The frequency set grouped on each QI's raw-value index (an Enum cast in the engine,
-    Int32 keys) instead of its strings: the same classes, a cheaper group-by, and no
-    string-keyed frame kept alive. ``None`` when a QI value is not a raw value of its
-    hierarchy (or is null): the caller then takes the string path for the typed error.
-    Without a sensitive column the engine groups on one Int64 key per row, the mixed-radix
-    number of the indices (see :func:`_keyed_frequency_set`)."""
-    codes = []
-    schema = lf.collect_schema()
-    for q in fs.qi:
-        c = _raw_index(q, hs[q], schema, strict=False)
-        if c is None:
-            return None
-        codes.append(c)
-    cards = [len(hs[q].column(0)) for q in fs.qi]
-    if not fs.sensitive and math.prod(max(c, 1) for c in cards) < 2**62:
-        return _keyed_frequency_set(lf, fs, codes, cards, hs, models, engine)
-    exprs = [c.cast(pl.Int32).fill_null(-1).alias(q) for c, q in zip(codes, fs.qi)]
-    # the encoded QI columns are never null (a null or unknown value is -1, and the string
-    # path then raises the typed error): the null guard is needed for sensitive columns only
-    enc = FrequencySet.build(lf.with_columns(exprs), fs.qi, fs.sensitive,
-                             nulls=nulls if fs.sensitive else "value")
-    enc = enc.materialize()
-    df = enc.frame.collect()
-    if df.height and bool(df.select(pl.min_horizontal(pl.col(q).min() for q in fs.qi) < 0)
-                          .item()):
-        return None
-    for m in models:
-        m.validate(enc)
-    return EncodedFrequencySet.from_encoded_frame(enc, hs)
+    kl_suite = copy.copy(choice.suite)
+    kl_suite.kl_const = source.kl_const()
+    source.disconnect()
+    kl_suite.efs = SimpleNamespace(n_sensitive=source.n_sensitive)  # type: ignore[assignment]
+    return kl_suite.value("kl", full, choice.verdict.suppressed)
 
 
 MASK = "*"
@@ -704,63 +693,17 @@ def output_dtype(h: Hierarchy, level: int) -> pl.Enum:
     return pl.Enum(labels if MASK in labels else [*labels, MASK])
 
 
-def _generalize(q: str, h: Hierarchy, level: int, dtype: pl.Enum, schema: pl.Schema
-                ) -> pl.Expr:
-    """The values of :func:`~ldiv_polars.hierarchy.generalize_expr` (the values were
-    validated against the hierarchy) as ``dtype`` (:func:`output_dtype`), computed as a gather
-    of the level's labels by the raw value's index (:func:`_raw_index`): in the streaming
-    engine this holds about 0.9 GB less than ``replace_strict`` on a 10M-row table, and the
-    Enum output is written to Parquet and re-verified without hashing a string per row (1M
-    rows: 0.25 -> 0.12 s for both)."""
-    idx = _raw_index(q, h, schema, strict=True)
-    if idx is None:  # pragma: no cover - validated hierarchies
-        return generalize_expr(q, h, level).cast(dtype)
-    return pl.lit(h.column(level).cast(pl.String).cast(dtype)).gather(idx)
-
-
-def _sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
-                     ) -> tuple[pl.LazyFrame, dict[str, pl.DataType]]:
-    """The retained rows with each String sensitive column cast to an Enum of its distinct
-    values (all of the table's are in ``values``, the frequency set's sensitive tuples), and
-    the dtypes to cast the verification's frequency set back to. The re-verification's
-    streaming group-by then keys on small integers: on 100M rows with a 20-value string
-    column its pass peaked at 2.54 GB, 1.87 GB with the Enum. Other dtypes are kept."""
-    schema = retained.collect_schema()
-    casts: list[pl.Expr] = []
-    restore: dict[str, pl.DataType] = {}
-    for c in values.columns:
-        if schema.get(c) != pl.String:
-            continue
-        cats = values.get_column(c).drop_nulls().unique().sort()
-        casts.append(pl.col(c).cast(pl.Enum(cats)))
-        restore[c] = pl.String()
-    return (retained.with_columns(casts) if casts else retained), restore
-
-
-def _output_plan(
-    lf: pl.LazyFrame, efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray,
-    hs: Mapping[str, Hierarchy], mode: str,
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """(output, retained rows) as lazy plans: generalize, then mask or drop suppressed classes."""
+def _output_plan(efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray,
+                 hs: Mapping[str, Hierarchy], mode: str) -> OutputPlan:
+    """The release of node ``rolled``: each QI's label per raw value at its level (of
+    :func:`output_dtype`), and the suppressed classes' output labels."""
     levels = rolled.snapshot.levels
     qi = list(efs.qi)
     dtypes = {q: output_dtype(hs[q], lv) for q, lv in zip(qi, levels)}
-    schema = lf.collect_schema()
-    gen = lf.with_columns([_generalize(q, hs[q], lv, dtypes[q], schema).alias(q)
-                           for q, lv in zip(qi, levels)])
-    if not suppressed.any():
-        return gen, gen
-    # suppressed classes as one struct set tested row by row: an elementwise expression, so
-    # the output plan streams (a left join with maintain_order buffered the table)
-    supp = efs.class_labels(rolled, np.flatnonzero(suppressed)).select(
-        pl.struct([pl.col(q).cast(dtypes[q]) for q in qi]).alias(_FLAG)).get_column(_FLAG)
-    flag = pl.struct(qi).is_in(supp.implode())
-    retained = gen.filter(~flag)
-    if mode == "drop":
-        return retained, retained
-    name = unique_name(_FLAG, schema.names())  # never a column of the input
-    masked = gen.with_columns(flag.alias(name)).with_columns(
-        [pl.when(pl.col(name)).then(pl.lit(MASK, dtype=dtypes[q])).otherwise(pl.col(q)).alias(q)
-         for q in qi]
-    ).drop(name)
-    return masked, retained
+    labels = {q: hs[q].column(lv).cast(pl.String).cast(dtypes[q]) for q, lv in zip(qi, levels)}
+    supp = None
+    if suppressed.any():
+        supp = efs.class_labels(rolled, np.flatnonzero(suppressed)).select(
+            pl.struct([pl.col(q).cast(dtypes[q]) for q in qi]).alias(_FLAG)).get_column(_FLAG)
+    return OutputPlan(tuple(qi), {q: hs[q].column(0) for q in qi}, labels, supp,
+                      mode="drop" if mode == "drop" else "mask", mask=MASK)

@@ -1,6 +1,6 @@
 """The data of one rolled-up lattice node: its encoded frequency set (:class:`Snapshot`), its
 class structure (:class:`Rolled`) and class codes decoded on demand (:class:`ClassCodes`), plus
-the mixed-radix place values (:func:`places`) every class key of the search is built with.
+the mixed-radix place values (:func:`~ldiv_polars.core.engines.base.places`) every class key of the search is built with.
 
 >>> import numpy as np
 >>> codes = ClassCodes(np.array([0, 5, 7]), div=[3, 1], cards=[4, 3])  # keys = a * 3 + b
@@ -10,25 +10,15 @@ the mixed-radix place values (:func:`places`) every class key of the search is b
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ldiv_polars.core.engines.base import decode_keys, places  # noqa: F401 - places re-exported
 from ldiv_polars.search.tuning import TUNING
 
 _SHARED: dict[str, np.ndarray] = {}
-
-
-def places(cards: Sequence[int]) -> list[int]:
-    """Place value of each digit of a mixed-radix number with these digit cardinalities, the
-    first digit most significant (the class keys of the roll-ups, DuckDB's row keys).
-
-    >>> places([4, 3, 2])
-    [6, 2, 1]
-    """
-    return [math.prod(cards[i + 1:]) for i in range(len(cards))]
 
 
 def _shared(name: str, rows: int, make: Any) -> np.ndarray:
@@ -195,21 +185,7 @@ class ClassCodes:
             return out
         if self.div[-1] == 1 and all(self.div[i] == self.div[i + 1] * self.cards[i + 1]
                                      for i in range(q - 1)):
-            # mixed radix: digits from the least significant one, dividing the rest down
-            # (one division per QI; ``k // a // b == k // (a * b)`` for k >= 0), in int32
-            # when the keys (below the span) fit: half the memory traffic, 2x faster
-            dt = np.int32 if self.div[0] * self.cards[0] <= 2**31 else np.int64
-            rest = keys.astype(dt, copy=False)
-            t = np.empty(keys.shape[0], dt)
-            quo = [np.empty(keys.shape[0], dt) for _ in range(min(q - 1, 2))]
-            for j, i in enumerate(range(q - 1, 0, -1)):
-                c = self.cards[i]
-                np.floor_divide(rest, c, out=quo[j % 2])
-                np.multiply(quo[j % 2], c, out=t)
-                np.subtract(rest, t, out=out[:, i], casting="unsafe")  # < c: fits int32
-                rest = quo[j % 2]
-            out[:, 0] = rest
-            return out
+            return decode_keys(keys, self.cards)
         t = np.empty(keys.shape[0], np.int64)
         v = np.empty(keys.shape[0], np.int64)
         for i, (d, c) in enumerate(zip(self.div, self.cards)):

@@ -1,0 +1,237 @@
+"""The Polars engine: lazy plans over paths, globs, Parquet directories, Polars frames and
+pyarrow tables, collected by the streaming engine (an in-memory DataFrame by the in-memory
+one, whose fixed cost is lower).
+
+>>> import polars as pl
+>>> df = pl.DataFrame({"zip": ["b", "a", "b"], "s": ["x", "y", "x"]})
+>>> ENGINE.frequency_set(df, "zip", "s").frame.sort("zip").collect().rows()
+[('a', 'y', 1), ('b', 'x', 2)]
+>>> enc = ENGINE.encoded_counts(df, ("zip",), (), {"zip": pl.Series(["a", "b"])},
+...                             order_from=0)
+>>> enc.form, enc.keys.tolist(), enc.n.tolist()
+('keys', [0, 1], [1, 2])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ldiv_polars.core.engines.base import (
+    EncodedCounts,
+    OutputPlan,
+    Release,
+    fits_key,
+    places,
+)
+from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet, unique_name
+from ldiv_polars.core.inputs import (
+    CSV_SUFFIXES,
+    sniff_separator,
+    to_lazyframe,
+    translate_input_errors,
+)
+from ldiv_polars.core.validate import NullPolicy
+
+_KEY = "__ldiv_key"
+_FLAG = "__ldiv_suppressed"
+
+
+class PolarsEngine:
+    """The Polars engine (see the module docstring)."""
+
+    name = "polars"
+
+    def accepts(self, data: object) -> bool:
+        """Polars frames are this engine's own."""
+        return isinstance(data, (pl.DataFrame, pl.LazyFrame))
+
+    def frequency_set(self, data: Any, qi: Any, sensitive: Any, *, nulls: NullPolicy = "error",
+                      separator: str | None = None) -> FrequencySet:
+        """The collected frequency set (see :meth:`FrequencySet.build` for the errors)."""
+        return FrequencySet.build(data, qi, sensitive, nulls=nulls,
+                                  separator=separator).materialize()
+
+    def encoded_counts(self, data: Any, qi: Sequence[str], sensitive: Sequence[str],
+                       leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",
+                       qi_only: bool = False, order_from: int | None = None
+                       ) -> EncodedCounts | None:
+        """The counts grouped on each QI's raw-value index (an Enum cast in the engine)
+        instead of its values: the same classes, a cheaper group-by. Without a sensitive
+        column the engine groups on one Int64 key per row (:func:`keyed_counts`); otherwise
+        the result is a frame with Int32 QI codes and the sensitive values (also under
+        ``qi_only``: the search sums them out itself, counting that roll-up). ``None``
+        when a QI value is null or not a raw value. A DataFrame is grouped by the in-memory
+        engine, anything else streams. ``order_from``: keys of at least this many rows are
+        returned in ascending order (never when None)."""
+        with translate_input_errors(data if isinstance(data, (str, Path)) else None):
+            return _encoded_counts(data, tuple(qi), tuple(sensitive), leaves, nulls, order_from)
+
+    def release(self, data: Any, plan: OutputPlan) -> Release:
+        """Generalize, then mask or drop the suppressed classes: lazy plans that stream."""
+        return _release(to_lazyframe(data), plan)
+
+
+ENGINE = PolarsEngine()
+
+
+def _encoded_counts(data: Any, qi: tuple[str, ...], sensitive: tuple[str, ...],
+                    leaves: Mapping[str, pl.Series], nulls: NullPolicy,
+                    order_from: int | None) -> EncodedCounts | None:
+    """:meth:`PolarsEngine.encoded_counts` (engine errors not yet translated)."""
+    collect = "in-memory" if isinstance(data, pl.DataFrame) else STREAMING
+    lf = to_lazyframe(data)
+    schema = lf.collect_schema()
+    codes = []
+    for q in qi:
+        c = raw_index(q, leaves[q], schema, strict=False)
+        if c is None:
+            return None
+        codes.append(c)
+    cards = [len(leaves[q]) for q in qi]
+    if not sensitive and fits_key(cards):
+        return keyed_counts(lf, qi, codes, cards, collect, order_from)
+    exprs = [c.cast(pl.Int32).fill_null(-1).alias(q) for c, q in zip(codes, qi)]
+    # the encoded QI columns are never null (a null or unknown value is -1, and the caller
+    # then raises the typed error): the null guard is needed for sensitive columns only
+    enc = FrequencySet.build(lf.with_columns(exprs), qi, sensitive,
+                             nulls=nulls if sensitive else "value").materialize()
+    df = enc.frame.collect()
+    if df.height and bool(df.select(pl.min_horizontal(pl.col(q).min() for q in qi) < 0)
+                          .item()):
+        return None
+    return EncodedCounts(qi, sensitive, frame=enc)
+
+
+def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
+    """The release of ``plan`` over ``lf`` (see :meth:`PolarsEngine.release`)."""
+    schema = lf.collect_schema()
+    qi = list(plan.qi)
+    gen = lf.with_columns([generalize(q, plan.leaves[q], plan.labels[q], schema).alias(q)
+                           for q in qi])
+    if plan.suppressed is None:
+        return Release(gen, gen)
+    # suppressed classes as one struct set tested row by row: an elementwise expression,
+    # so the output plan streams (a left join with maintain_order buffered the table)
+    flag = pl.struct(qi).is_in(plan.suppressed.implode())
+    retained = gen.filter(~flag)
+    if plan.mode == "drop":
+        return Release(retained, retained)
+    name = unique_name(_FLAG, schema.names())  # never a column of the input
+    masked = gen.with_columns(flag.alias(name)).with_columns(
+        [pl.when(pl.col(name)).then(pl.lit(plan.mask, dtype=plan.labels[q].dtype))
+         .otherwise(pl.col(q)).alias(q) for q in qi]
+    ).drop(name)
+    return Release(masked, retained)
+
+
+def leaf_enum(leaves: pl.Series) -> pl.Enum | None:
+    """The Enum of a hierarchy's raw values (as strings; a QI value's index among them is its
+    code), None when they hold a null or a repeat (never, once validated)."""
+    if leaves.null_count() or leaves.n_unique() != leaves.len():
+        return None
+    return pl.Enum(leaves.cast(pl.String))
+
+
+def raw_index(q: str, leaves: pl.Series, schema: pl.Schema, *, strict: bool
+              ) -> pl.Expr | None:
+    """Each row's index among the raw values ``leaves`` of QI ``q`` (UInt; null where the
+    value is null or, without ``strict``, not a raw value): the physical value of a column
+    already read as :func:`leaf_enum` (:func:`read_coded`), else an Enum cast of its strings.
+    None when the raw values make no Enum."""
+    enum = leaf_enum(leaves)
+    if enum is None:
+        return None
+    if schema.get(q) == enum:
+        return pl.col(q).to_physical()
+    return pl.col(q).cast(pl.String).cast(enum, strict=strict).to_physical()
+
+
+def generalize(q: str, leaves: pl.Series, labels: pl.Series, schema: pl.Schema) -> pl.Expr:
+    """QI ``q``'s output values: a gather of ``labels`` (one per raw value, of the output
+    dtype) by each row's raw index (:func:`raw_index`, strict: the values were validated
+    against the hierarchy), so the streaming engine hashes no string per row."""
+    idx = raw_index(q, leaves, schema, strict=True)
+    if idx is None:  # pragma: no cover - validated hierarchies have unique raw values
+        return pl.col(q).cast(pl.String).replace_strict(leaves.cast(pl.String), labels)
+    return pl.lit(labels).gather(idx)
+
+
+def keyed_counts(lf: pl.LazyFrame, qi: Sequence[str], codes: Sequence[pl.Expr],
+                 cards: Sequence[int], collect: str, order_from: int | None = None
+                 ) -> EncodedCounts | None:
+    """QI-only counts grouped by the engine on one Int64 key per row, the mixed-radix number of
+    the QIs' raw-value indices (``codes``; :func:`~ldiv_polars.core.engines.base.places`):
+    one key column is grouped faster than one column per QI. Sorted by key when there are
+    ``order_from`` keys or more (the search merges runs of ordered keys). ``None`` when a QI
+    value is null or not a raw value (its key is null)."""
+    key: pl.Expr | None = None
+    for c, m in zip(codes, places(cards)):
+        digit = c.cast(pl.Int64) * m
+        key = digit if key is None else key + digit
+    if key is None:
+        key = pl.lit(0, pl.Int64)
+    df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
+          .collect(engine=collect))
+    ordered = order_from is not None and df.height >= order_from
+    if ordered:
+        df = df.sort(_KEY)
+    keys = df.get_column(_KEY)
+    if keys.null_count():
+        return None
+    return EncodedCounts(tuple(qi), (), keys=keys.to_numpy().astype(np.int64, copy=False),
+                         n=df.get_column(COUNT).to_numpy().astype(np.int64, copy=False),
+                         ordered=ordered)
+
+
+def read_coded(path: str | Path, separator: str | None, lf: pl.LazyFrame, qi: Sequence[str],
+               leaves: Mapping[str, pl.Series]) -> pl.DataFrame:
+    """The CSV at ``path`` read into memory with each QI column parsed straight into the Enum
+    of its raw values (:func:`leaf_enum`) instead of strings: the frequency-set pass and the
+    output read the codes. Only when every QI value is a raw value and none is null;
+    otherwise ``lf`` (the same file, scanned as usual) collected, and the string path names
+    the values or applies the null policy."""
+    enums = {q: leaf_enum(leaves[q]) for q in qi}
+    if any(e is None for e in enums.values()):
+        return lf.collect()
+    p = Path(path)
+    sep = separator or sniff_separator(p, p.suffix.lower())
+    try:
+        coded = pl.scan_csv(p, separator=sep, schema_overrides=enums).collect()
+    except pl.exceptions.ComputeError:  # a value that is not a raw value of its hierarchy
+        return lf.collect()
+    if coded.select(pl.sum_horizontal(pl.col(q).null_count() for q in qi)).item():
+        return lf.collect()
+    return coded
+
+
+def small_csv(data: object, limit: int) -> bool:
+    """Whether ``data`` is the path of one CSV file of at most ``limit`` bytes."""
+    if not isinstance(data, (str, Path)):
+        return False
+    path = Path(data)
+    return path.suffix.lower() in CSV_SUFFIXES and path.is_file() \
+        and path.stat().st_size <= limit
+
+
+def sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
+                    ) -> tuple[pl.LazyFrame, dict[str, pl.DataType]]:
+    """The retained rows with each String sensitive column cast to an Enum of its distinct
+    values (all of the table's are in ``values``), and the dtypes to cast the verification's
+    frequency set back to: the re-verification's streaming group-by then keys on small
+    integers (less memory). Other dtypes are kept."""
+    schema = retained.collect_schema()
+    casts: list[pl.Expr] = []
+    restore: dict[str, pl.DataType] = {}
+    for c in values.columns:
+        if schema.get(c) != pl.String:
+            continue
+        cats = values.get_column(c).drop_nulls().unique().sort()
+        casts.append(pl.col(c).cast(pl.Enum(cats)))
+        restore[c] = pl.String()
+    return (retained.with_columns(casts) if casts else retained), restore
+

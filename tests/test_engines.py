@@ -1,0 +1,217 @@
+"""The engine boundary (``ldiv_polars.core.engines``): every engine gives the same frequency set
+and the same encoded counts of the same input, under one validation, null policy and error
+mapping; frequency sets merge by summing counts; the engine is chosen from the input."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldiv_polars.core.engines import duckdb as duck_engine
+from ldiv_polars.core.engines import polars as polars_engine
+from ldiv_polars.core.engines.base import (
+    Engine,
+    OutputPlan,
+    decode_keys,
+    engine_for,
+    places,
+)
+from ldiv_polars.core.frequency import COUNT, FrequencySet, merge_frequency_sets
+from ldiv_polars.errors import (
+    InputFormatError,
+    InvalidParameterError,
+    NullValuesError,
+    UnknownColumnError,
+    UnreadableInputError,
+)
+
+ENGINES = [polars_engine.ENGINE, duck_engine.ENGINE]
+
+
+def _rows(fs: FrequencySet) -> list[tuple]:
+    df = fs.frame.collect()
+    return sorted(df.select([*fs.qi, *fs.sensitive, COUNT]).rows(),
+                  key=lambda r: tuple((v is None, str(v)) for v in r))
+
+
+def _brute(df: pl.DataFrame, keys: list[str]) -> list[tuple]:
+    """The frequency set counted in Python (independent of both engines)."""
+    counts: dict[tuple, int] = {}
+    for row in df.select(keys).rows():
+        counts[row] = counts.get(row, 0) + 1
+    return sorted(((*k, n) for k, n in counts.items()),
+                  key=lambda r: tuple((v is None, str(v)) for v in r))
+
+
+def test_every_engine_satisfies_the_protocol():
+    for e in ENGINES:
+        assert isinstance(e, Engine)
+
+
+# column names an SQL engine could misread: a keyword, quotes, unicode, spaces
+NAMES = ["select", 'q"uote', "zip code", "âge", "n_"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_frequency_sets_agree_across_engines(tmp_path_factory, data):
+    rows = data.draw(st.integers(0, 40))
+    nq = data.draw(st.integers(1, 3))
+    qi = NAMES[:nq]
+    s = NAMES[4]
+    values = st.one_of(st.none(), st.sampled_from(["a", "b", "é", "'", ""]))
+    cols = {c: data.draw(st.lists(values, min_size=rows, max_size=rows)) for c in [*qi, s]}
+    df = pl.DataFrame(cols, schema={c: pl.String for c in cols})
+    path = tmp_path_factory.mktemp("t") / "t.parquet"
+    df.write_parquet(path)
+    expected = _brute(df, [*qi, s])
+    has_null = any(df.get_column(c).null_count() for c in [*qi, s])
+    for e in ENGINES:
+        for src in (df, path):
+            assert _rows(e.frequency_set(src, qi, s, nulls="value")) == expected, (e.name, src)
+            if has_null:
+                with pytest.raises(NullValuesError):
+                    e.frequency_set(src, qi, s)
+            else:
+                assert _rows(e.frequency_set(src, qi, s)) == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=lambda e: e.name)
+def test_one_validation_and_error_mapping(tmp_path, engine):
+    df = pl.DataFrame({"q": ["a"], "s": ["x"]})
+    with pytest.raises(UnknownColumnError):
+        engine.frequency_set(df, ["nope"], "s")
+    with pytest.raises(InvalidParameterError):
+        engine.frequency_set(df, ["q"], "s", nulls="maybe")
+    with pytest.raises(InputFormatError):
+        engine.frequency_set(tmp_path / "missing.csv", ["q"], "s")
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 this is not a parquet file PAR1")
+    with pytest.raises(UnreadableInputError):
+        engine.frequency_set(bad, ["q"], "s")
+    # no key name is reserved on any engine: a QI named like the count column moves the count
+    fs = engine.frequency_set(pl.DataFrame({COUNT: [1, 1, 2], "s": ["x", "x", "y"]}), [COUNT], "s")
+    assert fs.count != COUNT and fs.qi == (COUNT,)
+    got = fs.frame.collect().sort(COUNT).rows()
+    assert got == [(1, "x", 2), (2, "y", 1)]
+
+
+def test_duckdb_engine_reads_its_own_inputs():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 'x'), ('a', 'y'), ('a', 'x')) "
+                "v(q, s)")
+    rel = con.sql("FROM t")
+    expected = [("a", "x", 2), ("a", "y", 1)]
+    assert _rows(duck_engine.ENGINE.frequency_set(rel, "q", "s")) == expected
+    assert _rows(duck_engine.ENGINE.frequency_set("t", "q", "s", con=con)) == expected
+    table = pa.table({"q": ["a", "a", "a"], "s": ["x", "y", "x"]})
+    assert _rows(duck_engine.ENGINE.frequency_set(table, "q", "s")) == expected
+    assert engine_for(rel).name == "duckdb" and duck_engine.ENGINE.accepts(rel)
+
+
+def test_engine_choice():
+    assert engine_for(pl.DataFrame({"a": [1]})).name == "polars"
+    assert engine_for(pl.LazyFrame({"a": [1]})).name == "polars"
+    assert engine_for("t.csv").name == "polars"
+    assert engine_for("t.csv", "duckdb").name == "duckdb"
+    with pytest.raises(InvalidParameterError, match="engine must be one of"):
+        engine_for("t.csv", "oracle")
+
+
+def _leaves(df: pl.DataFrame, qi: list[str]) -> dict[str, pl.Series]:
+    return {q: df.get_column(q).cast(pl.String).unique().sort().reverse() for q in qi}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_encoded_counts_agree_across_engines(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    df = pl.DataFrame({"a": rng.integers(0, 5, 300), "b": rng.choice(["x", "y", "z"], 300),
+                       "s": rng.choice(["p", "q"], 300)})
+    path = tmp_path / "t.parquet"
+    df.write_parquet(path)
+    qi = ["a", "b"]
+    leaves = _leaves(df, qi)
+    cards = [len(leaves[q]) for q in qi]
+    # the expected counts, from the leaves' positions computed in Python
+    pos = {q: {v: i for i, v in enumerate(leaves[q].to_list())} for q in qi}
+    want: dict[int, int] = {}
+    for a, b in df.select(qi).rows():
+        k = pos["a"][str(a)] * places(cards)[0] + pos["b"][b]
+        want[k] = want.get(k, 0) + 1
+    keyed = polars_engine.ENGINE.encoded_counts(df, qi, (), leaves, order_from=0)
+    duck = duck_engine.ENGINE.encoded_counts(path, qi, ("s",), leaves, qi_only=True)
+    try:
+        for enc in (keyed, duck):
+            assert enc is not None and enc.form == "keys" and enc.ordered
+            assert dict(zip(enc.keys.tolist(), enc.n.tolist())) == want
+            assert np.all(np.diff(enc.keys) > 0)
+        # DuckDB counted each raw value's rows in its pass
+        for i, q in enumerate(qi):
+            expect = [int((df.get_column(q).cast(pl.String) == v).sum())
+                      for v in leaves[q].to_list()]
+            assert duck.raw_counts[i].tolist() == expect
+    finally:
+        duck.close()
+    # the (QI, sensitive) forms: a frame (Polars) and cells (DuckDB), the same cells
+    frame = polars_engine.ENGINE.encoded_counts(df, qi, ("s",), leaves)
+    cells = duck_engine.ENGINE.encoded_counts(path, qi, ("s",), leaves)
+    assert frame.form == "frame" and cells.form == "cells"
+    got = frame.frame.frame.collect().select(*qi, "s", COUNT).rows()
+    svals = cells.sensitive_values.to_list()
+    other = [(*map(int, cells.codes[:, j]), svals[cells.sensitive_ids[j]], int(cells.n[j]))
+             for j in range(cells.n.shape[0])]
+    assert sorted(got) == sorted(other)
+    # a value that is not a raw value: no encoded counts (the caller reports it)
+    short = {"a": leaves["a"][1:], "b": leaves["b"]}
+    assert polars_engine.ENGINE.encoded_counts(df, qi, (), short) is None
+    assert duck_engine.ENGINE.encoded_counts(path, qi, ("s",), short, qi_only=True) is None
+
+
+def test_decode_keys_inverts_places():
+    rng = np.random.default_rng(0)
+    cards = [7, 1, 300, 4]
+    codes = np.stack([rng.integers(0, c, 1000) for c in cards])
+    keys = sum(codes[i].astype(np.int64) * p for i, p in enumerate(places(cards)))
+    assert np.array_equal(decode_keys(keys, cards).T, codes)
+
+
+def test_release_masks_or_drops_the_suppressed_classes():
+    df = pl.DataFrame({"z": ["a", "b", "c", "c"], "s": [1, 2, 3, 4]})
+    dtype = pl.Enum(["ab", "c", "*"])
+    labels = pl.Series(["ab", "ab", "c"]).cast(dtype)
+    supp = pl.DataFrame({"z": pl.Series(["c"]).cast(dtype)}).select(
+        pl.struct("z").alias("x")).get_column("x")
+    for mode, rows in (("mask", [("ab", 1), ("ab", 2), ("*", 3), ("*", 4)]),
+                       ("drop", [("ab", 1), ("ab", 2)])):
+        plan = OutputPlan(("z",), {"z": pl.Series(["a", "b", "c"])}, {"z": labels}, supp,
+                          mode=mode)
+        rel = polars_engine.ENGINE.release(df, plan)
+        out = rel.output.collect()
+        assert out.select(pl.col("z").cast(pl.String), "s").rows() == rows
+        assert rel.retained.collect().height == 2
+
+
+def test_merged_frequency_sets_equal_the_whole_table():
+    rng = np.random.default_rng(1)
+    df = pl.DataFrame({"a": rng.integers(0, 4, 500), "b": rng.choice(["x", "y"], 500),
+                       "s": rng.choice(["p", "q", "r"], 500)})
+    whole = polars_engine.ENGINE.frequency_set(df, ["a", "b"], "s")
+    parts = [df.slice(0, 100), df.slice(100, 300), df.slice(400, 100)]
+    sites = [polars_engine.ENGINE.frequency_set(p, ["a", "b"], "s") for p in parts]
+    merged = merge_frequency_sets(sites)
+    assert (merged.qi, merged.sensitive) == (("a", "b"), ("s",))
+    assert _rows(merged) == _rows(whole) == _brute(df, ["a", "b", "s"])
+    frames = [s.frame.collect() for s in sites]
+    assert _rows(merge_frequency_sets(frames, ["a", "b"], "s")) == _rows(whole)
+    with pytest.raises(InvalidParameterError, match="different columns"):
+        merge_frequency_sets([sites[0], FrequencySet(sites[1].frame, ("a",), ("b",))])
+    with pytest.raises(InvalidParameterError, match="dtypes"):
+        merge_frequency_sets([frames[0], frames[1].with_columns(pl.col("a").cast(pl.String))],
+                             ["a", "b"], "s")
+    with pytest.raises(InvalidParameterError):
+        merge_frequency_sets([])
