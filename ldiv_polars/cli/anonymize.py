@@ -122,7 +122,9 @@ def register(app: typer.Typer) -> None:
         mode: Annotated[str, typer.Option(
             "--mode", help="suppressed rows: mask (QIs set to *) or drop")] = "mask",
         strategy: Annotated[str, typer.Option(
-            "--strategy", help="auto, flash, exhaustive or bounded")] = "auto",
+            "--strategy", help="auto, flash, exhaustive, bounded or anytime")] = "auto",
+        budget: Annotated[float | None, typer.Option(
+            "--budget", help="seconds the anytime search may run (it reports its gap)")] = None,
         separator: Annotated[str | None, typer.Option(
             "--separator", help="input CSV separator")] = None,
         hierarchy_separator: Annotated[str, typer.Option(
@@ -152,7 +154,7 @@ def register(app: typer.Typer) -> None:
         # re-verified while written (one pass over the input for both), not by anonymize()
         kwargs: dict[str, Any] = dict(
             suppression=suppression, metric=metric, suppression_mode=mode, strategy=strategy,
-            separator=separator, verify=False,
+            separator=separator, verify=False, budget=budget,
         )
         if as_json or not sys.stderr.isatty():  # a progress bar only for a person watching
             result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
@@ -196,6 +198,9 @@ def _print(result: Any, out: Path | None, *, console: Console | None = None,
     if result.found:
         table.add_row("optimum", ", ".join(f"{q}={v}" for q, v in result.levels.items()))
         table.add_row(f"{result.metric}", f"{result.value:.6g}")
+        if result.strategy == "anytime":
+            table.add_row("lower bound", "—" if result.bound is None else f"{result.bound:.6g}")
+            table.add_row("gap", "—" if result.gap is None else f"{result.gap:.2%}")
         table.add_row("classes", f"{result.classes:,}")
         table.add_row("suppressed rows",
                       f"{result.suppressed_rows:,} (limit {result.suppression_limit_rows:,}, "

@@ -50,6 +50,7 @@ from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_m
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot, places
+from ldiv_polars.search.anytime import Budget
 from ldiv_polars.search.strategies import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
 from ldiv_polars.search.tuning import TUNING
@@ -101,6 +102,11 @@ class AnonymizationResult:
     output: pl.LazyFrame | None = field(repr=False)
     verification: Any = field(repr=False, default=None)
     _plan: _VerificationPlan | None = field(repr=False, default=None)
+    bound: float | None = None
+    """A lower bound of the optimum's value: ``value`` itself for the exact strategies, the
+    anytime search's bound otherwise (None when no node was found, or ``kl`` under anytime)."""
+    gap: float | None = None
+    """``(value - bound) / value``: 0 when the optimum is proven, None without a bound."""
     sources: tuple[str, ...] = field(repr=False, default=())
     """The input file(s) ``output`` reads (a path given, or the scans of a LazyFrame; empty for
     a DataFrame): :meth:`sink` refuses to write over them."""
@@ -167,6 +173,8 @@ class AnonymizationResult:
             },
             "minimal": self.minimal,
             "minimal_complete": self.minimal_complete,
+            "bound": self.bound,
+            "gap": self.gap,
             "verified": None if self.verification is None else bool(self.verification.passed),
             "notes": self.notes,
             "elapsed_s": round(self.elapsed_s, 4),
@@ -237,6 +245,7 @@ def anonymize(
     nulls: NullPolicy = "error",
     separator: str | None = None,
     progress: Progress | None = None,
+    budget: Budget | float | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
 
@@ -247,7 +256,10 @@ def anonymize(
     ``metric`` is the optimization target (``aecs``, ``discernibility``, ``entropy``,
     ``height``, ``kl``, ``loss``, ``precision``; lower is better). ``strategy``: ``auto``
     (Flash when the predicate is monotone, otherwise exhaustive), ``flash``, ``exhaustive``,
-    ``bounded`` (optimum only, by lower-bound pruning). QI columns of the output are Enums
+    ``bounded`` (optimum only, by lower-bound pruning), ``anytime`` (the best node within
+    ``budget`` — seconds or a :class:`~ldiv_polars.search.anytime.Budget` — with ``bound``
+    and ``gap``; ``auto`` picks it on lattices of more than ``TUNING.anytime_min_nodes``
+    nodes). QI columns of the output are Enums
     of the chosen level's labels in hierarchy order (:func:`output_dtype`; they sort in that
     order, and Parquet stores them dictionary-encoded). The output is re-verified with
     :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips that extra pass;
@@ -264,6 +276,7 @@ def anonymize(
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     require_real("suppression", suppression, low=0.0, high=1.0)
+    budget = Budget.of(budget) if budget is not None else None
     sources = input_paths(data)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
@@ -281,7 +294,7 @@ def anonymize(
     try:
         result = _anonymize(lf, fs, hs, duck, models, qi_only, t0, suppression=suppression,
                           metric=metric, suppression_mode=suppression_mode, strategy=strategy,
-                          verify=verify, nulls=nulls, progress=progress,
+                          verify=verify, nulls=nulls, progress=progress, budget=budget,
                           # an in-memory table is grouped by the in-memory engine (a lower
                           # fixed cost); files and lazy plans stream
                           engine="in-memory" if isinstance(data, pl.DataFrame) else STREAMING)
@@ -297,6 +310,7 @@ def _anonymize(
     duck: DuckFrequencySet | None, models: list[Model], qi_only: bool, t0: float, *,
     suppression: float, metric: str, suppression_mode: str, strategy: str, verify: bool,
     nulls: NullPolicy, progress: Progress | None, engine: str,
+    budget: Budget | float | None = None,
 ) -> AnonymizationResult:
     qi_t, sens_t = fs.qi, fs.sensitive
     if duck is not None and qi_only:
@@ -327,7 +341,8 @@ def _anonymize(
     _lean_search(search_efs)
     limit = suppression_limit_rows(suppression, efs.total)
     outcome: SearchOutcome = search_lattice(search_efs, models, limit, metric,
-                                            strategy=strategy, progress=progress)
+                                            strategy=strategy, progress=progress,
+                                            budget=budget)
 
     search_rollups = search_efs.rollups if search_efs is not efs else 0
     search_is_efs = search_efs is efs
@@ -404,7 +419,8 @@ def _anonymize(
         suppressed_classes=int(verdict.suppressed.sum()), checked=outcome.checked,
         evaluations=outcome.evaluations + verdict.evaluations, rollups=n_rollups,
         elapsed_s=time.perf_counter() - t0, output=output, verification=verification,
-        _plan=plan, **common,
+        _plan=plan, bound=outcome.bound if outcome.strategy == "anytime" else values[metric],
+        gap=outcome.gap, **common,
     )
 
 

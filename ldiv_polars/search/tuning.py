@@ -172,6 +172,13 @@ class SearchTuning:
     """Flash probes a path first at the node whose score reaches this quantile of the
     scores of the first passing nodes found so far (negative: plain binary search). Only the
     number of checks depends on it, never a tag."""
+    anytime_min_nodes: int = 2_000_000
+    """``strategy="auto"`` runs the anytime search (:mod:`~ldiv_polars.search.anytime`) on
+    lattices of more nodes than this (the exact strategies hold a node array and tags per
+    node, and their checks grow with the lattice); it may return a node short of the optimum,
+    with its gap."""
+    anytime_seconds: float = 60.0
+    """The anytime search's time budget when ``auto`` picks it and none was given."""
 
 
 TUNING = SearchTuning()
