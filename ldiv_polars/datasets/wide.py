@@ -72,9 +72,9 @@ def _model(qis: int, seed: int) -> tuple[np.ndarray, list[np.ndarray], np.ndarra
     for j in range(qis):
         d = _card(j)
         v = np.arange(d)
-        zipf = -1.1 * np.log1p(rng.permutation(d) % max(d // 2, 1))
+        zipf = -0.7 * np.log1p(rng.permutation(d) % max(d // 2, 1))
         centre = rng.uniform(0, d, LATENT_CLASSES)
-        width = d * rng.uniform(0.08, 0.4, LATENT_CLASSES)
+        width = np.maximum(d * rng.uniform(0.04, 0.2, LATENT_CLASSES), 0.5)
         logits = zipf[None, :] - np.abs(v[None, :] - centre[:, None]) / width[:, None]
         tables.append(_cumulative(logits))
     sens = _cumulative(rng.normal(0, 1.3, (LATENT_CLASSES, DIAGNOSES)))

@@ -175,7 +175,7 @@ class _Search:
         self.checked += 1
         free = self.free_value(x, rolled)
         if verdict.passed:
-            value = free if verdict.suppressed_rows == 0 else \
+            value = free if verdict.suppressed_rows == 0 and self.has_bound else \
                 self.metrics.value(self.metric, rolled, verdict.suppressed)
             if value < self.best_val or (value == self.best_val and self.best is not None
                                          and x < self.best):
