@@ -11,7 +11,8 @@ usual) judged by :class:`~ldiv_polars.search.suppression.NodeChecker` and valued
 value at ``x`` and of every node above it: see docs/anonymize.md, "The anytime search"). A
 node is *refuted* when it lies below a recorded *failure that implies its down-set* (any
 failure when the predicate is monotone; otherwise a failure of the models' union-closed
-relaxation beyond the limit). Popping ``x``:
+relaxation beyond the limit). An incumbent comes first: the top is checked and descended
+from (roll-ups of high nodes have small key spaces: cheap even from the base). Popping ``x``:
 
 - refuted by a failure ``f``: every node above ``x`` not below ``f`` is above one of
   ``x | f_i + 1`` (``x`` with QI ``i`` raised just past ``f``); those are pushed, nothing is
@@ -246,7 +247,8 @@ class _Search:
 
     def descend(self, x: Levels) -> None:
         """From a pass, step down (the predecessor with the least value first) while a
-        predecessor passes with a lower value: a cheaper incumbent early."""
+        predecessor passes with a lower value: a cheaper incumbent early. Failing predecessors
+        are climbed: failures near the frontier refute much of what lies below it."""
         cur, val = x, self.records[x][1]
         while not self.out_of_budget():
             preds = [cur[:i] + (cur[i] - 1,) + cur[i + 1:] for i in range(self.q) if cur[i]]
@@ -254,7 +256,9 @@ class _Search:
             preds.sort(key=lambda p: self.free_value(p) if self.cheap else 0.0)
             nxt = None
             for p in preds:
-                passed, value, _, _ = self.check(p)
+                passed, value, _, downset = self.check(p)
+                if downset:
+                    self.climb(p)  # a failure near the frontier: refutes much below it
                 if passed and value < val:
                     nxt, val = p, value
                     break
@@ -268,6 +272,9 @@ class _Search:
 
     def run(self) -> float:
         """Search until proven or out of budget; return the lower bound (see module docstring)."""
+        top = tuple(h - 1 for h in self.heights)
+        if self.check(top)[0]:  # an incumbent first: roll-ups high up are cheap
+            self.descend(top)
         bottom = (0,) * self.q
         heap: list[tuple[float, bool, Levels]] = [(self.key(bottom), self.cheap, bottom)]
         seen = {bottom}
