@@ -249,7 +249,7 @@ class _Search:
         """From a pass, step down (the predecessor with the least value first) while a
         predecessor passes with a lower value: a cheaper incumbent early. Failing predecessors
         are climbed: failures near the frontier refute much of what lies below it."""
-        cur, val = x, self.records[x][1]
+        cur, val = x, self.check(x)[1]
         while not self.out_of_budget():
             preds = [cur[:i] + (cur[i] - 1,) + cur[i + 1:] for i in range(self.q) if cur[i]]
             preds = [p for p in preds if self.refuter(p) is None]
