@@ -53,7 +53,8 @@ Levels = tuple[int, ...]
 @dataclass(frozen=True)
 class Budget:
     """How long the anytime search may run: ``seconds`` of wall time and/or ``nodes`` checked
-    (None: no limit on that; both None: until the optimum is proven)."""
+    (None: no limit on that; both None: until the optimum is proven). It is looked at
+    between checks: one slow roll-up can overrun ``seconds``."""
 
     seconds: float | None = None
     nodes: int | None = None
