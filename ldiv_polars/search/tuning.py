@@ -3,7 +3,9 @@ instance :data:`TUNING`, which every part of the search reads when it decides.
 
 No knob changes a result: every roll-up path, sort and cache policy they choose between gives
 the same arrays, the same verdicts and the same optimum (tests force each branch by setting
-knobs to extremes). They trade time against memory, and one cost against another; each field
+knobs to extremes), except ``anytime_min_nodes`` and ``anytime_seconds``: past them
+``strategy="auto"`` runs the anytime search, whose node may fall short of the optimum (it says
+by how much at most). They trade time against memory, and one cost against another; each field
 says what it trades. The measurements behind the defaults are in ``BENCHMARKS.md`` (lattice
 search) and ``docs/anonymize.md``.
 
