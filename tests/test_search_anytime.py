@@ -190,3 +190,14 @@ def test_cli_budget_json_gives_bound_and_gap(tmp_path, capsys):
     rc = main(["anonymize", str(data), str(tmp_path / "p.parquet"), "--qi", "q00",
                "--hierarchies", str(hdir), "--k", "3", "--budget", "-1"])
     assert rc == 2 and "budget" in capsys.readouterr().err
+
+
+def test_namespace_passes_the_budget():
+    import ldiv_polars  # noqa: F401  (registers .ldiv)
+    df = pl.DataFrame({"a": ["x", "y", "x", "y", "x"]})
+    hs = {"a": Hierarchy([["x", "*"], ["y", "*"]], name="a")}
+    res = df.ldiv.anonymize("a", None, hs, KAnonymity(3), metric="height",
+                            strategy="anytime", budget=Budget(nodes=50))
+    assert res.strategy == "anytime" and res.levels == {"a": 1} and res.gap == 0.0
+    with pytest.raises(InvalidParameterError, match="budget"):
+        df.ldiv.anonymize("a", None, hs, KAnonymity(3), strategy="anytime", budget=-2)
