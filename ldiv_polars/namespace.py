@@ -91,6 +91,7 @@ class _LdivFrame:
         hierarchies: Mapping[str, Any], models: Sequence[Model] | Model, *,
         suppression: float = 0.0, metric: str = "aecs", suppression_mode: str = "mask",
         strategy: str = "auto", verify: bool = True, nulls: NullPolicy = "error",
+        budget: Any = None,
     ) -> AnonymizationResult:
         """Optimal full-domain generalization with suppression, re-verified; see
         :func:`ldiv_polars.search.anonymize`."""
@@ -99,7 +100,8 @@ class _LdivFrame:
         return anonymize(self._frame, qi, sensitive, hierarchies, models,
                          suppression=suppression, metric=metric,
                          suppression_mode=suppression_mode,  # type: ignore[arg-type]
-                         strategy=strategy, verify=verify, nulls=nulls)  # type: ignore[arg-type]
+                         strategy=strategy, verify=verify, nulls=nulls,  # type: ignore[arg-type]
+                         budget=budget)
 
     def microaggregate(
         self, columns: str | Iterable[str], *, k: int, pi: float | str | None = None,

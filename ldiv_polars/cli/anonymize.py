@@ -125,7 +125,9 @@ def register(app: typer.Typer) -> None:
         mode: Annotated[str, typer.Option(
             "--mode", help="suppressed rows: mask (QIs set to *) or drop")] = "mask",
         strategy: Annotated[str, typer.Option(
-            "--strategy", help="auto, flash, exhaustive or bounded")] = "auto",
+            "--strategy", help="auto, flash, exhaustive, bounded or anytime")] = "auto",
+        budget: Annotated[float | None, typer.Option(
+            "--budget", help="seconds the anytime search may run (it reports its gap)")] = None,
         separator: Annotated[str | None, typer.Option(
             "--separator", help="input CSV separator")] = None,
         hierarchy_separator: Annotated[str, typer.Option(
@@ -196,7 +198,7 @@ def register(app: typer.Typer) -> None:
         kwargs: dict[str, Any] = dict(
             suppression=suppression, metric=metric or "aecs", suppression_mode=mode,
             strategy=strategy,
-            separator=separator, verify=False,
+            separator=separator, verify=False, budget=budget,
         )
         if not sys.stderr.isatty():  # a progress bar (on stderr) only for a person watching
             with Stages("anonymize") as say:
@@ -273,6 +275,9 @@ def _print(result: Any, out: Path | None, *, console: Console | None = None,
     if result.found:
         table.add_row("optimum", ", ".join(f"{q}={v}" for q, v in result.levels.items()))
         table.add_row(f"{result.metric}", f"{result.value:.6g}")
+        if result.strategy == "anytime":
+            table.add_row("lower bound", "—" if result.bound is None else f"{result.bound:.6g}")
+            table.add_row("gap", "—" if result.gap is None else f"{result.gap:.2%}")
         table.add_row("classes", f"{result.classes:,}")
         table.add_row("suppressed rows",
                       f"{result.suppressed_rows:,} (limit {result.suppression_limit_rows:,}, "

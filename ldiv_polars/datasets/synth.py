@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -200,13 +201,21 @@ def write_synthetic(
     """
     rows = require_int_at_least("rows", rows, 0)
     chunk_rows = require_int_at_least("chunk_rows", chunk_rows, 1)
+    return write_chunks(path, rows, chunk_rows, lambda n, i: _chunk(n, seed, i))
+
+
+def write_chunks(path: str | Path, rows: int, chunk_rows: int,
+                 make: Callable[[int, int], pl.DataFrame]) -> Path:
+    """Write ``make(n, i)`` for the chunks of ``rows`` (at most ``chunk_rows`` each; chunk
+    ``i`` has ``n`` rows) to the Parquet file ``path``, one chunk in memory at a time, atomically
+    (see :func:`write_synthetic`); return the path."""
     path = Path(path)
     sizes = _chunks(rows, chunk_rows) or [0]
     with atomic_output(path, suffixes=PARQUET_SUFFIXES) as out:
         writer: pq.ParquetWriter | None = None
         try:
             for i, n in enumerate(sizes):
-                table = (_chunk(n, seed, i) if n else _chunk(1, seed, 0).clear()).to_arrow()
+                table = (make(n, i) if n else make(1, 0).clear()).to_arrow()
                 if writer is None:
                     writer = pq.ParquetWriter(out.path, table.schema, compression="zstd")
                 writer.write_table(table, row_group_size=min(max(n, 1), 1_000_000))

@@ -6,7 +6,8 @@ codes and back), :mod:`.store` (the snapshot store: which roll-ups are kept, whi
 is rolled up from), :mod:`.rolling` with :mod:`.keys`, :mod:`.grouping` and :mod:`.counting`
 (the roll-up kernels), :mod:`.rollup` (:class:`EncodedFrequencySet`, which wires them),
 :mod:`.state` (what the search knows about each node), :mod:`.flash`, :mod:`.exhaustive` and
-:mod:`.bounded` (the strategies), :mod:`.strategies` (:func:`search_lattice`), :mod:`.tuning`
+:mod:`.bounded` (the strategies), :mod:`.anytime` (the budgeted search of large lattices, with
+a bound on its gap), :mod:`.strategies` (:func:`search_lattice`), :mod:`.tuning`
 (every threshold the machinery chooses by).
 """
 
@@ -16,6 +17,7 @@ from ldiv_polars.search.anonymize import (
     anonymize,
     prepare_hierarchies,
 )
+from ldiv_polars.search.anytime import Budget, anytime_search
 from ldiv_polars.search.lattice import Lattice
 from ldiv_polars.search.metrics import METRICS, MONOTONE_WITH_SUPPRESSION, MetricSuite
 from ldiv_polars.search.rollup import EncodedFrequencySet
@@ -34,6 +36,7 @@ __all__ = [
     "STRATEGIES",
     "TUNING",
     "AnonymizationResult",
+    "Budget",
     "EncodedFrequencySet",
     "Lattice",
     "MetricSuite",
@@ -44,6 +47,7 @@ __all__ = [
     "Snapshot",
     "VerificationError",
     "anonymize",
+    "anytime_search",
     "predicate_monotone",
     "prepare_hierarchies",
     "search_lattice",

@@ -49,6 +49,7 @@ from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_m
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot
+from ldiv_polars.search.anytime import Budget
 from ldiv_polars.search.strategies import STRATEGIES, Progress, SearchOutcome, search_lattice
 from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
 from ldiv_polars.search.tuning import TUNING
@@ -97,6 +98,11 @@ class AnonymizationResult:
     output: pl.LazyFrame | None = field(repr=False)
     verification: Any = field(repr=False, default=None)
     _plan: _VerificationPlan | None = field(repr=False, default=None)
+    bound: float | None = None
+    """A lower bound of the optimum's value: ``value`` itself for the exact strategies, the
+    anytime search's bound otherwise (None when no node was found, or ``kl`` under anytime)."""
+    gap: float | None = None
+    """``(value - bound) / value``: 0 when the optimum is proven, None without a bound."""
     sources: tuple[str, ...] = field(repr=False, default=())
     """The input file(s) ``output`` reads (a path given, or the scans of a LazyFrame; empty for
     a DataFrame): :meth:`sink` refuses to write over them."""
@@ -176,6 +182,8 @@ class AnonymizationResult:
             },
             "minimal": self.minimal,
             "minimal_complete": self.minimal_complete,
+            "bound": self.bound,
+            "gap": self.gap,
             "verified": None if self.verification is None else bool(self.verification.passed),
             "notes": self.notes,
             "elapsed_s": round(self.elapsed_s, 4),
@@ -250,6 +258,7 @@ def anonymize(
     nulls: NullPolicy = "error",
     separator: str | None = None,
     progress: Progress | None = None,
+    budget: Budget | float | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
 
@@ -260,7 +269,10 @@ def anonymize(
     ``metric`` is the optimization target (``aecs``, ``discernibility``, ``entropy``,
     ``height``, ``kl``, ``loss``, ``precision``; lower is better). ``strategy``: ``auto``
     (Flash when the predicate is monotone, otherwise exhaustive), ``flash``, ``exhaustive``,
-    ``bounded`` (optimum only, by lower-bound pruning). QI columns of the output are Enums
+    ``bounded`` (optimum only, by lower-bound pruning), ``anytime`` (the best node within
+    ``budget`` — seconds or a :class:`~ldiv_polars.search.anytime.Budget` — with ``bound``
+    and ``gap``; ``auto`` picks it on lattices of more than ``TUNING.anytime_min_nodes``
+    nodes). QI columns of the output are Enums
     of the chosen level's labels in hierarchy order (:func:`output_dtype`; they sort in that
     order, and Parquet stores them dictionary-encoded). The output is re-verified with
     :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips that extra pass;
@@ -275,12 +287,13 @@ def anonymize(
     """
     t0 = time.perf_counter()
     metric = _check_arguments(metric, suppression, suppression_mode, strategy)
+    budget = Budget.of(budget) if budget is not None else None
     inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator)
     counts = _count(inp)
     try:
         limit = suppression_limit_rows(suppression, counts.total)
         outcome = search_lattice(counts.search_efs, inp.models, limit, metric,
-                                 strategy=strategy, progress=progress)
+                                 strategy=strategy, progress=progress, budget=budget)
         result = _result(inp, counts, outcome, limit, metric, suppression_mode, verify, t0)
     finally:
         counts.close()
@@ -585,7 +598,8 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
         suppressed_classes=int(verdict.suppressed.sum()),
         evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups,
         elapsed_s=time.perf_counter() - t0, output=release.output, verification=verification,
-        _plan=plan, **common,
+        _plan=plan, bound=outcome.bound if outcome.strategy == "anytime" else values[metric],
+        gap=outcome.gap, **common,
     )
 
 

@@ -13,6 +13,10 @@ monotone)
 ``bounded`` (:mod:`~ldiv_polars.search.bounded`; on request)
     Best-first from the bottom by the metric's lower bound: the optimum is exact, the minimal
     set is not computed (``minimal_complete=False`` in the result of ``anonymize``).
+``anytime`` (:mod:`~ldiv_polars.search.anytime`; ``auto`` on lattices of more than
+``TUNING.anytime_min_nodes`` nodes)
+    The best node found within a budget and a lower bound of the optimum's value (``bound``,
+    ``gap``); exact (gap 0) when the budget suffices. The lattice is not materialized.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
+from ldiv_polars.search.anytime import Budget, VirtualLattice, anytime_search
 from ldiv_polars.search.bounded import best_first, optimum_among
 from ldiv_polars.search.exhaustive import exhaustive
 from ldiv_polars.search.flash import flash
@@ -37,8 +42,9 @@ from ldiv_polars.search.tuning import TUNING
 
 __all__ = ["STRATEGIES", "NodeRecord", "Progress", "SearchOutcome", "search_lattice"]
 
-STRATEGIES = ("auto", "flash", "exhaustive", "bounded")
-"""Names accepted as ``strategy=`` (``auto``: flash when the predicate is monotone, else
+STRATEGIES = ("auto", "flash", "exhaustive", "bounded", "anytime")
+"""Names accepted as ``strategy=`` (``auto``: anytime on lattices of more than
+``TUNING.anytime_min_nodes`` nodes, else flash when the predicate is monotone, else
 exhaustive)."""
 
 
@@ -66,6 +72,11 @@ class SearchOutcome:
     notes: list[str] = field(default_factory=list)
     metrics: MetricSuite | None = None
     """The search's metric tables (of the searched frequency set)."""
+    bound: float | None = None
+    """A lower bound of the optimum's value (``anytime``; None for the exact strategies, whose
+    optimum is proven, and for ``kl``)."""
+    gap: float | None = 0.0
+    """``(value - bound) / value`` (0: proven optimal; None: no bound or no node found)."""
 
 
 Found = tuple[np.ndarray, list[int] | None, int | None, list[str]]
@@ -81,11 +92,14 @@ def search_lattice(
     strategy: str = "auto",
     progress: Progress | None = None,
     batch: int = 32,
+    budget: Budget | float | None = None,
 ) -> SearchOutcome:
     """Search the lattice of ``efs``'s hierarchies for the minimal nodes where every model
     passes with at most ``limit_rows`` rows suppressed, and for the optimum under ``metric``
     (see the module docstring for the strategies). ``progress(decided, size)`` is called as
-    nodes are decided; ``batch``: most nodes checked together.
+    nodes are decided; ``batch``: most nodes checked together; ``budget``: the anytime
+    search's (seconds or a :class:`~ldiv_polars.search.anytime.Budget`; default
+    ``TUNING.anytime_seconds`` when ``auto`` picks it).
 
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` for an unknown strategy, or
     ``flash`` asked for a predicate that is not monotone.
@@ -105,6 +119,11 @@ def search_lattice(
     if strategy not in STRATEGIES:
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    size = math.prod(h.height for h in efs.hierarchies)
+    if strategy == "anytime" or (strategy == "auto" and size > TUNING.anytime_min_nodes):
+        if budget is None and strategy == "auto":
+            budget = TUNING.anytime_seconds
+        return _by_anytime(efs, models, limit_rows, metric, Budget.of(budget), progress)
     if math.prod(h.height for h in efs.hierarchies) >= TUNING.prime_min_nodes:
         efs.prime()  # pinned hubs when the frequency set is large (no-op on small ones)
     s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
@@ -121,6 +140,22 @@ def search_lattice(
         records=s.records, passing=passing, minimal=minimal, optimum=optimum, metric=metric,
         limit_rows=limit_rows, notes=notes, metrics=s.metrics,
     )
+
+
+def _by_anytime(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
+                metric: str, budget: Budget, progress: Progress | None) -> SearchOutcome:
+    metrics = MetricSuite(efs)
+    out = anytime_search(efs, models, limit_rows, metric, budget, metrics=metrics,
+                         progress=progress)
+    lat = VirtualLattice([h.height for h in efs.hierarchies])
+    monotone, reason = predicate_monotone(models, limit_rows > 0)
+    return SearchOutcome(
+        lattice=lat, strategy="anytime", monotone=monotone, reason=reason,  # type: ignore[arg-type]
+        checked=out.checked, evaluations=out.evaluations, rollups=efs.rollups, records={},
+        passing=np.zeros(0, dtype=bool), minimal=None,
+        optimum=None if out.best is None else lat.id_of(out.best), metric=metric,
+        limit_rows=limit_rows, notes=out.notes, metrics=metrics,
+        bound=out.bound if out.best is not None else None, gap=out.gap)
 
 
 def _by_flash(s: SearchState) -> Found:

@@ -3,7 +3,9 @@ instance :data:`TUNING`, which every part of the search reads when it decides.
 
 No knob changes a result: every roll-up path, sort and cache policy they choose between gives
 the same arrays, the same verdicts and the same optimum (tests force each branch by setting
-knobs to extremes). They trade time against memory, and one cost against another; each field
+knobs to extremes), except ``anytime_min_nodes`` and ``anytime_seconds``: past them
+``strategy="auto"`` runs the anytime search, whose node may fall short of the optimum (it says
+by how much at most). They trade time against memory, and one cost against another; each field
 says what it trades. The measurements behind the defaults are in ``BENCHMARKS.md`` (lattice
 search) and ``docs/anonymize.md``.
 
@@ -172,6 +174,13 @@ class SearchTuning:
     """Flash probes a path first at the node whose score reaches this quantile of the
     scores of the first passing nodes found so far (negative: plain binary search). Only the
     number of checks depends on it, never a tag."""
+    anytime_min_nodes: int = 2_000_000
+    """``strategy="auto"`` runs the anytime search (:mod:`~ldiv_polars.search.anytime`) on
+    lattices of more nodes than this (the exact strategies hold a node array and tags per
+    node, and their checks grow with the lattice); it may return a node short of the optimum,
+    with its gap."""
+    anytime_seconds: float = 60.0
+    """The anytime search's time budget when ``auto`` picks it and none was given."""
 
 
 TUNING = SearchTuning()

@@ -1,0 +1,351 @@
+"""Anytime search of lattices too large to hold (15 to 50 QIs): the best valid node found within
+a budget, with a lower bound on the optimum's value, so the result states its gap.
+
+The lattice is never materialized (:class:`VirtualLattice` numbers nodes in mixed radix with
+Python integers); a node check is the exact search's check — a roll-up of the frequency set
+(:meth:`~ldiv_polars.search.rollup.EncodedFrequencySet.rollup`, snapshots and kernels as
+usual) judged by :class:`~ldiv_polars.search.suppression.NodeChecker` and valued by
+:class:`~ldiv_polars.search.metrics.MetricSuite`.
+
+**Search.** Best-first by the metric's suppression-free value ``b(x)`` (a lower bound of the
+value at ``x`` and of every node above it: see docs/anonymize.md, "The anytime search"). A
+node is *refuted* when it lies below a recorded *failure that implies its down-set* (any
+failure when the predicate is monotone; otherwise a failure of the models' union-closed
+relaxation beyond the limit). An incumbent comes first: the top is checked and descended
+from (roll-ups of high nodes have small key spaces: cheap even from the base). Popping ``x``:
+
+- refuted by a failure ``f``: every node above ``x`` not below ``f`` is above one of
+  ``x | f_i + 1`` (``x`` with QI ``i`` raised just past ``f``); those are pushed, nothing is
+  checked;
+- else ``x`` is checked. A failure implying its down-set is first *climbed* (each QI raised as
+  far as the node still fails so, by bisection): the higher failure refutes more. A pass
+  becomes the incumbent if it is better, is *descended* greedily towards a minimal pass (a
+  cheaper incumbent early), and its successors are pushed unless its value equals ``b(x)``
+  (then nothing above it is better). Any other failure pushes its successors.
+
+Every node is always refuted, decided, above a pass whose value is its bound, or above a node in
+the heap; so the optimum's value is at least ``min(incumbent, least key in the heap)``: the
+``bound``. When the heap's least key reaches the incumbent the optimum is proven (gap 0).
+Metrics whose bound needs a roll-up (``aecs``, ``discernibility``) are pushed with their
+parent's key (a valid lower bound, as ``b`` is monotone) and re-keyed when popped; ``kl`` has
+no bound (0: the gap is None unless the search completes).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models.base import Model
+from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP, HAS_LOWER_BOUND, MetricSuite
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.suppression import NodeChecker, predicate_monotone, relaxations
+
+Levels = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long the anytime search may run: ``seconds`` of wall time and/or ``nodes`` checked
+    (None: no limit on that; both None: until the optimum is proven). It is looked at
+    between checks: one slow roll-up can overrun ``seconds``."""
+
+    seconds: float | None = None
+    nodes: int | None = None
+
+    def __post_init__(self) -> None:
+        for name, v in (("seconds", self.seconds), ("nodes", self.nodes)):
+            if v is not None and (isinstance(v, bool) or not v > 0):
+                raise InvalidParameterError(f"budget {name} must be positive, got {v!r}")
+
+    @classmethod
+    def of(cls, budget: Budget | float | None) -> Budget:
+        """A :class:`Budget` from itself, a number of seconds, or None (no limit)."""
+        if budget is None or isinstance(budget, Budget):
+            return budget or cls()
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            raise InvalidParameterError(f"budget must be seconds or a Budget, got {budget!r}")
+        return cls(seconds=float(budget))
+
+
+class VirtualLattice:
+    """The lattice over ``heights`` without its node array: ids in mixed radix (the last QI
+    varying fastest, as :class:`~ldiv_polars.search.lattice.Lattice`), Python integers.
+
+    >>> lat = VirtualLattice([2, 3])
+    >>> lat.size, lat.levels(lat.id_of((1, 1))), lat.height(4)
+    (6, (1, 1), 2)
+    """
+
+    def __init__(self, heights: Sequence[int]) -> None:
+        self.heights = tuple(int(h) for h in heights)
+        self.size = math.prod(self.heights)
+        self.radix = [math.prod(self.heights[i + 1:]) for i in range(len(self.heights))]
+        self.bottom = 0
+        self.top = self.size - 1
+
+    def id_of(self, levels: Sequence[int]) -> int:
+        return sum(int(v) * r for v, r in zip(levels, self.radix))
+
+    def levels(self, node: int) -> Levels:
+        return tuple((node // r) % h for r, h in zip(self.radix, self.heights))
+
+    def height(self, node: int) -> int:
+        return sum(self.levels(node))
+
+
+@dataclass
+class AnytimeOutcome:
+    """What :func:`anytime_search` found."""
+
+    best: Levels | None
+    value: float
+    """The incumbent's value (inf when no passing node was found)."""
+    bound: float | None
+    """A lower bound of the optimum's value (None: the metric has none, ``kl``)."""
+    proven: bool
+    checked: int
+    evaluations: int
+    stopped: str
+    """``proven`` (optimum proven), ``exhausted`` (no node passes), ``seconds`` or ``nodes``."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gap(self) -> float | None:
+        """``(value - bound) / value``: at most this fraction above the optimum (0 when proven,
+        None without a bound or an incumbent)."""
+        if self.proven:
+            return 0.0
+        if self.best is None or self.bound is None:
+            return None
+        if self.value <= self.bound:
+            return 0.0
+        return (self.value - self.bound) / self.value if self.value > 0 else 0.0
+
+
+class _Search:
+    """The state of one anytime search (see the module docstring)."""
+
+    def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
+                 metric: str, budget: Budget, metrics: MetricSuite | None = None) -> None:
+        self.efs = efs
+        self.heights = [h.height for h in efs.hierarchies]
+        self.q = len(self.heights)
+        monotone, _ = predicate_monotone(models, limit_rows > 0)
+        self.monotone = monotone
+        self.checker = NodeChecker(efs, models, limit_rows, [] if monotone else
+                                   relaxations(models))
+        self.metrics = metrics if metrics is not None else MetricSuite(efs)
+        self.metric = metric
+        self.cheap = metric in BOUND_WITHOUT_ROLLUP
+        self.has_bound = metric in HAS_LOWER_BOUND
+        self.budget = budget
+        self.t0 = time.perf_counter()
+        self.checked = 0
+        self.records: dict[Levels, tuple[bool, float, float, bool]] = {}
+        """levels -> (passed, value, suppression-free value, failure implies the down-set)."""
+        self.fails = np.zeros((64, self.q), dtype=np.int16)
+        self.n_fails = 0
+        self.best: Levels | None = None
+        self.best_val = math.inf
+        self.stopped = ""
+
+    # --- budget and checks --------------------------------------------------------------------
+
+    def out_of_budget(self) -> bool:
+        b = self.budget
+        if b.nodes is not None and self.checked >= b.nodes:
+            self.stopped = "nodes"
+        elif b.seconds is not None and time.perf_counter() - self.t0 >= b.seconds:
+            self.stopped = "seconds"
+        return bool(self.stopped)
+
+    def check(self, x: Levels) -> tuple[bool, float, float, bool]:
+        """``(passed, value, suppression-free value, failure implies its down-set)`` of ``x``,
+        checking it (one roll-up) unless it was checked."""
+        rec = self.records.get(x)
+        if rec is not None:
+            return rec
+        rolled = self.efs.rollup(x)
+        verdict = self.checker.check(rolled)
+        self.checked += 1
+        free = self.free_value(x, rolled)
+        if verdict.passed:
+            value = free if verdict.suppressed_rows == 0 and self.has_bound else \
+                self.metrics.value(self.metric, rolled, verdict.suppressed)
+            if value < self.best_val or (value == self.best_val and self.best is not None
+                                         and x < self.best):
+                self.best_val, self.best = value, x
+        else:
+            value = math.inf
+        downset = not verdict.passed and (self.monotone or not verdict.relaxed_passed)
+        rec = (verdict.passed, value, free, downset)
+        self.records[x] = rec
+        if downset:
+            self._add_fail(x)
+        return rec
+
+    def free_value(self, x: Levels, rolled: object = None) -> float:
+        """The suppression-free value at ``x`` (0 for ``kl``)."""
+        if not self.has_bound:
+            return 0.0
+        if self.cheap:
+            return self.metrics.bound_from_levels(self.metric, x)
+        if rolled is None:
+            return self.check(x)[2]
+        return self.metrics.value(self.metric, rolled, None)  # type: ignore[arg-type]
+
+    # --- refutation ---------------------------------------------------------------------------
+
+    def _add_fail(self, x: Levels) -> None:
+        if self.n_fails == self.fails.shape[0]:
+            self.fails = np.concatenate([self.fails, np.zeros_like(self.fails)])
+        self.fails[self.n_fails] = x
+        self.n_fails += 1
+
+    def refuter(self, x: Levels) -> np.ndarray | None:
+        """The highest recorded down-set failure at or above ``x``, None if there is none."""
+        if not self.n_fails:
+            return None
+        f = self.fails[:self.n_fails]
+        hit = np.flatnonzero((f >= np.asarray(x, dtype=np.int16)).all(axis=1))
+        if not hit.size:
+            return None
+        return f[hit[np.argmax(f[hit].sum(axis=1, dtype=np.int64))]]
+
+    def climb(self, x: Levels) -> None:
+        """From a down-set failure ``x``, raise each QI (cheapest first) as far as the node
+        still fails so, by bisection; each failure found is recorded."""
+        cur = list(x)
+        for i in self._order(cur):
+            lo, hi = cur[i], self.heights[i] - 1  # lo fails; find the highest failing level
+            while lo < hi and not self.out_of_budget():
+                mid = (lo + hi + 1) // 2
+                cur[i] = mid
+                if self.check(tuple(cur))[3]:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            cur[i] = lo
+
+    def _order(self, x: Sequence[int]) -> list[int]:
+        """QIs by the bound's increase for one level up (cheapest first)."""
+        def step(i: int) -> float:
+            if x[i] + 1 >= self.heights[i]:
+                return math.inf
+            if not self.cheap:
+                return float(self.heights[i] - x[i])
+            y = list(x)
+            y[i] += 1
+            return self.metrics.bound_from_levels(self.metric, y)
+        return sorted(range(self.q), key=step)
+
+    def descend(self, x: Levels) -> None:
+        """From a pass, step down (the predecessor with the least value first) while a
+        predecessor passes with a lower value: a cheaper incumbent early. Failing predecessors
+        are climbed: failures near the frontier refute much of what lies below it."""
+        cur, val = x, self.check(x)[1]
+        while not self.out_of_budget():
+            preds = [cur[:i] + (cur[i] - 1,) + cur[i + 1:] for i in range(self.q) if cur[i]]
+            preds = [p for p in preds if self.refuter(p) is None]
+            preds.sort(key=lambda p: self.free_value(p) if self.cheap else 0.0)
+            nxt = None
+            for p in preds:
+                passed, value, _, downset = self.check(p)
+                if downset:
+                    self.climb(p)  # a failure near the frontier: refutes much below it
+                if passed and value < val:
+                    nxt, val = p, value
+                    break
+                if self.out_of_budget():
+                    return
+            if nxt is None:
+                return
+            cur = nxt
+
+    # --- the best-first loop ------------------------------------------------------------------
+
+    def run(self) -> float:
+        """Search until proven or out of budget; return the lower bound (see module docstring)."""
+        top = tuple(h - 1 for h in self.heights)
+        if self.check(top)[0]:  # an incumbent first: roll-ups high up are cheap
+            self.descend(top)
+        bottom = (0,) * self.q
+        heap: list[tuple[float, bool, Levels]] = [(self.key(bottom), self.cheap, bottom)]
+        seen = {bottom}
+        while heap and heap[0][0] < self.best_val and not self.out_of_budget():
+            key, exact, x = heapq.heappop(heap)
+            if not exact:
+                heapq.heappush(heap, (self.free_value(x), True, x))
+                continue
+            f = self.refuter(x)
+            if f is not None:
+                kids = [x[:i] + (int(f[i]) + 1,) + x[i + 1:] for i in range(self.q)
+                        if f[i] + 1 < self.heights[i]]
+                self._push(heap, seen, kids, key)
+                continue
+            passed, value, free, downset = self.check(x)
+            if downset:
+                self.climb(x)
+                heapq.heappush(heap, (key, True, x))  # popped again: refuted, jumps
+                continue
+            if passed:
+                self.descend(x)
+                if value <= free:
+                    continue  # nothing above x is better than x
+            self._push(heap, seen, [x[:i] + (x[i] + 1,) + x[i + 1:] for i in range(self.q)
+                                    if x[i] + 1 < self.heights[i]], key)
+        if not heap or heap[0][0] >= self.best_val:
+            self.stopped = "proven" if self.best is not None else "exhausted"
+            return self.best_val
+        return min(self.best_val, heap[0][0])
+
+    def key(self, x: Levels) -> float:
+        return self.free_value(x) if self.cheap else 0.0
+
+    def _push(self, heap: list, seen: set, kids: list[Levels], parent_key: float) -> None:
+        for y in kids:
+            if y not in seen:
+                seen.add(y)
+                heapq.heappush(heap, (self.key(y) if self.cheap else parent_key,
+                                      self.cheap, y))
+
+
+def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
+                   metric: str, budget: Budget | float | None = None, *,
+                   metrics: MetricSuite | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> AnytimeOutcome:
+    """The best node found within ``budget`` (see :class:`Budget`) where every model passes
+    with at most ``limit_rows`` rows suppressed, the least ``metric`` value among those
+    checked, with a lower bound of the optimum's value (the module docstring says how; the
+    proof is in docs/anonymize.md). ``progress(checked, checked)`` is called at the end.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.core.frequency import FrequencySet
+    >>> from ldiv_polars.hierarchy import Hierarchy
+    >>> from ldiv_polars.models import KAnonymity
+    >>> h = {"zip": Hierarchy([["130", "13*", "*"], ["131", "13*", "*"], ["140", "14*", "*"]],
+    ...                       name="zip")}
+    >>> fs = FrequencySet.build(pl.DataFrame({"zip": ["130", "131", "140", "140"]}), "zip", None)
+    >>> out = anytime_search(EncodedFrequencySet.from_frame(fs.materialize(), h),
+    ...                      [KAnonymity(2)], 0, "height")
+    >>> out.best, out.value, out.bound, out.gap, out.stopped
+    ((1,), 1.0, 1.0, 0.0, 'proven')
+    """
+    s = _Search(efs, models, limit_rows, metric, Budget.of(budget), metrics)
+    bound = s.run()
+    proven = s.stopped in ("proven", "exhausted")
+    notes = [f"anytime: best-first by the suppression-free {metric!r} bound, "
+             f"{s.n_fails} down-set failure(s) recorded; stopped: {s.stopped}"]
+    if progress is not None:
+        progress(s.checked, s.checked)
+    return AnytimeOutcome(
+        best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
+        proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
+        stopped=s.stopped, notes=notes)
