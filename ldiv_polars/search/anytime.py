@@ -91,12 +91,15 @@ class VirtualLattice:
         self.top = self.size - 1
 
     def id_of(self, levels: Sequence[int]) -> int:
+        """The node id of a level vector (mixed-radix, as the lattice numbers nodes)."""
         return sum(int(v) * r for v, r in zip(levels, self.radix))
 
     def levels(self, node: int) -> Levels:
+        """The level vector of node id ``node`` (inverse of :meth:`id_of`)."""
         return tuple((node // r) % h for r, h in zip(self.radix, self.heights))
 
     def height(self, node: int) -> int:
+        """The node's height: the sum of its levels."""
         return sum(self.levels(node))
 
 
