@@ -202,12 +202,12 @@ def atomic_output(path: str | Path, *, inputs: Iterable[object] = (),
     sep = separator or ("\t" if Path(str(path)).suffix.lower() == ".tsv" else ",")
     _remove_stale_temps(target)
     tmp = target.parent / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}{TEMP_MARK}"
-    try:
-        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-    except OSError as exc:
-        raise OutputPathError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
-    os.close(fd)
-    try:
+    try:  # created inside the try: a Ctrl-C right after creation still removes it
+        try:
+            fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except OSError as exc:
+            raise OutputPathError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+        os.close(fd)
         if target.exists():
             os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
         try:
