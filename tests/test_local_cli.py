@@ -179,6 +179,7 @@ def test_exact_cells_and_wildcard_semantics(subset, adult_dir, tmp_path):
     (["--method", "local", "--exact"], 2, "--exact is for --method cells"),
     (["--importance", "age"], 2, "--importance is for"),
     (["--method", "auto", "--mode", "drop"], 2, "--mode is for --method global"),
+    (["--method", "cells", "--budget", "5"], 2, "--budget is for --method global"),
     (["--method", "local", "--k", 100000], 1, "nothing written"),
     (["--method", "auto", "--k", 100000], 1, "no method meets"),
 ])

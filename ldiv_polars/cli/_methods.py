@@ -48,7 +48,7 @@ def parse_importance(value: str | None) -> list[str] | dict[str, float] | None:
 
 def refuse_ignored(method: str, compare: bool, *, mode: str, strategy: str, no_verify: bool,
                    importance: str | None, semantics: str, exact: bool,
-                   time_limit: float) -> None:
+                   time_limit: float, budget: float | None = None) -> None:
     """A flag that the chosen method(s) would ignore is an error (before any work).
 
     >>> try:
@@ -70,7 +70,8 @@ def refuse_ignored(method: str, compare: bool, *, mode: str, strategy: str, no_v
     if method != "global" or compare:
         given = [flag for flag, on in (("--mode", mode != "mask"),
                                        ("--strategy", strategy != "auto"),
-                                       ("--no-verify", no_verify)) if on]
+                                       ("--no-verify", no_verify),
+                                       ("--budget", budget is not None)) if on]
         if given:
             raise InvalidParameterError(
                 f"{'/'.join(given)} {'is' if len(given) == 1 else 'are'} for --method global "

@@ -175,7 +175,7 @@ def register(app: typer.Typer) -> None:
 
         refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                        importance=importance, semantics=semantics, exact=exact,
-                       time_limit=time_limit)
+                       time_limit=time_limit, budget=budget)
         if report is not None and (method, compare) != ("global", False):
             raise InvalidParameterError("--report is available with --method global only "
                                         "(run ldiv report on the release of another method)")
