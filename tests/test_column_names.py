@@ -120,3 +120,17 @@ def test_public_frequency_set_names_its_count_and_refuses_a_clash():
         lp.frequency_set(df, ["n", "b"], "s")
     out = lp.frequency_set(df, ["n", "b"], "s", count="rows").collect()
     assert out.columns == ["n", "b", "s", "rows"] and out["rows"].sum() == df.height
+
+
+def test_sensitive_named_like_a_reference_helper_column():
+    # found by hypothesis in CI: a sensitive column named "__ldiv_q" (the reference
+    # distribution's share column) broke Mondrian's candidate evaluation
+    df = pl.DataFrame({"n": [1, 1, 2, 2, 3, 3, 4, 4], "n_": [1, 2, 1, 2, 1, 2, 1, 2],
+                       "__ldiv_q": ["a", "b", "a", "b", "a", "b", "b", "a"]})
+    plain = df.rename({"__ldiv_q": "s"})
+    models = [lp.KAnonymity(2), lp.DistinctLDiversity(2), lp.TCloseness(0.5)]
+    got = lp.mondrian(df, ["n", "n_"], "__ldiv_q", models)
+    want = lp.mondrian(plain, ["n", "n_"], "s", models)
+    assert got.to_dict() == want.to_dict()
+    assert [m.achieved for m in lp.check(df, ["n", "n_"], "__ldiv_q", models).models] == \
+        [m.achieved for m in lp.check(plain, ["n", "n_"], "s", models).models]

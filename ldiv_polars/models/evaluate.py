@@ -165,7 +165,10 @@ def _renamed(reference: pl.LazyFrame | pl.DataFrame | None, fs: FrequencySet,
     if reference is None or not fs.sensitive:
         return None
     s, s_in = fs.sensitive[0], inner.sensitive[0]
-    return reference_distribution(reference, s).rename({s: s_in})
+    ref = reference.lazy() if isinstance(reference, pl.DataFrame) else reference
+    # renamed before it is normalized: a sensitive column named like a helper column of the
+    # normalized table (``__ldiv_q``...) cannot clash with it
+    return reference_distribution(ref.rename({s: s_in}), s_in)
 
 
 def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
