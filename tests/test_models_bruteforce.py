@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import ldiv_polars as lp
@@ -173,25 +175,32 @@ def test_delta_disclosure(df, delta):
 
 @SETTINGS
 @given(tables(), st.sampled_from([0.2, 0.5, 1.0, 3.0]), st.booleans())
+@example(pl.DataFrame({"q0": [0, 0, 1], "s": ["v0", "v1", "v0"]}), 0.5, False)  # gain exactly 1/2
 def test_beta_likeness(df, beta, enhanced):
     cls = ref_classes(df)
     total = ref.table_distribution(cls)
     n = sum(total.values())
-    gains, ok, feasible = [0.0], True, True
+    # exact arithmetic: thresholds are decimals (beta=0.5 is 1/2), gains are fractions, and
+    # -ln q is compared at 50 digits (a rational gain never equals it)
+    gains, ok, feasible = [Fraction(0)], True, True
+    limit = Fraction(repr(beta))
     for x in cls.values():
         size = sum(x.values())
         for v, cnt in x.items():
-            p, q = cnt / size, total[v] / n
+            p, q = Fraction(cnt, size), Fraction(total[v], n)
             if p > q:
                 g = (p - q) / q
                 gains.append(g)
-                cap = min(beta, -math.log(q)) if enhanced else beta
-                ok &= g <= cap
-                feasible &= (not enhanced) or g <= -math.log(q)
+                with localcontext() as ctx:
+                    ctx.prec = 50
+                    neg_ln_q = -(Decimal(q.numerator) / Decimal(q.denominator)).ln()
+                    below_ln = Decimal(g.numerator) / Decimal(g.denominator) <= neg_ln_q
+                ok &= g <= limit and (below_ln or not enhanced)
+                feasible &= (not enhanced) or below_ln
     m = run(df, BetaLikeness(beta, enhanced))
     assert m.passed == ok
     if feasible:
-        assert m.achieved == pytest.approx(max(gains))
+        assert m.achieved == pytest.approx(float(max(gains)))
     else:
         assert math.isinf(m.achieved)
 
