@@ -15,9 +15,7 @@ exactly as the Python API does). A flag that would be silently ignored is an err
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from ldiv_polars.errors import InvalidParameterError
 
@@ -28,24 +26,6 @@ L_MODELS = ("distinct", "entropy", "recursive")
 """The l-diversity models of ``--model`` in check and anonymize."""
 GROUPING_L_MODELS = (*L_MODELS, "simple", "binary")
 """``--model`` in mondrian: also simple and binary l-diversity (``--positive``)."""
-
-# the options every model-taking command declares the same way
-KOpt = Annotated[int | None, typer.Option("--k", help="k-anonymity: every class has >= k rows")]
-LOpt = Annotated[float | None, typer.Option(
-    "--l", help="l of the l-diversity model(s) of --model (default: distinct)")]
-COpt = Annotated[float | None, typer.Option(
-    "--c", help="c of recursive (c,l)-diversity (with --l and --model recursive)")]
-TOpt = Annotated[float | None, typer.Option("--t", help="t-closeness: largest EMD allowed")]
-AlphaOpt = Annotated[float | None, typer.Option(
-    "--alpha", help="(alpha,k)-anonymity: largest share of one sensitive value in a class")]
-DeltaOpt = Annotated[float | None, typer.Option(
-    "--delta", help="delta-disclosure: bound on |ln(p(s|class) / p(s))|")]
-
-
-def model_option(choices: tuple[str, ...]) -> object:
-    """The ``--model`` option (repeatable) listing ``choices``."""
-    return typer.Option("--model", help=f"l-diversity model(s) for --l: {', '.join(choices)} "
-                                        "(repeat the option for several)")
 
 
 @dataclass(frozen=True)
@@ -60,6 +40,21 @@ class Requirements:
     alpha: float | None = None
     delta: float | None = None
     positive: tuple[str, ...] = ()
+
+    @classmethod
+    def from_flags(cls, *, k: int | None = None, l: float | None = None,
+                   model: list[str] | None = None, c: float | None = None,
+                   t: float | None = None, alpha: float | None = None,
+                   delta: float | None = None, positive: list[str] | None = None
+                   ) -> Requirements:
+        """The requirements of a command's model flags as typer passes them (a repeatable
+        option not given is None).
+
+        >>> Requirements.from_flags(k=5, model=None).models
+        ()
+        """
+        return cls(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha, delta=delta,
+                   positive=tuple(positive or ()))
 
     @property
     def empty(self) -> bool:

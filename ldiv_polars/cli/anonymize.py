@@ -14,17 +14,18 @@ if TYPE_CHECKING:  # rich is imported when something is printed (not in --json m
     from rich.console import Console
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import (
-    L_MODELS,
+from ldiv_polars.cli._models import Requirements, build_models
+from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
     DeltaOpt,
+    InputArg,
     KOpt,
     LOpt,
-    Requirements,
+    ModelOpt,
+    QiOpt,
     TOpt,
-    build_models,
-    model_option,
+    json_option,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
@@ -98,136 +99,162 @@ def demo_step(path: Path | str, qi: list[str], sensitive: str, k: int, l: int,
     return result
 
 
+# the options of ldiv anonymize alone
+OutArg = Annotated[Path, typer.Argument(help="output .parquet or .csv")]
+HierarchiesOpt = Annotated[Path | None, typer.Option(
+    "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv "
+    "(needed by --method global, gencells, local)")]
+SensitivesOpt = Annotated[str | None, typer.Option(
+    "--sensitive", help="sensitive column(s), comma-separated")]
+SuppressionOpt = Annotated[float, typer.Option(
+    "--suppression", help="largest fraction of rows that may be suppressed")]
+MetricOpt = Annotated[str | None, typer.Option(
+    "--metric", help="aecs, discernibility, loss, precision, height, entropy, kl "
+    "(default: aecs for --method global, else loss)")]
+ModeOpt = Annotated[str, typer.Option(
+    "--mode", help="suppressed rows: mask (QIs set to *) or drop")]
+StrategyOpt = Annotated[str, typer.Option(
+    "--strategy", help="auto, flash, exhaustive, bounded or anytime")]
+BudgetOpt = Annotated[float | None, typer.Option(
+    "--budget", help="seconds the anytime search may run (it reports its gap)")]
+InputSeparatorOpt = Annotated[str | None, typer.Option(
+    "--separator", help="input CSV separator")]
+HierarchySeparatorOpt = Annotated[str, typer.Option(
+    "--hierarchy-separator", help="separator of the hierarchy CSVs")]
+NoVerifyOpt = Annotated[bool, typer.Option(
+    "--no-verify", help="skip re-verifying the output with the checker")]
+JsonOpt = Annotated[bool, json_option("print the result as JSON")]
+MethodOpt = Annotated[str, typer.Option(
+    "--method", help="global (full-domain generalization), cells (cell suppression), "
+    "gencells (generalization + cells), local (local recoding), mondrian, or auto "
+    "(the least loss among those meeting the models)")]
+CompareOpt = Annotated[bool, typer.Option(
+    "--compare", help="run every method and print the comparison table")]
+ImportanceOpt = Annotated[str | None, typer.Option(
+    "--importance", help="cells: QIs most important first (a,b,c) or weights "
+    "(a=2,b=1)")]
+SemanticsOpt = Annotated[str, typer.Option(
+    "--semantics", help="cells: a suppressed cell is a value of its own (value) or "
+    "matches any value (wildcard)")]
+ExactOpt = Annotated[bool, typer.Option(
+    "--exact", help="cells: the exact MILP instead of the greedy")]
+TimeLimitOpt = Annotated[float, typer.Option(
+    "--time-limit", help="cells --exact: seconds for the MILP")]
+ReportOpt = Annotated[Path | None, typer.Option(
+    "--report", help="also write the HTML report of the release (see ldiv report)")]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv anonymize`` command (full-domain generalization search) to ``app``."""
-    @app.command("anonymize")
-    def anonymize_cmd(
-        path: Annotated[Path, typer.Argument(help="input CSV or Parquet file")],
-        out: Annotated[Path, typer.Argument(help="output .parquet or .csv")],
-        qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
-        hierarchies: Annotated[Path | None, typer.Option(
-            "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv "
-            "(needed by --method global, gencells, local)")] = None,
-        sensitive: Annotated[str | None, typer.Option(
-            "--sensitive", help="sensitive column(s), comma-separated")] = None,
-        k: KOpt = None,
-        l: LOpt = None,
-        model: Annotated[list[str] | None, model_option(L_MODELS)] = None,
-        c: COpt = None,
-        t: TOpt = None,
-        alpha: AlphaOpt = None,
-        delta: DeltaOpt = None,
-        suppression: Annotated[float, typer.Option(
-            "--suppression", help="largest fraction of rows that may be suppressed")] = 0.0,
-        metric: Annotated[str | None, typer.Option(
-            "--metric", help="aecs, discernibility, loss, precision, height, entropy, kl "
-            "(default: aecs for --method global, else loss)")] = None,
-        mode: Annotated[str, typer.Option(
-            "--mode", help="suppressed rows: mask (QIs set to *) or drop")] = "mask",
-        strategy: Annotated[str, typer.Option(
-            "--strategy", help="auto, flash, exhaustive, bounded or anytime")] = "auto",
-        budget: Annotated[float | None, typer.Option(
-            "--budget", help="seconds the anytime search may run (it reports its gap)")] = None,
-        separator: Annotated[str | None, typer.Option(
-            "--separator", help="input CSV separator")] = None,
-        hierarchy_separator: Annotated[str, typer.Option(
-            "--hierarchy-separator", help="separator of the hierarchy CSVs")] = ";",
-        no_verify: Annotated[bool, typer.Option(
-            "--no-verify", help="skip re-verifying the output with the checker")] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
-        method: Annotated[str, typer.Option(
-            "--method", help="global (full-domain generalization), cells (cell suppression), "
-            "gencells (generalization + cells), local (local recoding), mondrian, or auto "
-            "(the least loss among those meeting the models)")] = "global",
-        compare: Annotated[bool, typer.Option(
-            "--compare", help="run every method and print the comparison table")] = False,
-        importance: Annotated[str | None, typer.Option(
-            "--importance", help="cells: QIs most important first (a,b,c) or weights "
-            "(a=2,b=1)")] = None,
-        semantics: Annotated[str, typer.Option(
-            "--semantics", help="cells: a suppressed cell is a value of its own (value) or "
-            "matches any value (wildcard)")] = "value",
-        exact: Annotated[bool, typer.Option(
-            "--exact", help="cells: the exact MILP instead of the greedy")] = False,
-        time_limit: Annotated[float, typer.Option(
-            "--time-limit", help="cells --exact: seconds for the MILP")] = 60.0,
-        report: Annotated[Path | None, typer.Option(
-            "--report", help="also write the HTML report of the release (see ldiv report)")
-        ] = None,
-    ) -> None:
-        """Find the least generalization satisfying the requirements and write the table
-        (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
-        ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md)."""
-        from ldiv_polars.core.output import check_output
-        from ldiv_polars.hierarchy import Hierarchy
-        from ldiv_polars.search import anonymize
+    app.command("anonymize")(anonymize_cmd)
 
-        started = time.perf_counter()
-        qi_cols = split_columns(qi, "--qi")
-        s_cols = split_columns(sensitive, "--sensitive")
-        req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
-                           delta=delta)
-        if req.empty:
-            raise InvalidParameterError(
-                "give at least one requirement: --k, --l, --t, --alpha or --delta")
-        models = build_models(req)
-        from ldiv_polars.cli._methods import refuse_ignored
 
-        refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
-                       importance=importance, semantics=semantics, exact=exact,
-                       time_limit=time_limit, budget=budget)
-        if report is not None and (method, compare) != ("global", False):
-            raise InvalidParameterError("--report is available with --method global only "
-                                        "(run ldiv report on the release of another method)")
-        if hierarchies is None and (method, compare) == ("global", False):
-            raise InvalidParameterError("--method global needs --hierarchies")
-        files = {q: find_hierarchy(hierarchies, q) for q in qi_cols} if hierarchies else {}
-        check_output(out, inputs=[path, *files.values()])  # before any work
-        _check_report_path(report, s_cols, [path, out, *files.values()])
-        hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
-              for q, f in files.items()}
-        if method != "global" or compare:
-            from ldiv_polars.cli._methods import run_methods
+def anonymize_cmd(
+    path: InputArg, out: OutArg, qi: QiOpt, hierarchies: HierarchiesOpt = None,
+    sensitive: SensitivesOpt = None, k: KOpt = None, l: LOpt = None, model: ModelOpt = None,
+    c: COpt = None, t: TOpt = None, alpha: AlphaOpt = None, delta: DeltaOpt = None,
+    suppression: SuppressionOpt = 0.0, metric: MetricOpt = None, mode: ModeOpt = "mask",
+    strategy: StrategyOpt = "auto", budget: BudgetOpt = None,
+    separator: InputSeparatorOpt = None, hierarchy_separator: HierarchySeparatorOpt = ";",
+    no_verify: NoVerifyOpt = False, as_json: JsonOpt = False, method: MethodOpt = "global",
+    compare: CompareOpt = False, importance: ImportanceOpt = None,
+    semantics: SemanticsOpt = "value", exact: ExactOpt = False, time_limit: TimeLimitOpt = 60.0,
+    report: ReportOpt = None,
+) -> None:
+    """Find the least generalization satisfying the requirements and write the table
+    (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
+    ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md)."""
+    from ldiv_polars.cli._methods import refuse_ignored, run_methods
 
-            return run_methods(
-                path=path, out=out, qi=qi_cols, sensitive=s_cols, models=models,
-                hierarchies=hs or None, method=method, compare=compare, importance=importance,
-                semantics=semantics, exact=exact, time_limit=time_limit,
-                suppression=suppression, metric=metric, separator=separator, as_json=as_json)
-        # re-verified while written (one pass over the input for both), not by anonymize()
-        kwargs: dict[str, Any] = dict(
-            suppression=suppression, metric=metric or "aecs", suppression_mode=mode,
-            strategy=strategy,
-            separator=separator, verify=False, budget=budget,
-        )
-        if not sys.stderr.isatty():  # a progress bar (on stderr) only for a person watching
-            with Stages("anonymize") as say:
-                say("searching the lattice")
-            result = anonymize(str(path), qi_cols, s_cols or None, hs, models, **kwargs)
-        else:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    started = time.perf_counter()
+    qi_cols = split_columns(qi, "--qi")
+    s_cols = split_columns(sensitive, "--sensitive")
+    models = _requested_models(Requirements.from_flags(
+        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta))
+    refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
+                   importance=importance, semantics=semantics, exact=exact,
+                   time_limit=time_limit, budget=budget)
+    hs = _checked_paths_and_hierarchies(path, out, qi_cols, s_cols, hierarchies,
+                                        hierarchy_separator, report, global_search=(
+                                            method, compare) == ("global", False))
+    if method != "global" or compare:
+        return run_methods(
+            path=path, out=out, qi=qi_cols, sensitive=s_cols, models=models,
+            hierarchies=hs or None, method=method, compare=compare, importance=importance,
+            semantics=semantics, exact=exact, time_limit=time_limit,
+            suppression=suppression, metric=metric, separator=separator, as_json=as_json)
+    # re-verified while written (one pass over the input for both), not by anonymize()
+    result = _search(path, qi_cols, s_cols, hs, models, suppression=suppression,
+                     metric=metric or "aecs", suppression_mode=mode, strategy=strategy,
+                     separator=separator, verify=False, budget=budget)
+    _write(result, out, verify=not no_verify, report=report, report_args=dict(
+        data=str(path), qi=qi_cols, sensitive=s_cols[:1], models=models, hierarchies=hs,
+        separator=separator))
+    _show(result, out, as_json=as_json, wall_s=time.perf_counter() - started)
+    if not result.found:
+        raise typer.Exit(1)
 
-            with Progress("[progress.description]{task.description}", BarColumn(),
-                          MofNCompleteColumn(), TimeElapsedColumn(), transient=True,
-                          console=Console(stderr=True)) as bar:
-                task = bar.add_task("searching the lattice", total=None)
 
-                def progress(done: int, total: int) -> None:
-                    bar.update(task, completed=done, total=total)
+def _requested_models(req: Requirements) -> list[Any]:
+    """The models of the flags; at least one is required."""
+    if req.empty:
+        raise InvalidParameterError(
+            "give at least one requirement: --k, --l, --t, --alpha or --delta")
+    return build_models(req)
 
-                result = anonymize(str(path), qi_cols, s_cols or None, hs, models,
-                                   progress=progress, **kwargs)
-        _write(result, out, verify=not no_verify, report=report, report_args=dict(
-            data=str(path), qi=qi_cols, sensitive=s_cols[:1], models=models, hierarchies=hs,
-            separator=separator))
-        wall_s = time.perf_counter() - started
-        if as_json:
-            echo_json({**result.to_dict(), "wall_s": round(wall_s, 4)})
-        else:
-            _print(result, out, wall_s=wall_s)
-        if not result.found:
-            raise typer.Exit(1)
+
+def _checked_paths_and_hierarchies(
+        path: Path, out: Path, qi: list[str], s_cols: list[str], hierarchies: Path | None,
+        separator: str, report: Path | None, *, global_search: bool) -> dict[str, Any]:
+    """Check the output paths before any work (``out`` and ``--report`` write over no input)
+    and read one hierarchy per QI from the ``--hierarchies`` directory (empty without it).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``--report`` comes with
+    another method than the global search or ``--hierarchies`` is missing for it."""
+    from ldiv_polars.core.output import check_output
+    from ldiv_polars.hierarchy import Hierarchy
+
+    if report is not None and not global_search:
+        raise InvalidParameterError("--report is available with --method global only "
+                                    "(run ldiv report on the release of another method)")
+    if hierarchies is None and global_search:
+        raise InvalidParameterError("--method global needs --hierarchies")
+    files = {q: find_hierarchy(hierarchies, q) for q in qi} if hierarchies else {}
+    check_output(out, inputs=[path, *files.values()])  # before any work
+    _check_report_path(report, s_cols, [path, out, *files.values()])
+    return {q: Hierarchy.from_csv(f, separator=separator, name=q) for q, f in files.items()}
+
+
+def _search(path: Path, qi: list[str], s_cols: list[str], hs: dict[str, Any],
+            models: list[Any], **kwargs: Any) -> Any:
+    """:func:`ldiv_polars.search.anonymize` with ``kwargs``, showing a progress bar on
+    stderr when a person watches it (a terminal), a stage line otherwise."""
+    from ldiv_polars.search import anonymize
+
+    if not sys.stderr.isatty():  # a progress bar (on stderr) only for a person watching
+        with Stages("anonymize") as say:
+            say("searching the lattice")
+        return anonymize(str(path), qi, s_cols or None, hs, models, **kwargs)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), transient=True,
+                  console=Console(stderr=True)) as bar:
+        task = bar.add_task("searching the lattice", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return anonymize(str(path), qi, s_cols or None, hs, models, progress=progress,
+                         **kwargs)
+
+
+def _show(result: Any, out: Path, *, as_json: bool, wall_s: float) -> None:
+    """The search's figures: JSON with ``--json``, a table otherwise."""
+    if as_json:
+        echo_json({**result.to_dict(), "wall_s": round(wall_s, 4)})
+    else:
+        _print(result, out, wall_s=wall_s)
 
 
 def _check_report_path(report: Path | None, s_cols: list[str], inputs: list[Any]) -> None:

@@ -10,17 +10,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import (
-    L_MODELS,
+from ldiv_polars.cli._models import Requirements, build_models
+from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
     DeltaOpt,
+    EngineOpt,
     KOpt,
     LOpt,
-    Requirements,
+    ModelOpt,
+    NullsOpt,
+    QiOpt,
+    SensitiveOpt,
+    SeparatorOpt,
     TOpt,
-    build_models,
-    model_option,
+    json_option,
 )
 from ldiv_polars.cli.risk import POPULATION_LABELS
 from ldiv_polars.errors import InvalidParameterError
@@ -117,54 +121,48 @@ def models_for(req: Requirements, data: TableLike, sensitive: str, separator: st
             int(l) if l is not None and float(l).is_integer() and l >= 1 else 2)
 
 
+TableArg = Annotated[Path, typer.Argument(help="CSV or Parquet file")]
+PopulationOpt = Annotated[str | None, typer.Option(
+    "--population", help="population size or region (usa, uk, ...): adds the "
+    "estimated share of population uniques (Dankar et al.'s rule)")]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv check`` command (summary and model verdicts of a table) to ``app``."""
-    @app.command("check")
-    def check_cmd(
-        path: Annotated[Path, typer.Argument(help="CSV or Parquet file")],
-        qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
-        sensitive: Annotated[str, typer.Option("--sensitive", help="sensitive column")],
-        l: LOpt = None,
-        k: KOpt = None,
-        c: COpt = None,
-        model: Annotated[list[str] | None, model_option(L_MODELS)] = None,
-        t: TOpt = None,
-        alpha: AlphaOpt = None,
-        delta: DeltaOpt = None,
-        separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
-        engine: Annotated[str, typer.Option("--engine", help="polars or duckdb")] = "polars",
-        nulls: Annotated[str, typer.Option(
-            "--nulls", help="error, or value: null is a value")] = "error",
-        as_json: Annotated[bool, typer.Option(
-            "--json", help="print the summary and the verdicts as JSON")] = False,
-        population: Annotated[str | None, typer.Option(
-            "--population", help="population size or region (usa, uk, ...): adds the "
-            "estimated share of population uniques (Dankar et al.'s rule)")] = None,
-    ) -> None:
-        """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta and risk, with a
-        verdict per requested model. Exit 1 when a requested model fails."""
-        from ldiv_polars.cli.risk import parse_population
+    app.command("check")(check_cmd)
 
-        qi_cols = split_columns(qi, "--qi")
-        pop = parse_population(population)
-        if engine not in ENGINES:
-            raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
-        req = Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
-                           delta=delta)
-        models, summary_l = models_for(req, path, sensitive, separator)
-        with Stages("check") as say:
-            say(f"reading {path.name} ({engine})")
-            stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
-                                          engine=engine, separator=separator, nulls=nulls,
-                                          population=pop)
-        passed = all(v["passed"] for v in verdicts)
-        if as_json:
-            echo_json({**stats, "passed": passed, "models": verdicts})
-        else:
-            print_report(stats, verdicts, models, title=f"{path.name}: QI {', '.join(qi_cols)}; "
-                                                      f"sensitive {sensitive}")
-        if not passed:
-            raise typer.Exit(1)
+
+def check_cmd(
+    path: TableArg, qi: QiOpt, sensitive: SensitiveOpt, l: LOpt = None, k: KOpt = None,
+    c: COpt = None, model: ModelOpt = None, t: TOpt = None, alpha: AlphaOpt = None,
+    delta: DeltaOpt = None, separator: SeparatorOpt = None, engine: EngineOpt = "polars",
+    nulls: NullsOpt = "error",
+    as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
+    population: PopulationOpt = None,
+) -> None:
+    """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta and risk, with a
+    verdict per requested model. Exit 1 when a requested model fails."""
+    from ldiv_polars.cli.risk import parse_population
+
+    qi_cols = split_columns(qi, "--qi")
+    pop = parse_population(population)
+    if engine not in ENGINES:
+        raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
+    req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta)
+    models, summary_l = models_for(req, path, sensitive, separator)
+    with Stages("check") as say:
+        say(f"reading {path.name} ({engine})")
+        stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
+                                      engine=engine, separator=separator, nulls=nulls,
+                                      population=pop)
+    passed = all(v["passed"] for v in verdicts)
+    if as_json:
+        echo_json({**stats, "passed": passed, "models": verdicts})
+    else:
+        print_report(stats, verdicts, models, title=f"{path.name}: QI {', '.join(qi_cols)}; "
+                                                  f"sensitive {sensitive}")
+    if not passed:
+        raise typer.Exit(1)
 
 
 def _shown(v: object) -> str:

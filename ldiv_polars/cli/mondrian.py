@@ -3,84 +3,102 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import (
-    GROUPING_L_MODELS,
+from ldiv_polars.cli._models import GROUPING_L_MODELS, Requirements, build_models
+from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
     DeltaOpt,
+    GroupingModelOpt,
     LOpt,
-    Requirements,
+    QiOpt,
+    SensitiveOpt,
+    SeparatorOpt,
     TOpt,
-    build_models,
-    model_option,
+    json_option,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ldiv_polars.models.base import Model
+    from ldiv_polars.partition.mondrian import MondrianResult
+
+InputArg = Annotated[Path, typer.Argument(help="input table (CSV or Parquet)")]
+OutputArg = Annotated[Path, typer.Argument(help="output file (.csv or .parquet)")]
+GroupSizeOpt = Annotated[int, typer.Option("--k", help="minimum group size")]
+PositiveOpt = Annotated[list[str] | None, typer.Option(
+    "--positive", help="positive value(s) for binary l-diversity")]
+RelaxedOpt = Annotated[bool, typer.Option("--relaxed", help="even (relaxed) splits")]
+RawOpt = Annotated[bool, typer.Option(
+    "--raw", help="write raw rows + group id instead of generalized QIs")]
+GroupOpt = Annotated[str, typer.Option("--group", help="name of the group id column")]
+JsonOpt = Annotated[bool, json_option("print the summary as JSON")]
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv mondrian`` command (multidimensional partitioning) to ``app``."""
-    @app.command("mondrian")
-    def mondrian_cmd(
-        input: Annotated[Path, typer.Argument(help="input table (CSV or Parquet)")],
-        output: Annotated[Path, typer.Argument(help="output file (.csv or .parquet)")],
-        qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
-        sensitive: Annotated[str, typer.Option("--sensitive", help="sensitive column")],
-        k: Annotated[int, typer.Option("--k", help="minimum group size")],
-        l: LOpt = None,
-        model: Annotated[list[str] | None, model_option(GROUPING_L_MODELS)] = None,
-        c: COpt = None,
-        t: TOpt = None,
-        alpha: AlphaOpt = None,
-        delta: DeltaOpt = None,
-        positive: Annotated[list[str] | None, typer.Option(
-            "--positive", help="positive value(s) for binary l-diversity")] = None,
-        relaxed: Annotated[bool, typer.Option("--relaxed", help="even (relaxed) splits")] = False,
-        raw: Annotated[bool, typer.Option(
-            "--raw", help="write raw rows + group id instead of generalized QIs")] = False,
-        group: Annotated[str, typer.Option(
-            "--group", help="name of the group id column")] = "group",
-        separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
-    ) -> None:
-        """Partition a table with Mondrian and write the generalized release (QI ranges /
-        category sets, one group id per row). The output is re-verified, then written
-        atomically. Exit 1 (nothing written) when the whole table fails a model."""
-        from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
-        from ldiv_polars.core.output import atomic_output, check_output
-        from ldiv_polars.partition.mondrian import PartitionInfeasibleError, mondrian
+    app.command("mondrian")(mondrian_cmd)
 
-        qi_cols = split_columns(qi, "--qi")
-        models = build_models(
-            Requirements(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha,
-                         delta=delta, positive=tuple(positive or ())),
-            choices=GROUPING_L_MODELS)
-        check_output(output, inputs=[input])  # before any work
-        with translate_input_errors(str(input)), Stages("mondrian") as say:
-            say("partitioning")
-            lf = to_lazyframe(input, separator=separator)
-            try:
-                result = mondrian(lf, qi_cols, sensitive, models, relaxed=relaxed, group=group)
-            except PartitionInfeasibleError as exc:  # a model fails: exit 1, nothing written
-                if as_json:
-                    echo_json({"feasible": False, "reason": str(exc), "output": None,
-                               "models": [m.describe() for m in models]})
-                else:
-                    typer.echo(f"mondrian: {exc}; nothing written")
-                raise typer.Exit(1) from None
-            say("generalizing and re-verifying the release")
-            df = (result.frame if raw else result.generalized()).collect(engine="streaming")
-        with atomic_output(output, inputs=[input], separator=separator) as out:
-            out.write(df)
-            out.check_rows(df.height)
-        summary = {**result.to_dict(), "output": str(output),
-                   "models": [m.describe() for m in models]}
-        if as_json:
-            echo_json(summary)
-        else:
-            typer.echo(f"mondrian ({'relaxed' if relaxed else 'strict'}): {result.groups} groups "
-                       f"over {result.rows} rows, aecs {result.metrics['aecs']:.2f}, "
-                       f"gcp {result.metrics['gcp']:.4f}, verified -> {output}")
+
+def mondrian_cmd(
+    input: InputArg, output: OutputArg, qi: QiOpt, sensitive: SensitiveOpt, k: GroupSizeOpt,
+    l: LOpt = None, model: GroupingModelOpt = None, c: COpt = None, t: TOpt = None,
+    alpha: AlphaOpt = None, delta: DeltaOpt = None, positive: PositiveOpt = None,
+    relaxed: RelaxedOpt = False, raw: RawOpt = False, group: GroupOpt = "group",
+    separator: SeparatorOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Partition a table with Mondrian and write the generalized release (QI ranges /
+    category sets, one group id per row). The output is re-verified, then written
+    atomically. Exit 1 (nothing written) when the whole table fails a model."""
+    from ldiv_polars.core.output import atomic_output, check_output
+
+    qi_cols = split_columns(qi, "--qi")
+    models = build_models(
+        Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
+                                positive=positive),
+        choices=GROUPING_L_MODELS)
+    check_output(output, inputs=[input])  # before any work
+    result, df = _partition(input, qi_cols, sensitive, models, relaxed=relaxed, raw=raw,
+                            group=group, separator=separator, as_json=as_json)
+    with atomic_output(output, inputs=[input], separator=separator) as out:
+        out.write(df)
+        out.check_rows(df.height)
+    summary = {**result.to_dict(), "output": str(output),
+               "models": [m.describe() for m in models]}
+    if as_json:
+        echo_json(summary)
+    else:
+        typer.echo(f"mondrian ({'relaxed' if relaxed else 'strict'}): {result.groups} groups "
+                   f"over {result.rows} rows, aecs {result.metrics['aecs']:.2f}, "
+                   f"gcp {result.metrics['gcp']:.4f}, verified -> {output}")
+
+
+def _partition(input: Path, qi: list[str], sensitive: str, models: list[Model], *,
+               relaxed: bool, raw: bool, group: str, separator: str | None, as_json: bool
+               ) -> tuple[MondrianResult, pl.DataFrame]:
+    """Mondrian's partition of ``input`` and the release to write (raw rows with their group
+    id, or the generalized QIs). When the whole table fails a model: says so (JSON with
+    ``as_json``) and exits 1."""
+    from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
+    from ldiv_polars.partition.mondrian import PartitionInfeasibleError, mondrian
+
+    with translate_input_errors(str(input)), Stages("mondrian") as say:
+        say("partitioning")
+        lf = to_lazyframe(input, separator=separator)
+        try:
+            result = mondrian(lf, qi, sensitive, models, relaxed=relaxed, group=group)
+        except PartitionInfeasibleError as exc:  # a model fails: exit 1, nothing written
+            if as_json:
+                echo_json({"feasible": False, "reason": str(exc), "output": None,
+                           "models": [m.describe() for m in models]})
+            else:
+                typer.echo(f"mondrian: {exc}; nothing written")
+            raise typer.Exit(1) from None
+        say("generalizing and re-verifying the release")
+        df = (result.frame if raw else result.generalized()).collect(engine="streaming")
+    return result, df

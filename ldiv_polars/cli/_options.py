@@ -1,0 +1,55 @@
+"""The options several ``ldiv`` commands declare the same way, as ``Annotated`` aliases (one
+declaration, one help text): a command's signature reads ``qi: QiOpt`` instead of repeating the
+``typer.Option``. An option whose help differs between commands keeps its own declaration in its
+command's module (the help each command prints is part of its interface).
+
+Model flags (``--k``, ``--l``, ``--model``, ``--c``, ``--t``, ``--alpha``, ``--delta``) are turned
+into model objects by :mod:`ldiv_polars.cli._models`; a new model flag is declared here and
+built there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ldiv_polars.cli._models import GROUPING_L_MODELS, L_MODELS
+
+# the input table and the columns
+QiOpt = Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")]
+SensitiveOpt = Annotated[str, typer.Option("--sensitive", help="sensitive column")]
+SeparatorOpt = Annotated[str | None, typer.Option("--separator", help="CSV separator")]
+NullsOpt = Annotated[str, typer.Option("--nulls", help="error, or value: null is a value")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="polars or duckdb")]
+InputArg = Annotated[Path, typer.Argument(help="input CSV or Parquet file")]
+
+# the model flags (built into models by cli/_models.py)
+KOpt = Annotated[int | None, typer.Option("--k", help="k-anonymity: every class has >= k rows")]
+LOpt = Annotated[float | None, typer.Option(
+    "--l", help="l of the l-diversity model(s) of --model (default: distinct)")]
+COpt = Annotated[float | None, typer.Option(
+    "--c", help="c of recursive (c,l)-diversity (with --l and --model recursive)")]
+TOpt = Annotated[float | None, typer.Option("--t", help="t-closeness: largest EMD allowed")]
+AlphaOpt = Annotated[float | None, typer.Option(
+    "--alpha", help="(alpha,k)-anonymity: largest share of one sensitive value in a class")]
+DeltaOpt = Annotated[float | None, typer.Option(
+    "--delta", help="delta-disclosure: bound on |ln(p(s|class) / p(s))|")]
+
+
+def model_option(choices: tuple[str, ...]) -> Any:
+    """The ``--model`` option (repeatable) listing ``choices``."""
+    return typer.Option("--model", help=f"l-diversity model(s) for --l: {', '.join(choices)} "
+                                        "(repeat the option for several)")
+
+
+ModelOpt = Annotated[list[str] | None, model_option(L_MODELS)]
+"""``--model`` of check, anonymize and report: distinct, entropy, recursive."""
+GroupingModelOpt = Annotated[list[str] | None, model_option(GROUPING_L_MODELS)]
+"""``--model`` of mondrian: also simple and binary l-diversity."""
+
+
+def json_option(help: str) -> Any:
+    """The ``--json`` flag with the command's own ``help`` (what it prints)."""
+    return typer.Option("--json", help=help)
