@@ -171,6 +171,20 @@ class EncodedRows:
             self._cache["q"] = v
         return v
 
+    @property
+    def total_variation(self) -> np.ndarray:
+        """Total variation distance of each class's distribution from the reference,
+        ``(1/2) sum_v |p_v - q_v|`` over every value of the table (0 for a class with no
+        rows); the values absent from a class add their ``q``: ``(1 + sum over its rows of
+        (|p - q| - q)) / 2``."""
+        v = self._get("tv")
+        if v is None:
+            p = self.n / np.maximum(self.size, 1)[self.cls].astype(np.float64)
+            s = np.bincount(self.cls, weights=np.abs(p - self.q) - self.q,
+                            minlength=self.classes)
+            v = self._cache["tv"] = np.where(self.present, 0.5 * (1.0 + s), 0.0)
+        return v
+
     def exact_inputs(self, which: np.ndarray) -> tuple[Reference, list[ClassCounts]]:
         """The reference and the counts of the classes ``which`` (indices), as the models'
         exact routines read them: the ids with a positive table count are the domain (in id

@@ -148,6 +148,30 @@ class TCloseness(Model):
         uncertain = (np.abs(emd - self.t) <= band) & ~absent
         return ClassVerdict(passed, uncertain)
 
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> Any:
+        # Let TV be the total variation from the table's distribution q. The EMD moves every
+        # unit of the TV at least the smallest ground distance d between two values (equal: 1,
+        # ordered: 1/(m-1), hierarchical: 1/H), so a part passing against the retained rows'
+        # distribution q' has TV(part, q') <= t/d, and TV(part, q) <= t/d + slack (removing at
+        # most slack*N of N rows moves q by at most slack); a failing part has TV <= 1. TV is
+        # convex, so |C| TV(C) <= (passing rows) (t/d + slack) + (failing rows).
+        import numpy as np
+
+        tv = rows.total_variation
+        if self.distance == "equal":
+            d = 1.0
+        elif self.distance == "ordered":
+            d = 1.0 / max(int(np.count_nonzero(rows.table_counts > 0)) - 1, 1)
+        else:
+            assert self._hierarchy is not None
+            d = 1.0 / max(self._hierarchy.width - 1, 1)
+        tau = self.t / d + slack
+        if tau >= 1.0:
+            return None
+        band = emd_band(rows.distinct, None, None, "equal")
+        size = rows.size.astype(np.float64)
+        return np.clip(size * (tv - band - tau) / (1.0 - tau), 0.0, None)
+
     def uncertain(self) -> pl.Expr | None:
         height = None if self._hierarchy is None else self._hierarchy.width - 1
         m = None if self.distance == "equal" else pl.col(self.col("m"))
