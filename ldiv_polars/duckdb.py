@@ -567,30 +567,8 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
         runner = _Calls(conn)
         with ExitStack() as stack:
             try:
-                # one frequency set per sensitive column, the other sensitive columns in the key
-                # (its extended form materialized once, so that class ids agree); the original
-                # class = row(<the qi fields of the key, by position>)
-                fs_names: list[str] = []
-                oc_exprs: list[str] = []
-                for i, s_i in enumerate(s_l):
-                    key = qi_l + [o for o in s_l if o != s_i]
-                    name = stack.enter_context(_frequency_set(
-                        src, key, s_i, nulls if i == 0 else "value", report=[*qi_l, *s_l]))
-                    conn.execute(f"CREATE TEMP TABLE {_quote(name + '_x')} AS FROM ldiv__fsx(?)",
-                                 [name])
-                    created.append(name + "_x")
-                    fs_names.append(name)
-                    fields = [c for c in src.columns if c in key]  # struct field order
-                    pos = [fields.index(c) + 1 for c in src.columns if c in qi_l]
-                    oc_exprs.append("row(" + ", ".join(f"struct_extract_at(ec, {p})" for p in pos)
-                                    + ")")
-                # the classes of the quasi-identifier alone (with the first sensitive column)
-                whole = _tmp("mfs")
-                conn.execute(f"CREATE TEMP TABLE {_quote(whole)} AS SELECT {oc_exprs[0]} AS ec, "
-                             f"sv, sum(n)::BIGINT AS n FROM {_quote(fs_names[0])} GROUP BY ALL")
-                conn.execute(f"CREATE TEMP TABLE {_quote(whole + '_x')} AS FROM ldiv__fsx(?)",
-                             [whole])
-                created += [whole, whole + "_x"]
+                fs_names, oc_exprs = _per_sensitive_sets(stack, src, qi_l, s_l, nulls, created)
+                whole = _qi_classes(conn, fs_names[0], oc_exprs[0], created)
                 out: list[dict[str, object]] = []
                 for m, call in zip(model_list, calls):
                     if m.each_attribute is None:
@@ -607,6 +585,39 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
                 runner.close()
                 for name in created:
                     conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+
+
+def _per_sensitive_sets(stack: ExitStack, src: _Source, qi_l: list[str], s_l: list[str],
+                        nulls: NullPolicy, created: list[str]) -> tuple[list[str], list[str]]:
+    """One frequency set per sensitive column, the other sensitive columns in the key (its
+    extended form materialized once, so that class ids agree; its name appended to
+    ``created``): their table names and, per set, the SQL of the original class
+    ``row(<the qi fields of the key, by position>)``. Nulls are judged on the first."""
+    fs_names: list[str] = []
+    oc_exprs: list[str] = []
+    for i, s_i in enumerate(s_l):
+        key = qi_l + [o for o in s_l if o != s_i]
+        name = stack.enter_context(_frequency_set(
+            src, key, s_i, nulls if i == 0 else "value", report=[*qi_l, *s_l]))
+        src.con.execute(f"CREATE TEMP TABLE {_quote(name + '_x')} AS FROM ldiv__fsx(?)", [name])
+        created.append(name + "_x")
+        fs_names.append(name)
+        fields = [c for c in src.columns if c in key]  # struct field order
+        pos = [fields.index(c) + 1 for c in src.columns if c in qi_l]
+        oc_exprs.append("row(" + ", ".join(f"struct_extract_at(ec, {p})" for p in pos) + ")")
+    return fs_names, oc_exprs
+
+
+def _qi_classes(conn: duckdb.DuckDBPyConnection, fs_name: str, oc_expr: str,
+                created: list[str]) -> str:
+    """The frequency set of the quasi-identifier's classes alone (with the first sensitive
+    column) and its extended form, both appended to ``created``; returns its name."""
+    whole = _tmp("mfs")
+    conn.execute(f"CREATE TEMP TABLE {_quote(whole)} AS SELECT {oc_expr} AS ec, "
+                 f"sv, sum(n)::BIGINT AS n FROM {_quote(fs_name)} GROUP BY ALL")
+    conn.execute(f"CREATE TEMP TABLE {_quote(whole + '_x')} AS FROM ldiv__fsx(?)", [whole])
+    created += [whole, whole + "_x"]
+    return whole
 
 
 def _per_attribute(runner: _Calls, call: Any, fs_names: list[str], oc_exprs: list[str],

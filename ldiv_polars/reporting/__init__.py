@@ -54,21 +54,12 @@ class HtmlReport(str):
 
 
 def report(
-    data: TableLike,
-    qi: str | Sequence[str],
-    sensitive: str,
-    models: Sequence[Model] | Model = (),
-    *,
-    release: TableLike | None = None,
-    anonymization: Any = None,
-    hierarchies: Mapping[str, Any] | None = None,
-    out: str | Path | None = None,
-    l: int = 2,
-    nulls: NullPolicy = "error",
-    separator: str | None = None,
-    release_separator: str | None = None,
-    title: str | None = None,
-    command: str | None = None,
+    data: TableLike, qi: str | Sequence[str], sensitive: str,
+    models: Sequence[Model] | Model = (), *, release: TableLike | None = None,
+    anonymization: Any = None, hierarchies: Mapping[str, Any] | None = None,
+    out: str | Path | None = None, l: int = 2, nulls: NullPolicy = "error",
+    separator: str | None = None, release_separator: str | None = None,
+    title: str | None = None, command: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> HtmlReport:
     """The HTML report of ``data`` (a path, glob, LazyFrame or DataFrame) checked against
@@ -93,27 +84,14 @@ def report(
     qi = [qi] if isinstance(qi, str) else list(qi)
     l = require_int_at_least("l", l, 1)
     models = check_models(models, [sensitive])
-    sources = [*input_paths(data), *(input_paths(release) if release is not None else ()),
-               *getattr(anonymization, "sources", ())]
-    if out is not None:
-        check_output(out, inputs=sources, suffixes=REPORT_SUFFIXES)
-    if release is not None:  # the release's columns are checked before the input's pass too
-        FrequencySet.build(release, qi, sensitive, nulls=nulls, separator=release_separator,
-                           require_sensitive=True)
+    sources = _checked_sources(data, release, anonymization, out, qi, sensitive, nulls=nulls,
+                               release_separator=release_separator)
     say = progress or (lambda _: None)
     drawing = _warm_up_charts()
     say("reading the input")
     inp = table_facts(data, qi, sensitive, models, l=l, nulls=nulls, separator=separator)
-    rel = None
-    if release is not None:
-        say("reading the release")
-        rel = table_facts(release, qi, sensitive, models, l=l, nulls=nulls,
-                          separator=release_separator)
-    elif anonymization is not None and anonymization.output is not None:
-        say("generalizing the input (the anonymization's output)")
-        rel = dataclasses.replace(
-            table_facts(anonymization.output, qi, sensitive, models, l=l, nulls=nulls,
-                        hash_files=False), source="the anonymization's output (not written)")
+    rel = _release_facts(release, anonymization, qi, sensitive, models, l=l, nulls=nulls,
+                         separator=release_separator, say=say)
     say("drawing the report")
     drawing.join()
     judged = rel if rel is not None else inp
@@ -124,6 +102,40 @@ def report(
         with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
             f.path.write_text(page, encoding="utf-8")
     return page
+
+
+def _checked_sources(data: TableLike, release: TableLike | None, anonymization: Any,
+                     out: str | Path | None, qi: list[str], sensitive: str, *,
+                     nulls: NullPolicy, release_separator: str | None) -> list[Any]:
+    """The input files the report reads (``out`` may overwrite none), after checking ``out``
+    and the release's columns, before any pass over the input's rows."""
+    sources = [*input_paths(data), *(input_paths(release) if release is not None else ()),
+               *getattr(anonymization, "sources", ())]
+    if out is not None:
+        check_output(out, inputs=sources, suffixes=REPORT_SUFFIXES)
+    if release is not None:  # the release's columns are checked before the input's pass too
+        FrequencySet.build(release, qi, sensitive, nulls=nulls, separator=release_separator,
+                           require_sensitive=True)
+    return sources
+
+
+def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
+                   sensitive: str, models: list[Model], *, l: int, nulls: NullPolicy,
+                   separator: str | None, say: Callable[[str], None]) -> Any:
+    """The :class:`~ldiv_polars.reporting.facts.TableFacts` of the release: ``release`` when
+    given, else the anonymization's output (one more pass over the input), else ``None``."""
+    from ldiv_polars.reporting.facts import table_facts
+
+    if release is not None:
+        say("reading the release")
+        return table_facts(release, qi, sensitive, models, l=l, nulls=nulls,
+                           separator=separator)
+    if anonymization is not None and anonymization.output is not None:
+        say("generalizing the input (the anonymization's output)")
+        return dataclasses.replace(
+            table_facts(anonymization.output, qi, sensitive, models, l=l, nulls=nulls,
+                        hash_files=False), source="the anonymization's output (not written)")
+    return None
 
 
 def _warm_up_charts() -> threading.Thread:

@@ -244,21 +244,12 @@ def prepare_hierarchies(
 
 @reads_input
 def anonymize(
-    data: TableLike,
-    qi: str | Iterable[str],
-    sensitive: str | Iterable[str] | None,
+    data: TableLike, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
     hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
-    models: Sequence[Model] | Model,
-    *,
-    suppression: float = 0.0,
-    metric: str = "aecs",
-    suppression_mode: SuppressionMode = "mask",
-    strategy: str = "auto",
-    verify: bool = True,
-    nulls: NullPolicy = "error",
-    separator: str | None = None,
-    progress: Progress | None = None,
-    budget: Budget | float | None = None,
+    models: Sequence[Model] | Model, *, suppression: float = 0.0, metric: str = "aecs",
+    suppression_mode: SuppressionMode = "mask", strategy: str = "auto", verify: bool = True,
+    nulls: NullPolicy = "error", separator: str | None = None,
+    progress: Progress | None = None, budget: Budget | float | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
 
