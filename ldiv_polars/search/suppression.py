@@ -34,7 +34,7 @@ import polars as pl
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_name
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.encoded import EncodedRows, class_verdict
+from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
@@ -127,9 +127,13 @@ class NodeChecker:
         self.codes_suffice = codes_suffice(every, efs.sensitive)
         """The models read only the identity of sensitive values: the encoded frequency set
         may hand them integer codes (its builder sets ``codes_only`` from this)."""
-        self.arrays = len(efs.sensitive) <= 1
+        self.arrays = len(efs.sensitive) <= 1 or all(m.each_attribute is not None
+                                                     for m in every)
         """Whether the numpy verdicts are tried (``Model.array_verdict``; sensitive ids
-        identify the values). Turned off the first time a model has no array form."""
+        identify the values, :attr:`domain` holds them). Turned off the first time a model
+        has no array form."""
+        self.domain = SensitiveDomain(efs.sensitive_table) if efs.sensitive else None
+        """The sensitive values behind the ids (models reading values derive from it once)."""
         self.size_k = max(m.min_class_size for m in self.models) if self.models and all(
             m.sizes_only for m in self.models) and not self.relaxed else None
         """Every model reads class sizes only: a class fails iff its size is below the largest
@@ -178,7 +182,7 @@ class NodeChecker:
         table's — the same shares as summing the (stacked) rows."""
         reference = self._table() if whole and self.global_models else None
         enc = EncodedRows(*rows, classes=n_classes, n_sensitive=self.efs.n_sensitive,
-                          reference=reference, sizes=sizes)
+                          reference=reference, sizes=sizes, domain=self.domain)
 
         def fails(models: Sequence[Model]) -> np.ndarray | None:
             ok = np.ones(n_classes, dtype=bool)
