@@ -45,7 +45,12 @@ from ldiv_polars.core.validate import NullPolicy, require_real
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
+from ldiv_polars.models.verdict import (
+    CheckResult,
+    bind_models,
+    check_frequency_set,
+    check_models,
+)
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot
@@ -290,6 +295,8 @@ def anonymize(
     budget = Budget.of(budget) if budget is not None else None
     inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator)
     counts = _count(inp)
+    # models sized by the table (k-map's k') judge it by its records before suppression
+    inp.models = bind_models(inp.models, counts.total)
     try:
         limit = suppression_limit_rows(suppression, counts.total)
         outcome = search_lattice(counts.search_efs, inp.models, limit, metric,
