@@ -179,3 +179,59 @@ def test_search_equals_brute_force(data, name, x, suppression, kmin):
         assert res.suppressed_rows <= limit and res.verification.passed
     else:
         assert not res.found
+
+
+# --- the CLI -----------------------------------------------------------------------------------
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    ldiv = Path(sys.executable).parent / "ldiv"
+    if not ldiv.exists():
+        pytest.skip(f"the installed `ldiv` script is not next to {sys.executable}")
+    p = subprocess.run([str(ldiv), *map(str, args)], capture_output=True, text=True,
+                       timeout=300)
+    return SimpleNamespace(exit_code=p.returncode, stdout=p.stdout, output=p.stdout + p.stderr)
+
+
+def test_cli_check_risk_thresholds(tmp_path):
+    import json
+
+    path = tmp_path / "t.csv"
+    _table([1, 1, 4, 4]).with_columns(s=pl.lit("x")).write_csv(path)
+    ok = _cli("check", path, "--qi", "q", "--sensitive", "s", "--average-risk", 0.4,
+              "--sample-uniques", 0.2, "--json")
+    assert ok.exit_code == 0, ok.output
+    verdicts = {v["model"]: v for v in json.loads(ok.stdout)["models"]}
+    assert verdicts["average_risk"]["achieved"] == 0.4 and verdicts["sample_uniques"]["passed"]
+    bad = _cli("check", path, "--qi", "q", "--sensitive", "s", "--sample-uniques", 0.1)
+    assert bad.exit_code == 1
+    for flags in (["--k-map", 3], ["--population-uniques", 0.1], ["--significance", 0.1],
+                  ["--population-model", "snb"], ["--average-risk", 2]):
+        r = _cli("check", path, "--qi", "q", "--sensitive", "s", *flags)
+        assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_cli_anonymize_average_risk_with_suppression(tmp_path):
+    import json
+
+    data = tmp_path / "t.csv"
+    pl.DataFrame({"age": ["21", "22", "23", "31", "32", "33", "41", "45", "46", "47"],
+                  "s": ["x"] * 10}).write_csv(data)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    (hdir / "age.csv").write_text("".join(f"{a};{a[0]}*;*\n" for a in
+                                          ["21", "22", "23", "31", "32", "33", "41", "45",
+                                           "46", "47"]))
+    out = tmp_path / "out.csv"
+    r = _cli("anonymize", data, out, "--qi", "age", "--hierarchies", hdir, "--average-risk",
+             0.35, "--json")
+    assert r.exit_code == 0, r.output
+    levels = json.loads(r.stdout)["optimum"]["levels"]
+    assert levels == {"age": 1}  # 3 classes of 10 rows: 0.3 <= 0.35 (raw: 1.0)
+    got = check(pl.read_csv(out, infer_schema=False), ["age"], None, [AverageRisk(0.35)])
+    assert got.passed

@@ -179,7 +179,10 @@ def _verdicts(fs: FrequencySet, models: list[Model]
               ) -> tuple[pl.DataFrame, list[ModelResult]]:
     """The evaluated classes (qi..., size, statistics, pass columns) and the verdicts: what
     :func:`~ldiv_polars.models.verdict.check_frequency_set` computes, with the classes kept
-    for the failing ones and the class sizes."""
+    for the failing ones and the class sizes (the models bound to the table's rows)."""
+    from ldiv_polars.models.verdict import bind_models
+
+    models = bind_models(models, fs)
     for m in models:
         m.validate(fs)
     classes = evaluate_classes(fs, models).collect()

@@ -295,8 +295,6 @@ def anonymize(
     budget = Budget.of(budget) if budget is not None else None
     inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator)
     counts = _count(inp)
-    # models sized by the table (k-map's k') judge it by its records before suppression
-    inp.models = bind_models(inp.models, counts.total)
     try:
         limit = suppression_limit_rows(suppression, counts.total)
         outcome = search_lattice(counts.search_efs, inp.models, limit, metric,
@@ -436,7 +434,8 @@ class _Counts:
 
 def _count(inp: _Input) -> _Counts:
     """The encoded frequency set of the input (see :class:`EncodedCounts` for the forms), from
-    the counting engine; a value missing from a hierarchy (or a null QI) is reported by the
+    the counting engine (``inp.models`` bound to its records, ``Model.for_rows``); a value
+    missing from a hierarchy (or a null QI) is reported by the
     string-keyed path, which raises the typed errors naming the values."""
     engine = _counting_engine(inp)
     fs = inp.fs
@@ -462,6 +461,8 @@ def _count(inp: _Input) -> _Counts:
             raise
     search_efs = efs.without_sensitive() if inp.qi_only and efs.sensitive else efs
     _lean_search(search_efs)
+    # models sized by the table (k-map's k') judge it by its records before suppression
+    inp.models = bind_models(inp.models, int(efs.total))
     return _Counts(efs, search_efs, source=None if counts is None else counts.source)
 
 

@@ -287,24 +287,31 @@ class NodeChecker:
         fail, rfail = first
         assert fail is not None
         relaxed_passed = rfail is None or int(size[rfail].sum()) <= self.limit
-        supp_rows = int(size[fail].sum())
-        while True:
-            fail, supp_rows = self._retained_fixpoint(rolled, fail, supp_rows)
-            if not self.tables or supp_rows > self.limit:
-                break
-            more = self._table_suppression(size, fail)
-            if more is None:  # no prefix within the limit makes a table-level model hold
-                supp_rows = self.limit + 1
-                break
-            if not more.any():
-                break
-            fail |= more
-            supp_rows = int(size[fail].sum())
-            if not self.global_models:
-                break
+        fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
         passed = supp_rows <= self.limit
         return NodeVerdict(passed, fail, min(supp_rows, int(size.sum())),
                            self.evaluations - evals_before, relaxed_passed)
+
+    def _complete(self, rolled: Rolled, fail: np.ndarray, supp_rows: int
+                  ) -> tuple[np.ndarray, int]:
+        """The classes to suppress after the per-class verdicts ``fail``: the fixpoint of the
+        models comparing with the retained rows, then the smallest classes the table-level
+        models need (again the fixpoint when those models are present); the rows suppressed,
+        above the limit when the node fails."""
+        size = rolled.class_size
+        while True:
+            fail, supp_rows = self._retained_fixpoint(rolled, fail, supp_rows)
+            if not self.tables or supp_rows > self.limit:
+                return fail, supp_rows
+            more = self._table_suppression(size, fail)
+            if more is None:  # no prefix within the limit makes a table-level model hold
+                return fail, self.limit + 1
+            if not more.any():
+                return fail, supp_rows
+            fail = fail | more
+            supp_rows = int(size[fail].sum())
+            if not self.global_models:
+                return fail, supp_rows
 
     def _retained_fixpoint(self, rolled: Rolled, fail: np.ndarray, supp_rows: int
                            ) -> tuple[np.ndarray, int]:
