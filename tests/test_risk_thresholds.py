@@ -235,3 +235,48 @@ def test_cli_anonymize_average_risk_with_suppression(tmp_path):
     assert levels == {"age": 1}  # 3 classes of 10 rows: 0.3 <= 0.35 (raw: 1.0)
     got = check(pl.read_csv(out, infer_schema=False), ["age"], None, [AverageRisk(0.35)])
     assert got.passed
+
+
+# --- DuckDB: the engine's check and the SQL macros ---------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=0, max_size=12),
+       st.sampled_from(["avg", "uniq"]), st.integers(0, 6))
+def test_sql_macros_equal_the_models(sizes, name, shift):
+    """ldiv_average_risk / ldiv_sample_unique_share equal the models, also on the exact boundary
+    (the threshold the table's own share, and the doubles either side)."""
+    import duckdb
+
+    from ldiv_polars.duckdb import install
+
+    df = _table(sizes) if sizes else pl.DataFrame({"q": []}, schema={"q": pl.String})
+    n = sum(sizes)
+    share = Fraction(len(sizes) if name == "avg" else sizes.count(1), n) if n else Fraction(0)
+    x = [math.nextafter(float(share), 0.0), float(share), math.nextafter(float(share), 1.0),
+         min(1.0, shift / 6)][shift % 4]
+    x = min(max(x, 0.0), 1.0)
+    con = duckdb.connect()
+    install(con)
+    con.register("t", df.to_arrow())
+    macro = "ldiv_average_risk" if name == "avg" else "ldiv_sample_unique_share"
+    passed, achieved = con.execute(f"SELECT passed, achieved FROM {macro}('t', ['q'], ?)",
+                                   [x]).fetchone()
+    model = AverageRisk(x) if name == "avg" else SampleUniques(x)
+    got = check(df, ["q"], None, [model]).models[0]
+    assert passed == got.passed == (share <= Fraction(x))
+    assert achieved == got.achieved
+
+
+def test_duckdb_engine_checks_the_thresholds_like_polars():
+    from ldiv_polars.duckdb import check as duck_check
+
+    df = _table([1, 1, 2, 3, 5, 8]).with_columns(s=pl.lit("x"))
+    models = [AverageRisk(0.3), SampleUniques(0.1), PopulationUniques(0.5, 1000),
+              KMap(3, 100), KAnonymity(2)]
+    polars_side = check(df, ["q"], "s", models).models
+    duck_side = duck_check(df, ["q"], "s", models)
+    for p, d in zip(polars_side, duck_side):
+        assert (p.key, p.passed, p.failing_classes, p.failing_rows) == (
+            d["key"], d["passed"], d["failing_classes"], d["failing_rows"])
+        assert p.achieved == pytest.approx(d["achieved"])

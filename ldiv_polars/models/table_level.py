@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import polars as pl
 
-from ldiv_polars.models.base import SIZE, ClassContext, Model
+from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,6 +73,12 @@ class TableModel(Model):
         from ldiv_polars.models.encoded import ClassVerdict
 
         return ClassVerdict(np.ones(rows.classes, dtype=bool))
+
+    def sql_call(self) -> SqlCall:
+        """The DuckDB form: ``ldiv__class_sizes_x`` gives the frequencies of the class sizes
+        of an extended frequency set, on which the engine asks :meth:`table_holds` (exact,
+        in Python, on a table of at most a few thousand rows)."""
+        return SqlCall("ldiv__class_sizes_x", spec={"model": self.name, **self.params()})
 
     @abstractmethod
     def table_value(self, sizes: np.ndarray) -> float | None:
