@@ -29,7 +29,7 @@ from ldiv_polars.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from ldiv_polars.models.encoded import EncodedRows, class_verdict
+from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.exact import ClassCounts, Reference
 from ldiv_polars.search import EncodedFrequencySet, Lattice, anonymize
 from ldiv_polars.search.metrics import MetricSuite
@@ -57,11 +57,15 @@ FAMILIES = {
 }
 
 
+DOMAIN = SensitiveDomain(pl.DataFrame({"s": VALUES}))
+
+
 def _encoded(counts: list[int], reference: list[int]) -> EncodedRows:
     present = [v for v, c in enumerate(counts) if c]
     return EncodedRows(np.zeros(len(present), dtype=np.int64), np.array(present),
                        np.array([counts[v] for v in present], dtype=np.int64), classes=1,
-                       n_sensitive=len(counts), reference=np.array(reference, dtype=np.int64))
+                       n_sensitive=len(counts), reference=np.array(reference, dtype=np.int64),
+                       domain=DOMAIN)
 
 
 def _passes(model, part: list[int], kept: list[int], ref: Reference, rank: dict) -> bool:

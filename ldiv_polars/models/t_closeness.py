@@ -135,42 +135,63 @@ class TCloseness(Model):
 
         from ldiv_polars.models.encoded import ClassVerdict
 
-        if self.distance != "equal":
+        emd = self._array_emd(rows)
+        if emd is None:
             return None
         absent = ~rows.present
-        size = rows.size
-        p = rows.n / size[rows.cls].astype(np.float64)
-        q = rows.q
-        s = np.bincount(rows.cls, weights=np.abs(p - q) - q, minlength=rows.classes)
-        emd = 0.5 * (1.0 + s)
-        band = emd_band(rows.distinct, None, None, "equal")
+        height = None if self._hierarchy is None else self._hierarchy.width - 1
+        m = int(np.count_nonzero(rows.table_counts > 0))
+        band = emd_band(rows.distinct, m, height, self.distance)
         passed = (emd <= self.t) | absent
         uncertain = (np.abs(emd - self.t) <= band) & ~absent
         return ClassVerdict(passed, uncertain)
 
     def suppression_floor(self, rows: EncodedRows, slack: float) -> Any:
-        # Let TV be the total variation from the table's distribution q. The EMD moves every
-        # unit of the TV at least the smallest ground distance d between two values (equal: 1,
-        # ordered: 1/(m-1), hierarchical: 1/H), so a part passing against the retained rows'
-        # distribution q' has TV(part, q') <= t/d, and TV(part, q) <= t/d + slack (removing at
-        # most slack*N of N rows moves q by at most slack); a failing part has TV <= 1. TV is
-        # convex, so |C| TV(C) <= (passing rows) (t/d + slack) + (failing rows).
+        # The EMD is convex in the class distribution; a part passing against the retained
+        # rows' distribution q' has EMD(part, q) <= t + slack (EMD(q', q) <= TV(q', q) <= slack:
+        # ground distances are at most 1, and removing at most slack*N of the N rows moves q by
+        # at most slack in total variation), a failing part EMD <= 1. So
+        # |C| EMD(C) <= (passing rows)(t + slack) + (failing rows). The ordered distance is
+        # normalized by the values present: each of the k values the suppression could remove
+        # entirely (table count <= the limit) adds at most 1/(m-1) to a part's EMD on the m
+        # values of the table, so tau grows by k/(m-1) there.
         import numpy as np
 
-        tv = rows.total_variation
-        if self.distance == "equal":
-            d = 1.0
-        elif self.distance == "ordered":
-            d = 1.0 / max(int(np.count_nonzero(rows.table_counts > 0)) - 1, 1)
-        else:
-            assert self._hierarchy is not None
-            d = 1.0 / max(self._hierarchy.width - 1, 1)
-        tau = self.t / d + slack
-        if tau >= 1.0:
+        emd = self._array_emd(rows)
+        table = rows.table_counts
+        m = int(np.count_nonzero(table > 0))
+        tau = self.t + slack
+        if self.distance == "ordered" and m > 1:
+            limit = slack * float(table.sum())
+            tau += int(np.count_nonzero((table > 0) & (table <= limit + 1e-9))) / (m - 1)
+        if emd is None or tau >= 1.0:
             return None
-        band = emd_band(rows.distinct, None, None, "equal")
+        height = None if self._hierarchy is None else self._hierarchy.width - 1
+        band = emd_band(rows.distinct, m, height, self.distance)
         size = rows.size.astype(np.float64)
-        return np.clip(size * (tv - band - tau) / (1.0 - tau), 0.0, None)
+        return np.clip(size * (emd - band - tau) / (1.0 - tau), 0.0, None)
+
+    def _array_emd(self, rows: EncodedRows) -> Any:
+        """The float EMD of every class of ``rows``; None when the distance reads the values
+        and the rows carry no one-column domain (or a value is not in the hierarchy)."""
+        import numpy as np
+
+        from ldiv_polars.models import emd_arrays
+
+        if self.distance == "equal":
+            q = rows.q
+            s = np.bincount(rows.cls, weights=np.abs(rows.p - q) - q, minlength=rows.classes)
+            return 0.5 * (1.0 + s)
+        dom = rows.domain
+        if dom is None or dom.width != 1:
+            return None
+        if self.distance == "ordered":
+            return emd_arrays.ordered_emd(rows)
+        assert self._hierarchy is not None
+        hierarchy = self._hierarchy
+        levels = dom.derived(self, "levels",
+                             lambda: emd_arrays.hierarchy_levels(hierarchy, dom.text()))
+        return None if levels is None else emd_arrays.hierarchical_emd(rows, levels)
 
     def uncertain(self) -> pl.Expr | None:
         height = None if self._hierarchy is None else self._hierarchy.width - 1
