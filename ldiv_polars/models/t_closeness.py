@@ -173,7 +173,14 @@ class TCloseness(Model):
 
     def _array_emd(self, rows: EncodedRows) -> Any:
         """The float EMD of every class of ``rows``; None when the distance reads the values
-        and the rows carry no one-column domain (or a value is not in the hierarchy)."""
+        and the rows carry no one-column domain (or a value is not in the hierarchy). Kept
+        with the rows (the verdict and the suppression floor both read it)."""
+        key = f"emd_{id(self)}"
+        if key not in rows._cache:
+            rows._cache[key] = self._compute_emd(rows)
+        return rows._cache[key]
+
+    def _compute_emd(self, rows: EncodedRows) -> Any:
         import numpy as np
 
         from ldiv_polars.models import emd_arrays
