@@ -183,3 +183,80 @@ def test_pruned_search_equals_every_node_judged(family, data):
     assert out.optimum == (optimum if optimum >= 0 else None)
     if out.optimum is not None:
         assert out.records[out.optimum].value == value
+
+
+ADULT_QI = ["sex", "age", "race", "marital-status", "education"]
+ADULT_MODELS = {
+    "entropy l=3": lambda hs: [EntropyLDiversity(3)],
+    "recursive (3,3)": lambda hs: [RecursiveCLDiversity(3, 3)],
+    "t=0.2 equal": lambda hs: [TCloseness(0.2)],
+    "t=0.15 hierarchical": lambda hs: [TCloseness(0.15, "hierarchical", hs["occupation"])],
+    "t=0.1 ordered + k=5": lambda hs: [TCloseness(0.1, "ordered"), KAnonymity(5)],
+    "(0.5,5)-anonymity": lambda hs: [AlphaKAnonymity(0.5, 5)],
+}
+
+
+@pytest.fixture(scope="module")
+def adult5(adult_dir):
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";")
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv")
+          for q in [*ISSUE_QI, "occupation"]}
+    return df, hs
+
+
+ISSUE_QI = [*ADULT_QI, "native-country", "workclass"]  # issue 23's 7-QI configurations
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("qi,name", [(ADULT_QI, n) for n in sorted(ADULT_MODELS)] + [
+    (ISSUE_QI, n) for n in ("entropy l=3", "recursive (3,3)", "t=0.2 equal")])
+def test_pruned_search_equals_every_node_judged_on_adult(adult5, qi, name):
+    """Adult, occupation sensitive, 2%: the pruned search's minimal nodes, optimum and loss
+    equal judging every node (240 with 5 QIs, 2160 with the issue's 7); it checked fewer."""
+    df, hs = adult5
+    models = ADULT_MODELS[name](hs)
+    limit = suppression_limit_rows(0.02, df.height)
+
+    def efs():
+        fs = FrequencySet.build(df, qi, "occupation").materialize()
+        return EncodedFrequencySet(fs, {q: hs[q] for q in qi})
+
+    minimal, optimum, value = _unpruned(efs(), models, limit, "loss")
+    out = search_lattice(efs(), models, limit, "loss")
+    assert out.strategy == "exhaustive"
+    assert sorted(out.minimal) == sorted(minimal)
+    assert out.optimum == optimum and out.records[optimum].value == value
+    assert out.checked < out.lattice.size
+
+
+# ARX's JUnit suite (TestAnonymizationTCloseness, TestAnonymizationOrderedDistanceTCloseness)
+# on Adult: occupation sensitive, the other eight columns quasi-identifiers, DM (ARX's
+# discernibility: sum of squared class sizes). Without suppression ARX's semantics and ours
+# agree (its reference is the whole input, ours the retained rows: the same table here), so
+# ARX's optimum and value are ours; with 4% both searches return ARX's node in the cases below
+# (our value differs: ARX keeps the whole input as the reference, so it suppresses other rows).
+JUNIT = [
+    (0.0, [KAnonymity(5), TCloseness(0.2)], [1, 4, 1, 1, 3, 2, 2, 1], 4.56853172e8),
+    (0.0, [KAnonymity(100), TCloseness(0.2)], [1, 4, 1, 1, 3, 2, 2, 1], 4.56853172e8),
+    (0.0, [KAnonymity(5), TCloseness(0.1, "ordered")], [1, 1, 1, 2, 3, 2, 2, 1], 9.786802e7),
+    (0.0, [KAnonymity(100), TCloseness(0.2, "ordered")], [1, 4, 1, 1, 1, 2, 2, 1],
+     1.6231213e8),
+    (0.04, [KAnonymity(5), TCloseness(0.2)], [1, 4, 1, 0, 3, 2, 2, 1], None),
+    (0.04, [KAnonymity(100), TCloseness(0.2, "ordered")], [1, 0, 1, 2, 3, 2, 2, 1], None),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", range(len(JUNIT)))
+def test_arx_junit_optima_on_adult(adult_dir, case):
+    suppression, models, levels, dm = JUNIT[case]
+    qi = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
+          "salary-class"]
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";")
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
+    res = anonymize(df, qi, "occupation", hs, models, suppression=suppression,
+                    metric="discernibility")
+    assert [res.levels[q] for q in qi] == levels
+    if dm is not None:
+        assert res.value == dm
+    assert res.verification.passed
