@@ -91,7 +91,9 @@ CASES = [
     Case("7 QIs, t=0.2 ordered, 2%", "qi=7,tord=0.2,supp=0.02", Q7, "occupation",
          _t(0.2, "ordered"), 0.02),
     # ARX's JUnit suite on Adult (TestAnonymizationTCloseness / ...OrderedDistanceTCloseness):
-    # the cases whose models and metric the library has (discernibility = ARX's DM)
+    # the cases whose models the library has. Metric: ARX's DM (createDiscernabilityMetric(
+    # false): |D| per suppressed row, our discernibility); the suite itself uses DM* (true),
+    # which prices suppressed rows otherwise: the same without suppression
     Case("JUnit t 0: t=0.2 equal + k=5, 4%, DM", "qi=8s,teq=0.2,k=5,supp=0.04,metric=dm", Q8S,
          "occupation", _kt(5, 0.2, "equal"), 0.04, "discernibility"),
     Case("JUnit t 1: t=0.2 equal + k=100, 4%, DM", "qi=8s,teq=0.2,k=100,supp=0.04,metric=dm",
