@@ -61,6 +61,8 @@ def report(
     separator: str | None = None, release_separator: str | None = None,
     title: str | None = None, command: str | None = None,
     progress: Callable[[str], None] | None = None,
+    population_size: int | str | None = None,
+    weight: str | None = None,
 ) -> HtmlReport:
     """The HTML report of ``data`` (a path, glob, LazyFrame or DataFrame) checked against
     ``models`` on the quasi-identifiers ``qi`` and the ``sensitive`` column.
@@ -72,7 +74,9 @@ def report(
     input); ``hierarchies`` give the lattice's heights. ``out``: also write the page there,
     atomically (``.html``/``.htm``; checked before any work, never over an input). ``l``: the
     ``l`` of the summary's ``recursive_c``. ``command``: the command line, shown on the page.
-    ``progress`` is called with a short description of each stage.
+    ``progress`` is called with a short description of each stage. ``population_size`` (a
+    number or a region) and ``weight`` (a column of sampling weights) add the population
+    section (:func:`~ldiv_polars.reporting.facts.population_facts`).
 
     Raises the typed errors of :func:`~ldiv_polars.check` before the pass over the rows, and
     :class:`~ldiv_polars.errors.OutputPathError` /
@@ -89,9 +93,10 @@ def report(
     say = progress or (lambda _: None)
     drawing = _warm_up_charts()
     say("reading the input")
-    inp = table_facts(data, qi, sensitive, models, l=l, nulls=nulls, separator=separator)
-    rel = _release_facts(release, anonymization, qi, sensitive, models, l=l, nulls=nulls,
-                         separator=release_separator, say=say)
+    pop = dict(population_size=population_size, weight=weight, l=l, nulls=nulls)
+    inp = table_facts(data, qi, sensitive, models, separator=separator, **pop)
+    rel = _release_facts(release, anonymization, qi, sensitive, models, release_separator,
+                         say, **pop)
     say("drawing the report")
     drawing.join()
     judged = rel if rel is not None else inp
@@ -120,21 +125,20 @@ def _checked_sources(data: TableLike, release: TableLike | None, anonymization: 
 
 
 def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
-                   sensitive: str, models: list[Model], *, l: int, nulls: NullPolicy,
-                   separator: str | None, say: Callable[[str], None]) -> Any:
-    """The :class:`~ldiv_polars.reporting.facts.TableFacts` of the release: ``release`` when
-    given, else the anonymization's output (one more pass over the input), else ``None``."""
+                   sensitive: str, models: list[Model], separator: str | None,
+                   say: Callable[[str], None], **kw: Any) -> Any:
+    """The facts of the release: the ``release`` table, else the anonymization's output (one
+    more pass over the input), else None."""
     from ldiv_polars.reporting.facts import table_facts
 
     if release is not None:
         say("reading the release")
-        return table_facts(release, qi, sensitive, models, l=l, nulls=nulls,
-                           separator=separator)
+        return table_facts(release, qi, sensitive, models, separator=separator, **kw)
     if anonymization is not None and anonymization.output is not None:
         say("generalizing the input (the anonymization's output)")
         return dataclasses.replace(
-            table_facts(anonymization.output, qi, sensitive, models, l=l, nulls=nulls,
-                        hash_files=False), source="the anonymization's output (not written)")
+            table_facts(anonymization.output, qi, sensitive, models, hash_files=False, **kw),
+            source="the anonymization's output (not written)")
     return None
 
 
@@ -176,6 +180,7 @@ def _page(inp: Any, rel: Any, anonymization: Any, hierarchies: Mapping[str, Any]
         S.verdicts(inp, rel),
         S.model_texts(inp.models),
         S.risk(inp, rel),
+        S.population(inp, rel),
         S.failing(inp, rel),
         S.distributions(inp, rel),
     ]
