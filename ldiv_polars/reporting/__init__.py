@@ -153,7 +153,7 @@ def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
 
 def _warm_up_charts() -> threading.Thread:
     """Import matplotlib in a thread while the engine reads the rows (the engine releases the
-    interpreter: the import, ~0.3-0.5 s, is then free)."""
+    interpreter, so the import overlaps the pass over the rows)."""
     from ldiv_polars.reporting.charts import pyplot
 
     thread = threading.Thread(target=pyplot, name="ldiv-report-charts", daemon=True)
