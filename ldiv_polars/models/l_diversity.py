@@ -611,6 +611,49 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
                              "l": self.l, "dont_care": y, "protected": w})
 
 
+def _dont_care_fixed(rows: pl.LazyFrame, base: pl.LazyFrame, qi: list[str],
+                     s: str) -> pl.LazyFrame:
+    """Per class of ``rows`` (flagged ``__y`` on don't-care values), Algorithm 1's loop over
+    its don't-care counts in ascending order, as running sums: ``__fA`` and ``__fB`` (the sum
+    of ``phi`` and ``phi ln phi`` of the counts fixed while ``ln phi < B / A``, ``base`` holding
+    the other values' ``__A0``, ``__B0``) and ``__K`` (the counts not fixed)."""
+    n = pl.col(COUNT).cast(pl.Float64)
+    nlogn = (n * n.log()).alias("__nlogn")
+    phis = rows.filter(pl.col("__y")).with_columns(nlogn, n.alias("__phi"))
+    # running sums over the don't-care counts sorted ascending (ties: any order, the test
+    # below is the same for equal counts)
+    phis = phis.join(base, on=qi, how="left", nulls_equal=True).with_columns(
+        pl.col("__A0").fill_null(0.0), pl.col("__B0").fill_null(0.0)
+    )
+    order = [pl.col("__phi"), pl.col(s)]
+    phis = phis.with_columns(
+        (pl.col("__phi").cum_sum().over(qi, order_by=order) - pl.col("__phi")).alias("__cA"),
+        (pl.col("__nlogn").cum_sum().over(qi, order_by=order) - pl.col("__nlogn")).alias(
+            "__cB"
+        ),
+    ).with_columns(
+        # fixed before this phi: A = A0 + cA, B = B0 + cB; loop continues while ln(phi) < B/A
+        ((pl.col("__A0") + pl.col("__cA")) > 0).alias("__defined"),
+    ).with_columns(
+        (
+            pl.col("__defined")
+            & (pl.col("__phi").log() * (pl.col("__A0") + pl.col("__cA"))
+               < (pl.col("__B0") + pl.col("__cB")))
+        ).alias("__fix")
+    ).with_columns(
+        # fixed = leading run of True in ascending order
+        ((~pl.col("__fix")).cast(pl.Int64).cum_sum().over(qi, order_by=order) == 0).alias(
+            "__fixed"
+        )
+    )
+    fixed = phis.group_by(qi).agg(
+        pl.col("__phi").filter(pl.col("__fixed")).sum().alias("__fA"),
+        pl.col("__nlogn").filter(pl.col("__fixed")).sum().alias("__fB"),
+        (~pl.col("__fixed")).sum().alias("__K"),
+    )
+    return fixed
+
+
 class EntropyLDiversityDontCare(Model):
     """Entropy l-diversity with a don't-care set Y: the adjusted entropy (Def 4.5, computed by
     the paper's Algorithm 1 in closed form) must be ``>= ln l``.
@@ -650,42 +693,10 @@ class EntropyLDiversityDontCare(Model):
             False
         )
         rows = ctx.rows.select(*qi, s, COUNT).with_columns(is_y.alias("__y"))
-        nlogn = (n * n.log()).alias("__nlogn")
         base = rows.filter(~pl.col("__y")).group_by(qi).agg(
             n.sum().alias("__A0"), (n * n.log()).sum().alias("__B0")
         )
-        phis = rows.filter(pl.col("__y")).with_columns(nlogn, n.alias("__phi"))
-        # running sums over the don't-care counts sorted ascending (ties: any order, the test
-        # below is the same for equal counts)
-        phis = phis.join(base, on=qi, how="left", nulls_equal=True).with_columns(
-            pl.col("__A0").fill_null(0.0), pl.col("__B0").fill_null(0.0)
-        )
-        order = [pl.col("__phi"), pl.col(s)]
-        phis = phis.with_columns(
-            (pl.col("__phi").cum_sum().over(qi, order_by=order) - pl.col("__phi")).alias("__cA"),
-            (pl.col("__nlogn").cum_sum().over(qi, order_by=order) - pl.col("__nlogn")).alias(
-                "__cB"
-            ),
-        ).with_columns(
-            # fixed before this phi: A = A0 + cA, B = B0 + cB; loop continues while ln(phi) < B/A
-            ((pl.col("__A0") + pl.col("__cA")) > 0).alias("__defined"),
-        ).with_columns(
-            (
-                pl.col("__defined")
-                & (pl.col("__phi").log() * (pl.col("__A0") + pl.col("__cA"))
-                   < (pl.col("__B0") + pl.col("__cB")))
-            ).alias("__fix")
-        ).with_columns(
-            # fixed = leading run of True in ascending order
-            ((~pl.col("__fix")).cast(pl.Int64).cum_sum().over(qi, order_by=order) == 0).alias(
-                "__fixed"
-            )
-        )
-        fixed = phis.group_by(qi).agg(
-            pl.col("__phi").filter(pl.col("__fixed")).sum().alias("__fA"),
-            pl.col("__nlogn").filter(pl.col("__fixed")).sum().alias("__fB"),
-            (~pl.col("__fixed")).sum().alias("__K"),
-        )
+        fixed = _dont_care_fixed(rows, base, qi, s)
         classes = rows.select(qi).unique().join(base, on=qi, how="left", nulls_equal=True).join(
             fixed, on=qi, how="left", nulls_equal=True
         ).with_columns(
