@@ -280,3 +280,34 @@ def test_duckdb_engine_checks_the_thresholds_like_polars():
         assert (p.key, p.passed, p.failing_classes, p.failing_rows) == (
             d["key"], d["passed"], d["failing_classes"], d["failing_rows"])
         assert p.achieved == pytest.approx(d["achieved"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(tables(), st.sampled_from([0.02, 0.1, 0.3]), st.sampled_from(["pitman", "zayatz",
+                                                                     "dankar"]))
+def test_population_uniques_search_equals_brute_force(data, x, model_name):
+    """Not monotone: the search is exhaustive, and its minimal nodes and optimum equal the
+    nodes whose class sizes the estimator itself puts at or below x (no suppression)."""
+    df, hier = data
+    qi = list(hier)
+    pop = 10 * df.height
+    model = PopulationUniques(x, pop, model_name)
+    maps = {q: [{r[0]: r[j] for r in hier[q]} for j in range(len(hier[q][0]))] for q in qi}
+    good = []
+    for levels in itertools.product(*(range(len(hier[q][0])) for q in qi)):
+        counts = Counter(tuple(maps[q][lv][v] for q, lv, v in zip(qi, levels, row))
+                         for row in df.select(qi).iter_rows())
+        est = population_uniqueness(np.array(list(counts.values())), population_size=pop,
+                                    model=model_name).fraction
+        if est is not None and est <= x:
+            good.append(levels)
+    minimal = {lv for lv in good
+               if not any(o != lv and all(a <= b for a, b in zip(o, lv)) for o in good)}
+    res = anonymize(df, qi, None, {q: Hierarchy(r) for q, r in hier.items()}, [model],
+                    metric="height")
+    assert res.monotone is False
+    assert {tuple(m[q] for q in qi) for m in res.minimal} == minimal
+    if good:
+        assert res.value == min(sum(lv) for lv in good) and res.verification.passed
+    else:
+        assert not res.found
