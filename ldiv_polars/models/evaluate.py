@@ -143,6 +143,18 @@ def evaluate_unnamed(fs: FrequencySet, models: Sequence[Model], *,
     return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner))
 
 
+def collect_unnamed(fs: FrequencySet, models: Sequence[Model], *,
+                    reference: pl.LazyFrame | pl.DataFrame | None = None) -> pl.DataFrame:
+    """:func:`evaluate_unnamed`, collected, for a caller that collects at once (``check``): the
+    class table is collected before the exact step, which then runs only when some class is
+    within rounding of a threshold (on real data usually none), so that it costs nothing
+    otherwise. ``fs`` should be collected (:meth:`FrequencySet.materialize`): its rows are
+    read again when a class is uncertain."""
+    inner, _ = _internal(fs)
+    return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner),
+                             collect=True)
+
+
 def internal_keys(fs: FrequencySet) -> list[str]:
     """The names of ``fs``'s keys (qi, then sensitive) inside an evaluation, in order: those
     of :func:`evaluate_unnamed`'s key columns."""
@@ -172,11 +184,13 @@ def _renamed(reference: pl.LazyFrame | pl.DataFrame | None, fs: FrequencySet,
 
 
 def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
-                      reference: pl.LazyFrame | pl.DataFrame | None = None) -> pl.LazyFrame:
+                      reference: pl.LazyFrame | pl.DataFrame | None = None,
+                      collect: bool = False) -> pl.LazyFrame | pl.DataFrame:
     """:func:`evaluate_classes` on a frequency set whose key names clash with nothing of the
     evaluation (its count column named ``n``), named as it is: ``size``, ``distinct``, the
     models' columns, ``pass_<key>``. ``reference``: counts ``(s, n)`` or already normalized
-    (:func:`reference_distribution`)."""
+    (:func:`reference_distribution`). ``collect``: a DataFrame, the exact step run only when
+    a class needs it (:func:`collect_unnamed`); otherwise a LazyFrame."""
     models = list(models)
     keys = [m.key for m in models]
     dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -193,7 +207,8 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
         ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame())
         aggs = [e for m in models for e in m.aggs(ctx)]
         classes = frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-        return _verdicts(classes, models, [])
+        verdicts = _verdicts(classes, models, [])
+        return verdicts.collect() if collect else verdicts
 
     s = fs.sensitive[0]
     exact = [m for m in models if m.uncertain() is not None]
@@ -218,9 +233,25 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     for m in models:
         for extra in m.frames(ctx):
             classes = classes.join(extra, on=qi, how="left", nulls_equal=True)
+    if collect:
+        return _collected_verdicts(classes, rows, ref, qi, s, models, exact)
     if exact:
         classes = decide_uncertain(classes, rows, ref, qi, s, exact)
     return _verdicts(classes, models, exact)
+
+
+def _collected_verdicts(classes: pl.LazyFrame, rows: pl.LazyFrame, ref: pl.LazyFrame,
+                        qi: list[str], s: str, models: Sequence[Model],
+                        exact: Sequence[Model]) -> pl.DataFrame:
+    """The verdicts of :func:`evaluate_internal` collected: the class table with the exact
+    models' flags first; the exact step only when a flag is set (else the float verdicts are
+    the exact ones: every class is outside its rounding bound)."""
+    flags = [m.uncertain().alias(uncertain_col(m)) for m in exact]  # type: ignore[union-attr]
+    table = classes.with_columns(flags).collect() if exact else classes.collect()
+    if exact and table.select(pl.any_horizontal(uncertain_col(m) for m in exact).any()).item():
+        decided = decide_uncertain(table.lazy(), rows, ref, qi, s, exact)
+        return _verdicts(decided, models, exact).collect()
+    return _verdicts(table.lazy(), models, []).collect()
 
 
 def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]
