@@ -199,26 +199,13 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     qi = list(fs.qi)
     frame = fs.frame if fs.count == COUNT else fs.frame.rename({fs.count: COUNT})
     if not fs.sensitive:
-        needing = [m.describe() for m in models if m.needs_sensitive]
-        if needing:
-            raise InvalidParameterError(
-                f"{', '.join(needing)} need(s) a sensitive column; none was given"
-            )
-        ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame())
-        aggs = [e for m in models for e in m.aggs(ctx)]
-        classes = frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-        verdicts = _verdicts(classes, models, [])
+        verdicts = _without_sensitive(fs, models, frame)
         return verdicts.collect() if collect else verdicts
 
     s = fs.sensitive[0]
     exact = [m for m in models if m.uncertain() is not None]
     rows = frame.cache() if exact else frame
-    if reference is None:
-        ref = _reference_from(rows, s)
-    elif ROW_N in reference.collect_schema().names():
-        ref = reference.lazy()
-    else:
-        ref = reference_distribution(reference, s)
+    ref = _reference_of(rows, reference, s)
     if any(m.needs_q for m in models):
         rows = rows.with_columns(
             (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
@@ -238,6 +225,32 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     if exact:
         classes = decide_uncertain(classes, rows, ref, qi, s, exact)
     return _verdicts(classes, models, exact)
+
+
+def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFrame
+                       ) -> pl.LazyFrame:
+    """The verdicts of a frequency set without a sensitive column (its count named ``n``);
+    raises :class:`InvalidParameterError` when a model needs one."""
+    needing = [m.describe() for m in models if m.needs_sensitive]
+    if needing:
+        raise InvalidParameterError(
+            f"{', '.join(needing)} need(s) a sensitive column; none was given"
+        )
+    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame())
+    aggs = [e for m in models for e in m.aggs(ctx)]
+    classes = frame.group_by(list(fs.qi)).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
+    return _verdicts(classes, models, [])
+
+
+def _reference_of(rows: pl.LazyFrame, reference: pl.LazyFrame | pl.DataFrame | None,
+                  s: str) -> pl.LazyFrame:
+    """The normalized reference distribution: ``rows``' own, or ``reference`` (counts, or
+    already normalized)."""
+    if reference is None:
+        return _reference_from(rows, s)
+    if ROW_N in reference.collect_schema().names():
+        return reference.lazy()
+    return reference_distribution(reference, s)
 
 
 def _collected_verdicts(classes: pl.LazyFrame, rows: pl.LazyFrame, ref: pl.LazyFrame,
