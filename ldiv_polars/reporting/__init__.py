@@ -61,8 +61,7 @@ def report(
     separator: str | None = None, release_separator: str | None = None,
     title: str | None = None, command: str | None = None,
     progress: Callable[[str], None] | None = None,
-    population_size: int | str | None = None,
-    weight: str | None = None,
+    population_size: int | str | None = None, weight: str | None = None,
 ) -> HtmlReport:
     """The HTML report of ``data`` (a path, glob, LazyFrame or DataFrame) checked against
     ``models`` on the quasi-identifiers ``qi`` and the ``sensitive`` column.
@@ -75,8 +74,7 @@ def report(
     atomically (``.html``/``.htm``; checked before any work, never over an input). ``l``: the
     ``l`` of the summary's ``recursive_c``. ``command``: the command line, shown on the page.
     ``progress`` is called with a short description of each stage. ``population_size`` (a
-    number or a region) and ``weight`` (a column of sampling weights) add the population
-    section (:func:`~ldiv_polars.reporting.facts.population_facts`).
+    number or region) and ``weight`` (sampling weights) add the population section.
 
     Raises the typed errors of :func:`~ldiv_polars.check` before the pass over the rows, and
     :class:`~ldiv_polars.errors.OutputPathError` /
@@ -99,14 +97,18 @@ def report(
                          say, **pop)
     say("drawing the report")
     drawing.join()
-    judged = rel if rel is not None else inp
     page = HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
                       verdict_on="input" if rel is None else "release",
-                      verdicts=judged.verdicts)
+                      verdicts=(rel if rel is not None else inp).verdicts)
     if out is not None:
-        with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
-            f.path.write_text(page, encoding="utf-8")
+        _write_page(out, sources, page)
     return page
+
+
+def _write_page(out: str | Path, sources: list[Any], page: str) -> None:
+    """Write the page to ``out`` atomically (never over one of the ``sources``)."""
+    with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
+        f.path.write_text(page, encoding="utf-8")
 
 
 def _checked_sources(data: TableLike, release: TableLike | None, anonymization: Any,

@@ -39,9 +39,10 @@ their precision (the likelihood grows towards ``theta = inf``, no finite estimat
 
 
 def _start(h: SizeHistogram) -> tuple[float, float]:
-    """ARX's moment-based starting point ``(theta, alpha)`` (ModelPitman)."""
-    u, n = float(h.n_classes), float(h.records)
-    c1 = float(h.of_size(1))
+    """ARX's moment-based starting point ``(theta, alpha)`` (ModelPitman); NaN where its
+    denominator vanishes (then the grids of fallback starts are tried)."""
+    u, n = np.float64(h.n_classes), np.float64(h.records)  # numpy: x / 0 is inf/nan, no error
+    c1 = np.float64(h.of_size(1))
     c2 = float(h.of_size(2)) or 1.0  # ARX: no classes of size 2 -> 1 (overestimates)
     c = c1 * (c1 - 1.0) / c2
     with np.errstate(all="ignore"):
