@@ -114,7 +114,8 @@ _LAZY = {
 
 _LAZY_MODULES = ("duckdb",)
 """Submodules reachable as attributes without an import of their own (``ldiv_polars.duckdb``,
-as the README writes it), imported on first use: DuckDB costs ~40 ms to import."""
+as the README writes it), imported on first use, so that ``import ldiv_polars`` does not
+import DuckDB."""
 
 
 def __getattr__(name: str) -> object:

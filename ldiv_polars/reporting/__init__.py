@@ -97,16 +97,22 @@ def report(
                          say, **pop)
     say("drawing the report")
     drawing.join()
-    page = HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
-                      verdict_on="input" if rel is None else "release",
-                      verdicts=(rel if rel is not None else inp).verdicts)
+    page = _html_report(inp, rel, anonymization, hierarchies, title=title, command=command)
     if out is not None:
-        _write_page(out, sources, page)
+        _write(page, out, sources)
     return page
 
 
-def _write_page(out: str | Path, sources: list[Any], page: str) -> None:
-    """Write the page to ``out`` atomically (never over one of the ``sources``)."""
+def _html_report(inp: Any, rel: Any, anonymization: Any, hierarchies: Any, *,
+                 title: str | None, command: str | None) -> HtmlReport:
+    """The page with its verdict, judged on the release when there is one, else the input."""
+    return HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
+                      verdict_on="input" if rel is None else "release",
+                      verdicts=(rel if rel is not None else inp).verdicts)
+
+
+def _write(page: str, out: str | Path, sources: list[Any]) -> None:
+    """Write the page to ``out`` atomically, never over one of the input files ``sources``."""
     with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
         f.path.write_text(page, encoding="utf-8")
 
@@ -146,7 +152,7 @@ def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
 
 def _warm_up_charts() -> threading.Thread:
     """Import matplotlib in a thread while the engine reads the rows (the engine releases the
-    interpreter: the import, ~0.3-0.5 s, is then free)."""
+    interpreter, so the import overlaps the pass over the rows)."""
     from ldiv_polars.reporting.charts import pyplot
 
     thread = threading.Thread(target=pyplot, name="ldiv-report-charts", daemon=True)

@@ -123,7 +123,7 @@ class AnonymizationResult:
         streaming pass. With ``verify``, the checker re-verifies the retained rows (the check
         ``anonymize(verify=True)`` makes): on inputs of up to ``FUSED_VERIFY_MAX_ROWS`` rows
         their frequency set is built by the same pass as the write, on larger ones by a second
-        pass (two consumers of one streamed input buffer rows in Polars: 13 GB on 100M rows).
+        pass (two consumers of one streamed input make Polars buffer rows: BENCHMARKS.md).
         ``verification`` is set; if it fails the file is removed and
         :class:`VerificationError` raised.
 
@@ -197,8 +197,8 @@ class AnonymizationResult:
 
 FUSED_VERIFY_MAX_ROWS = 4_000_000
 """Inputs of up to this many rows are written and re-verified in one pass
-(:meth:`AnonymizationResult.sink`): measured peak RSS +0 at 1M rows, +350 MB at 10M, +11.8 GB
-at 100M."""
+(:meth:`AnonymizationResult.sink`); larger ones in two, since one pass's extra peak memory
+grows with the rows (BENCHMARKS.md)."""
 
 
 @dataclass
