@@ -23,10 +23,6 @@ ALLOWED = {
     "ldiv_polars/local/combined.py:generalize_and_suppress": "milp",
     "ldiv_polars/local/recode.py:local_recode": "milp",
     "ldiv_polars/models/t_closeness.py:_ordered_emd": "arrays",
-    "ldiv_polars/risk/individual.py:individual_risk": "riskmodels",
-    "ldiv_polars/risk/wildcard.py:wildcard_counts": "riskmodels",
-    "ldiv_polars/risk/population.py:population_uniqueness": "riskmodels",
-    "ldiv_polars/risk/tables.py:class_table": "riskmodels",
 }
 
 
