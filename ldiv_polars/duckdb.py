@@ -32,6 +32,7 @@ import polars as pl
 import pyarrow as pa
 
 from ldiv_polars.core.engines.duckdb import Source as _Source
+from ldiv_polars.core.engines.duckdb import null_counts
 from ldiv_polars.core.engines.duckdb import quote as _quote
 from ldiv_polars.core.engines.duckdb import source as _source
 from ldiv_polars.core.engines.duckdb import temp_name as _tmp
@@ -41,9 +42,10 @@ from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
     check_null_policy,
+    raise_null_counts,
     require_int_at_least,
 )
-from ldiv_polars.errors import InputFormatError, InvalidParameterError, NullValuesError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError
 from ldiv_polars.table_summary import SUMMARY_KEYS
 
 __all__ = [
@@ -162,6 +164,7 @@ def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Arr
                 labels: pa.Array) -> pa.Array:
     """Arrow UDF: the exact verdict and value of each (undecided) class of the batch, by the
     model's own routine (``Model.decide``; a loop over those classes, never rows)."""
+    from ldiv_polars.models.boundary import reference_of
     from ldiv_polars.models.exact import ClassCounts, Reference
     from ldiv_polars.models.spec import from_spec
 
@@ -173,7 +176,7 @@ def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Arr
                                   table.to_pylist(), labels.to_pylist()):
         if key != (tb, lb):  # every class of one query shares the domain: built once
             key = (tb, lb)
-            ref = Reference(tuple(lb), tuple(int(c) for c in tb), tuple(lb))
+            ref, _ = reference_of(lb, tb, lb)  # the labels are the values' text
         assert ref is not None
         ok, v = from_spec(sp).decide(ClassCounts(tuple(rk), tuple(int(c) for c in cn)), ref)
         passed.append(bool(ok))
@@ -270,17 +273,10 @@ def _frequency_set(src: _Source, qi: list[str], s: str, nulls: NullPolicy,
     )
     try:
         if nulls == "error":
-            order = [c for c in src.columns if c in qi]  # struct fields follow the table order
-            exprs = [
-                f"coalesce(sum(n) FILTER (WHERE struct_extract_at(ec, {i}) IS NULL), 0)"
-                for i in range(1, len(order) + 1)
-            ]
-            exprs.append("coalesce(sum(n) FILTER (WHERE sv IS NULL), 0)")
-            row = con.execute(f"SELECT {', '.join(exprs)} FROM {_quote(name)}").fetchall()[0]
-            by_name = dict(zip([*order, s], (int(v) for v in row)))
-            counts = {c: by_name[c] for c in (report or [*qi, s]) if by_name[c]}
-            if counts:
-                raise NullValuesError(counts)
+            fields = [c for c in src.columns if c in qi]  # struct fields follow the table order
+            exprs = {c: f"struct_extract_at(ec, {i})" for i, c in enumerate(fields, 1)} | {
+                s: "sv"}
+            raise_null_counts(null_counts(con, name, exprs, "n"), report or [*qi, s])
         yield name
     finally:
         con.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
@@ -472,26 +468,39 @@ def check(
         return _check_multi(data, qi, as_names(sensitive), model_list, con=con,
                             separator=separator, nulls=nulls)
     s = _single_sensitive(sensitive)
-    calls = [m.sql_call() for m in model_list]  # fail on models with no SQL form before any work
+    _require_sql_forms(model_list)
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, s)
         if not _installed(src.con, udfs=True):
             install(src.con, udfs=True)
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            return _check_of(src.con, fs, model_list, calls)
+            return _check_of(src.con, fs, model_list)
 
 
-def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any],
-              calls: list[Any]) -> list[dict[str, object]]:
+def _require_sql_forms(model_list: list[Any]) -> None:
+    """Raise :class:`~ldiv_polars.errors.NoSqlFormError` before any work when a model has no
+    SQL form (a model sized by the table asked as for a table of one record: its form does
+    not depend on the size)."""
+    for m in model_list:
+        m.for_rows(1).sql_call()
+
+
+def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any]
+              ) -> list[dict[str, object]]:
     """:func:`check` of a materialized frequency set (the temp table ``fs``): its extended
     form (class ids, sizes, table frequencies) is built once and shared by every model, whose
-    SQL form (``calls``: ``Model.sql_call()``) reads it."""
+    SQL form (``Model.sql_call()``, the models bound to the table's records) reads it; a
+    table-level model's reads the class sizes (:func:`_table_level_row`)."""
     out: list[dict[str, object]] = []
     x_name = _tmp("fsx")
     con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
     runner = _Calls(con)
     try:
-        for m, call in zip(model_list, calls):
+        model_list = _bound(con, x_name, model_list)
+        for m, call in zip(model_list, [m.sql_call() for m in model_list]):
+            if m.table_level:
+                out.append(_table_level_row(con, x_name, m, call))
+                continue
             sql, args = runner.classes(call, x_name, fs)
             cl = _tmp("cl")
             row = con.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
@@ -501,6 +510,35 @@ def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any],
         runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
     return out
+
+
+def _bound(con: duckdb.DuckDBPyConnection, x_name: str, model_list: list[Any]) -> list[Any]:
+    """The models bound to the table's records (``Model.for_rows``), counted on the extended
+    frequency set only when a model asks."""
+    from ldiv_polars.models.verdict import bind_models
+
+    if not any(m.for_rows(1) is not m for m in model_list):
+        return model_list
+    rows = con.execute(f"SELECT coalesce(sum(n), 0)::BIGINT FROM {_quote(x_name)}").fetchone()
+    return bind_models(model_list, int(rows[0]))  # type: ignore[index]
+
+
+def _table_level_row(con: duckdb.DuckDBPyConnection, x_name: str, m: Any, call: Any
+                     ) -> dict[str, object]:
+    """A table-level model's verdict: its SQL form (``call.macro``) gives the frequencies of
+    the class sizes (a small table), the model decides on them
+    (:func:`~ldiv_polars.models.base.table_level_result`)."""
+    import numpy as np
+
+    from ldiv_polars.models.base import table_level_result
+
+    hist = con.execute(f"FROM {call.macro}(?) ORDER BY size", [x_name]).fetchall()
+    sizes = np.repeat(np.array([h[0] for h in hist], dtype=np.int64),
+                      np.array([h[1] for h in hist], dtype=np.int64))
+    result = table_level_result(m, sizes)
+    return {"model": m.name, "key": m.key, "passed": result.passed,
+            "achieved": result.achieved, "failing_classes": result.failing_classes,
+            "failing_rows": result.failing_rows}
 
 
 @reads_input
@@ -531,13 +569,13 @@ def report(
     if not isinstance(sensitive, str):
         raise InvalidParameterError("report() takes exactly one sensitive column")
     model_list = _model_list(models)
-    calls = [m.sql_call() for m in model_list]
+    _require_sql_forms(model_list)
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=True):
             install(src.con, udfs=True)
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            return _summary_of(src.con, fs, l), _check_of(src.con, fs, model_list, calls)
+            return _summary_of(src.con, fs, l), _check_of(src.con, fs, model_list)
 
 
 def _model_list(models: Any) -> list[Any]:
@@ -545,6 +583,30 @@ def _model_list(models: Any) -> list[Any]:
     from ldiv_polars.models.verdict import check_models
 
     return check_models(models)
+
+
+def _multi_rows(runner: _Calls, model_list: list[Any], fs_names: list[str],
+                oc_exprs: list[str], whole: str) -> list[dict[str, object]]:
+    """The verdicts of :func:`_check_multi` once its frequency sets exist: ``whole`` (the
+    classes of the quasi-identifier alone), one per sensitive column (``fs_names``, with the
+    expressions of the original class ``oc_exprs``); the models bound to the records."""
+    conn = runner.con
+    out: list[dict[str, object]] = []
+    for m in _bound(conn, whole + "_x", model_list):
+        call = m.sql_call() if m.each_attribute is None else m.each_attribute.sql_call()
+        if m.table_level:
+            out.append(_table_level_row(conn, whole + "_x", m, call))
+            continue
+        if m.each_attribute is None:
+            sql, args = runner.classes(call, whole + "_x", whole)
+        else:
+            sql, args = _per_attribute(runner, call, fs_names, oc_exprs, whole,
+                                       m.each_attribute.higher_is_better)
+        cl = _tmp("cl")
+        row = conn.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
+                           [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
+        out.append(_result_row(m.key, row))
+    return out
 
 
 def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
@@ -556,8 +618,8 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
     from ldiv_polars.models.verdict import check_models
 
     check_models(model_list, sensitive)
-    calls = [m.sql_call() if m.each_attribute is None else m.each_attribute.sql_call()
-             for m in model_list]
+    _require_sql_forms([m if m.each_attribute is None else m.each_attribute
+                        for m in model_list])
     with _source(data, con, separator) as src:
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=True):
@@ -567,46 +629,46 @@ def _check_multi(data: Any, qi: str | Iterable[str], sensitive: tuple[str, ...],
         runner = _Calls(conn)
         with ExitStack() as stack:
             try:
-                # one frequency set per sensitive column, the other sensitive columns in the key
-                # (its extended form materialized once, so that class ids agree); the original
-                # class = row(<the qi fields of the key, by position>)
-                fs_names: list[str] = []
-                oc_exprs: list[str] = []
-                for i, s_i in enumerate(s_l):
-                    key = qi_l + [o for o in s_l if o != s_i]
-                    name = stack.enter_context(_frequency_set(
-                        src, key, s_i, nulls if i == 0 else "value", report=[*qi_l, *s_l]))
-                    conn.execute(f"CREATE TEMP TABLE {_quote(name + '_x')} AS FROM ldiv__fsx(?)",
-                                 [name])
-                    created.append(name + "_x")
-                    fs_names.append(name)
-                    fields = [c for c in src.columns if c in key]  # struct field order
-                    pos = [fields.index(c) + 1 for c in src.columns if c in qi_l]
-                    oc_exprs.append("row(" + ", ".join(f"struct_extract_at(ec, {p})" for p in pos)
-                                    + ")")
-                # the classes of the quasi-identifier alone (with the first sensitive column)
-                whole = _tmp("mfs")
-                conn.execute(f"CREATE TEMP TABLE {_quote(whole)} AS SELECT {oc_exprs[0]} AS ec, "
-                             f"sv, sum(n)::BIGINT AS n FROM {_quote(fs_names[0])} GROUP BY ALL")
-                conn.execute(f"CREATE TEMP TABLE {_quote(whole + '_x')} AS FROM ldiv__fsx(?)",
-                             [whole])
-                created += [whole, whole + "_x"]
-                out: list[dict[str, object]] = []
-                for m, call in zip(model_list, calls):
-                    if m.each_attribute is None:
-                        sql, args = runner.classes(call, whole + "_x", whole)
-                    else:
-                        sql, args = _per_attribute(runner, call, fs_names, oc_exprs, whole,
-                                                   m.each_attribute.higher_is_better)
-                    cl = _tmp("cl")
-                    row = conn.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
-                                       [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
-                    out.append(_result_row(m.key, row))
-                return out
+                fs_names, oc_exprs = _per_sensitive_sets(stack, src, qi_l, s_l, nulls, created)
+                whole = _qi_classes(conn, fs_names[0], oc_exprs[0], created)
+                return _multi_rows(runner, model_list, fs_names, oc_exprs, whole)
             finally:
                 runner.close()
                 for name in created:
                     conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+
+
+def _per_sensitive_sets(stack: ExitStack, src: _Source, qi_l: list[str], s_l: list[str],
+                        nulls: NullPolicy, created: list[str]) -> tuple[list[str], list[str]]:
+    """One frequency set per sensitive column, the other sensitive columns in the key (its
+    extended form materialized once, so that class ids agree; its name appended to
+    ``created``): their table names and, per set, the SQL of the original class
+    ``row(<the qi fields of the key, by position>)``. Nulls are judged on the first."""
+    fs_names: list[str] = []
+    oc_exprs: list[str] = []
+    for i, s_i in enumerate(s_l):
+        key = qi_l + [o for o in s_l if o != s_i]
+        name = stack.enter_context(_frequency_set(
+            src, key, s_i, nulls if i == 0 else "value", report=[*qi_l, *s_l]))
+        src.con.execute(f"CREATE TEMP TABLE {_quote(name + '_x')} AS FROM ldiv__fsx(?)", [name])
+        created.append(name + "_x")
+        fs_names.append(name)
+        fields = [c for c in src.columns if c in key]  # struct field order
+        pos = [fields.index(c) + 1 for c in src.columns if c in qi_l]
+        oc_exprs.append("row(" + ", ".join(f"struct_extract_at(ec, {p})" for p in pos) + ")")
+    return fs_names, oc_exprs
+
+
+def _qi_classes(conn: duckdb.DuckDBPyConnection, fs_name: str, oc_expr: str,
+                created: list[str]) -> str:
+    """The frequency set of the quasi-identifier's classes alone (with the first sensitive
+    column) and its extended form, both appended to ``created``; returns its name."""
+    whole = _tmp("mfs")
+    conn.execute(f"CREATE TEMP TABLE {_quote(whole)} AS SELECT {oc_expr} AS ec, "
+                 f"sv, sum(n)::BIGINT AS n FROM {_quote(fs_name)} GROUP BY ALL")
+    conn.execute(f"CREATE TEMP TABLE {_quote(whole + '_x')} AS FROM ldiv__fsx(?)", [whole])
+    created += [whole, whole + "_x"]
+    return whole
 
 
 def _per_attribute(runner: _Calls, call: Any, fs_names: list[str], oc_exprs: list[str],

@@ -907,3 +907,46 @@ CREATE OR REPLACE MACRO ldiv_global_risk(tbl, qi, w) AS TABLE
            sum(fk * risk) / sum(fk) AS global_risk, max(risk) AS max_risk,
            coalesce(sum(fk) FILTER (WHERE fk = 1), 0)::BIGINT AS sample_uniques
     FROM ldiv_individual_risk(tbl, qi, w);
+
+-- Risk thresholds as privacy models (table-level, docs/risk.md section 5) -----------------------
+
+-- The frequencies of the class sizes of an extended frequency set x: (size, classes). The
+-- table-level models decide on this small table (the DuckDB engine asks the model).
+CREATE OR REPLACE MACRO ldiv__class_sizes_x(x) AS TABLE
+    SELECT size, count(*)::BIGINT AS classes
+    FROM (SELECT DISTINCT cid, size FROM query_table(x)) GROUP BY size;
+
+-- a / b <= x exactly, for counts a, b >= 0 (below 2^53) and a DOUBLE x in [0, 1] (an empty
+-- table, b = 0, passes): the correctly rounded quotient decides unless it equals x; then x is
+-- m / 2^e exactly (m = x * 2^e, an integer) and a * 2^e <= m * b is compared in HUGEINT.
+CREATE OR REPLACE MACRO ldiv__share_le(a, b, x) AS
+    CASE WHEN b = 0 OR a = 0 THEN true
+         WHEN x = 0 THEN false
+         WHEN a::DOUBLE / b <> x THEN a::DOUBLE / b < x
+         ELSE a::HUGEINT * power(2, 54 - floor(log2(x)))::HUGEINT
+              <= (x * power(2, 54 - floor(log2(x))))::HUGEINT * b::HUGEINT END;
+
+-- The verdict row of a risk threshold over a class-size relation: model, passed, achieved
+-- (the share; NULL for an empty table), classes, records, uniques.
+CREATE OR REPLACE MACRO ldiv__threshold_of(sizes_rel, model_name, x) AS TABLE
+    SELECT model_name AS model,
+           ldiv__share_le(CASE WHEN model_name = 'average_risk' THEN count(size)
+                               ELSE count(*) FILTER (WHERE size = 1) END,
+                          coalesce(sum(size), 0), x) AS passed,
+           CASE WHEN sum(size) > 0 THEN (CASE WHEN model_name = 'average_risk' THEN count(size)
+                ELSE count(*) FILTER (WHERE size = 1) END)::DOUBLE / sum(size) END AS achieved,
+           count(size)::BIGINT AS classes, coalesce(sum(size), 0)::BIGINT AS records,
+           count(*) FILTER (WHERE size = 1)::BIGINT AS uniques
+    FROM query_table(sizes_rel);
+
+-- Average re-identification risk of tbl on qi: classes / records <= r (exact, see above).
+CREATE OR REPLACE MACRO ldiv_average_risk(tbl, qi, r) AS TABLE
+    WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi,
+                            ldiv__number(r, 'r', 0.0, 1.0, false, false, false)))
+    FROM ldiv__threshold_of('ldiv__z', 'average_risk', r);
+
+-- Share of sample uniques of tbl on qi: records alone in their class / records <= x.
+CREATE OR REPLACE MACRO ldiv_sample_unique_share(tbl, qi, x) AS TABLE
+    WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi,
+                            ldiv__number(x, 'x', 0.0, 1.0, false, false, false)))
+    FROM ldiv__threshold_of('ldiv__z', 'sample_uniques', x);

@@ -131,12 +131,15 @@ def test_emd_exactly_t_is_decided_by_the_engine():
     assert np.array_equal(v.passed[~v.uncertain], want[~v.uncertain])
 
 
-def test_unsupported_models_are_said_so():
-    assert not supported(DeltaDisclosure(1.0))
+def test_models_reading_values_need_the_domain():
+    """Without the values behind the ids (no ``SensitiveDomain``) a model whose verdict reads
+    their order or hierarchy has no array form; models reading identities only do."""
+    assert supported(DeltaDisclosure(1.0))
     assert not supported(TCloseness(0.2, "ordered"))
     with pytest.raises(TypeError):
-        verdict(DeltaDisclosure(1.0), EncodedRows(np.zeros(1, np.int64), np.zeros(1, np.int32),
-                                                  np.ones(1, np.int64), 1, 1))
+        verdict(TCloseness(0.2, "ordered"), EncodedRows(np.zeros(1, np.int64),
+                                                        np.zeros(1, np.int32),
+                                                        np.ones(1, np.int64), 1, 1))
 
 
 @pytest.mark.parametrize("models", [

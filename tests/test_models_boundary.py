@@ -389,8 +389,11 @@ def encoded(classes: list[Counter]) -> EncodedRows:
             cls.append(i)
             s.append(VALUES.index(v))
             n.append(c[v])
+    from ldiv_polars.models.encoded import SensitiveDomain
+
     return EncodedRows(np.array(cls, np.int64), np.array(s, np.int32), np.array(n, np.int64),
-                       classes=len(classes), n_sensitive=len(VALUES))
+                       classes=len(classes), n_sensitive=len(VALUES),
+                       domain=SensitiveDomain(pl.DataFrame({"s": VALUES})))
 
 
 @SETTINGS

@@ -123,3 +123,33 @@ def test_report_screenshot_is_not_blank(adult_report, tmp_path):
     keep = os.environ.get("LDIV_REPORT_SCREENSHOT")
     if keep:  # to look at it: LDIV_REPORT_SCREENSHOT=/tmp/report.png pytest ...
         shutil.copy(shot, keep)
+
+
+def test_population_section_in_chromium(adult_dir, tmp_path):
+    """``ldiv report --population usa --weight w`` with risk thresholds: the page loads without
+    errors, and the population cells and the thresholds' verdicts equal the library's."""
+    browser = _browser()
+    data = tmp_path / "adult_w.parquet"
+    pl.read_csv(adult_dir / "adult.csv", separator=";", infer_schema=False).with_columns(
+        w=pl.lit(25.0)).write_parquet(data)
+    page = tmp_path / "population.html"
+    rc = main(["report", str(data), "--qi", ",".join(QI), "--sensitive", "occupation",
+               "--out", str(page), "--population", "usa", "--weight", "w",
+               "--average-risk", "0.5", "--sample-uniques", "0.5", "--json"])
+    assert rc == 0
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("<head>", "<head>" + PROBE, 1),
+                     encoding="utf-8")
+    run = _run(browser, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
+    found = re.search(r'<pre id="probe">(.*?)</pre>', run.stdout, re.S)
+    assert found, f"the page did not load: {run.stderr[-2000:]}"
+    got = json.loads(html.unescape(found.group(1)))
+    assert got["errors"] == []
+    shown = {c["key"]: c for c in got["cells"]}
+    prof = lp.risk_profile(str(data), QI, population_size="usa", weight="w")
+    for key in ("population_size", "population_unique_share", "global_risk",
+                "expected_reidentifications", "individual_risk_max"):
+        assert json.loads(shown[f"input.{key}"]["value"]) == pytest.approx(
+            getattr(prof, key), rel=1e-12), key
+    verdicts = lp.check(str(data), QI, None, [lp.models.AverageRisk(0.5)]).models[0]
+    assert verdicts.achieved == pytest.approx(prof.prosecutor_avg)

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -222,43 +222,11 @@ def gg_bucket_posteriors_float(m: int, l: int, positives: int, p: float = 0.0) -
     l = require_int_at_least("l", l, 2)
     r = require_int_at_least("positives", positives, 0)
     choose = np.array([math.comb(l, x) for x in range(l + 1)], dtype=float)
-    states = np.arange(r + 1)
-
-    def factor(i: int) -> np.ndarray:
-        if i == m:
-            return (states == r).astype(float)
-        return np.where(states <= i, p, 1.0)
-
-    def step_fwd(vec: np.ndarray, i: int) -> np.ndarray:
-        out = np.zeros(r + 1)
-        for x in range(min(l, r) + 1):
-            out[x:] += vec[: r + 1 - x] * choose[x]
-        return out * factor(i)
-
-    fwd = [np.zeros(r + 1)]
-    fwd[0][0] = 1.0
-    for i in range(1, m + 1):
-        v = step_fwd(fwd[-1], i)
-        tot = v.sum()
-        if tot <= 0:
-            raise InconsistentReleaseError(
-                f"no world is consistent with a GG group of {m} bucket(s) of size {l} and {r} "
-                f"positive(s) at p={p}: GG would have closed the group earlier"
-            )
-        fwd.append(v / tot)
-    bwd = [np.zeros(r + 1) for _ in range(m + 1)]
-    bwd[m] = (states == r).astype(float)
-    for i in range(m, 0, -1):
-        # bwd[i-1][c] = sum_x choose[x] * factor_i(c+x) * bwd[i][c+x]
-        g = factor(i) * bwd[i]
-        out = np.zeros(r + 1)
-        for x in range(min(l, r) + 1):
-            out[: r + 1 - x] += choose[x] * g[x:]
-        s_ = out.sum()
-        bwd[i - 1] = out / s_ if s_ > 0 else out
+    fwd = _gg_forward(m, l, r, p, choose)
+    bwd = _gg_backward(m, l, r, p, choose)
     post = np.zeros(m)
     for i in range(1, m + 1):
-        g = factor(i) * bwd[i]
+        g = _gg_factor(i, m, r, p) * bwd[i]
         num = 0.0
         den = 0.0
         for x in range(min(l, r) + 1):
@@ -267,6 +235,53 @@ def gg_bucket_posteriors_float(m: int, l: int, positives: int, p: float = 0.0) -
             den += t.sum()
         post[i - 1] = num / den / l if den > 0 else 0.0
     return post
+
+
+def _gg_factor(i: int, m: int, r: int, p: float) -> np.ndarray:
+    """Per cumulative positive count ``c`` after bucket ``i``: the weight of GG going on (``p``
+    where the prefix already passes, ``c <= i``; 1 otherwise); after the last bucket, 1 only
+    at ``c = r``."""
+    states = np.arange(r + 1)
+    if i == m:
+        return (states == r).astype(float)
+    return np.where(states <= i, p, 1.0)
+
+
+def _gg_forward(m: int, l: int, r: int, p: float, choose: np.ndarray) -> list[np.ndarray]:
+    """The forward programme: after bucket ``i`` (0..m), the rescaled weight of each cumulative
+    positive count. Raises :class:`InconsistentReleaseError` when no world reaches a bucket."""
+    fwd = [np.zeros(r + 1)]
+    fwd[0][0] = 1.0
+    for i in range(1, m + 1):
+        v = np.zeros(r + 1)
+        for x in range(min(l, r) + 1):
+            v[x:] += fwd[-1][: r + 1 - x] * choose[x]
+        v *= _gg_factor(i, m, r, p)
+        tot = v.sum()
+        if tot <= 0:
+            raise InconsistentReleaseError(
+                f"no world is consistent with a GG group of {m} bucket(s) of size {l} and {r} "
+                f"positive(s) at p={p}: GG would have closed the group earlier"
+            )
+        fwd.append(v / tot)
+    return fwd
+
+
+def _gg_backward(m: int, l: int, r: int, p: float, choose: np.ndarray) -> list[np.ndarray]:
+    """The backward programme: before bucket ``i + 1``, the rescaled weight of completing the
+    group from each cumulative positive count."""
+    states = np.arange(r + 1)
+    bwd = [np.zeros(r + 1) for _ in range(m + 1)]
+    bwd[m] = (states == r).astype(float)
+    for i in range(m, 0, -1):
+        # bwd[i-1][c] = sum_x choose[x] * factor_i(c+x) * bwd[i][c+x]
+        g = _gg_factor(i, m, r, p) * bwd[i]
+        out = np.zeros(r + 1)
+        for x in range(min(l, r) + 1):
+            out[: r + 1 - x] += choose[x] * g[x:]
+        s_ = out.sum()
+        bwd[i - 1] = out / s_ if s_ > 0 else out
+    return bwd
 
 
 def gg_valid_worlds(m: int, l: int, *, positives: int | None = None) -> int:
@@ -786,33 +801,30 @@ def minimality_attack(
     >>> r.tuples["posterior"].to_list(), r.max_risk_times_l
     ([1.0, 1.0, 0.0, 0.0], 2.0)
     """
-    if algorithm not in ALGORITHMS:
-        raise InvalidParameterError(f"algorithm must be one of {', '.join(ALGORITHMS)}, "
-                                    f"got {algorithm!r}")
-    l_val = require_real("l", l, low=1.0, low_open=True)
-    p = require_real("p", p, low=0.0, high=1.0, high_open=True)
-    k = require_int_at_least("k", k, 1)
-    samples = require_int_at_least("samples", samples, 1)
-    tolerance = require_real("tolerance", tolerance, low=0.0)
-    mc_tolerance = require_real("mc_tolerance", mc_tolerance, low=0.0)
-    if algorithm != "rgg" and p:
-        raise InvalidParameterError("p applies only to algorithm='rgg'")
-    qi_t = as_names(qi)
-    if algorithm.startswith("mondrian") and not qi_t:
-        raise InvalidParameterError(f"algorithm {algorithm!r} needs the qi columns of the release")
-    positive = _positive_values(positive)
+    a = _checked_parameters(algorithm, l, p, k, qi, samples, tolerance, mc_tolerance, positive)
+    df = _read_release(release, group, sensitive, a.qi, order)
+    s_codes, n_values, req = _sensitive_codes(df[sensitive], a.positive, requirement, a.l, a.k)
+    post, vul, results = _posteriors(df[group], s_codes, req, algorithm, a, n_values,
+                                     _qi_codes(df, a.qi) if a.qi else None, seed, exact_limit)
+    tuples = pl.DataFrame({"row": df["row"], "group": df[group], "posterior": post,
+                           "vulnerable": vul}).sort("row")
+    return MinimalityReport(algorithm, a.l, req, tuples, results)
 
-    df = _read_release(release, group, sensitive, qi_t, order)
-    s_codes, n_values, req = _sensitive_codes(df[sensitive], positive, requirement, l_val, k)
-    qi_codes = _qi_codes(df, qi_t) if qi_t else None
-    post = np.zeros(df.height)
-    vul = np.zeros(df.height, dtype=bool)
+
+def _posteriors(groups: pl.Series, s_codes: np.ndarray, req: Requirement, algorithm: str,
+                a: _Parameters, n_values: int, qi_codes: np.ndarray | None, seed: int,
+                exact_limit: int) -> tuple[np.ndarray, np.ndarray, list[GroupRisk]]:
+    """Each tuple's posterior (as ``req.risk`` reads it) and vulnerability, and each group's
+    :class:`GroupRisk`, groups analysed one by one (sampling seeded by ``seed``)."""
+    (tolerance, mc_tolerance), l_val = a.tolerances, a.l
     rng = np.random.default_rng(seed)
+    post = np.zeros(groups.len())
+    vul = np.zeros(groups.len(), dtype=bool)
     cache: dict[tuple, GroupPosterior] = {}
     results: list[GroupRisk] = []
-    for g, rows in _group_rows(df[group], algorithm):
-        gp = _group_posterior(s_codes[rows], rows, req, algorithm, l_val, p, n_values, qi_codes,
-                              samples, rng, exact_limit, cache)
+    for g, rows in _group_rows(groups, algorithm):
+        gp = _group_posterior(s_codes[rows], rows, req, algorithm, l_val, a.p, n_values,
+                              qi_codes, a.samples, rng, exact_limit, cache)
         risk = req.risk(gp.posterior)
         post[rows] = risk
         tol = max(tolerance, mc_tolerance) if gp.method == "monte-carlo" else tolerance
@@ -822,13 +834,42 @@ def minimality_attack(
             vulnerable_tuples=int(vul[rows].sum()), method=gp.method,
             drawn=gp.drawn, accepted=gp.accepted,
         ))
-    tuples = pl.DataFrame({
-        "row": df["row"],
-        "group": df[group],
-        "posterior": post,
-        "vulnerable": vul,
-    }).sort("row")
-    return MinimalityReport(algorithm, l_val, req, tuples, results)
+    return post, vul, results
+
+
+class _Parameters(NamedTuple):
+    """The attack's parameters, checked."""
+
+    l: float
+    p: float
+    k: int
+    qi: tuple[str, ...]
+    samples: int
+    tolerances: tuple[float, float]  # exact, Monte Carlo
+    positive: list | tuple | set | frozenset | None
+
+
+def _checked_parameters(algorithm: str, l: float, p: float, k: int,
+                        qi: str | Iterable[str] | None, samples: int, tolerance: float,
+                        mc_tolerance: float, positive: Iterable[object] | None) -> _Parameters:
+    """The parameters checked against each other and ``algorithm``; raises
+    :class:`InvalidParameterError` on an unknown algorithm, a value out of range, ``p`` without
+    RGG, Mondrian without QIs or an empty ``positive``."""
+    if algorithm not in ALGORITHMS:
+        raise InvalidParameterError(f"algorithm must be one of {', '.join(ALGORITHMS)}, "
+                                    f"got {algorithm!r}")
+    l_val = require_real("l", l, low=1.0, low_open=True)
+    p = require_real("p", p, low=0.0, high=1.0, high_open=True)
+    k = require_int_at_least("k", k, 1)
+    samples = require_int_at_least("samples", samples, 1)
+    tolerances = (require_real("tolerance", tolerance, low=0.0),
+                  require_real("mc_tolerance", mc_tolerance, low=0.0))
+    if algorithm != "rgg" and p:
+        raise InvalidParameterError("p applies only to algorithm='rgg'")
+    qi_t = as_names(qi)
+    if algorithm.startswith("mondrian") and not qi_t:
+        raise InvalidParameterError(f"algorithm {algorithm!r} needs the qi columns of the release")
+    return _Parameters(l_val, p, k, qi_t, samples, tolerances, _positive_values(positive))
 
 
 def _positive_values(positive: Iterable[object] | None) -> list | tuple | set | frozenset | None:

@@ -1,6 +1,6 @@
 """Flags to privacy models: the one place where ``ldiv check``, ``ldiv anonymize`` and ``ldiv
-mondrian`` turn ``--k``, ``--l``, ``--model``, ``--c``, ``--t``, ``--alpha``, ``--delta`` and
-``--positive`` into the library's model objects (whose constructors validate every parameter,
+mondrian`` turn ``--k``, ``--l``, ``--model``, ``--c``, ``--t``, ``--alpha``, ``--delta``,
+``--positive`` and the risk thresholds (:class:`RiskFlags`) into the library's model objects (whose constructors validate every parameter,
 exactly as the Python API does). A flag that would be silently ignored is an error instead.
 
 >>> [m.describe() for m in build_models(Requirements(k=5, l=3, models=("entropy",)))]
@@ -29,6 +29,73 @@ GROUPING_L_MODELS = (*L_MODELS, "simple", "binary")
 
 
 @dataclass(frozen=True)
+class RiskFlags:
+    """The risk-threshold flags of one command line (issue 19 item 5; None: not given):
+    ``--average-risk``, ``--sample-uniques``, ``--population-uniques`` (with ``--population``
+    and ``--population-model``) and ``--k-map`` (with ``--population``, ``--k-map-estimator``,
+    ``--significance``). ``population`` is parsed (a size or a region name)."""
+
+    average_risk: float | None = None
+    sample_uniques: float | None = None
+    population_uniques: float | None = None
+    k_map: int | None = None
+    population: int | str | None = None
+    population_model: str | None = None
+    k_map_estimator: str | None = None
+    significance: float | None = None
+
+    @property
+    def empty(self) -> bool:
+        """No risk threshold asked for."""
+        return all(v is None for v in (self.average_risk, self.sample_uniques,
+                                       self.population_uniques, self.k_map))
+
+    def models(self) -> list[Model]:
+        """The table-level risk models and k-map these flags ask for, in flag order. A
+        companion flag without its model (``--population-model`` without
+        ``--population-uniques``; ``--k-map-estimator``/``--significance`` without ``--k-map``)
+        and a model needing ``--population`` without it are refused
+        (:class:`~ldiv_polars.errors.InvalidParameterError`).
+
+        >>> [m.describe() for m in RiskFlags(average_risk=0.1, k_map=5, population=1000
+        ...                                  ).models()]
+        ['average_risk(r=0.1)', 'k_map(k=5, population=1000, estimator=poisson, significance=0.01)']
+        """
+        from ldiv_polars import models as M
+
+        self._refuse_orphans()
+        out: list[Model] = []
+        if self.average_risk is not None:
+            out.append(M.AverageRisk(self.average_risk))
+        if self.sample_uniques is not None:
+            out.append(M.SampleUniques(self.sample_uniques))
+        if self.population_uniques is not None:
+            out.append(M.PopulationUniques(self.population_uniques, self._population("uniques"),
+                                           self.population_model or "dankar"))
+        if self.k_map is not None:
+            out.append(M.KMap(self.k_map, self._population("k-map"),
+                              estimator=self.k_map_estimator or "poisson",
+                              significance=0.01 if self.significance is None
+                              else self.significance))
+        return out
+
+    def _population(self, flag: str) -> int | str:
+        if self.population is None:
+            raise InvalidParameterError(f"--{flag.replace('uniques', 'population-uniques')} "
+                                        "needs --population (a size or a region)")
+        return self.population
+
+    def _refuse_orphans(self) -> None:
+        if self.population_model is not None and self.population_uniques is None:
+            raise InvalidParameterError("--population-model is the estimator of "
+                                        "--population-uniques: add --population-uniques")
+        for flag, v in (("--k-map-estimator", self.k_map_estimator),
+                        ("--significance", self.significance)):
+            if v is not None and self.k_map is None:
+                raise InvalidParameterError(f"{flag} belongs to --k-map: add --k-map")
+
+
+@dataclass(frozen=True)
 class Requirements:
     """The model flags of one command line (None / empty: not given)."""
 
@@ -40,13 +107,14 @@ class Requirements:
     alpha: float | None = None
     delta: float | None = None
     positive: tuple[str, ...] = ()
+    risk: RiskFlags = RiskFlags()
 
     @classmethod
     def from_flags(cls, *, k: int | None = None, l: float | None = None,
                    model: list[str] | None = None, c: float | None = None,
                    t: float | None = None, alpha: float | None = None,
-                   delta: float | None = None, positive: list[str] | None = None
-                   ) -> Requirements:
+                   delta: float | None = None, positive: list[str] | None = None,
+                   risk: RiskFlags | None = None) -> Requirements:
         """The requirements of a command's model flags as typer passes them (a repeatable
         option not given is None).
 
@@ -54,16 +122,19 @@ class Requirements:
         ()
         """
         return cls(k=k, l=l, models=tuple(model or ()), c=c, t=t, alpha=alpha, delta=delta,
-                   positive=tuple(positive or ()))
+                   positive=tuple(positive or ()), risk=risk or RiskFlags())
 
     @property
     def empty(self) -> bool:
-        return all(v is None for v in (self.k, self.l, self.t, self.alpha, self.delta))
+        """No model asked for."""
+        return all(v is None for v in (self.k, self.l, self.t, self.alpha, self.delta)) \
+            and self.risk.empty
 
 
 def build_models(req: Requirements, *, choices: tuple[str, ...] = L_MODELS,
                  t_distance: str = "equal") -> list[Model]:
-    """The model objects ``req`` asks for, in the order k, l-diversity, alpha, t, delta.
+    """The model objects ``req`` asks for, in the order k, l-diversity, alpha, t, delta, then
+    the risk thresholds (:meth:`RiskFlags.models`).
 
     ``--l`` gives one model per ``--model`` (default ``distinct``, or ``binary`` with
     ``--positive``); ``--c`` belongs to ``recursive`` and ``--positive`` to ``binary``, and
@@ -85,7 +156,7 @@ def build_models(req: Requirements, *, choices: tuple[str, ...] = L_MODELS,
         out.append(M.TCloseness(req.t, t_distance))  # type: ignore[arg-type]
     if req.delta is not None:
         out.append(M.DeltaDisclosure(req.delta))
-    return out
+    return out + req.risk.models()
 
 
 def _l_models(req: Requirements, choices: tuple[str, ...]) -> list[Model]:

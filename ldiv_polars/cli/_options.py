@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ldiv_polars.cli._models import GROUPING_L_MODELS, L_MODELS
+from ldiv_polars.cli._models import GROUPING_L_MODELS, L_MODELS, RiskFlags
 
 # the input table and the columns
 QiOpt = Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")]
@@ -36,6 +36,42 @@ AlphaOpt = Annotated[float | None, typer.Option(
     "--alpha", help="(alpha,k)-anonymity: largest share of one sensitive value in a class")]
 DeltaOpt = Annotated[float | None, typer.Option(
     "--delta", help="delta-disclosure: bound on |ln(p(s|class) / p(s))|")]
+
+# the risk thresholds (table-level models, cli/_models.py's RiskFlags)
+AverageRiskOpt = Annotated[float | None, typer.Option(
+    "--average-risk", help="average re-identification risk (classes / records) <= r")]
+SampleUniquesOpt = Annotated[float | None, typer.Option(
+    "--sample-uniques", help="share of records unique in the table <= x")]
+PopulationUniquesOpt = Annotated[float | None, typer.Option(
+    "--population-uniques", help="estimated share of population uniques <= x (with "
+    "--population)")]
+KMapOpt = Annotated[int | None, typer.Option(
+    "--k-map", help="k-map: each class stands for >= k population records, estimated "
+    "(ARX's k'; with --population)")]
+PopulationOpt = Annotated[str | None, typer.Option(
+    "--population", help="population size or region (usa, uk, ...) of the population "
+    "models")]
+PopulationModelOpt = Annotated[str | None, typer.Option(
+    "--population-model", help="estimator of --population-uniques: pitman, zayatz, snb or "
+    "dankar (default)")]
+KMapEstimatorOpt = Annotated[str | None, typer.Option(
+    "--k-map-estimator", help="k-map's estimator: poisson (default) or "
+    "zero_truncated_poisson")]
+SignificanceOpt = Annotated[float | None, typer.Option(
+    "--significance", help="k-map's significance level (default 0.01)")]
+
+
+def risk_flags(average_risk: float | None, sample_uniques: float | None,
+               population_uniques: float | None, k_map: int | None, population: str | None,
+               population_model: str | None, k_map_estimator: str | None,
+               significance: float | None) -> RiskFlags:
+    """The risk-threshold flags of a command as :class:`RiskFlags` (``--population``
+    parsed: a number or a region, checked before any row is read)."""
+    from ldiv_polars.cli.risk import parse_population
+
+    return RiskFlags(average_risk, sample_uniques, population_uniques, k_map,
+                     parse_population(population), population_model, k_map_estimator,
+                     significance)
 
 
 def model_option(choices: tuple[str, ...]) -> Any:

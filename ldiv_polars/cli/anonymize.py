@@ -26,6 +26,15 @@ from ldiv_polars.cli._options import (
     QiOpt,
     TOpt,
     json_option,
+    AverageRiskOpt,
+    KMapEstimatorOpt,
+    KMapOpt,
+    PopulationModelOpt,
+    PopulationOpt,
+    PopulationUniquesOpt,
+    SampleUniquesOpt,
+    SignificanceOpt,
+    risk_flags,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
@@ -159,7 +168,11 @@ def anonymize_cmd(
     no_verify: NoVerifyOpt = False, as_json: JsonOpt = False, method: MethodOpt = "global",
     compare: CompareOpt = False, importance: ImportanceOpt = None,
     semantics: SemanticsOpt = "value", exact: ExactOpt = False, time_limit: TimeLimitOpt = 60.0,
-    report: ReportOpt = None,
+    report: ReportOpt = None, average_risk: AverageRiskOpt = None,
+    sample_uniques: SampleUniquesOpt = None, population_uniques: PopulationUniquesOpt = None,
+    k_map: KMapOpt = None, population: PopulationOpt = None,
+    population_model: PopulationModelOpt = None, k_map_estimator: KMapEstimatorOpt = None,
+    significance: SignificanceOpt = None,
 ) -> None:
     """Find the least generalization satisfying the requirements and write the table
     (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
@@ -170,7 +183,9 @@ def anonymize_cmd(
     qi_cols = split_columns(qi, "--qi")
     s_cols = split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
-        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta))
+        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk_flags(
+            average_risk, sample_uniques, population_uniques, k_map, population,
+            population_model, k_map_estimator, significance)))
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
@@ -199,7 +214,8 @@ def _requested_models(req: Requirements) -> list[Any]:
     """The models of the flags; at least one is required."""
     if req.empty:
         raise InvalidParameterError(
-            "give at least one requirement: --k, --l, --t, --alpha or --delta")
+            "give at least one requirement: --k, --l, --t, --alpha, --delta, --average-risk, "
+            "--sample-uniques, --population-uniques or --k-map")
     return build_models(req)
 
 

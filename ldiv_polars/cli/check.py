@@ -24,7 +24,15 @@ from ldiv_polars.cli._options import (
     SensitiveOpt,
     SeparatorOpt,
     TOpt,
+    AverageRiskOpt,
+    KMapEstimatorOpt,
+    KMapOpt,
+    PopulationModelOpt,
+    PopulationUniquesOpt,
+    SampleUniquesOpt,
+    SignificanceOpt,
     json_option,
+    risk_flags,
 )
 from ldiv_polars.cli.risk import POPULATION_LABELS
 from ldiv_polars.errors import InvalidParameterError
@@ -124,7 +132,8 @@ def models_for(req: Requirements, data: TableLike, sensitive: str, separator: st
 TableArg = Annotated[Path, typer.Argument(help="CSV or Parquet file")]
 PopulationOpt = Annotated[str | None, typer.Option(
     "--population", help="population size or region (usa, uk, ...): adds the "
-    "estimated share of population uniques (Dankar et al.'s rule)")]
+    "estimated share of population uniques (Dankar et al.'s rule); the population of "
+    "--population-uniques and --k-map")]
 
 
 def register(app: typer.Typer) -> None:
@@ -138,17 +147,21 @@ def check_cmd(
     delta: DeltaOpt = None, separator: SeparatorOpt = None, engine: EngineOpt = "polars",
     nulls: NullsOpt = "error",
     as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
-    population: PopulationOpt = None,
+    population: PopulationOpt = None, average_risk: AverageRiskOpt = None,
+    sample_uniques: SampleUniquesOpt = None, population_uniques: PopulationUniquesOpt = None,
+    k_map: KMapOpt = None, population_model: PopulationModelOpt = None,
+    k_map_estimator: KMapEstimatorOpt = None, significance: SignificanceOpt = None,
 ) -> None:
-    """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta and risk, with a
-    verdict per requested model. Exit 1 when a requested model fails."""
-    from ldiv_polars.cli.risk import parse_population
-
+    """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta, risk and the risk
+    thresholds, with a verdict per requested model. Exit 1 when a requested model fails."""
     qi_cols = split_columns(qi, "--qi")
-    pop = parse_population(population)
+    risk = risk_flags(average_risk, sample_uniques, population_uniques, k_map, population,
+                      population_model, k_map_estimator, significance)
+    pop = risk.population
     if engine not in ENGINES:
         raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
-    req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta)
+    req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
+                                  risk=risk)
     models, summary_l = models_for(req, path, sensitive, separator)
     with Stages("check") as say:
         say(f"reading {path.name} ({engine})")

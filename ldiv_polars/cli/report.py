@@ -22,8 +22,17 @@ from ldiv_polars.cli._options import (
     NullsOpt,
     QiOpt,
     SensitiveOpt,
+    AverageRiskOpt,
+    KMapEstimatorOpt,
+    KMapOpt,
+    PopulationModelOpt,
+    PopulationOpt,
+    PopulationUniquesOpt,
+    SampleUniquesOpt,
+    SignificanceOpt,
     TOpt,
     json_option,
+    risk_flags,
 )
 
 if TYPE_CHECKING:
@@ -39,6 +48,8 @@ SeparatorOpt = Annotated[str | None, typer.Option(
 ReleaseSeparatorOpt = Annotated[str | None, typer.Option(
     "--release-separator", help="CSV separator of the release")]
 TitleOpt = Annotated[str | None, typer.Option("--title", help="the page's title")]
+WeightOpt = Annotated[str | None, typer.Option(
+    "--weight", help="column of sampling weights: adds sdcMicro's weighted risk")]
 JsonOpt = Annotated[bool, json_option(
     "print the verdicts as JSON (the page is written all the same)")]
 
@@ -59,22 +70,32 @@ def report_cmd(
     model: ModelOpt = None, t: TOpt = None, alpha: AlphaOpt = None, delta: DeltaOpt = None,
     separator: SeparatorOpt = None, release_separator: ReleaseSeparatorOpt = None,
     nulls: NullsOpt = "error", title: TitleOpt = None, as_json: JsonOpt = False,
+    population: PopulationOpt = None, weight: WeightOpt = None,
+    average_risk: AverageRiskOpt = None, sample_uniques: SampleUniquesOpt = None,
+    population_uniques: PopulationUniquesOpt = None, k_map: KMapOpt = None,
+    population_model: PopulationModelOpt = None, k_map_estimator: KMapEstimatorOpt = None,
+    significance: SignificanceOpt = None,
 ) -> None:
     """Write one self-contained HTML page (no script, no network) with the verdicts, the
-    risk, the distributions and, with --release, the information loss. Exit 1 when a
-    requested model fails on the release (on the input without --release)."""
+    risk, the population model (--population, --weight), the distributions and, with
+    --release, the information loss. Exit 1 when a requested model fails on the release (on
+    the input without --release)."""
     from ldiv_polars.cli.check import models_for
     from ldiv_polars.reporting import report
 
     qi_cols = split_columns(qi, "--qi")
-    req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta)
+    risk = risk_flags(average_risk, sample_uniques, population_uniques, k_map, population,
+                      population_model, k_map_estimator, significance)
+    req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
+                                  risk=risk)
     models, summary_l = models_for(req, path, sensitive, separator)
     with Stages("report") as say:
         page = report(str(path), qi_cols, sensitive, models,
                       release=None if release is None else str(release), out=out,
                       l=summary_l, nulls=nulls, separator=separator,  # type: ignore[arg-type]
                       release_separator=release_separator, title=title,
-                      command=command_line(), progress=say)
+                      command=command_line(), progress=say,
+                      population_size=risk.population, weight=weight)
     _show(page, models, out, as_json=as_json)
     if not page.passed:
         raise typer.Exit(1)

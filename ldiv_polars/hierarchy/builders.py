@@ -35,6 +35,31 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
+def _check_intervals(raw: Sequence[object], widths: Sequence[float], bottom: float | None,
+                     top: float | None) -> None:
+    """Raise :class:`InvalidParameterError` unless the values are numbers (no NaN), the widths
+    positive and each a multiple of the previous one, and ``bottom < top``."""
+    for v in raw:
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or math.isnan(float(v)):
+            raise InvalidParameterError(f"interval_hierarchy needs numeric values, got {v!r}")
+    if not widths:
+        raise InvalidParameterError("widths must name at least one interval width")
+    prev = None
+    for w in widths:
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w > 0:
+            raise InvalidParameterError(f"interval widths must be positive numbers, got {w!r}")
+        if prev is not None:
+            ratio = w / prev
+            if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
+                raise InvalidParameterError(
+                    f"each interval width must be a multiple of the previous one so the levels "
+                    f"nest; {w!r} is not a multiple of {prev!r}"
+                )
+        prev = w
+    if bottom is not None and top is not None and not bottom < top:
+        raise InvalidParameterError(f"bottom ({bottom!r}) must be below top ({top!r})")
+
+
 def interval_hierarchy(
     values: Iterable[float] | pl.Series,
     widths: Sequence[float],
@@ -56,25 +81,7 @@ def interval_hierarchy(
     {'17': '<20', '25': '20-29', '95': '>=90'}
     """
     raw, labels = _raw_labels(values)
-    for v in raw:
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or math.isnan(float(v)):
-            raise InvalidParameterError(f"interval_hierarchy needs numeric values, got {v!r}")
-    if not widths:
-        raise InvalidParameterError("widths must name at least one interval width")
-    prev = None
-    for w in widths:
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w > 0:
-            raise InvalidParameterError(f"interval widths must be positive numbers, got {w!r}")
-        if prev is not None:
-            ratio = w / prev
-            if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
-                raise InvalidParameterError(
-                    f"each interval width must be a multiple of the previous one so the levels "
-                    f"nest; {w!r} is not a multiple of {prev!r}"
-                )
-        prev = w
-    if bottom is not None and top is not None and not bottom < top:
-        raise InvalidParameterError(f"bottom ({bottom!r}) must be below top ({top!r})")
+    _check_intervals(raw, widths, bottom, top)
     integral = (all(float(v).is_integer() for v in raw)
                 and all(float(w).is_integer() for w in widths)
                 and float(origin).is_integer())

@@ -421,11 +421,8 @@ class JointDistribution:
     @classmethod
     @reads_input
     def from_frequency_set(
-        cls,
-        data: TableLike | FrequencySet,
-        qi: str | Iterable[str] | None = None,
-        sensitive: str | None = None,
-        *,
+        cls, data: TableLike | FrequencySet, qi: str | Iterable[str] | None = None,
+        sensitive: str | None = None, *,
         order: Literal["lexicographic"] | pl.DataFrame = "lexicographic",
         nulls: NullPolicy = "error",
     ) -> JointDistribution:

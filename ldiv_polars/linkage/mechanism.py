@@ -373,20 +373,29 @@ def _greedy_sparse(dist: JointDistribution, l: int, p: Fraction, mode: str = "au
         a, done = _close_classes(sweep.close, a, n, starts, first + 4 * _PROBE_CLASSES)
         if done:
             return starts or [0]
-        probed = starts[first:]
-        lengths = [end - start for start, end in zip(probed, [*probed[1:], a])]
-        if lengths:
-            median = sorted(lengths)[len(lengths) // 2]
-            if median <= _BAND_MAX_LEN:
-                width = 8
-                while width < 3 * median:
-                    width *= 2
+        width = _band_width(starts[first:], a)
     if width and a < n:
         ends = _band(ix, hi, hn, l, width).tolist()
         _close_classes(lambda a: ends[a] if ends[a] >= 0 else sweep.close(a), a, n, starts)
         return starts or [0]
     _close_classes(sweep.close, a, n, starts)
     return starts or [0]
+
+
+def _band_width(probed: list[int], end: int) -> int:
+    """The band width ``auto`` takes after probing the classes starting at ``probed`` (the
+    last ending before ``end``): a power of two from 8 up covering three times their median
+    length when that is at most ``_BAND_MAX_LEN``, else 0 (no band: the sweep)."""
+    lengths = [stop - start for start, stop in zip(probed, [*probed[1:], end])]
+    if not lengths:
+        return 0
+    median = sorted(lengths)[len(lengths) // 2]
+    if median > _BAND_MAX_LEN:
+        return 0
+    width = 8
+    while width < 3 * median:
+        width *= 2
+    return width
 
 
 def _close_classes(close: Callable[[int], int], a: int, n: int, starts: list[int],

@@ -107,35 +107,7 @@ class Release:
         qi_t = as_names(qi)
         cc = as_names(class_columns) if class_columns is not None else qi_t
         lf = _release_table(table, cc, sensitive, count)
-        if isinstance(mapping, Mapping):
-            mcc = tuple(f"{c}_class" if c in qi_t else c for c in cc)
-            rows = []
-            for raw, klass in mapping.items():
-                raw_t = raw if isinstance(raw, tuple) else (raw,)
-                cls_t = klass if isinstance(klass, tuple) else (klass,)
-                if len(raw_t) != len(qi_t) or len(cls_t) != len(cc):
-                    raise ReleaseError(
-                        f"mapping entry {raw!r} -> {klass!r} does not have {len(qi_t)} raw and "
-                        f"{len(cc)} class value(s)")
-                rows.append((*raw_t, *cls_t))
-            if not rows:
-                raise ReleaseError("the mapping is empty")
-            mlf = pl.DataFrame(rows, schema=[*qi_t, *mcc], orient="row").lazy()
-        elif isinstance(mapping, (pl.DataFrame, pl.LazyFrame)):
-            mlf = mapping.lazy()
-            if mapping_class_columns is not None:
-                mcc = as_names(mapping_class_columns)
-                if len(mcc) != len(cc):
-                    raise ReleaseError(
-                        "mapping_class_columns must name one column per class column")
-            else:
-                mcc = tuple(f"{c}_class" if c in qi_t else c for c in cc)
-            names = mlf.collect_schema().names()
-            missing = [c for c in (*qi_t, *mcc) if c not in names]
-            if missing:
-                raise UnknownColumnError(missing, names)
-        else:
-            raise InvalidParameterError("mapping must be a DataFrame, LazyFrame or dict")
+        mlf, mcc = _mapping_frame(mapping, qi_t, cc, mapping_class_columns)
         mlf = mlf.select(*qi_t, *mcc).unique()
         return cls(table=lf, qi=qi_t, sensitive=sensitive, class_columns=cc, kind="mapping",
                    _map=_MappingMap(mlf, qi_t, mcc), count=count, name=name)
@@ -323,6 +295,52 @@ def check_counts(counts: pl.LazyFrame, class_columns: Sequence[str], sensitive: 
     if classes.height == 0:
         raise ReleaseError("the count table is empty")
     return table_results(classes, [model])[0]
+
+
+def _mapping_frame(mapping: pl.DataFrame | pl.LazyFrame | Mapping[Any, Any],
+                   qi: tuple[str, ...], class_columns: tuple[str, ...],
+                   mapping_class_columns: str | Iterable[str] | None
+                   ) -> tuple[pl.LazyFrame, tuple[str, ...]]:
+    """The class map of :meth:`Release.from_mapping` as a frame of the raw QI columns and the
+    class columns, and the class columns' names in it. Raises :class:`ReleaseError` on an
+    empty or malformed dict or mismatched ``mapping_class_columns``,
+    :class:`UnknownColumnError` on a missing column, :class:`InvalidParameterError` on another
+    type."""
+    default = tuple(f"{c}_class" if c in qi else c for c in class_columns)
+    if isinstance(mapping, Mapping):
+        return _dict_mapping(mapping, qi, class_columns, default), default
+    if not isinstance(mapping, (pl.DataFrame, pl.LazyFrame)):
+        raise InvalidParameterError("mapping must be a DataFrame, LazyFrame or dict")
+    mlf = mapping.lazy()
+    mcc = default
+    if mapping_class_columns is not None:
+        mcc = as_names(mapping_class_columns)
+        if len(mcc) != len(class_columns):
+            raise ReleaseError("mapping_class_columns must name one column per class column")
+    names = mlf.collect_schema().names()
+    missing = [c for c in (*qi, *mcc) if c not in names]
+    if missing:
+        raise UnknownColumnError(missing, names)
+    return mlf, mcc
+
+
+def _dict_mapping(mapping: Mapping[Any, Any], qi: tuple[str, ...],
+                  class_columns: tuple[str, ...], names: tuple[str, ...]) -> pl.LazyFrame:
+    """A dict ``{raw: class}`` (tuples for several columns) as a frame of the raw QI columns
+    and the class columns ``names``; raises :class:`ReleaseError` when it is empty or an
+    entry has the wrong number of values."""
+    rows = []
+    for raw, klass in mapping.items():
+        raw_t = raw if isinstance(raw, tuple) else (raw,)
+        cls_t = klass if isinstance(klass, tuple) else (klass,)
+        if len(raw_t) != len(qi) or len(cls_t) != len(class_columns):
+            raise ReleaseError(
+                f"mapping entry {raw!r} -> {klass!r} does not have {len(qi)} raw and "
+                f"{len(class_columns)} class value(s)")
+        rows.append((*raw_t, *cls_t))
+    if not rows:
+        raise ReleaseError("the mapping is empty")
+    return pl.DataFrame(rows, schema=[*qi, *names], orient="row").lazy()
 
 
 def _release_table(table: TableLike, class_columns: Sequence[str], sensitive: str,

@@ -37,7 +37,7 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models import arrays
+from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain
 from ldiv_polars.models.base import Model, evaluate_classes
 
 Semantics = Literal["wildcard", "value"]
@@ -125,6 +125,19 @@ def class_histograms(pcodes: np.ndarray, phist: np.ndarray, semantics: Semantics
     return phist if semantics == "value" else compatible_sum(pcodes, pcodes, phist)
 
 
+_DOMAINS: list[tuple[pl.DataFrame, SensitiveDomain]] = []
+
+
+def _domain(s_values: pl.DataFrame) -> SensitiveDomain | None:
+    """The :class:`SensitiveDomain` of ``s_values`` (the last one is kept: the callers ask
+    for the same table's values again and again)."""
+    if not s_values.width:
+        return None
+    if not _DOMAINS or _DOMAINS[0][0] is not s_values:
+        _DOMAINS[:] = [(s_values, SensitiveDomain(s_values))]
+    return _DOMAINS[0][1]
+
+
 def class_verdicts(hists: np.ndarray, models: Sequence[Model], s_values: pl.DataFrame,
                    reference: np.ndarray) -> np.ndarray:
     """Whether each class (a row of ``hists``: counts per sensitive id, ids indexing the rows
@@ -136,16 +149,16 @@ def class_verdicts(hists: np.ndarray, models: Sequence[Model], s_values: pl.Data
         return ok
     cls, s = np.nonzero(hists)
     n = hists[cls, s]
-    rows = arrays.EncodedRows(cls=cls, s=s, n=n, classes=classes,
-                              n_sensitive=hists.shape[1], reference=reference,
-                              sizes=hists.sum(axis=1))
+    rows = EncodedRows(cls=cls, s=s, n=n, classes=classes, n_sensitive=hists.shape[1],
+                       reference=reference, sizes=hists.sum(axis=1),
+                       domain=_domain(s_values))
     rest: list[Model] = []
     unsure = np.zeros(classes, dtype=bool)
     for m in models:
-        if not arrays.supported(m):
+        v = m.array_verdict(rows)
+        if v is None:
             rest.append(m)
             continue
-        v = arrays.verdict(m, rows)
         if v.uncertain is not None and v.uncertain.any():
             rest.append(m)
             unsure |= v.uncertain

@@ -121,17 +121,7 @@ def microaggregate_details(
     lf = to_lazyframe(data)
     cols, _ = validate_columns(lf, columns, None, require_sensitive=False)
     k = require_int_at_least("k", k, 1)
-    if not isinstance(cell_column, str) or not cell_column:
-        raise InvalidParameterError(f"cell_column must be a non-empty string, got {cell_column!r}")
-    names = lf.collect_schema().names()
-    if cell_column in names:
-        raise InvalidParameterError(
-            f"cell_column {cell_column!r} already exists in the data; pass another cell_column"
-        )
-    if weights is not None:
-        (w_col,) = as_names(weights) or (None,)
-        _check_extra_column(str(w_col), "weights", names, cols)
-    _numeric_columns(lf, cols)
+    names = _checked_names(lf, cols, cell_column, weights)
     part, n_min, pi_col, pi, p_bar = _participation(lf, names, cols, k, pi, p_bar)
     if pi_col is not None and weights is None:
         weights = pi_col
@@ -142,16 +132,7 @@ def microaggregate_details(
         need = f"n_min = {n_min} (k = {k}, pi = {pi}, p_bar = {p_bar})" if part else f"k = {k}"
         raise InsufficientRecordsError(
             f"the table has {df.height} record(s); one cell needs {need}")
-    x = df.select(cols).to_numpy().astype(np.float64, copy=False)
-    w = df.get_column(weights).to_numpy().astype(np.float64) if weights is not None else None
-    failures: np.ndarray | None = None
-    if pi_col is not None:
-        pis = df.get_column(pi_col).to_numpy().astype(np.float64)
-        res, failures = _variable_cells(x, k, pis, pi_col, float(p_bar),  # type: ignore[arg-type]
-                                        w if weights != pi_col else None, standardize)
-    else:
-        res = mdav(x, n_min, weights=w, standardize=standardize)
-
+    res, failures = _cells(df, cols, k, n_min, weights, pi_col, p_bar, standardize)
     per_row = res.centroids[res.labels]
     replaced = [pl.lit(pl.Series(c, per_row[:, j], dtype=pl.Float64)) for j, c in enumerate(cols)]
     out = lf.with_columns(*replaced, pl.lit(pl.Series(cell_column, res.labels, dtype=pl.Int64)))
@@ -166,6 +147,39 @@ def microaggregate_details(
         cell_failure=failures,
         p_bar=p_bar if pi_col is not None else None,
     )
+
+
+def _checked_names(lf: pl.LazyFrame, cols: tuple[str, ...], cell_column: str,
+                   weights: str | None) -> list[str]:
+    """The table's column names, after checking that ``cell_column`` is a new name,
+    ``weights`` an extra column and ``cols`` numeric (:class:`InvalidParameterError`)."""
+    if not isinstance(cell_column, str) or not cell_column:
+        raise InvalidParameterError(f"cell_column must be a non-empty string, got {cell_column!r}")
+    names = lf.collect_schema().names()
+    if cell_column in names:
+        raise InvalidParameterError(
+            f"cell_column {cell_column!r} already exists in the data; pass another cell_column"
+        )
+    if weights is not None:
+        (w_col,) = as_names(weights) or (None,)
+        _check_extra_column(str(w_col), "weights", names, cols)
+    _numeric_columns(lf, cols)
+    return names
+
+
+def _cells(df: pl.DataFrame, cols: tuple[str, ...], k: int, n_min: int, weights: str | None,
+           pi_col: str | None, p_bar: float | None, standardize: bool
+           ) -> tuple[MdavResult, np.ndarray | None]:
+    """MDAV's cells of the rows ``df`` (cells of ``n_min`` records; with per-record
+    participation ``pi_col``, cells grown until each meets ``p_bar``) and, in that case, the
+    per-cell failure probabilities."""
+    x = df.select(cols).to_numpy().astype(np.float64, copy=False)
+    w = df.get_column(weights).to_numpy().astype(np.float64) if weights is not None else None
+    if pi_col is None:
+        return mdav(x, n_min, weights=w, standardize=standardize), None
+    pis = df.get_column(pi_col).to_numpy().astype(np.float64)
+    return _variable_cells(x, k, pis, pi_col, float(p_bar),  # type: ignore[arg-type]
+                           w if weights != pi_col else None, standardize)
 
 
 def _participation(lf: pl.LazyFrame, names: list[str], qi: tuple[str, ...], k: int,

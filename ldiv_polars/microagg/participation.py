@@ -292,14 +292,9 @@ def _table_failure_const(k: int, pi: float, n: int, q_bar: float, N: int, method
     return float(-math.expm1(log_t))
 
 
-def effective_anonymity(
-    k: int,
-    pi: float | Sequence[float] | np.ndarray,
-    p_bar: float,
-    N: int | None = None,
-    *,
-    method: Method = "recursion",
-) -> EffectiveAnonymity:
+def effective_anonymity(k: int, pi: float | Sequence[float] | np.ndarray, p_bar: float,
+                        N: int | None = None, *, method: Method = "recursion"
+                        ) -> EffectiveAnonymity:
     """Algorithm A: the effective anonymity ``n_min`` and the failure metrics at it.
 
     Args:
@@ -335,18 +330,8 @@ def effective_anonymity(
         run = _run_recursion(k, pis, p_bar, cap, literal=(method == "paper"))
     u, r_bar = _metrics(k, run)
     r_act, t_bar = _active_and_table_failure(k, pis, run, r_bar, N, method)
-    return EffectiveAnonymity(
-        n_min=run.n,
-        q_bar=run.q_bar,
-        u=u,
-        r_bar=r_bar,
-        r_bar_active=r_act,
-        t_bar=t_bar,
-        satisfied=run.satisfied,
-        k=k,
-        p_bar=p_bar,
-        N=N,
-    )
+    return EffectiveAnonymity(n_min=run.n, q_bar=run.q_bar, u=u, r_bar=r_bar, r_bar_active=r_act,
+                              t_bar=t_bar, satisfied=run.satisfied, k=k, p_bar=p_bar, N=N)
 
 
 def _search_cap(pis: float | np.ndarray, p_bar: float, N: int | None, method: str) -> int | None:

@@ -45,6 +45,26 @@ class ParticipationSimulation:
         return asdict(self)
 
 
+def _active_counts(pis: float | np.ndarray, n: int, cells: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """The number of active candidates in each of ``cells`` simulated cells of ``n``
+    (``Binomial(n, pi)`` for a constant ``pi``; Bernoulli draws in bounded chunks for one
+    probability per position). Raises :class:`InvalidParameterError` when that vector's
+    length is not ``n``."""
+    if not isinstance(pis, np.ndarray):
+        return rng.binomial(n, float(pis), size=cells)
+    if pis.size != n:
+        raise InvalidParameterError(
+            f"pi has {pis.size} entries but the cell has n = {n} candidates"
+        )
+    counts = np.empty(cells, dtype=np.int64)
+    step = max(1, _CHUNK_ELEMENTS // n)
+    for lo in range(0, cells, step):  # loop over chunks of cells, not over rows
+        hi = min(cells, lo + step)
+        counts[lo:hi] = (rng.random((hi - lo, n)) < pis[None, :]).sum(axis=1)
+    return counts
+
+
 def simulate_participation(
     k: int,
     pi: float | Sequence[float] | np.ndarray,
@@ -64,18 +84,7 @@ def simulate_participation(
     cells = require_int_at_least("cells", cells, 1)
     pis = _check_pi(pi)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if isinstance(pis, np.ndarray):
-        if pis.size != n:
-            raise InvalidParameterError(
-                f"pi has {pis.size} entries but the cell has n = {n} candidates"
-            )
-        counts = np.empty(cells, dtype=np.int64)
-        step = max(1, _CHUNK_ELEMENTS // n)
-        for lo in range(0, cells, step):  # loop over chunks of cells, not over rows
-            hi = min(cells, lo + step)
-            counts[lo:hi] = (rng.random((hi - lo, n)) < pis[None, :]).sum(axis=1)
-    else:
-        counts = rng.binomial(n, float(pis), size=cells)
+    counts = _active_counts(pis, n, cells, rng)
     fail = (counts > 0) & (counts < k)
     q_bar = float(fail.mean())
     fail_counts = counts[fail].astype(np.float64)

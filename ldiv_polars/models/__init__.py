@@ -14,6 +14,7 @@ from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
 from ldiv_polars.models.evaluate import ClassNames, evaluate_classes
 from ldiv_polars.models.k_anonymity import KAnonymity
+from ldiv_polars.models.k_map import KMap
 from ldiv_polars.models.l_diversity import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -24,6 +25,8 @@ from ldiv_polars.models.l_diversity import (
 )
 from ldiv_polars.models.multi_attribute import MultiAttribute
 from ldiv_polars.models.risk import RiskReport, class_sizes, risk_profile
+from ldiv_polars.models.risk_thresholds import AverageRisk, PopulationUniques, SampleUniques
+from ldiv_polars.models.table_level import TableModel
 from ldiv_polars.models.t_closeness import TCloseness
 from ldiv_polars.models.verdict import CheckResult, check, classes, violations
 
@@ -32,6 +35,7 @@ __all__ = [
     "ENTROPY_TOLERANCE",
     "SIZE",
     "AlphaKAnonymity",
+    "AverageRisk",
     "BetaLikeness",
     "BinaryLDiversity",
     "CheckResult",
@@ -44,15 +48,19 @@ __all__ = [
     "EntropyLDiversity",
     "EntropyLDiversityDontCare",
     "KAnonymity",
+    "KMap",
     "Model",
     "ModelResult",
     "MultiAttribute",
     "NegativePositiveDisclosureRecursive",
+    "PopulationUniques",
     "PositiveDisclosureRecursive",
     "RecursiveCLDiversity",
     "RiskReport",
+    "SampleUniques",
     "SqlCall",
     "TCloseness",
+    "TableModel",
     "check",
     "class_verdict",
     "class_sizes",

@@ -106,6 +106,10 @@ class Model(ABC):
       values themselves (the search may then encode them as integer ids).
     - ``sizes_only``: the verdict reads only the class size: a class passes iff
       ``size >= min_class_size`` (the search then skips building rows).
+    - ``table_level``: the verdict is on the whole table's class sizes, not per class (risk
+      thresholds): every class passes per class and the model answers
+      ``table_holds(sizes)`` / ``table_value(sizes)`` on the class sizes of the retained
+      records (:class:`~ldiv_polars.models.table_level.TableModel`).
     """
 
     monotone: ClassVar[bool] = True
@@ -115,6 +119,7 @@ class Model(ABC):
     union_closed: ClassVar[bool] = False
     identity_only: ClassVar[bool] = False
     sizes_only: ClassVar[bool] = False
+    table_level: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
     @property
@@ -139,6 +144,13 @@ class Model(ABC):
     def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
         """Extra per-class frames keyed by the qi columns (joined onto the classes)."""
         return []
+
+    def for_rows(self, rows: int) -> Model:
+        """The model as it judges a table of ``rows`` records: itself, unless a parameter
+        depends on the table's size (k-map's estimated k' reads the sampling fraction), then
+        the model bound to it. ``check`` and the search bind the models to the table they
+        read (with suppression: the records before suppression, as ARX)."""
+        return self
 
     def validate(self, fs: FrequencySet) -> None:  # noqa: B027 - optional hook
         """Check the model against a (materialized) frequency set before evaluation; raise an
@@ -291,20 +303,24 @@ class ModelResult:
 
 
 def table_results(classes: pl.DataFrame, models: Sequence[Model]) -> list[ModelResult]:
-    """Table-level verdicts from an evaluated classes table (one small select)."""
-    if not models:
-        return []
+    """Table-level verdicts from an evaluated classes table (one small select); a table-level
+    model (``table_level``) is asked on the class sizes (:func:`table_level_result`)."""
+    per_class = [m for m in models if not m.table_level]
     exprs: list[pl.Expr] = []
-    for m in models:
+    for m in per_class:
         ok = pl.col(f"pass_{m.key}")
         exprs += [
             m.achieved().alias(f"{m.key}::achieved"),
             (~ok).sum().alias(f"{m.key}::fc"),
             pl.col(SIZE).filter(~ok).sum().alias(f"{m.key}::fr"),
         ]
-    row = classes.select(exprs).row(0, named=True)
+    row = classes.select(exprs).row(0, named=True) if exprs else {}
+    sizes = classes.get_column(SIZE).to_numpy() if len(per_class) < len(models) else None
     out = []
     for m in models:
+        if m.table_level:
+            out.append(table_level_result(m, sizes))  # type: ignore[arg-type]
+            continue
         fc = int(row[f"{m.key}::fc"] or 0)
         ach = row[f"{m.key}::achieved"]
         out.append(
@@ -319,3 +335,25 @@ def table_results(classes: pl.DataFrame, models: Sequence[Model]) -> list[ModelR
             )
         )
     return out
+
+
+def table_level_result(m: Model, sizes: Any) -> ModelResult:
+    """The verdict of a table-level model on the class sizes ``sizes`` (a numpy array): its
+    achieved figure, and, when it fails, as failing classes and rows the smallest classes
+    whose suppression would make it hold (ARX's order, see
+    :func:`~ldiv_polars.models.table_level.classes_to_suppress`; the whole table when none
+    would)."""
+    import numpy as np
+
+    from ldiv_polars.models.table_level import classes_to_suppress
+
+    passed = m.table_holds(sizes)  # type: ignore[attr-defined]
+    fc = fr = 0
+    if not passed:
+        total = int(np.sum(sizes))
+        count = classes_to_suppress(m, sizes, total)  # type: ignore[arg-type]
+        fc = len(sizes) if count is None else count
+        fr = total if count is None else int(np.sort(sizes)[:count].sum())
+    return ModelResult(key=m.key, model=m.name, params=m.params(), passed=passed,
+                       achieved=m.table_value(sizes),  # type: ignore[attr-defined]
+                       failing_classes=fc, failing_rows=fr, details={"table_level": True})

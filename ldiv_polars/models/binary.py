@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -35,6 +36,9 @@ from ldiv_polars.models.exact import (
     dyadic_odd,
     near_product,
 )
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
 class BinaryLDiversity(Model):
@@ -68,6 +72,23 @@ class BinaryLDiversity(Model):
         share = Fraction(pos, cls.size)
         passed = share <= self._max_share
         return passed, agreeing(share, passed, float(self._max_share), "<=")
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        dom = rows.domain
+        if dom is None or dom.width != 1:
+            return None
+        positive = list(self.positive)
+        is_pos = dom.derived(self, "positive", lambda: dom.matches(lambda c: c.is_in(positive)))
+        pos = np.bincount(rows.cls, weights=np.where(is_pos[rows.s], rows.n, 0),
+                          minlength=rows.classes)
+        size = rows.size
+        present = rows.present
+        return ClassVerdict((pos * self.l <= size) | ~present,
+                            near_product(size, self.l, pos, self._odd_l) & present)
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return [

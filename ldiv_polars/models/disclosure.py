@@ -203,6 +203,23 @@ class DeltaDisclosure(Model):
             worst = max(abs(ln(x)) for x in ratios)
         return passed, agreeing(worst, passed, self.delta, "<")
 
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        absent = ~rows.present
+        m = int(np.count_nonzero(rows.table_counts > 0))
+        with np.errstate(divide="ignore"):
+            logs = np.abs(np.log(rows.p / rows.q))
+        worst = rows.class_max(logs)
+        complete = rows.distinct >= m
+        passed = (complete & (worst < self.delta)) | absent
+        if self._exact_delta is None:
+            return ClassVerdict(passed)
+        return ClassVerdict(passed, complete & ~absent
+                            & (np.abs(worst - self.delta) <= ratio_band(worst)))
+
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__delta_disclosure_classes_x", (self.delta,),
                        spec={"model": self.name, "delta": self._exact_delta or self.delta})
@@ -287,6 +304,27 @@ class BetaLikeness(Model):
         top = max((g for g, _ in gains), default=Fraction(0))
         passed = top <= self._exact_beta
         return passed, agreeing(top, passed, self.beta, "<=")
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        p, q = rows.p, rows.q
+        g = (p - q) / q
+        more = p > q
+        near = np.abs(g - self.beta) <= ratio_band(g)
+        if self.enhanced:
+            cap = -np.log(q)
+            over = np.where(more, g - np.minimum(self.beta, cap), -np.inf)
+            fails = rows.class_any(over > 0.0)
+            near |= np.abs(g - cap) <= 16 * EPS * (np.abs(g) + np.abs(cap) + 2)
+        else:
+            fails = rows.class_any(more & (g > self.beta))
+        passed = ~fails | ~rows.present
+        if self._exact_beta is None:
+            return ClassVerdict(passed)
+        return ClassVerdict(passed, rows.class_any(near))
 
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__beta_likeness_classes_x", (self.beta, self.enhanced),

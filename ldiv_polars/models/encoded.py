@@ -26,17 +26,80 @@ verdict is the exact one whatever the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import polars as pl
 
 from ldiv_polars.models.exact import EPS, ClassCounts, Reference
 
 if TYPE_CHECKING:
     from ldiv_polars.models.base import Model
 
-__all__ = ["EPS", "ClassVerdict", "EncodedRows", "class_verdict"]
+__all__ = ["EPS", "ClassVerdict", "EncodedRows", "SensitiveDomain", "class_verdict"]
+
+DENSE_CELLS = 1 << 16
+"""A per-class computation over the whole sensitive domain (``classes x ids`` cells) is done
+on a dense matrix when it has at most this many cells, or at most 2 cells per row of the
+frequency set; sparsely (on the rows) otherwise."""
+
+
+class SensitiveDomain:
+    """The sensitive values behind the ids of :class:`EncodedRows`: ``values`` has one column
+    per sensitive attribute and row ``i`` holds the value(s) of id ``i``. Models whose verdict
+    reads the values (their order, their place in a hierarchy, membership in a set) derive
+    per-id arrays from it once (:meth:`derived`) and reuse them on every evaluation.
+
+    >>> d = SensitiveDomain(pl.DataFrame({"s": ["b", None, "a"]}))
+    >>> d.order().tolist(), d.text()
+    ([1, 2, 0], ['b', None, 'a'])
+    """
+
+    def __init__(self, values: pl.DataFrame) -> None:
+        self.values = values
+        self._derived: dict[tuple[int, str], tuple[object, Any]] = {}
+
+    @property
+    def width(self) -> int:
+        """The number of sensitive attributes."""
+        return self.values.width
+
+    @property
+    def column(self) -> pl.Series:
+        """The values of the first sensitive attribute, by id."""
+        return self.values.to_series(0)
+
+    def derived(self, owner: object, name: str, build: Callable[[], Any]) -> Any:
+        """``build()`` computed once per ``(owner, name)`` and kept with this domain."""
+        key = (id(owner), name)
+        hit = self._derived.get(key)
+        if hit is None or hit[0] is not owner:  # the owner is kept: its id is not reused
+            hit = self._derived[key] = (owner, build())
+        return hit[1]
+
+    def order(self) -> np.ndarray:
+        """The ids in the engines' domain order of the first attribute (ascending, nulls
+        first, as Polars sorts)."""
+        return self.derived(self, "order", lambda: self.column.arg_sort(
+            nulls_last=False).to_numpy().astype(np.int64))
+
+    def text(self) -> list[str | None]:
+        """The first attribute's values cast to strings, as the engines cast them."""
+        return self.derived(self, "text", lambda: self.column.cast(pl.String).to_list())
+
+    def matches(self, expr: Callable[[pl.Expr], pl.Expr]) -> np.ndarray:
+        """Per id, whether ``expr(column)`` holds for its value (a null result: False), the
+        same expression the model's frame form filters with.
+
+        >>> SensitiveDomain(pl.DataFrame({"s": ["a", None, "b"]})).matches(
+        ...     lambda c: c.is_in(["a"])).tolist()
+        [True, False, False]
+        """
+        name = self.values.columns[0]
+        out = self.values.select(expr(pl.col(name)).fill_null(False).alias(name))
+        return out.to_series(0).to_numpy().astype(bool)
 
 
 @dataclass
@@ -55,6 +118,9 @@ class EncodedRows:
     reference: np.ndarray | None = None
     sizes: np.ndarray | None = None
     """Optionally the class sizes, when the caller has them (default: summed from the rows)."""
+    domain: SensitiveDomain | None = None
+    """Optionally the sensitive values behind the ids; a model whose verdict reads more than
+    their identity has no array verdict without it."""
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def _get(self, name: str) -> np.ndarray | None:
@@ -171,15 +237,59 @@ class EncodedRows:
             self._cache["q"] = v
         return v
 
+    @property
+    def p(self) -> np.ndarray:
+        """Class share of each row's value (``n / class size``, as ``evaluate_classes``)."""
+        v = self._get("p")
+        if v is None:
+            v = self._cache["p"] = self.n / self.size[self.cls].astype(np.float64)
+        return v
+
+    def class_max(self, values: np.ndarray, empty: float = 0.0) -> np.ndarray:
+        """The largest of ``values`` (one per row) in each class (``empty`` for a class with
+        no rows)."""
+        starts = self._starts()
+        out = np.full(self.classes, empty, dtype=np.float64)
+        if starts.shape[0]:
+            out[self.cls[starts]] = np.maximum.reduceat(values, starts)
+        return out
+
+    def class_any(self, mask: np.ndarray) -> np.ndarray:
+        """Whether any row of each class has ``mask`` set."""
+        return np.bincount(self.cls[mask], minlength=self.classes) > 0
+
+    def dense(self, weights: np.ndarray, width: int, column: np.ndarray) -> np.ndarray:
+        """A ``classes x width`` matrix holding ``weights`` (one per row) at
+        ``(cls, column)`` (summed where rows share a cell)."""
+        flat = self.cls * width + column
+        return np.bincount(flat, weights=weights, minlength=self.classes * width).reshape(
+            self.classes, width)
+
+    def prefers_dense(self, width: int) -> bool:
+        """Whether a ``classes x width`` matrix is small enough for :meth:`dense`
+        (:data:`DENSE_CELLS`)."""
+        cells = self.classes * width
+        return cells <= max(DENSE_CELLS, 2 * self.cls.shape[0])
+
     def exact_inputs(self, which: np.ndarray) -> tuple[Reference, list[ClassCounts]]:
         """The reference and the counts of the classes ``which`` (indices), as the models'
-        exact routines read them: the ids with a positive table count are the domain (in id
-        order; an array verdict reads identities only)."""
+        exact routines read them: the ids with a positive table count are the domain, in the
+        engines' order of their values (:class:`SensitiveDomain`) when the rows carry a
+        one-column domain, else in id order (the values are then the ids: enough for a model
+        reading identities only)."""
         table = self.table_counts
-        ids = np.flatnonzero(table > 0)
+        dom = self.domain if self.domain is not None and self.domain.width == 1 else None
+        order = dom.order() if dom is not None else np.arange(table.shape[0])
+        ids = order[table[order] > 0]
         rank = np.full(table.shape[0], -1, dtype=np.int64)
         rank[ids] = np.arange(ids.shape[0])
-        ref = Reference(tuple(int(i) for i in ids), tuple(int(c) for c in table[ids]))
+        if dom is None:
+            ref = Reference(tuple(int(i) for i in ids), tuple(int(c) for c in table[ids]))
+        else:
+            text = dom.text()
+            ref = Reference(tuple(dom.column.gather(ids).to_list()),
+                            tuple(int(c) for c in table[ids]),
+                            tuple(text[i] for i in ids.tolist()))
         # rows are grouped by class: each class is one slice
         lo = np.searchsorted(self.cls, which, side="left")
         hi = np.searchsorted(self.cls, which, side="right")

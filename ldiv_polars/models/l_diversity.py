@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterable, Sequence
 from decimal import localcontext
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -454,6 +454,54 @@ class PositiveDisclosureRecursive(Model):
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         return self._decide_pd(cls, ref)
 
+    def _pd_arrays(self, rows: EncodedRows) -> tuple[Any, Any] | None:
+        """``(r_y, tail)`` per class on encoded rows, as :meth:`aggs` computes them; None
+        when a don't-care set needs the values and the rows carry no one-column domain."""
+        import numpy as np
+
+        if self.dont_care:
+            dom = rows.domain
+            if dom is None or dom.width != 1:
+                return None
+            y = self.dont_care
+            not_y = dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~c.is_in(y)))
+            counts = np.where(not_y[rows.s], rows.n, 0)
+        else:
+            counts = rows.n
+        r_y = rows.class_max(counts).astype(np.int64)
+        l = self.l
+        if l <= 1:
+            top_other = -r_y
+        else:
+            top1 = rows.top(l - 1)[1]
+            top2 = rows.top(l - 2)[1] if l >= 3 else np.zeros_like(top1)
+            # the (l-1)-th largest count (0 when the class has fewer values: then r_y > 0
+            # reaches it as it reaches the smallest count, the same branch as top_k's)
+            top_other = np.where(r_y >= top1 - top2, top1 - r_y, top2)
+        return r_y, rows.size - r_y - top_other
+
+    def _pd_verdict(self, rows: EncodedRows) -> tuple[Any, Any] | None:
+        """``(passed, uncertain)`` of the pd-recursive part per class (None: no array form)."""
+        import numpy as np
+
+        if self.l == 1:
+            return np.ones(rows.classes, dtype=bool), np.zeros(rows.classes, dtype=bool)
+        parts = self._pd_arrays(rows)
+        if parts is None:
+            return None
+        r_y, tail = parts
+        tail_f = tail.astype(np.float64)
+        present = rows.present
+        passed = (r_y == 0) | (r_y < self.c * tail_f) | ~present
+        uncertain = (r_y > 0) & near_product(r_y, self.c, tail_f, self._odd_c) & present
+        return passed, uncertain
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        v = self._pd_verdict(rows)
+        return None if v is None else ClassVerdict(*v)
+
     def sql_call(self) -> SqlCall:
         y = [str(v) for v in self.dont_care]
         return SqlCall("ldiv__pd_recursive_cl_classes_x", (self.c, self.l, y),
@@ -531,11 +579,79 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
             passed = passed and w_min * 100 >= self._exact_c2 * cls.size
         return passed, value
 
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        v = self._pd_verdict(rows)
+        if v is None or not self.protected:
+            return None if v is None else ClassVerdict(*v)
+        dom = rows.domain
+        if dom is None or dom.width != 1:
+            return None
+        passed, uncertain = v
+        share = np.full(rows.classes, np.inf)
+        for w in self.protected:
+            is_w = dom.derived(self, f"w{w!r}", lambda w=w: dom.matches(lambda c: c == w))
+            cnt = np.bincount(rows.cls, weights=np.where(is_w[rows.s], rows.n, 0),
+                              minlength=rows.classes)
+            share = np.minimum(share, cnt * 100.0 / np.maximum(rows.size, 1))
+        present = rows.present
+        passed = passed & ((share >= self.c2) | ~present)
+        if self.c2 != 0:
+            near = np.abs(share - self.c2) <= 8 * EPS * (share + self.c2)
+            uncertain = uncertain | (near & present)
+        return ClassVerdict(passed, uncertain)
+
     def sql_call(self) -> SqlCall:
         y, w = [str(v) for v in self.dont_care], [str(v) for v in self.protected]
         return SqlCall("ldiv__npd_recursive_cl_classes_x", (self.c, self.c2, self.l, y, w),
                        spec={"model": self.name, "c1": self._exact_c, "c2": self._exact_c2,
                              "l": self.l, "dont_care": y, "protected": w})
+
+
+def _dont_care_fixed(rows: pl.LazyFrame, base: pl.LazyFrame, qi: list[str],
+                     s: str) -> pl.LazyFrame:
+    """Per class of ``rows`` (flagged ``__y`` on don't-care values), Algorithm 1's loop over
+    its don't-care counts in ascending order, as running sums: ``__fA`` and ``__fB`` (the sum
+    of ``phi`` and ``phi ln phi`` of the counts fixed while ``ln phi < B / A``, ``base`` holding
+    the other values' ``__A0``, ``__B0``) and ``__K`` (the counts not fixed)."""
+    n = pl.col(COUNT).cast(pl.Float64)
+    nlogn = (n * n.log()).alias("__nlogn")
+    phis = rows.filter(pl.col("__y")).with_columns(nlogn, n.alias("__phi"))
+    # running sums over the don't-care counts sorted ascending (ties: any order, the test
+    # below is the same for equal counts)
+    phis = phis.join(base, on=qi, how="left", nulls_equal=True).with_columns(
+        pl.col("__A0").fill_null(0.0), pl.col("__B0").fill_null(0.0)
+    )
+    order = [pl.col("__phi"), pl.col(s)]
+    phis = phis.with_columns(
+        (pl.col("__phi").cum_sum().over(qi, order_by=order) - pl.col("__phi")).alias("__cA"),
+        (pl.col("__nlogn").cum_sum().over(qi, order_by=order) - pl.col("__nlogn")).alias(
+            "__cB"
+        ),
+    ).with_columns(
+        # fixed before this phi: A = A0 + cA, B = B0 + cB; loop continues while ln(phi) < B/A
+        ((pl.col("__A0") + pl.col("__cA")) > 0).alias("__defined"),
+    ).with_columns(
+        (
+            pl.col("__defined")
+            & (pl.col("__phi").log() * (pl.col("__A0") + pl.col("__cA"))
+               < (pl.col("__B0") + pl.col("__cB")))
+        ).alias("__fix")
+    ).with_columns(
+        # fixed = leading run of True in ascending order
+        ((~pl.col("__fix")).cast(pl.Int64).cum_sum().over(qi, order_by=order) == 0).alias(
+            "__fixed"
+        )
+    )
+    fixed = phis.group_by(qi).agg(
+        pl.col("__phi").filter(pl.col("__fixed")).sum().alias("__fA"),
+        pl.col("__nlogn").filter(pl.col("__fixed")).sum().alias("__fB"),
+        (~pl.col("__fixed")).sum().alias("__K"),
+    )
+    return fixed
 
 
 class EntropyLDiversityDontCare(Model):
@@ -577,42 +693,10 @@ class EntropyLDiversityDontCare(Model):
             False
         )
         rows = ctx.rows.select(*qi, s, COUNT).with_columns(is_y.alias("__y"))
-        nlogn = (n * n.log()).alias("__nlogn")
         base = rows.filter(~pl.col("__y")).group_by(qi).agg(
             n.sum().alias("__A0"), (n * n.log()).sum().alias("__B0")
         )
-        phis = rows.filter(pl.col("__y")).with_columns(nlogn, n.alias("__phi"))
-        # running sums over the don't-care counts sorted ascending (ties: any order, the test
-        # below is the same for equal counts)
-        phis = phis.join(base, on=qi, how="left", nulls_equal=True).with_columns(
-            pl.col("__A0").fill_null(0.0), pl.col("__B0").fill_null(0.0)
-        )
-        order = [pl.col("__phi"), pl.col(s)]
-        phis = phis.with_columns(
-            (pl.col("__phi").cum_sum().over(qi, order_by=order) - pl.col("__phi")).alias("__cA"),
-            (pl.col("__nlogn").cum_sum().over(qi, order_by=order) - pl.col("__nlogn")).alias(
-                "__cB"
-            ),
-        ).with_columns(
-            # fixed before this phi: A = A0 + cA, B = B0 + cB; loop continues while ln(phi) < B/A
-            ((pl.col("__A0") + pl.col("__cA")) > 0).alias("__defined"),
-        ).with_columns(
-            (
-                pl.col("__defined")
-                & (pl.col("__phi").log() * (pl.col("__A0") + pl.col("__cA"))
-                   < (pl.col("__B0") + pl.col("__cB")))
-            ).alias("__fix")
-        ).with_columns(
-            # fixed = leading run of True in ascending order
-            ((~pl.col("__fix")).cast(pl.Int64).cum_sum().over(qi, order_by=order) == 0).alias(
-                "__fixed"
-            )
-        )
-        fixed = phis.group_by(qi).agg(
-            pl.col("__phi").filter(pl.col("__fixed")).sum().alias("__fA"),
-            pl.col("__nlogn").filter(pl.col("__fixed")).sum().alias("__fB"),
-            (~pl.col("__fixed")).sum().alias("__K"),
-        )
+        fixed = _dont_care_fixed(rows, base, qi, s)
         classes = rows.select(qi).unique().join(base, on=qi, how="left", nulls_equal=True).join(
             fixed, on=qi, how="left", nulls_equal=True
         ).with_columns(
@@ -641,6 +725,66 @@ class EntropyLDiversityDontCare(Model):
     def passes(self) -> pl.Expr:
         h = pl.col(self.col("H"))
         return h.is_null() | (h >= math.log(self.l) - ENTROPY_TOLERANCE)
+
+    def uncertain(self) -> pl.Expr | None:
+        from ldiv_polars.models.adjusted_entropy import adjusted_entropy_band
+
+        h = pl.col(self.col("H"))
+        band = adjusted_entropy_band(pl.col(DISTINCT), pl.col(SIZE).cast(pl.Float64).log())
+        return h.is_not_null() & ((h - (math.log(self.l) - ENTROPY_TOLERANCE)).abs() <= band)
+
+    def _y_flags(self, rows: EncodedRows) -> tuple[Any, Any] | None:
+        """Per sensitive id: in Y, not in Y (a null is neither, as the frame form's filters
+        drop it); None without a one-column domain."""
+        import numpy as np
+
+        if not self.dont_care:
+            ones = np.ones(rows.n_sensitive, dtype=bool)
+            return ~ones, ones
+        dom = rows.domain
+        if dom is None or dom.width != 1:
+            return None
+        y = self.dont_care
+        return (dom.derived(self, "y", lambda: dom.matches(lambda c: c.is_in(y))),
+                dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~c.is_in(y))))
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        import numpy as np
+
+        from ldiv_polars.models.adjusted_entropy import (
+            adjusted_entropy_band,
+            adjusted_entropy_rows,
+        )
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        flags = self._y_flags(rows)
+        if flags is None:
+            return None
+        h = adjusted_entropy_rows(rows, *flags)
+        defined = ~np.isnan(h)
+        thr = math.log(self.l) - ENTROPY_TOLERANCE
+        with np.errstate(invalid="ignore"):
+            band = adjusted_entropy_band(rows.distinct, np.log(np.maximum(rows.size, 1)))
+            return ClassVerdict(~defined | (h >= thr),
+                                defined & (np.abs(h - thr) <= band))
+
+    def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
+        from ldiv_polars.models.adjusted_entropy import adjusted_entropy, adjusted_entropy_at_least
+
+        labels = cls.labels(ref)
+        y = set(self.dont_care)
+        # with a don't-care set a null value is in neither part (the frame form's filters)
+        phis = [c for c, v in zip(cls.counts, labels) if v is not None and v in y]
+        rest = [c for c, v in zip(cls.counts, labels) if not y or (v is not None and v not in y)]
+        passed = adjusted_entropy_at_least(phis, rest, decimal(self.l),
+                                           decimal(ENTROPY_TOLERANCE))
+        with localcontext() as ctx:
+            ctx.prec = START_DIGITS
+            h = adjusted_entropy(phis, rest)
+        value = math.inf if h is None else float(h.exp())
+        while self.satisfied_by(value) != passed:  # the reported value agrees with the verdict
+            value = math.nextafter(value, math.inf if passed else -math.inf)
+        return passed, value
 
     def reason(self) -> pl.Expr:
         return pl.format(

@@ -16,12 +16,40 @@ False
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import ClassContext, Model, value_col
 from ldiv_polars.models.evaluate import evaluate_classes
+
+if TYPE_CHECKING:
+    from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+
+
+def _codes(values: pl.DataFrame, cols: list[str]) -> tuple[Any, pl.DataFrame]:
+    """Per row of ``values``, the code of its ``cols`` among their distinct combinations
+    (codes in order of first appearance), and those combinations."""
+    uniq = values.select(cols).unique(maintain_order=True)
+    codes = values.select(cols).with_row_index("__r").join(
+        uniq.with_row_index("__c"), on=cols, how="left", nulls_equal=True).sort("__r")
+    return codes.get_column("__c").to_numpy().astype("int64"), uniq
+
+
+def _attributes(values: pl.DataFrame) -> list[tuple[Any, Any, int, Any]]:
+    """For each sensitive attribute: per sensitive-tuple id, the code of its own value and
+    of the other attributes' values, the number of the latter, and the attribute's values
+    as a :class:`~ldiv_polars.models.encoded.SensitiveDomain` (row = code)."""
+    from ldiv_polars.models.encoded import SensitiveDomain
+
+    out = []
+    for col in values.columns:
+        own, uniq = _codes(values, [col])
+        other, combos = _codes(values, [c for c in values.columns if c != col])
+        out.append((own, other, max(combos.height, 1), SensitiveDomain(uniq)))
+    return out
 
 
 class MultiAttribute(Model):
@@ -51,6 +79,30 @@ class MultiAttribute(Model):
     @property
     def each_attribute(self) -> Model:
         return self.inner
+
+    def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        import numpy as np
+
+        from ldiv_polars.models.encoded import ClassVerdict, EncodedRows, class_verdict
+
+        dom = rows.domain
+        if dom is None or dom.width < 2:
+            return None
+        ok = np.ones(rows.classes, dtype=bool)
+        for own, other, n_other, sub_domain in dom.derived(self, "parts",
+                                                           lambda: _attributes(dom.values)):
+            key = rows.cls * n_other + other[rows.s]
+            s = own[rows.s]
+            order = np.lexsort((s, key))
+            keys, sub_cls = np.unique(key[order], return_inverse=True)
+            sub = EncodedRows(sub_cls.astype(np.int64), s[order], rows.n[order],
+                              classes=keys.shape[0], n_sensitive=sub_domain.values.height,
+                              domain=sub_domain)
+            v = class_verdict(self.inner, sub)
+            if v is None:
+                return None
+            ok[keys[~v] // n_other] = False
+        return ClassVerdict(ok)
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []

@@ -25,7 +25,7 @@ class-size table built by one pass over the rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -119,32 +119,7 @@ def risk_profile(
     report = profile_classes(sizes, threshold=threshold, population_size=population_size,
                              model=model, weight=weight)
     if population is not None:
-        f = pl.col(COUNT)
-        pop = to_lazyframe(population)
-        validate_columns(pop, qi_user, None, require_sensitive=False)
-        pop = pop.select(pl.col(q).alias(internal[q]) for q in qi_user)
-        big_f = unique_name("__F", [*qi_t, COUNT])
-        pop_sizes = pop.group_by(qi_t).agg(pl.len().cast(pl.Int64).alias(big_f))
-        joined = sizes.lazy().join(pop_sizes, on=qi_t, how="left", nulls_equal=True)
-        stats = joined.select(
-            pl.col(big_f).is_null().sum().alias("missing"),
-            (pl.col(big_f) < f).sum().alias("smaller"),
-            pl.col(big_f).min().alias("Fmin"),
-            (f / pl.col(big_f)).sum().alias("ratio"),
-        ).collect().row(0, named=True)
-        if stats["missing"]:
-            raise InvalidParameterError(
-                f"{stats['missing']} sample class(es) do not occur in the population table"
-            )
-        if stats["smaller"]:
-            raise InvalidParameterError(
-                f"{stats['smaller']} population class(es) are smaller than the sample class: "
-                "the sample must be drawn from the population"
-            )
-        if report["rows"]:
-            report["journalist_max"] = 1.0 / stats["Fmin"]
-            report["journalist_avg"] = stats["ratio"] / report["rows"]
-            report["marketer"] = stats["ratio"] / report["rows"]
+        report |= _journalist_marketer(sizes, population, qi_user, internal, report["rows"])
     return RiskReport(**report)  # type: ignore[arg-type]
 
 
@@ -166,6 +141,41 @@ def _distributed_profile(reader: Any, data: object, qi: str | Iterable[str],
     report = profile_classes(sizes, threshold=threshold, population_size=population_size,
                              model=model)
     return RiskReport(**report)  # type: ignore[arg-type]
+
+
+def _journalist_marketer(sizes: pl.DataFrame, population: TableLike, qi_user: Sequence[str],
+                         internal: dict[str, str], rows: int) -> dict[str, float]:
+    """``journalist_max``, ``journalist_avg`` and ``marketer`` of the sample classes ``sizes``
+    (QIs under their ``internal`` names) against the ``population`` table's classes (none
+    when the sample has no ``rows``). Raises :class:`InvalidParameterError` when a sample
+    class is missing from the population or larger than its population class."""
+    f = pl.col(COUNT)
+    qi_t = list(internal.values())
+    pop = to_lazyframe(population)
+    validate_columns(pop, qi_user, None, require_sensitive=False)
+    pop = pop.select(pl.col(q).alias(internal[q]) for q in qi_user)
+    big_f = unique_name("__F", [*qi_t, COUNT])
+    pop_sizes = pop.group_by(qi_t).agg(pl.len().cast(pl.Int64).alias(big_f))
+    joined = sizes.lazy().join(pop_sizes, on=qi_t, how="left", nulls_equal=True)
+    stats = joined.select(
+        pl.col(big_f).is_null().sum().alias("missing"),
+        (pl.col(big_f) < f).sum().alias("smaller"),
+        pl.col(big_f).min().alias("Fmin"),
+        (f / pl.col(big_f)).sum().alias("ratio"),
+    ).collect().row(0, named=True)
+    if stats["missing"]:
+        raise InvalidParameterError(
+            f"{stats['missing']} sample class(es) do not occur in the population table"
+        )
+    if stats["smaller"]:
+        raise InvalidParameterError(
+            f"{stats['smaller']} population class(es) are smaller than the sample class: "
+            "the sample must be drawn from the population"
+        )
+    if not rows:
+        return {}
+    return {"journalist_max": 1.0 / stats["Fmin"], "journalist_avg": stats["ratio"] / rows,
+            "marketer": stats["ratio"] / rows}
 
 
 def profile_classes(

@@ -135,18 +135,38 @@ class TCloseness(Model):
 
         from ldiv_polars.models.encoded import ClassVerdict
 
-        if self.distance != "equal":
+        emd = self._array_emd(rows)
+        if emd is None:
             return None
         absent = ~rows.present
-        size = rows.size
-        p = rows.n / size[rows.cls].astype(np.float64)
-        q = rows.q
-        s = np.bincount(rows.cls, weights=np.abs(p - q) - q, minlength=rows.classes)
-        emd = 0.5 * (1.0 + s)
-        band = emd_band(rows.distinct, None, None, "equal")
+        height = None if self._hierarchy is None else self._hierarchy.width - 1
+        m = int(np.count_nonzero(rows.table_counts > 0))
+        band = emd_band(rows.distinct, m, height, self.distance)
         passed = (emd <= self.t) | absent
         uncertain = (np.abs(emd - self.t) <= band) & ~absent
         return ClassVerdict(passed, uncertain)
+
+    def _array_emd(self, rows: EncodedRows) -> Any:
+        """The float EMD of every class of ``rows``; None when the distance reads the values
+        and the rows carry no one-column domain (or a value is not in the hierarchy)."""
+        import numpy as np
+
+        from ldiv_polars.models import emd_arrays
+
+        if self.distance == "equal":
+            q = rows.q
+            s = np.bincount(rows.cls, weights=np.abs(rows.p - q) - q, minlength=rows.classes)
+            return 0.5 * (1.0 + s)
+        dom = rows.domain
+        if dom is None or dom.width != 1:
+            return None
+        if self.distance == "ordered":
+            return emd_arrays.ordered_emd(rows)
+        assert self._hierarchy is not None
+        hierarchy = self._hierarchy
+        levels = dom.derived(self, "levels",
+                             lambda: emd_arrays.hierarchy_levels(hierarchy, dom.text()))
+        return None if levels is None else emd_arrays.hierarchical_emd(rows, levels)
 
     def uncertain(self) -> pl.Expr | None:
         height = None if self._hierarchy is None else self._hierarchy.width - 1

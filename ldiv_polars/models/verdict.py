@@ -167,12 +167,31 @@ def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
                         reference: pl.DataFrame | pl.LazyFrame | None = None) -> CheckResult:
     """:func:`check` on a frequency set already built (and collected, see
     :meth:`FrequencySet.materialize`) from the rows, e.g. in the same pass that writes them;
-    ``models`` as returned by :func:`check_models` for it."""
+    ``models`` as returned by :func:`check_models` for it (bound to the table's rows,
+    :func:`bind_models`)."""
+    models = bind_models(models, fs)
     for m in models:
         m.validate(fs)
     classes = evaluate_unnamed(fs, models, reference=reference).collect()
     rows = int(classes.get_column(SIZE).sum() or 0)
     return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))
+
+
+def bind_models(models: Sequence[Model], fs: FrequencySet | int) -> list[Model]:
+    """``models`` bound to the table of the frequency set ``fs`` (or of ``fs`` rows):
+    :meth:`Model.for_rows` with its number of records, counted only when a model asks.
+
+    >>> from ldiv_polars.models import KAnonymity, KMap
+    >>> [m.describe() for m in bind_models([KAnonymity(2), KMap(3, 10)], 5)][1]
+    'k_map(k=3, population=10, estimator=poisson, significance=0.01)'
+    """
+    if all(type(m).for_rows is Model.for_rows for m in models):
+        return list(models)
+    if isinstance(fs, FrequencySet):
+        rows = int(fs.frame.lazy().select(pl.col(fs.count).sum()).collect().item() or 0)
+    else:
+        rows = int(fs)
+    return [m.for_rows(rows) for m in models]
 
 
 def classes(

@@ -358,6 +358,24 @@ def symmetric_grouping(
     return _finish(sorted_lf, starts, n, n, group, qi_t, s, l_val, pos, k, "sg")
 
 
+def _eligible(lf: pl.LazyFrame, s: str, l: int) -> tuple[int, int]:
+    """``(n, g)``: the rows and Anatomy's number of groups ``floor(n/l)``; raises
+    :class:`NullValuesError` on a null sensitive value and :class:`GroupingError` unless the
+    table is l-eligible (no value in more than ``n/l`` rows)."""
+    freq = lf.group_by(s).agg(pl.len().alias(COUNT)).collect(engine="streaming")
+    if freq[s].null_count():
+        raise NullValuesError({s: int(freq.filter(pl.col(s).is_null())[COUNT].sum())})
+    n = int(freq[COUNT].sum())
+    g = n // l
+    top = int(freq[COUNT].max() or 0)
+    if g == 0 or top > g:
+        raise GroupingError(
+            f"the table is not {l}-eligible: a sensitive value occurs in {top} of {n} rows "
+            f"(more than n/l = {n / l:.2f})"
+        )
+    return n, g
+
+
 @reads_input
 def anatomy(
     data: TableLike,
@@ -385,17 +403,7 @@ def anatomy(
     l = require_int_at_least("l", l, 2)
     seed = require_int_at_least("seed", seed, 0)
     lf, qi_t, s, l_val, _, _ = _prepare(data, qi, sensitive, l, None, None, group)
-    freq = lf.group_by(s).agg(pl.len().alias(COUNT)).collect(engine="streaming")
-    if freq[s].null_count():
-        raise NullValuesError({s: int(freq.filter(pl.col(s).is_null())[COUNT].sum())})
-    n = int(freq[COUNT].sum())
-    g = n // l
-    top = int(freq[COUNT].max() or 0)
-    if g == 0 or top > g:
-        raise GroupingError(
-            f"the table is not {l}-eligible: a sensitive value occurs in {top} of {n} rows "
-            f"(more than n/l = {n / l:.2f})"
-        )
+    n, g = _eligible(lf, s, l)
     f = "__ldiv_freq"
     r = "__ldiv_rand"
     frame = (
@@ -418,20 +426,10 @@ def anatomy(
     return AnatomyResult(qit, st, grouping)
 
 
-def anatomize(grouping: Grouping, *, seed: int = 0, group: str | None = None) -> Grouping:
-    """Anatomization of large groups (§3.1): split every group of ``grouping`` into
-    ``floor(|G|/l)`` groups of ``l`` to ``2l - 1`` rows by dealing its rows round-robin in
-    (sensitive-key frequency, key, random) order, so each new group holds distinct values
-    (simple l-diversity) or at most one positive (binary). Any l-diverse group can be split
-    this way; the result is re-verified. New group ids are dense, ordered by (old group, slot).
-    """
-    seed = require_int_at_least("seed", seed, 0)
-    l = grouping.l
-    if not float(l).is_integer():
-        raise InvalidParameterError(f"anatomization needs an integer l, got {l}")
-    li = int(l)
+def _dealt(grouping: Grouping, li: int, new: str, seed: int) -> pl.LazyFrame:
+    """The rows of ``grouping`` dealt round-robin within each group (see :func:`anatomize`),
+    the new dense group id in ``new`` (the old id dropped when renamed)."""
     old = grouping.group
-    new = group or old
     s = grouping.sensitive
     key = "__ldiv_key"
     kf, gs, r, slot = "__ldiv_kf", "__ldiv_gs", "__ldiv_rand", "__ldiv_slot"
@@ -455,10 +453,27 @@ def anatomize(grouping: Grouping, *, seed: int = 0, group: str | None = None) ->
             (pl.int_range(pl.len(), dtype=pl.Int64).over(old) % (pl.col(gs) // li)).alias(slot)
         )
     )
-    frame = (
+    return (
         plan.with_columns(pl.struct(old, slot).rank("dense").cast(pl.Int64).sub(1).alias(new))
         .drop([c for c in (key, kf, gs, r, slot) if c != new] + ([old] if new != old else []))
     )
+
+
+def anatomize(grouping: Grouping, *, seed: int = 0, group: str | None = None) -> Grouping:
+    """Anatomization of large groups (§3.1): split every group of ``grouping`` into
+    ``floor(|G|/l)`` groups of ``l`` to ``2l - 1`` rows by dealing its rows round-robin in
+    (sensitive-key frequency, key, random) order, so each new group holds distinct values
+    (simple l-diversity) or at most one positive (binary). Any l-diverse group can be split
+    this way; the result is re-verified. New group ids are dense, ordered by (old group, slot).
+    """
+    seed = require_int_at_least("seed", seed, 0)
+    l = grouping.l
+    if not float(l).is_integer():
+        raise InvalidParameterError(f"anatomization needs an integer l, got {l}")
+    li = int(l)
+    new = group or grouping.group
+    frame = _dealt(grouping, li, new, seed)
+    s = grouping.sensitive
     models = _requirement_models(l, grouping.positive, li)
     verification = check(frame, [new], s, models)
     if not verification.passed:

@@ -120,6 +120,255 @@ class MondrianResult:
         }
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one Mondrian run reads: the columns, their helper names and the models."""
+
+    qi: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    numeric: tuple[str, ...]
+    models: tuple[Model, ...]
+    relaxed: bool
+    group: str
+    prefix: str
+    count: str
+
+    def name(self, what: str) -> str:
+        """The helper column ``what`` under the run's unique prefix."""
+        return f"{self.prefix}{what}"
+
+    @property
+    def dims(self) -> list[str]:
+        """The encoded (Float64) value of each QI."""
+        return [self.name(f"d{j}") for j in range(len(self.qi))]
+
+    @property
+    def ords(self) -> list[str]:
+        """The global ordinal rank of each QI (relaxed splits only)."""
+        return [self.name(f"o{j}") for j in range(len(self.qi))]
+
+    @property
+    def sides(self) -> list[str]:
+        """The candidate side (left = True) of each QI in the current round."""
+        return [self.name(f"side{j}") for j in range(len(self.qi))]
+
+
+def _plan(lf: pl.LazyFrame, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
+          model_list: list[Model], relaxed: bool, group: str) -> _Plan:
+    """Validate the columns and name the helper columns (no input name is reserved)."""
+    needs_s = any(m.needs_sensitive for m in model_list)
+    qi_t, s_t = validate_columns(lf, qi, sensitive, reserved=(group,),
+                                 require_sensitive=needs_s)
+    schema = lf.collect_schema()
+    if group in schema:
+        raise InvalidParameterError(f"the group column name {group!r} is already a column")
+    numeric = tuple(c for c in qi_t if schema[c].is_numeric())
+    return _Plan(qi_t, s_t, numeric, tuple(model_list), relaxed, group,
+                 unique_prefix(_PREFIX, schema.names()), count_name(s_t))
+
+
+def _work_table(lf: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
+    """The rows Mondrian partitions: row id, encoded QIs, sensitive values (and ordinal ranks
+    when relaxed), collected once. Raises :class:`NullValuesError` on a null QI or sensitive."""
+    enc = [
+        (pl.col(c).cast(pl.Float64) if c in plan.numeric
+         else pl.col(c).rank("dense").cast(pl.Float64)).alias(x)
+        for c, x in zip(plan.qi, plan.dims)
+    ]
+    cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(plan.name("row")), *enc,
+            *[pl.col(x) for x in plan.sensitive]]
+    if plan.relaxed:
+        cols += [pl.col(c).rank("ordinal").cast(pl.Int64).alias(o)
+                 for c, o in zip(plan.qi, plan.ords)]
+    work = lf.select(cols).collect(engine="streaming")
+    nulls = {c: int(work[x].null_count())
+             for c, x in zip((*plan.qi, *plan.sensitive), (*plan.dims, *plan.sensitive))
+             if work[x].null_count()}
+    if nulls:
+        raise NullValuesError(nulls)
+    return work
+
+
+class _Judge:
+    """Evaluates candidate classes against every model, the reference distribution being the
+    whole table's."""
+
+    def __init__(self, plan: _Plan, work: pl.DataFrame) -> None:
+        self.plan = plan
+        s_t = plan.sensitive
+        self.reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(plan.count))
+                          if s_t else None)
+
+    def passes(self, frame: pl.LazyFrame, keys: tuple[str, ...]) -> pl.DataFrame:
+        """``keys`` plus ``__ok``: whether each class of the frequency set ``frame`` passes
+        every model."""
+        fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count)
+        out = evaluate_classes(fs, list(self.plan.models), reference=self.reference)
+        ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.plan.models])
+        return out.select(*keys, ok.alias("__ok")).collect()
+
+    def require_whole_table(self, work: pl.DataFrame) -> None:
+        """Raise :class:`PartitionInfeasibleError` when the whole table fails a model."""
+        pid, s_t = self.plan.name("pid"), self.plan.sensitive
+        whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(pid)).group_by(
+            [pid, *s_t]).agg(pl.len().cast(pl.Int64).alias(self.plan.count))
+        if not self.passes(whole, (pid,))["__ok"].all():
+            raise PartitionInfeasibleError(
+                "the whole table does not satisfy "
+                f"{', '.join(m.describe() for m in self.plan.models)}: no partition can"
+            )
+
+
+def _partition_stats(work: pl.DataFrame, plan: _Plan) -> pl.DataFrame:
+    """Step 1: per partition (dense pids 0..P-1, sorted) its size and, per dimension, min, max
+    and split threshold (upper median of the value; lower median of the ordinal rank when
+    relaxed)."""
+    aggs: list[pl.Expr] = [pl.len().alias("__size")]
+    for j, (x, o) in enumerate(zip(plan.dims, plan.ords)):
+        aggs += [pl.col(x).min().alias(f"__min{j}"), pl.col(x).max().alias(f"__max{j}")]
+        if plan.relaxed:
+            thr_agg = pl.col(o).quantile(0.5, interpolation="lower")
+        else:
+            thr_agg = pl.col(x).quantile(0.5, interpolation="higher")
+        aggs.append(thr_agg.alias(f"__thr{j}"))
+    return work.group_by(plan.name("pid")).agg(aggs).sort(plan.name("pid"))
+
+
+def _with_sides(work: pl.DataFrame, stats: pl.DataFrame, plan: _Plan) -> pl.DataFrame:
+    """Step 2a: each row's side (left = True) of its partition's split on every dimension;
+    strict splits put the rows equal to the median on one side."""
+    pid = pl.col(plan.name("pid"))
+    exprs = []
+    for j, (x, o, side) in enumerate(zip(plan.dims, plan.ords, plan.sides)):
+        thr = pl.lit(stats[f"__thr{j}"]).gather(pid)
+        if plan.relaxed:
+            left = pl.col(o) <= thr
+        else:
+            mn = pl.lit(stats[f"__min{j}"]).gather(pid)
+            left = pl.when(thr == mn).then(pl.col(x) <= thr).otherwise(pl.col(x) < thr)
+        exprs.append(left.alias(side))
+    return work.with_columns(exprs)
+
+
+def _allowed_splits(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> pl.DataFrame:
+    """Step 2b: ``(pid, dim, __two, __ok)``: whether the split of each partition on each
+    dimension has two children and both pass every model (one evaluation for all)."""
+    pid, dim, side_col = (plan.name(x) for x in ("pid", "dim", "side"))
+    cnt, s_t = plan.count, plan.sensitive
+    freq = (work.lazy().group_by([pid, *plan.sides, *s_t])
+            .agg(pl.len().cast(pl.Int64).alias(cnt)).collect().lazy())
+    per_dim = [
+        freq.group_by([pid, side, *s_t]).agg(pl.col(cnt).sum())
+        .select(pid, pl.lit(j, dtype=pl.Int32).alias(dim), pl.col(side).alias(side_col),
+                *s_t, cnt)
+        for j, side in enumerate(plan.sides)
+    ]
+    verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col))
+    return verdict.group_by(pid, dim).agg(
+        (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"))
+
+
+def _chosen_dims(stats: pl.DataFrame, allowed: pl.DataFrame, plan: _Plan,
+                 table_range: list[float]) -> pl.Series:
+    """Step 3: per partition the widest normalized dimension whose split is allowed (ties to
+    the lower dimension), -1 when none is: the partition is final."""
+    pid, dim = plan.name("pid"), plan.name("dim")
+    width = pl.concat([
+        stats.select(pid, pl.lit(j, dtype=pl.Int32).alias(dim),
+                     ((pl.col(f"__max{j}") - pl.col(f"__min{j}")) /
+                      (span if span else 1.0)).alias("__w"))
+        for j, span in enumerate(table_range)
+    ])
+    choice = (
+        width.filter(pl.col("__w") > 0)
+        .join(allowed, on=[pid, dim], how="inner")
+        .filter(pl.col("__two") & pl.col("__ok"))
+        .sort([pid, "__w", dim], descending=[False, True, False])
+        .group_by(pid, maintain_order=True).first()
+        .select(pid, dim)
+    )
+    chosen = pl.Series(dim, [-1] * stats.height, dtype=pl.Int32)
+    return chosen.scatter(choice[pid], choice[dim]) if choice.height else chosen
+
+
+def _split(work: pl.DataFrame, chosen: pl.Series, next_gid: int,
+           plan: _Plan) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Give the final partitions group ids from ``next_gid`` on (``(row, group)`` rows) and the
+    split ones new dense pids ``2 * index + side``; returns (finished rows, remaining work)."""
+    pid = pl.col(plan.name("pid"))
+    is_final = chosen == -1
+    final_gid = (is_final.cast(pl.Int64).cum_sum() - 1 + next_gid).cast(pl.Int64)
+    split_idx = ((~is_final).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
+    dim_of_row = pl.lit(chosen).gather(pid)
+    side_of_row = pl.lit(False)
+    for j, side in enumerate(plan.sides):
+        side_of_row = pl.when(dim_of_row == j).then(pl.col(side)).otherwise(side_of_row)
+    final_mask = pl.lit(is_final).gather(pid)
+    finished = work.filter(final_mask).select(
+        plan.name("row"), pl.lit(final_gid).gather(pid).alias(plan.group))
+    rest = work.filter(~final_mask).with_columns(
+        (pl.lit(split_idx).gather(pid) * 2 + (~side_of_row).cast(pl.Int64))
+        .alias(plan.name("pid"))
+    ).drop(plan.sides)
+    return finished, rest
+
+
+def _partition(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> tuple[pl.DataFrame, int]:
+    """Split every partition round by round until none can split; returns the ``(row,
+    group)`` assignment sorted by row and the number of rounds."""
+    ranges_row = work.select([(pl.col(x).max() - pl.col(x).min()).alias(x)
+                              for x in plan.dims]).row(0)
+    table_range = [float(v) if v else 0.0 for v in ranges_row]
+    work = work.with_columns(pl.lit(0, dtype=pl.Int64).alias(plan.name("pid")))
+    done: list[pl.DataFrame] = []
+    next_gid = rounds = 0
+    while work.height:
+        rounds += 1
+        stats = _partition_stats(work, plan)
+        work = _with_sides(work, stats, plan)
+        allowed = _allowed_splits(work, plan, judge)
+        chosen = _chosen_dims(stats, allowed, plan, table_range)
+        finished, work = _split(work, chosen, next_gid, plan)
+        next_gid += int((chosen == -1).sum())
+        if finished.height:
+            done.append(finished)
+    row_id = plan.name("row")
+    assign = (pl.concat(done).sort(row_id) if done
+              else pl.DataFrame(schema={row_id: pl.Int64, plan.group: pl.Int64}))
+    return assign, rounds
+
+
+def _verified_frame(lf: pl.LazyFrame, assign: pl.DataFrame, plan: _Plan,
+                    judge: _Judge) -> tuple[pl.LazyFrame, CheckResult]:
+    """The input rows (input order) with their group id, re-verified with :func:`check`;
+    a failure is a bug and raises :class:`LdivError`."""
+    row_id = plan.name("row")
+    frame = (
+        lf.with_row_index(row_id)
+        .with_columns(pl.col(row_id).cast(pl.Int64))
+        .join(assign.lazy(), on=row_id, how="left", maintain_order="left")
+        .drop(row_id)
+    )
+    s_t = plan.sensitive
+    verification = check(frame, [plan.group], s_t if s_t else None, list(plan.models),
+                         reference=judge.reference)
+    if not verification.passed:  # pragma: no cover - would be a bug
+        raise LdivError(f"mondrian output failed re-verification: "
+                        f"{[m.to_dict() for m in verification.models if not m.passed]}")
+    return frame, verification
+
+
+def _group_ranges(frame: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
+    """One row per group: its size and each QI's min/max (numeric) or sorted category set."""
+    aggs: list[pl.Expr] = [pl.len().alias("size")]
+    for c in plan.qi:
+        if c in plan.numeric:
+            aggs += [pl.col(c).min().alias(f"{c}_min"), pl.col(c).max().alias(f"{c}_max")]
+        else:
+            aggs.append(pl.col(c).unique().sort().alias(f"{c}_set"))
+    return frame.group_by(plan.group).agg(aggs).sort(plan.group).collect()
+
+
 @reads_input
 def mondrian(
     data: TableLike,
@@ -148,160 +397,18 @@ def mondrian(
     """
     model_list = check_models(models, required_by="mondrian")
     lf = to_lazyframe(data)
-    needs_s = any(m.needs_sensitive for m in model_list)
-    qi_t, s_t = validate_columns(lf, qi, sensitive, reserved=(group,),
-                                 require_sensitive=needs_s)
-    schema = lf.collect_schema()
-    if group in schema:
-        raise InvalidParameterError(f"the group column name {group!r} is already a column")
-    # helper columns under a prefix no input column starts with, counts under a name that is
-    # not a sensitive column's: no input name is reserved
-    p = unique_prefix(_PREFIX, schema.names())
-    row_id, pid, dim, side_col = (f"{p}{x}" for x in ("row", "pid", "dim", "side"))
-    cnt = count_name(s_t)
-    numeric = tuple(c for c in qi_t if schema[c].is_numeric())
-    d = len(qi_t)
-    dims = [f"{p}d{j}" for j in range(d)]
-    ords = [f"{p}o{j}" for j in range(d)]
-
-    enc = [
-        (pl.col(c).cast(pl.Float64) if c in numeric else pl.col(c).rank("dense").cast(pl.Float64))
-        .alias(dims[j])
-        for j, c in enumerate(qi_t)
-    ]
-    work_cols = [pl.int_range(pl.len(), dtype=pl.Int64).alias(row_id), *enc,
-                 *[pl.col(x) for x in s_t]]
-    if relaxed:
-        work_cols += [pl.col(c).rank("ordinal").cast(pl.Int64).alias(ords[j])
-                      for j, c in enumerate(qi_t)]
-    work = lf.select(work_cols).collect(engine="streaming")
-    nulls = {c: int(work[x].null_count()) for c, x in zip((*qi_t, *s_t), (*dims, *s_t))
-             if work[x].null_count()}
-    if nulls:
-        raise NullValuesError(nulls)
+    plan = _plan(lf, qi, sensitive, model_list, relaxed, group)
+    work = _work_table(lf, plan)
     n = work.height  # an empty table (no rows) holds every model vacuously: zero groups
-    ranges_row = work.select([(pl.col(x).max() - pl.col(x).min()).alias(x) for x in dims]).row(0)
-    table_range = [float(v) if v else 0.0 for v in ranges_row]
-    reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(cnt))
-                 if s_t else None)
-
-    def evaluate(frame: pl.LazyFrame, keys: tuple[str, ...]) -> pl.DataFrame:
-        fs = FrequencySet(frame, keys, s_t, cnt)
-        out = evaluate_classes(fs, model_list, reference=reference)
-        ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in model_list])
-        return out.select(*keys, ok.alias("__ok")).collect()
-
-    whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(pid)).group_by(
-        [pid, *s_t]).agg(pl.len().cast(pl.Int64).alias(cnt))
-    if not evaluate(whole, (pid,))["__ok"].all():
-        raise PartitionInfeasibleError(
-            "the whole table does not satisfy "
-            f"{', '.join(m.describe() for m in model_list)}: no partition can"
-        )
-
-    work = work.with_columns(pl.lit(0, dtype=pl.Int64).alias(pid))
-    done: list[pl.DataFrame] = []
-    next_gid = 0
-    rounds = 0
-    sides = [f"{p}side{j}" for j in range(d)]
-    while work.height:
-        rounds += 1
-        # 1. per-partition statistics (dense pids 0..P-1)
-        aggs: list[pl.Expr] = [pl.len().alias("__size")]
-        for j in range(d):
-            aggs += [pl.col(dims[j]).min().alias(f"__min{j}"),
-                     pl.col(dims[j]).max().alias(f"__max{j}")]
-            if relaxed:
-                thr_agg = pl.col(ords[j]).quantile(0.5, interpolation="lower")
-            else:
-                thr_agg = pl.col(dims[j]).quantile(0.5, interpolation="higher")
-            aggs.append(thr_agg.alias(f"__thr{j}"))
-        stats = work.group_by(pid).agg(aggs).sort(pid)
-        # 2. candidate sides of every dimension, counted in one group_by
-        side_exprs = []
-        for j in range(d):
-            thr = pl.lit(stats[f"__thr{j}"]).gather(pl.col(pid))
-            if relaxed:
-                side = pl.col(ords[j]) <= thr
-            else:
-                mn = pl.lit(stats[f"__min{j}"]).gather(pl.col(pid))
-                x = pl.col(dims[j])
-                side = pl.when(thr == mn).then(x <= thr).otherwise(x < thr)
-            side_exprs.append(side.alias(sides[j]))
-        work = work.with_columns(side_exprs)
-        freq = work.lazy().group_by([pid, *sides, *s_t]).agg(pl.len().cast(pl.Int64).alias(cnt))
-        freq = freq.collect().lazy()
-        per_dim = [
-            freq.group_by([pid, sides[j], *s_t]).agg(pl.col(cnt).sum())
-            .select(pid, pl.lit(j, dtype=pl.Int32).alias(dim), pl.col(sides[j]).alias(side_col),
-                    *s_t, cnt)
-            for j in range(d)
-        ]
-        verdict = evaluate(pl.concat(per_dim), (pid, dim, side_col))
-        allowed = verdict.group_by(pid, dim).agg(
-            (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"))
-        # 3. normalized widths; choose the widest allowed dimension per partition
-        width = pl.concat([
-            stats.select(pid, pl.lit(j, dtype=pl.Int32).alias(dim),
-                         ((pl.col(f"__max{j}") - pl.col(f"__min{j}")) /
-                          (table_range[j] if table_range[j] else 1.0)).alias("__w"))
-            for j in range(d)
-        ])
-        choice = (
-            width.filter(pl.col("__w") > 0)
-            .join(allowed, on=[pid, dim], how="inner")
-            .filter(pl.col("__two") & pl.col("__ok"))
-            .sort([pid, "__w", dim], descending=[False, True, False])
-            .group_by(pid, maintain_order=True).first()
-            .select(pid, dim)
-        )
-        P = stats.height
-        chosen_dim = pl.Series(dim, [-1] * P, dtype=pl.Int32)
-        if choice.height:
-            chosen_dim = chosen_dim.scatter(choice[pid], choice[dim])
-        # final partitions get group ids now; split ones get new dense pids 2*idx + side
-        is_final = chosen_dim == -1
-        final_gid = (is_final.cast(pl.Int64).cum_sum() - 1 + next_gid).cast(pl.Int64)
-        split_idx = ((~is_final).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
-        next_gid += int(is_final.sum())
-        dim_of_row = pl.lit(chosen_dim).gather(pl.col(pid))
-        side_of_row = pl.lit(False)
-        for j in range(d):
-            side_of_row = pl.when(dim_of_row == j).then(pl.col(sides[j])).otherwise(side_of_row)
-        final_mask = pl.lit(is_final).gather(pl.col(pid))
-        finished = work.filter(final_mask).select(
-            row_id, pl.lit(final_gid).gather(pl.col(pid)).alias(group))
-        if finished.height:
-            done.append(finished)
-        work = work.filter(~final_mask).with_columns(
-            (pl.lit(split_idx).gather(pl.col(pid)) * 2 + (~side_of_row).cast(pl.Int64))
-            .alias(pid)
-        ).drop(sides)
-
-    assign = pl.concat(done).sort(row_id) if done else \
-        pl.DataFrame(schema={row_id: pl.Int64, group: pl.Int64})
-    frame = (
-        lf.with_row_index(row_id)
-        .with_columns(pl.col(row_id).cast(pl.Int64))
-        .join(assign.lazy(), on=row_id, how="left", maintain_order="left")
-        .drop(row_id)
-    )
-    verification = check(frame, [group], s_t if s_t else None, model_list,
-                         reference=reference)
-    if not verification.passed:  # pragma: no cover - would be a bug
-        raise LdivError(f"mondrian output failed re-verification: "
-                        f"{[m.to_dict() for m in verification.models if not m.passed]}")
-    range_aggs: list[pl.Expr] = [pl.len().alias("size")]
-    for c in qi_t:
-        if c in numeric:
-            range_aggs += [pl.col(c).min().alias(f"{c}_min"), pl.col(c).max().alias(f"{c}_max")]
-        else:
-            range_aggs.append(pl.col(c).unique().sort().alias(f"{c}_set"))
-    ranges = frame.group_by(group).agg(range_aggs).sort(group).collect()
+    judge = _Judge(plan, work)
+    judge.require_whole_table(work)
+    assign, rounds = _partition(work, plan, judge)
+    frame, verification = _verified_frame(lf, assign, plan, judge)
+    ranges = _group_ranges(frame, plan)
     k = max(m.min_class_size for m in model_list)  # the k that C_avg normalizes by
-    metrics = _metrics(frame, ranges, qi_t, numeric, n, k)
-    return MondrianResult(frame, ranges, group, qi_t, s_t, relaxed, ranges.height, n, rounds,
-                          verification, metrics, numeric)
+    metrics = _metrics(frame, ranges, plan.qi, plan.numeric, n, k)
+    return MondrianResult(frame, ranges, group, plan.qi, plan.sensitive, relaxed,
+                          ranges.height, n, rounds, verification, metrics, plan.numeric)
 
 
 def _metrics(frame: pl.LazyFrame, ranges: pl.DataFrame, qi: tuple[str, ...],

@@ -54,22 +54,14 @@ class HtmlReport(str):
 
 
 def report(
-    data: TableLike,
-    qi: str | Sequence[str],
-    sensitive: str,
-    models: Sequence[Model] | Model = (),
-    *,
-    release: TableLike | None = None,
-    anonymization: Any = None,
-    hierarchies: Mapping[str, Any] | None = None,
-    out: str | Path | None = None,
-    l: int = 2,
-    nulls: NullPolicy = "error",
-    separator: str | None = None,
-    release_separator: str | None = None,
-    title: str | None = None,
-    command: str | None = None,
+    data: TableLike, qi: str | Sequence[str], sensitive: str,
+    models: Sequence[Model] | Model = (), *, release: TableLike | None = None,
+    anonymization: Any = None, hierarchies: Mapping[str, Any] | None = None,
+    out: str | Path | None = None, l: int = 2, nulls: NullPolicy = "error",
+    separator: str | None = None, release_separator: str | None = None,
+    title: str | None = None, command: str | None = None,
     progress: Callable[[str], None] | None = None,
+    population_size: int | str | None = None, weight: str | None = None,
 ) -> HtmlReport:
     """The HTML report of ``data`` (a path, glob, LazyFrame or DataFrame) checked against
     ``models`` on the quasi-identifiers ``qi`` and the ``sensitive`` column.
@@ -81,7 +73,9 @@ def report(
     input); ``hierarchies`` give the lattice's heights. ``out``: also write the page there,
     atomically (``.html``/``.htm``; checked before any work, never over an input). ``l``: the
     ``l`` of the summary's ``recursive_c``. ``command``: the command line, shown on the page.
-    ``progress`` is called with a short description of each stage.
+    ``progress`` is called with a short description of each stage. ``population_size`` (a
+    number or a region) and ``weight`` (a column of sampling weights) add the population
+    section (:func:`~ldiv_polars.reporting.facts.population_facts`).
 
     Raises the typed errors of :func:`~ldiv_polars.check` before the pass over the rows, and
     :class:`~ldiv_polars.errors.OutputPathError` /
@@ -93,6 +87,42 @@ def report(
     qi = [qi] if isinstance(qi, str) else list(qi)
     l = require_int_at_least("l", l, 1)
     models = check_models(models, [sensitive])
+    sources = _checked_sources(data, release, anonymization, out, qi, sensitive, nulls=nulls,
+                               release_separator=release_separator)
+    say = progress or (lambda _: None)
+    drawing = _warm_up_charts()
+    say("reading the input")
+    pop = dict(population_size=population_size, weight=weight, l=l, nulls=nulls)
+    inp = table_facts(data, qi, sensitive, models, separator=separator, **pop)
+    rel = _release_facts(release, anonymization, qi, sensitive, models, release_separator,
+                         say, **pop)
+    say("drawing the report")
+    drawing.join()
+    page = _html_report(inp, rel, anonymization, hierarchies, title=title, command=command)
+    if out is not None:
+        _write(page, out, sources)
+    return page
+
+
+def _html_report(inp: Any, rel: Any, anonymization: Any, hierarchies: Any, *,
+                 title: str | None, command: str | None) -> HtmlReport:
+    """The page with its verdict, judged on the release when there is one, else the input."""
+    return HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
+                      verdict_on="input" if rel is None else "release",
+                      verdicts=(rel if rel is not None else inp).verdicts)
+
+
+def _write(page: str, out: str | Path, sources: list[Any]) -> None:
+    """Write the page to ``out`` atomically, never over one of the input files ``sources``."""
+    with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
+        f.path.write_text(page, encoding="utf-8")
+
+
+def _checked_sources(data: TableLike, release: TableLike | None, anonymization: Any,
+                     out: str | Path | None, qi: list[str], sensitive: str, *,
+                     nulls: NullPolicy, release_separator: str | None) -> list[Any]:
+    """The input files the report reads (``out`` may overwrite none), after checking ``out``
+    and the release's columns, before any pass over the input's rows."""
     sources = [*input_paths(data), *(input_paths(release) if release is not None else ()),
                *getattr(anonymization, "sources", ())]
     if out is not None:
@@ -100,35 +130,30 @@ def report(
     if release is not None:  # the release's columns are checked before the input's pass too
         FrequencySet.build(release, qi, sensitive, nulls=nulls, separator=release_separator,
                            require_sensitive=True)
-    say = progress or (lambda _: None)
-    drawing = _warm_up_charts()
-    say("reading the input")
-    inp = table_facts(data, qi, sensitive, models, l=l, nulls=nulls, separator=separator)
-    rel = None
+    return sources
+
+
+def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
+                   sensitive: str, models: list[Model], separator: str | None,
+                   say: Callable[[str], None], **kw: Any) -> Any:
+    """The facts of the release: the ``release`` table, else the anonymization's output (one
+    more pass over the input), else None."""
+    from ldiv_polars.reporting.facts import table_facts
+
     if release is not None:
         say("reading the release")
-        rel = table_facts(release, qi, sensitive, models, l=l, nulls=nulls,
-                          separator=release_separator)
-    elif anonymization is not None and anonymization.output is not None:
+        return table_facts(release, qi, sensitive, models, separator=separator, **kw)
+    if anonymization is not None and anonymization.output is not None:
         say("generalizing the input (the anonymization's output)")
-        rel = dataclasses.replace(
-            table_facts(anonymization.output, qi, sensitive, models, l=l, nulls=nulls,
-                        hash_files=False), source="the anonymization's output (not written)")
-    say("drawing the report")
-    drawing.join()
-    judged = rel if rel is not None else inp
-    page = HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
-                      verdict_on="input" if rel is None else "release",
-                      verdicts=judged.verdicts)
-    if out is not None:
-        with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
-            f.path.write_text(page, encoding="utf-8")
-    return page
+        return dataclasses.replace(
+            table_facts(anonymization.output, qi, sensitive, models, hash_files=False, **kw),
+            source="the anonymization's output (not written)")
+    return None
 
 
 def _warm_up_charts() -> threading.Thread:
     """Import matplotlib in a thread while the engine reads the rows (the engine releases the
-    interpreter: the import, ~0.3-0.5 s, is then free)."""
+    interpreter, so the import overlaps the pass over the rows)."""
     from ldiv_polars.reporting.charts import pyplot
 
     thread = threading.Thread(target=pyplot, name="ldiv-report-charts", daemon=True)
@@ -164,6 +189,7 @@ def _page(inp: Any, rel: Any, anonymization: Any, hierarchies: Mapping[str, Any]
         S.verdicts(inp, rel),
         S.model_texts(inp.models),
         S.risk(inp, rel),
+        S.population(inp, rel),
         S.failing(inp, rel),
         S.distributions(inp, rel),
     ]

@@ -30,7 +30,7 @@ from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, input_paths, reads_input
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.models.base import SIZE, Model, ModelResult, evaluate_classes, table_results
-from ldiv_polars.models.verdict import check_models
+from ldiv_polars.models.verdict import bind_models, check_models
 from ldiv_polars.search.anonymize import MASK
 from ldiv_polars.table_summary import frequency_set_summary
 
@@ -77,6 +77,10 @@ class TableFacts:
     """Sum of squared class sizes (the discernibility metric of the table's classes)."""
     masked_rows: int = 0
     """Rows whose every quasi-identifier is ``*`` (suppressed by masking)."""
+    population: dict[str, object] = field(default_factory=dict)
+    """With a population size: :data:`~ldiv_polars.models.risk.POPULATION_KEYS`; with sampling
+    weights also ``weight``, ``individual_risk_max``, ``expected_reidentifications`` and
+    ``global_risk`` (:func:`population_facts`). Empty without either."""
 
     @property
     def passed(self) -> bool:
@@ -179,20 +183,46 @@ def _verdicts(fs: FrequencySet, models: list[Model]
               ) -> tuple[pl.DataFrame, list[ModelResult]]:
     """The evaluated classes (qi..., size, statistics, pass columns) and the verdicts: what
     :func:`~ldiv_polars.models.verdict.check_frequency_set` computes, with the classes kept
-    for the failing ones and the class sizes."""
+    for the failing ones and the class sizes (``models`` bound to the table's rows,
+    :func:`~ldiv_polars.models.verdict.bind_models`)."""
     for m in models:
         m.validate(fs)
     classes = evaluate_classes(fs, models).collect()
     return classes, table_results(classes, models)
 
 
+def population_facts(data: TableLike, qi: Sequence[str], classes: pl.DataFrame,
+                     population_size: int | str | None, weight: str | None, *,
+                     nulls: NullPolicy = "error", separator: str | None = None
+                     ) -> dict[str, object]:
+    """The population figures of :class:`TableFacts`: the estimated population uniques from
+    the evaluated classes' sizes (no pass over the rows), and with ``weight`` sdcMicro's
+    weighted risk from :func:`~ldiv_polars.models.risk.risk_profile` (one more pass: the
+    weight sums per class)."""
+    from ldiv_polars.core.frequency import COUNT
+    from ldiv_polars.core.inputs import to_lazyframe
+    from ldiv_polars.models.risk import population_figures, risk_profile
+
+    out: dict[str, object] = {}
+    if population_size is not None:
+        out |= population_figures(classes.select(pl.col(SIZE).alias(COUNT)), population_size)
+    if weight is not None:
+        prof = risk_profile(to_lazyframe(data, separator=separator), list(qi), weight=weight,
+                            nulls=nulls)
+        out |= {k: getattr(prof, k) for k in ("weight", "individual_risk_max",
+                                              "expected_reidentifications", "global_risk")}
+    return out
+
+
 @reads_input
 def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
                 models: Sequence[Model] = (), *, l: int = 2, nulls: NullPolicy = "error",
-                separator: str | None = None, hash_files: bool = True) -> TableFacts:
+                separator: str | None = None, hash_files: bool = True,
+                population_size: int | str | None = None, weight: str | None = None
+                ) -> TableFacts:
     """Every figure of the report for one table (see :class:`TableFacts`), from one pass over
-    its rows. Raises the typed errors of :func:`~ldiv_polars.check` (bad columns, parameters,
-    unreadable input) before the pass."""
+    its rows (with ``weight``, one more: :func:`population_facts`). Raises the typed errors of
+    :func:`~ldiv_polars.check` (bad columns, parameters, unreadable input) before the pass."""
     fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
                             require_sensitive=True)
     models = check_models(models, fs.sensitive)
@@ -202,6 +232,7 @@ def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
         fs = fs.materialize()
         digests = dict(zip(files, hashes))
     stats = frequency_set_summary(fs, l)
+    models = bind_models(models, fs)
     classes, verdicts = _verdicts(fs, models)
     columns = [*fs.qi, fs.sensitive[0]]
     f = pl.col(SIZE)
@@ -230,4 +261,5 @@ def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
         distinct={c: d.height for c, d in zip(columns, counts)},
         discernibility=int(risk_row["discernibility"] or 0),
         masked_rows=int(risk_row["masked"] or 0),
-    )
+        population=population_facts(data, qi, classes, population_size, weight, nulls=nulls,
+                                    separator=separator))

@@ -139,6 +139,40 @@ def risk(inp: TableFacts, rel: TableFacts | None) -> str:
                    + "".join(charts) + "</div><h3>Records at risk</h3>" + thresholds)
 
 
+POPULATION_LABELS = {
+    "population_size": "population size",
+    "population_model": "population model used",
+    "population_unique_share": "population uniques, estimated share",
+    "population_uniques": "population uniques, estimated number",
+    "population_reason": "why no estimate",
+    "weight": "sampling weight column",
+    "individual_risk_max": "individual risk (weights), max",
+    "expected_reidentifications": "expected re-identifications (weights)",
+    "global_risk": "global risk (share of records)",
+}
+"""The population and weight figures of the report, in order, with their labels."""
+
+
+def population(inp: TableFacts, rel: TableFacts | None) -> str:
+    """The population-model section: the estimated population uniqueness and the risk with
+    sampling weights, per table (empty when neither a population nor weights were given)."""
+    tables = _tables(inp, rel)
+    keys = [k for k in POPULATION_LABELS if any(f.population.get(k) is not None
+                                                 for _, f in tables)]
+    if not keys:
+        return ""
+    rows = [[esc(POPULATION_LABELS[k])] + [
+        num(f.population[k], f"{name}.{k}") if isinstance(f.population.get(k), (int, float))
+        else esc("–" if f.population.get(k) is None else str(f.population[k]))
+        for name, f in tables] for k in keys]
+    note = ("<p>Population uniques are estimated from the sample's class sizes and the "
+            "population size (Pitman, Zayatz, SNB or Dankar et al.'s rule, as ARX); the "
+            "weighted figures are sdcMicro's individual risk (Benedetti-Franconi) from the "
+            "sampling weights. Both are estimates under their models' assumptions.</p>")
+    return section("population", "Population model and sampling weights",
+                   note + table(["figure"] + [name for name, _ in tables], rows))
+
+
 def _at_risk_table(tables: list[tuple[str, TableFacts]]) -> str:
     first = tables[0][1]
     rows = []

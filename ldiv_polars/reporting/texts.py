@@ -103,6 +103,30 @@ MODEL_TEXTS: dict[str, str] = {
         "value, so a person's positive status is disclosed with confidence at most 1/l. Only the "
         "listed positive values are protected."
     ),
+    "AverageRisk": (
+        "Average re-identification risk: an attacker who knows a person is in the table and "
+        "picks one record of the person's class at random is right, on average over the "
+        "records, at most r of the time (classes / records). It is an average: records in "
+        "small classes can still be at high risk, and it says nothing about what the "
+        "sensitive values disclose."
+    ),
+    "SampleUniques": (
+        "Sample uniques: at most a share x of the records are alone in their class, the records "
+        "most exposed to re-identification. A record that is not unique in the table may still "
+        "be unique in the population, and no protection of the sensitive values is implied."
+    ),
+    "PopulationUniques": (
+        "Population uniques: the share of the population's records that are unique on the "
+        "quasi-identifiers, estimated from the sample by a statistical model, is at most x. It "
+        "is an estimate (its model's assumptions may not hold for this population), an average "
+        "over records, and it does not protect the sensitive values."
+    ),
+    "KMap": (
+        "k-map: each record's class is expected to match at least k people of the population "
+        "(estimated from the sampling fraction, so the table only needs classes of k' records). "
+        "It protects against re-identification by an attacker with a population register; it "
+        "rests on the estimate and, like k-anonymity, does not stop the homogeneity attack."
+    ),
 }
 """Plain-language text per model class name."""
 

@@ -45,7 +45,12 @@ from ldiv_polars.core.validate import NullPolicy, require_real
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.verdict import CheckResult, check_frequency_set, check_models
+from ldiv_polars.models.verdict import (
+    CheckResult,
+    bind_models,
+    check_frequency_set,
+    check_models,
+)
 from ldiv_polars.search.metrics import MetricSuite, check_metric
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot
@@ -118,7 +123,7 @@ class AnonymizationResult:
         streaming pass. With ``verify``, the checker re-verifies the retained rows (the check
         ``anonymize(verify=True)`` makes): on inputs of up to ``FUSED_VERIFY_MAX_ROWS`` rows
         their frequency set is built by the same pass as the write, on larger ones by a second
-        pass (two consumers of one streamed input buffer rows in Polars: 13 GB on 100M rows).
+        pass (two consumers of one streamed input make Polars buffer rows: BENCHMARKS.md).
         ``verification`` is set; if it fails the file is removed and
         :class:`VerificationError` raised.
 
@@ -198,8 +203,8 @@ class AnonymizationResult:
 
 FUSED_VERIFY_MAX_ROWS = 4_000_000
 """Inputs of up to this many rows are written and re-verified in one pass
-(:meth:`AnonymizationResult.sink`): measured peak RSS +0 at 1M rows, +350 MB at 10M, +11.8 GB
-at 100M."""
+(:meth:`AnonymizationResult.sink`); larger ones in two, since one pass's extra peak memory
+grows with the rows (BENCHMARKS.md)."""
 
 
 @dataclass
@@ -253,21 +258,12 @@ def prepare_hierarchies(
 
 @reads_input
 def anonymize(
-    data: TableLike,
-    qi: str | Iterable[str],
-    sensitive: str | Iterable[str] | None,
+    data: TableLike, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
     hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
-    models: Sequence[Model] | Model,
-    *,
-    suppression: float = 0.0,
-    metric: str = "aecs",
-    suppression_mode: SuppressionMode = "mask",
-    strategy: str = "auto",
-    verify: bool = True,
-    nulls: NullPolicy = "error",
-    separator: str | None = None,
-    progress: Progress | None = None,
-    budget: Budget | float | None = None,
+    models: Sequence[Model] | Model, *, suppression: float = 0.0, metric: str = "aecs",
+    suppression_mode: SuppressionMode = "mask", strategy: str = "auto", verify: bool = True,
+    nulls: NullPolicy = "error", separator: str | None = None,
+    progress: Progress | None = None, budget: Budget | float | None = None,
     engine: str | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
@@ -467,7 +463,8 @@ class _Counts:
 
 def _count(inp: _Input) -> _Counts:
     """The encoded frequency set of the input (see :class:`EncodedCounts` for the forms), from
-    the counting engine; a value missing from a hierarchy (or a null QI) is reported by the
+    the counting engine (``inp.models`` bound to its records, ``Model.for_rows``); a value
+    missing from a hierarchy (or a null QI) is reported by the
     string-keyed path, which raises the typed errors naming the values."""
     engine = _counting_engine(inp)
     fs = inp.fs
@@ -493,6 +490,8 @@ def _count(inp: _Input) -> _Counts:
             raise
     search_efs = efs.without_sensitive() if inp.qi_only and efs.sensitive else efs
     _lean_search(search_efs)
+    # models sized by the table (k-map's k') judge it by its records before suppression
+    inp.models = bind_models(inp.models, int(efs.total))
     return _Counts(efs, search_efs, source=None if counts is None else counts.source)
 
 

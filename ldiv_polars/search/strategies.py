@@ -84,14 +84,8 @@ Found = tuple[np.ndarray, list[int] | None, int | None, list[str]]
 
 
 def search_lattice(
-    efs: EncodedFrequencySet,
-    models: Sequence[Model],
-    limit_rows: int,
-    metric: str,
-    *,
-    strategy: str = "auto",
-    progress: Progress | None = None,
-    batch: int = 32,
+    efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int, metric: str, *,
+    strategy: str = "auto", progress: Progress | None = None, batch: int = 32,
     budget: Budget | float | None = None,
 ) -> SearchOutcome:
     """Search the lattice of ``efs``'s hierarchies for the minimal nodes where every model
@@ -124,14 +118,10 @@ def search_lattice(
         if budget is None and strategy == "auto":
             budget = TUNING.anytime_seconds
         return _by_anytime(efs, models, limit_rows, metric, Budget.of(budget), progress)
-    if math.prod(h.height for h in efs.hierarchies) >= TUNING.prime_min_nodes:
+    if size >= TUNING.prime_min_nodes:
         efs.prime()  # pinned hubs when the frequency set is large (no-op on small ones)
     s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
-    monotone, reason = predicate_monotone(models, limit_rows > 0)
-    if strategy == "auto":
-        strategy = "flash" if monotone else "exhaustive"
-    if strategy == "flash" and not monotone:
-        raise InvalidParameterError(f"strategy 'flash' needs a monotone predicate; {reason}")
+    strategy, monotone, reason = _lattice_strategy(strategy, models, limit_rows)
     run = {"flash": _by_flash, "exhaustive": _by_exhaustive, "bounded": _by_bounded}[strategy]
     passing, minimal, optimum, notes = run(s)
     return SearchOutcome(
@@ -140,6 +130,19 @@ def search_lattice(
         records=s.records, passing=passing, minimal=minimal, optimum=optimum, metric=metric,
         limit_rows=limit_rows, notes=notes, metrics=s.metrics,
     )
+
+
+def _lattice_strategy(strategy: str, models: Sequence[Model], limit_rows: int
+                      ) -> tuple[str, bool, str]:
+    """``(strategy, monotone, reason)``: ``auto`` resolved to Flash when the predicate is
+    monotone, else exhaustive; raises :class:`InvalidParameterError` for ``flash`` on a
+    predicate that is not monotone (``reason`` says why)."""
+    monotone, reason = predicate_monotone(models, limit_rows > 0)
+    if strategy == "auto":
+        strategy = "flash" if monotone else "exhaustive"
+    if strategy == "flash" and not monotone:
+        raise InvalidParameterError(f"strategy 'flash' needs a monotone predicate; {reason}")
+    return strategy, monotone, reason
 
 
 def _by_anytime(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,

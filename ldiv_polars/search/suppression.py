@@ -34,8 +34,9 @@ import polars as pl
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_name
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.encoded import EncodedRows, class_verdict
+from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.evaluate import evaluate_classes
+from ldiv_polars.models.table_level import classes_to_suppress, table_models
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 
@@ -108,7 +109,10 @@ class NodeChecker:
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                  relaxed: Sequence[Model] = ()) -> None:
         self.efs = efs
-        self.models = list(models)
+        self.tables = table_models(list(models))
+        """The table-level models (risk thresholds): judged on the retained class sizes after
+        the per-class models, suppressing the smallest classes within the limit."""
+        self.models = [m for m in models if not m.table_level]
         self.relaxed = list(relaxed)
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
@@ -127,9 +131,13 @@ class NodeChecker:
         self.codes_suffice = codes_suffice(every, efs.sensitive)
         """The models read only the identity of sensitive values: the encoded frequency set
         may hand them integer codes (its builder sets ``codes_only`` from this)."""
-        self.arrays = len(efs.sensitive) <= 1
+        self.arrays = len(efs.sensitive) <= 1 or all(m.each_attribute is not None
+                                                     for m in every)
         """Whether the numpy verdicts are tried (``Model.array_verdict``; sensitive ids
-        identify the values). Turned off the first time a model has no array form."""
+        identify the values, :attr:`domain` holds them). Turned off the first time a model
+        has no array form."""
+        self.domain = SensitiveDomain(efs.sensitive_table) if efs.sensitive else None
+        """The sensitive values behind the ids (models reading values derive from it once)."""
         self.size_k = max(m.min_class_size for m in self.models) if self.models and all(
             m.sizes_only for m in self.models) and not self.relaxed else None
         """Every model reads class sizes only: a class fails iff its size is below the largest
@@ -178,7 +186,7 @@ class NodeChecker:
         table's — the same shares as summing the (stacked) rows."""
         reference = self._table() if whole and self.global_models else None
         enc = EncodedRows(*rows, classes=n_classes, n_sensitive=self.efs.n_sensitive,
-                          reference=reference, sizes=sizes)
+                          reference=reference, sizes=sizes, domain=self.domain)
 
         def fails(models: Sequence[Model]) -> np.ndarray | None:
             ok = np.ones(n_classes, dtype=bool)
@@ -257,6 +265,8 @@ class NodeChecker:
         evals_before = self.evaluations
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
+        if first is None and not self.models and not self.relaxed:
+            first = (np.zeros(rolled.classes, dtype=bool), None)  # table-level models only
         if first is None and self.size_k is not None:
             self.evaluations += 1
             first = (size < self.size_k, None)
@@ -281,9 +291,39 @@ class NodeChecker:
         fail, rfail = first
         assert fail is not None
         relaxed_passed = rfail is None or int(size[rfail].sum()) <= self.limit
-        supp_rows = int(size[fail].sum())
+        fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
+        passed = supp_rows <= self.limit
+        return NodeVerdict(passed, fail, min(supp_rows, int(size.sum())),
+                           self.evaluations - evals_before, relaxed_passed)
+
+    def _complete(self, rolled: Rolled, fail: np.ndarray, supp_rows: int
+                  ) -> tuple[np.ndarray, int]:
+        """The classes to suppress after the per-class verdicts ``fail``: the fixpoint of the
+        models comparing with the retained rows, then the smallest classes the table-level
+        models need (again the fixpoint when those models are present); the rows suppressed,
+        above the limit when the node fails."""
+        size = rolled.class_size
+        while True:
+            fail, supp_rows = self._retained_fixpoint(rolled, fail, supp_rows)
+            if not self.tables or supp_rows > self.limit:
+                return fail, supp_rows
+            more = self._table_suppression(size, fail)
+            if more is None:  # no prefix within the limit makes a table-level model hold
+                return fail, self.limit + 1
+            if not more.any():
+                return fail, supp_rows
+            fail = fail | more
+            supp_rows = int(size[fail].sum())
+            if not self.global_models:
+                return fail, supp_rows
+
+    def _retained_fixpoint(self, rolled: Rolled, fail: np.ndarray, supp_rows: int
+                           ) -> tuple[np.ndarray, int]:
+        """With models comparing classes with the table (``needs_q``), the classes failing
+        against the distribution of the retained rows, until nothing new fails or the limit
+        is exceeded (see the module); other models: ``fail`` as is."""
+        size = rolled.class_size
         if self.global_models:
-            # fixpoint: the reference distribution is that of the retained rows
             while fail.any() and supp_rows <= self.limit:
                 keep = ~fail[rolled.row_class]
                 if not keep.any():
@@ -291,8 +331,28 @@ class NodeChecker:
                 more = self._failing(rolled, keep) & ~fail
                 if not more.any():
                     break
-                fail |= more
+                fail = fail | more
                 supp_rows = int(size[fail].sum())
-        passed = supp_rows <= self.limit
-        return NodeVerdict(passed, fail, supp_rows, self.evaluations - evals_before,
-                           relaxed_passed)
+        return fail, supp_rows
+
+    def _table_suppression(self, size: np.ndarray, fail: np.ndarray) -> np.ndarray | None:
+        """The classes the table-level models make suppress beyond ``fail``: for each in
+        turn, the smallest retained classes (ascending size, ties by class id) that make it
+        hold within what is left of the limit, repeated until every one holds (ARX enforces
+        its sample-based criteria one after the other). None when one cannot hold."""
+        more = np.zeros(len(size), dtype=bool)
+        changed = True
+        while changed:
+            changed = False
+            keep = np.flatnonzero(~(fail | more))
+            order = keep[np.argsort(size[keep], kind="stable")]
+            budget = self.limit - int(size[fail | more].sum())
+            for m in self.tables:
+                count = classes_to_suppress(m, size[order], budget)
+                if count is None:
+                    return None
+                if count:
+                    more[order[:count]] = True
+                    changed = True
+                    break
+        return more

@@ -71,8 +71,8 @@ from ldiv_polars.core.validate import (
 from ldiv_polars.errors import FrequencySetTooLargeError, OutputWriteError
 
 MAX_GROUPS = 50_000_000
-"""The driver budget: the most rows of a frequency set collected to the driver (about 40
-bytes a row for a few QIs: 2 GB). Overridden per call with ``max_groups``."""
+"""The driver budget: the most rows of a frequency set collected to the driver (a few dozen
+bytes a row for a few QIs). Overridden per call with ``max_groups``."""
 
 _SESSION: SparkSession | None = None
 
