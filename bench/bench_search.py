@@ -12,6 +12,8 @@ Usage: python bench/bench_search.py [--repeat 5] [--quick] [--big-rows 1000000]
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import statistics
 import subprocess
 import sys
@@ -23,14 +25,22 @@ import numpy as np
 import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+# LDIV_REPO: import the library of another checkout (bench_versions.py runs old vs new)
+sys.path.insert(0, os.environ.get("LDIV_REPO") or str(REPO))
 
 from ldiv_polars.core import FrequencySet  # noqa: E402
 from ldiv_polars.hierarchy import Hierarchy  # noqa: E402
 from ldiv_polars.models import (  # noqa: E402
+    BetaLikeness,
+    BinaryLDiversity,
+    DeltaDisclosure,
     DistinctLDiversity,
     EntropyLDiversity,
+    EntropyLDiversityDontCare,
     KAnonymity,
+    MultiAttribute,
+    NegativePositiveDisclosureRecursive,
+    PositiveDisclosureRecursive,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -53,6 +63,39 @@ CONFIGS = [
      lambda: [RecursiveCLDiversity(3, 3)], 0.02, "446 / 2,160", 313),
     ("7 QIs, occupation, t=0.2 equal, 2%", QI7, "occupation",
      lambda: [TCloseness(0.2, "equal")], 0.02, "2,160 / 2,160", 897),
+]
+
+
+QI7_AGE = [q for q in QI8 if q != "age"]
+Y = ["Prof-specialty", "Craft-repair"]
+
+
+@functools.cache
+def _occupation() -> Hierarchy:
+    return Hierarchy.from_csv(DATA / "adult_hierarchy_occupation.csv")
+
+
+ARRAY_CONFIGS = [
+    # the models given an array verdict by issue 23 (no ARX figure measured here):
+    # name, qi, sensitive, models, suppression
+    ("7 QIs, occupation, t=0.2 hierarchical, 2%", QI7, "occupation",
+     lambda: [TCloseness(0.2, "hierarchical", _occupation())], 0.02),
+    ("7 QIs, age, t=0.2 ordered, 2%", QI7_AGE, "age",
+     lambda: [TCloseness(0.2, "ordered")], 0.02),
+    ("7 QIs, occupation, delta=3, 2%", QI7, "occupation", lambda: [DeltaDisclosure(3.0)], 0.02),
+    ("7 QIs, occupation, beta=2, 2%", QI7, "occupation", lambda: [BetaLikeness(2.0)], 0.02),
+    ("7 QIs, occupation, enhanced beta=2, 2%", QI7, "occupation",
+     lambda: [BetaLikeness(2.0, enhanced=True)], 0.02),
+    ("7 QIs, occupation, pd-recursive (3,3) Y, 2%", QI7, "occupation",
+     lambda: [PositiveDisclosureRecursive(3, 3, Y)], 0.02),
+    ("7 QIs, occupation, npd-recursive (3,1%,3) Y W, 2%", QI7, "occupation",
+     lambda: [NegativePositiveDisclosureRecursive(3, 1.0, 3, Y, ["Sales"])], 0.02),
+    ("7 QIs, occupation, adjusted entropy l=3 Y, 2%", QI7, "occupation",
+     lambda: [EntropyLDiversityDontCare(3, Y)], 0.02),
+    ("7 QIs, occupation, binary l=3, 2%", QI7, "occupation",
+     lambda: [BinaryLDiversity(3, ["Prof-specialty", "Exec-managerial"])], 0.02),
+    ("7 QIs, occupation+salary, multi-attribute distinct l=2, 2%", QI7,
+     ["occupation", "salary-class"], lambda: [MultiAttribute(DistinctLDiversity(2))], 0.02),
 ]
 
 
@@ -110,6 +153,19 @@ def main() -> None:
         print(f"| {name} | {res.strategy} | {res.checked:,} / {res.lattice_size:,} | "
               f"{res.rollups:,} | {res.evaluations:,} | {t * 1e3:,.0f} ms | {arx_checks} | "
               f"{arx_ms:,} ms | {t * 1e3 / arx_ms:.1f}x |", flush=True)
+
+    print("\nModels given an array verdict by issue 23 (no ARX figure):\n")
+    print("| configuration | strategy | checked / lattice | roll-ups | evaluations | "
+          "ours warm median |")
+    print("|" + "---|" * 6)
+    for name, qi, s, mk, sup in ARRAY_CONFIGS:
+        def run_a(qi=qi, s=s, mk=mk, sup=sup):
+            return anonymize(df, qi, s, hs, mk(), suppression=sup, metric=args.metric,
+                             verify=False)
+        run_a()
+        t, res = timed(run_a, args.repeat)
+        print(f"| {name} | {res.strategy} | {res.checked:,} / {res.lattice_size:,} | "
+              f"{res.rollups:,} | {res.evaluations:,} | {t * 1e3:,.0f} ms |", flush=True)
 
     print("\nOptimum only (strategy='bounded': best-first by the metric's lower bound, no "
           "minimal set) -- closer to what ARX's count measures:\n")

@@ -8,22 +8,25 @@ significant digits), classes, suppressed rows, the sorted minimal nodes, the str
 nodes checked. Two versions agree when their outputs are identical (``diff`` them); ``checked``
 may legitimately change when the search's order changes, so ``--no-checked`` leaves it out.
 
-Usage: python bench/reference_outputs.py [--quick] [--no-checked] > before.jsonl
+Usage: python bench/reference_outputs.py [--quick] [--no-checked] [--arrays] > before.jsonl
+(``LDIV_REPO=/other/checkout`` fingerprints that checkout's library with this script).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+# LDIV_REPO: fingerprint the library of another checkout (before/after on one script)
+sys.path.insert(0, os.environ.get("LDIV_REPO") or str(REPO))
 
-from bench_search import CONFIGS, DATA, QI8  # noqa: E402
+from bench_search import ARRAY_CONFIGS, CONFIGS, DATA, QI8  # noqa: E402
 
 from ldiv_polars.hierarchy import Hierarchy  # noqa: E402
 from ldiv_polars.models import KAnonymity  # noqa: E402
@@ -54,10 +57,13 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="Adult only (skip the 1M-row sample)")
     ap.add_argument("--no-checked", action="store_true", help="leave out the nodes checked")
     ap.add_argument("--big-rows", type=int, default=1_000_000)
+    ap.add_argument("--arrays", action="store_true",
+                    help="also the configurations of bench_search.ARRAY_CONFIGS")
     args = ap.parse_args()
     df = pl.read_csv(DATA / "adult.csv", separator=";")
     hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv") for q in QI8}
-    for name, qi, s, mk, sup, _, _ in CONFIGS:
+    configs = [c[:5] for c in CONFIGS] + (list(ARRAY_CONFIGS) if args.arrays else [])
+    for name, qi, s, mk, sup in configs:
         for metric in METRICS:
             res = anonymize(df, qi, s, hs, mk(), suppression=sup, metric=metric, verify=False)
             print(json.dumps(fingerprint(name, metric, res, not args.no_checked)), flush=True)

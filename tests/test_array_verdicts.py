@@ -322,9 +322,16 @@ def test_adjusted_entropy_on_the_boundary_is_decided_exactly():
 # --- dense and sparse paths --------------------------------------------------------------------
 
 
+# not a tree: "mid" sits under both "small" and "big" (the (node, child) pairs are grouped
+# apart, as the frame form groups them)
+NOT_TREE = HIER.with_columns(pl.when(pl.col("leaf") == "42").then(pl.lit("mid"))
+                             .otherwise(pl.col("l1")).alias("l1"))
+
+
 @SETTINGS
 @given(class_counters(), st.sampled_from(["ordered", "hierarchical"]), st.integers(0, 3))
 def test_dense_and_sparse_emds_are_the_same(classes, distance, seed):
+    """Dense, and sparse (depth-first runs for a tree hierarchy), against the definition."""
     model = TCloseness(0.2, distance, HIER if distance == "hierarchical" else None)
     rows = encode(table(classes), ["s"], seed)
     dense = model._array_emd(rows)
@@ -335,6 +342,20 @@ def test_dense_and_sparse_emds_are_the_same(classes, distance, seed):
                   else exact_hier(c, sum(classes, Counter()))) for c in classes]
     assert np.allclose(dense, want, rtol=0, atol=1e-12)
     assert np.allclose(sparse, want, rtol=0, atol=1e-12)
+
+
+@SETTINGS
+@given(class_counters(), st.sampled_from([0.05, 0.1, 0.2, 0.3]), st.booleans())
+def test_hierarchy_that_is_not_a_tree(classes, t, dense):
+    """The sparse path of a hierarchy that is not a tree (grouped by (class, pair), no
+    depth-first runs) and the dense path, against the frame path."""
+    model = TCloseness(t, "hierarchical", NOT_TREE)
+    frame = table(classes)
+    rows = encode(frame, ["s"])
+    if not dense:
+        rows.prefers_dense = lambda width: False  # type: ignore[method-assign]
+    got = class_verdict(model, rows)
+    assert got.tolist() == frame_verdict(frame, ["s"], model).tolist()
 
 
 def test_many_sensitive_values_take_the_sparse_path():

@@ -99,7 +99,17 @@ class _Level:
     n_node: int
 
 
-def hierarchy_levels(hierarchy: pl.DataFrame, text: list[str | None]) -> list[_Level] | None:
+@dataclass(frozen=True)
+class HierarchyCodes:
+    """A value hierarchy over the ids: its levels, and for a tree (every label has one parent)
+    each id's rank in depth-first order, in which every level's (node, child) pairs and nodes
+    are contiguous runs (None for a hierarchy that is not a tree)."""
+
+    levels: list[_Level]
+    dfs: np.ndarray | None
+
+
+def hierarchy_levels(hierarchy: pl.DataFrame, text: list[str | None]) -> HierarchyCodes | None:
     """The levels 1..H of ``hierarchy`` (ARX layout, strings) over the ids whose values cast to
     strings are ``text``; None when a value is not a leaf of the hierarchy."""
     paths = {row[0]: row for row in hierarchy.iter_rows()}
@@ -108,20 +118,27 @@ def hierarchy_levels(hierarchy: pl.DataFrame, text: list[str | None]) -> list[_L
         return None
     width = hierarchy.width
     labels = [np.array([r[j] for r in rows], dtype=object) for j in range(width)]
+    codes = [np.unique(lab, return_inverse=True)[1].astype(np.int64) for lab in labels]
     out = []
+    tree = True
     for h in range(1, width):
-        child_lab, child = np.unique(labels[h - 1], return_inverse=True)
-        node_lab, node = np.unique(labels[h], return_inverse=True)
-        pairs, pair = np.unique(node * len(child_lab) + child, return_inverse=True)
-        out.append(_Level(h, pair.astype(np.int64), child.astype(np.int64),
-                          node.astype(np.int64), pairs % len(child_lab),
-                          pairs // len(child_lab), len(child_lab), len(node_lab)))
-    return out
+        n_child, n_node = int(codes[h - 1].max()) + 1, int(codes[h].max()) + 1
+        pairs, pair = np.unique(codes[h] * n_child + codes[h - 1], return_inverse=True)
+        tree = tree and pairs.shape[0] == np.unique(codes[h - 1]).shape[0]
+        out.append(_Level(h, pair.astype(np.int64), codes[h - 1], codes[h],
+                          pairs % n_child, pairs // n_child, n_child, n_node))
+    dfs = None
+    if tree:  # ids sorted by their path from the root down
+        order = np.lexsort(codes)
+        dfs = np.empty(order.shape[0], dtype=np.int64)
+        dfs[order] = np.arange(order.shape[0])
+    return HierarchyCodes(out, dfs)
 
 
-def hierarchical_emd(rows: EncodedRows, levels: list[_Level]) -> np.ndarray:
+def hierarchical_emd(rows: EncodedRows, hier: HierarchyCodes) -> np.ndarray:
     """The hierarchical-distance EMD of every class (0 for a class with no rows) over the
-    ``levels`` of :func:`hierarchy_levels`."""
+    hierarchy of :func:`hierarchy_levels`."""
+    levels = hier.levels
     height = len(levels)
     cost = np.zeros(rows.classes)
     if not rows.cls.shape[0] or not height:
@@ -130,24 +147,58 @@ def hierarchical_emd(rows: EncodedRows, levels: list[_Level]) -> np.ndarray:
     q = table / float(int(table.sum()))
     dense = rows.prefers_dense(table.shape[0])
     pm = rows.dense(rows.p, table.shape[0], rows.s) if dense else None
+    runs = None if dense or hier.dfs is None else _runs(rows, hier.dfs)
     for lv in levels:
         qc = np.bincount(lv.child, weights=q, minlength=lv.n_child)
         qn = np.bincount(lv.node, weights=q, minlength=lv.n_node)
         if pm is not None:
             cost += lv.h * _level_dense(pm, lv, qc, qn)
+        elif runs is not None:
+            cost += lv.h * _level_runs(runs, lv, qc, qn, rows.classes)
         else:
             cost += lv.h * _level_sparse(rows, lv, qc, qn)
     return np.clip(cost / height, 0.0, None)
 
 
+def _runs(rows: EncodedRows, dfs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(class, id, p)`` of the rows sorted by class and depth-first rank of the value."""
+    order = np.argsort(rows.cls * dfs.shape[0] + dfs[rows.s], kind="stable")
+    return rows.cls[order], rows.s[order], rows.p[order]
+
+
+def _starts(*keys: np.ndarray) -> np.ndarray:
+    """Where a run of equal ``keys`` begins (the arrays are sorted by them)."""
+    new = np.zeros(keys[0].shape[0], dtype=bool)
+    new[:1] = True
+    for k in keys:
+        new[1:] |= k[1:] != k[:-1]
+    return np.flatnonzero(new)
+
+
+def _level_runs(runs: tuple[np.ndarray, np.ndarray, np.ndarray], lv: _Level, qc: np.ndarray,
+                qn: np.ndarray, classes: int) -> np.ndarray:
+    """:func:`_level_dense` on rows sorted depth-first: each (class, pair) and (class, node)
+    group is a run."""
+    cls, s, p = runs
+    pair = lv.pair[s]
+    starts = _starts(cls, pair)
+    pc = np.add.reduceat(p, starts)
+    g_cls, g_pair = cls[starts], pair[starts]
+    extra = pc - qc[lv.pair_child[g_pair]]
+    node = lv.pair_node[g_pair]
+    nstarts = _starts(g_cls, node)
+    pos = np.add.reduceat(np.maximum(extra, 0.0), nstarts)
+    pn = np.add.reduceat(pc, nstarts)
+    per_node = np.minimum(pos, pos - (pn - qn[node[nstarts]]))
+    return np.bincount(g_cls[nstarts], weights=per_node, minlength=classes)
+
+
 def _group_columns(mat: np.ndarray, code: np.ndarray, width: int) -> np.ndarray:
-    """The columns of ``mat`` summed by ``code`` (column -> group, every group non-empty)."""
-    out = np.zeros((mat.shape[0], width))
-    for_each = np.argsort(code, kind="stable")
-    starts = np.flatnonzero(np.diff(np.concatenate([[-1], code[for_each]])))
-    if mat.shape[0]:
-        out[:, code[for_each][starts]] = np.add.reduceat(mat[:, for_each], starts, axis=1)
-    return out
+    """The columns of ``mat`` summed by ``code`` (column -> group): a product with the
+    0/1 matrix of the grouping (every product exact, the sums as any summation)."""
+    onehot = np.zeros((code.shape[0], width))
+    onehot[np.arange(code.shape[0]), code] = 1.0
+    return mat @ onehot
 
 
 def _level_dense(pm: np.ndarray, lv: _Level, qc: np.ndarray, qn: np.ndarray) -> np.ndarray:

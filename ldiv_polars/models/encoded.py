@@ -42,7 +42,7 @@ __all__ = ["EPS", "ClassVerdict", "EncodedRows", "SensitiveDomain", "class_verdi
 
 DENSE_CELLS = 1 << 16
 """A per-class computation over the whole sensitive domain (``classes x ids`` cells) is done
-on a dense matrix when it has at most this many cells, or at most 8 cells per row of the
+on a dense matrix when it has at most this many cells, or at most 2 cells per row of the
 frequency set; sparsely (on the rows) otherwise."""
 
 
@@ -269,7 +269,7 @@ class EncodedRows:
         """Whether a ``classes x width`` matrix is small enough for :meth:`dense`
         (:data:`DENSE_CELLS`)."""
         cells = self.classes * width
-        return cells <= max(DENSE_CELLS, 8 * self.cls.shape[0])
+        return cells <= max(DENSE_CELLS, 2 * self.cls.shape[0])
 
     def exact_inputs(self, which: np.ndarray) -> tuple[Reference, list[ClassCounts]]:
         """The reference and the counts of the classes ``which`` (indices), as the models'

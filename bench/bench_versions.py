@@ -1,0 +1,106 @@
+"""Two checkouts of the library on ``bench_search.py``'s configurations, alternated in one run:
+warm in-process ``anonymize()`` medians of an *old* checkout (``--old DIR``, e.g. a worktree of
+main) and of this one, run one after the other per repetition so that the machine's load
+drifts over both alike. One worker process per checkout (``LDIV_REPO`` selects the library it
+imports) loads Adult once and answers one configuration at a time.
+
+Prints one table row per configuration: old and new medians, new / old, whether both found the
+same optimum (levels, value, suppressed rows), and the nodes checked by each.
+
+Usage: python bench/bench_versions.py --old /path/to/main-checkout [--repeat 5] [--only TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def worker(metric: str) -> None:
+    """Answer configuration names on stdin with one JSON line each (ms, optimum, checked)."""
+    sys.path.insert(0, str(HERE))
+    import polars as pl
+    from bench_search import ARRAY_CONFIGS, CONFIGS, DATA, QI8
+
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.search import anonymize
+
+    df = pl.read_csv(DATA / "adult.csv", separator=";")
+    hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv") for q in QI8}
+    table = {c[0]: c[1:5] for c in [*CONFIGS, *ARRAY_CONFIGS]}
+    for line in sys.stdin:
+        qi, s, mk, sup = table[line.strip()]
+        t = time.perf_counter()
+        res = anonymize(df, qi, s, hs, mk(), suppression=sup, metric=metric, verify=False)
+        ms = (time.perf_counter() - t) * 1e3
+        print(json.dumps({"ms": ms, "optimum": [res.levels, res.value, res.suppressed_rows],
+                          "checked": res.checked}), flush=True)
+
+
+class Worker:
+    """A worker process importing the library of ``repo``."""
+
+    def __init__(self, repo: Path, metric: str) -> None:
+        env = dict(os.environ, LDIV_REPO=str(repo))
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", "--metric", metric],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     env=env)
+
+    def run(self, name: str) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(name + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", type=Path, help="the checkout to compare with (its library)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--metric", default="loss")
+    ap.add_argument("--only", default=None, help="configurations whose name contains this")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.metric)
+        return
+    sys.path.insert(0, str(HERE))
+    from bench_search import ARRAY_CONFIGS, CONFIGS
+
+    names = [c[0] for c in [*CONFIGS, *ARRAY_CONFIGS]
+             if args.only is None or args.only in c[0]]
+    old, new = Worker(args.old, args.metric), Worker(HERE.parent, args.metric)
+    print(f"old: {args.old}; new: {HERE.parent}; metric {args.metric}; median of "
+          f"{args.repeat} warm runs each, old and new alternated; load {os.getloadavg()}\n")
+    print("| configuration | old | new | new / old | same optimum | checked old / new |")
+    print("|" + "---|" * 6)
+    for name in names:
+        first_old, first_new = old.run(name), new.run(name)  # warm-up
+        t_old, t_new = [], []
+        for _ in range(args.repeat):
+            t_old.append(old.run(name)["ms"])
+            t_new.append(new.run(name)["ms"])
+        a, b = statistics.median(t_old), statistics.median(t_new)
+        print(f"| {name} | {a:,.0f} ms | {b:,.0f} ms | {b / a:.2f} | "
+              f"{first_old['optimum'] == first_new['optimum']} | "
+              f"{first_old['checked']:,} / {first_new['checked']:,} |", flush=True)
+    old.close()
+    new.close()
+    print(f"\nload at the end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
