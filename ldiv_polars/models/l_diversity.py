@@ -207,9 +207,14 @@ class EntropyLDiversity(Model):
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved >= self.l
 
+    @property
+    def min_distinct(self) -> int:
+        """Distinct values every passing class has: ``H <= ln(distinct values)``, so at least
+        ``ceil(l)``."""
+        return math.ceil(self._exact_l)
+
     def relaxation(self) -> Model | None:
-        # H <= ln(distinct values): a passing class has at least ceil(l) of them
-        need = math.ceil(self._exact_l)
+        need = self.min_distinct
         return DistinctLDiversity(need) if need >= 2 else None
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
@@ -236,13 +241,13 @@ class EntropyLDiversity(Model):
         # H >= ln l, a failing one H >= 0: the passing parts hold at most |C| H(C) / ln l rows
         import numpy as np
 
-        fewer = super().suppression_floor(rows, slack)  # fewer than ceil(l) values: all rows
         if self.l == 1:
-            return fewer
+            return None
         h, band = class_entropy(rows)
         size = rows.size.astype(np.float64)
         floor = np.clip(size * (1.0 - (h + band) / math.log(self.l)), 0.0, None)
-        return floor if fewer is None else np.maximum(floor, fewer)
+        # a class with fewer values fails in every split: all its rows
+        return np.where(rows.distinct < self.min_distinct, size, floor)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         sign = entropy_sign(cls.counts, self._exact_l)
@@ -326,13 +331,13 @@ class RecursiveCLDiversity(Model):
         # g >= -r1 >= -its rows: the failing parts hold at least r1 - c * tail rows
         import numpy as np
 
-        fewer = super().suppression_floor(rows, slack)  # fewer than l values: all rows
         if self.l == 1:
-            return fewer
+            return None
         r1, top = rows.top(self.l - 1)
-        tail = (rows.size - top).astype(np.float64)
-        floor = np.clip(r1 - self.c * tail, 0.0, None)
-        return floor if fewer is None else np.maximum(floor, fewer)
+        size = rows.size.astype(np.float64)
+        floor = np.clip(r1 - self.c * (size - top), 0.0, None)
+        # fewer than l values: no tail, the class fails in every split (its relaxation)
+        return np.where(rows.distinct < self.l, size, floor)
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
         import numpy as np
