@@ -119,7 +119,8 @@ class NodeChecker:
         """The table-level models (risk thresholds): judged on the retained class sizes after
         the per-class models, suppressing the smallest classes within the limit."""
         self.models = [m for m in models if not m.table_level]
-        self.relaxed = list(relaxed)
+        # floors read sensitive ids as the values of ONE sensitive column
+        self.relaxed = list(relaxed) if len(efs.sensitive) <= 1 else []
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
