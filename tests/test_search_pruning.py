@@ -23,9 +23,13 @@ from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy
 from ldiv_polars.models import (
     AlphaKAnonymity,
+    BetaLikeness,
+    DeltaDisclosure,
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    NegativePositiveDisclosureRecursive,
+    PositiveDisclosureRecursive,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -52,6 +56,16 @@ FAMILIES = {
                            st.sampled_from([0.02, 0.05, 0.1, 0.2])),
     "t_hierarchical": st.builds(lambda t: TCloseness(t, "hierarchical", S_HIERARCHY),
                                 st.sampled_from([0.05, 0.1, 0.2, 0.3])),
+    "delta": st.builds(DeltaDisclosure, st.sampled_from([0.5, 1.0, 1.5, 3.0])),
+    "beta": st.builds(BetaLikeness, st.sampled_from([0.2, 0.5, 1.0, 2.0])),
+    "beta_enhanced": st.builds(lambda b: BetaLikeness(b, enhanced=True),
+                               st.sampled_from([0.2, 0.5, 1.0, 2.0, 5.0])),
+    "pd_recursive": st.builds(PositiveDisclosureRecursive, st.sampled_from([0.5, 1, 2, 3]),
+                              st.integers(1, 3), st.sampled_from([[], ["a"], ["a", "b"]])),
+    "npd_recursive": st.builds(NegativePositiveDisclosureRecursive,
+                               st.sampled_from([1, 2, 3]), st.sampled_from([0, 10, 25]),
+                               st.integers(1, 3), st.sampled_from([[], ["a"]]),
+                               st.sampled_from([[], ["c"], ["c", "d"]])),
     "k_distinct": st.one_of(st.builds(KAnonymity, st.integers(2, 6)),
                             st.builds(DistinctLDiversity, st.integers(2, 4))),
 }
