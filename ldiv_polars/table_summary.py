@@ -83,8 +83,11 @@ def summary(
     *,
     nulls: NullPolicy = "error",
     separator: str | None = None,
+    engine: str | None = None,
 ) -> dict[str, object]:
-    """Every headline statistic of the table in one pass (see :data:`SUMMARY_KEYS`).
+    """Every headline statistic of the table in one pass (see :data:`SUMMARY_KEYS`), run by
+    ``engine`` (``polars``, ``duckdb``, ``spark``; default: the engine whose native type
+    ``data`` is, else Polars).
 
     ``recursive_c`` is the largest ``r1/(r_l+...+r_m)`` over classes for the given ``l`` (the
     table is recursive (c,l)-diverse iff c exceeds it; None when some class has fewer than l
@@ -100,8 +103,11 @@ def summary(
     l = require_int_at_least("l", l, 1)
     if not isinstance(sensitive, str):
         raise InvalidParameterError("summary() takes exactly one sensitive column")
-    fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
-                            require_sensitive=True)
+    from ldiv_polars.core.engines.base import engine_for  # (numpy: not at import time)
+
+    fs = engine_for(data, engine).plan_frequency_set(data, qi, sensitive, nulls=nulls,
+                                                     separator=separator,
+                                                     require_sensitive=True)
     return _summarize(_keyed_by_class(fs).materialize(), l)
 
 

@@ -247,6 +247,11 @@ _POLARS_READ_ERRORS = (
     "ColumnNotFoundError", "DuplicateError", "InvalidOperationError", "ShapeError",
     "PanicException",
 )
+_SPARK_READ_ERRORS = (
+    "AnalysisException", "SparkException", "SparkRuntimeException", "SparkUpgradeException",
+    "NumberFormatException", "DateTimeException", "ArithmeticException", "Py4JJavaError",
+    "SparkConnectGrpcException", "UnknownException",
+)
 _DUCKDB_READ_ERRORS = (
     "IOException", "InvalidInputException", "ConversionException", "OutOfRangeException",
     "SerializationException",
@@ -276,6 +281,8 @@ def is_read_error(exc: BaseException) -> bool:
         return name in _DUCKDB_READ_ERRORS
     if module.startswith("pyarrow"):
         return isinstance(exc, Exception)
+    if module.startswith(("pyspark", "py4j")):
+        return name in _SPARK_READ_ERRORS
     return False
 
 
