@@ -415,16 +415,22 @@ class _Calls:
         self.con = con
         self.hierarchies: list[str] = []
 
-    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
-        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
-        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
-        classes decided exactly."""
+    def _arguments(self, call: Any, x_name: str, fs: str) -> list[Any]:
+        """The macro's arguments: the extended frequency set, the parameters and, for a
+        hierarchical model, its hierarchy registered (the sensitive values checked as leaves)."""
         args: list[Any] = [x_name, *call.params]
         if call.hierarchy is not None:
             hname = register_hierarchy(self.con, _tmp("hier"), call.hierarchy)
             self.hierarchies.append(hname)
             _check_leaves(self.con, fs, hname)
             args.append(hname)
+        return args
+
+    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
+        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
+        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
+        classes decided exactly."""
+        args = self._arguments(call, x_name, fs)
         marks = ", ".join("?" for _ in args)
         cte = _tmp("c")
         sql = (f"(WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
@@ -436,12 +442,7 @@ class _Calls:
         frequency set ``x_name``: its per-class table is materialized first and the exact step
         (``ldiv__decide_x``) runs only when a class is flagged uncertain, so that it costs
         nothing on a table where no class is within rounding of the threshold."""
-        args: list[Any] = [x_name, *call.params]
-        if call.hierarchy is not None:
-            hname = register_hierarchy(self.con, _tmp("hier"), call.hierarchy)
-            self.hierarchies.append(hname)
-            _check_leaves(self.con, fs, hname)
-            args.append(hname)
+        args = self._arguments(call, x_name, fs)
         marks = ", ".join("?" for _ in args)
         cl = _tmp("cl")
         self.con.execute(f"CREATE TEMP TABLE {_quote(cl)} AS FROM {call.macro}({marks})", args)

@@ -262,9 +262,8 @@ def anonymize(
     hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
     models: Sequence[Model] | Model, *, suppression: float = 0.0, metric: str = "aecs",
     suppression_mode: SuppressionMode = "mask", strategy: str = "auto", verify: bool = True,
-    nulls: NullPolicy = "error", separator: str | None = None,
+    nulls: NullPolicy = "error", separator: str | None = None, engine: str | None = None,
     progress: Progress | None = None, budget: Budget | float | None = None,
-    engine: str | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
 
@@ -278,12 +277,11 @@ def anonymize(
     ``bounded`` (optimum only, by lower-bound pruning), ``anytime`` (the best node within
     ``budget`` — seconds or a :class:`~ldiv_polars.search.anytime.Budget` — with ``bound``
     and ``gap``; ``auto`` picks it on lattices of more than ``TUNING.anytime_min_nodes``
-    nodes). QI columns of the output are Enums
-    of the chosen level's labels in hierarchy order (:func:`output_dtype`; they sort in that
-    order, and Parquet stores them dictionary-encoded). The output is re-verified with
-    :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips that extra pass;
-    :meth:`AnonymizationResult.sink` then writes the output and re-verifies it, in the same
-    pass on inputs of up to 4M rows).
+    nodes). QI columns of the output are Enums of the chosen level's labels in hierarchy order
+    (:func:`output_dtype`; they sort in that order, and Parquet stores them dictionary-encoded).
+    The output is re-verified with :func:`ldiv_polars.check` on the retained rows
+    (``verify=False`` skips that extra pass; :meth:`AnonymizationResult.sink` then writes the
+    output and re-verifies it, in the same pass on inputs of up to 4M rows).
 
     The pipeline: :func:`_read_input` (arguments checked, hierarchies and models prepared),
     :func:`_count` (the encoded frequency set, by the engine that counts this input best),
@@ -297,8 +295,7 @@ def anonymize(
     t0 = time.perf_counter()
     metric = _check_arguments(metric, suppression, suppression_mode, strategy)
     budget = Budget.of(budget) if budget is not None else None
-    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator,
-                      engine)
+    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator, engine)
     counts = _count(inp)
     try:
         limit = suppression_limit_rows(suppression, counts.total)
