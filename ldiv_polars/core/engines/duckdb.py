@@ -230,13 +230,11 @@ def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
 
 
 @contextmanager
-def source(
-    data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
-) -> Iterator[Source]:
+def source(data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
+           ) -> Iterator[Source]:
     """Resolve ``data`` to a relation name on a connection; temporary objects are dropped on
-    exit and a connection opened here is closed.
-    Raises :class:`~ldiv_polars.errors.InputFormatError` on an input of another kind, or a name
-    that is no table or view on ``con``."""
+    exit and a connection opened here is closed. Raises :class:`InputFormatError` on an input
+    of another kind, or a name that is no table or view on ``con``."""
     own = con is None
     conn = duckdb.connect() if con is None else con
     cleanup: list[tuple[str, str]] = []
