@@ -19,7 +19,7 @@ from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, table_results
 from ldiv_polars.models.disclosure import AlphaKAnonymity, DeltaDisclosure
-from ldiv_polars.models.evaluate import evaluate_unnamed
+from ldiv_polars.models.evaluate import collect_unnamed
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
     DistinctLDiversity,
@@ -164,7 +164,7 @@ def _summarize(fs: FrequencySet, l: int) -> dict[str, object]:
         TCloseness(1.0, "ordered" if is_ordered_dtype(dtype) else "equal"),
         DeltaDisclosure(float("inf")),
     ]
-    classes = evaluate_unnamed(fs, models).collect()
+    classes = collect_unnamed(fs, models)
     if classes.height == 0:
         return {key: (0 if key in ("rows", "classes", "sample_uniques") else None)
                 for key in SUMMARY_KEYS}

@@ -229,7 +229,8 @@ def check_csv_header(path: Path, separator: str) -> list[str]:
 
 def sniff_separator(path: Path, suffix: str) -> str:
     """The CSV separator of ``path``: tab for .tsv, else `;` or tab when the header has one and
-    no comma (ARX files are `;`-separated), else a comma."""
+    no comma (ARX files are `;`-separated), else a comma. Raises
+    :class:`~ldiv_polars.errors.UnreadableInputError` when the file cannot be read."""
     if suffix == ".tsv":
         return "\t"
     try:

@@ -26,6 +26,7 @@ from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, Model, ModelResult, table_results
 from ldiv_polars.models.evaluate import (
     ClassNames,
+    collect_unnamed,
     evaluate_classes,
     evaluate_unnamed,
     internal_keys,
@@ -172,7 +173,7 @@ def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
     models = bind_models(models, fs)
     for m in models:
         m.validate(fs)
-    classes = evaluate_unnamed(fs, models, reference=reference).collect()
+    classes = collect_unnamed(fs, models, reference=reference)
     rows = int(classes.get_column(SIZE).sum() or 0)
     return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))
 
