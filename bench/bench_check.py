@@ -217,6 +217,53 @@ def in_memory_lines(df, qi: list[str], s: str, reps: int, label: str) -> list[st
     ]
 
 
+def exact_step_lines(df, qi: list[str], s: str, reps: int) -> list[str]:
+    """Markdown rows: what the Polars exact step (the classes within rounding of a float
+    threshold decided by ``Model.decide``, issue 16) costs ``check`` on a frame in memory: the
+    8 models with the step as shipped against the same call with every model's
+    ``uncertain()`` patched to ``None`` (float verdicts only), interleaved in this process;
+    CPU time (``time.process_time``, every thread) and wall, medians of ``reps``."""
+    from contextlib import ExitStack
+    from unittest import mock
+
+    import ldiv_polars as lp
+
+    ms = models()
+    exact = [m for m in ms if m.uncertain() is not None]
+
+    def without_step():
+        with ExitStack() as stack:
+            for cls in {type(m) for m in exact}:
+                stack.enter_context(mock.patch.object(cls, "uncertain", lambda self: None))
+            return lp.check(df, qi, s, ms)
+
+    runs = {"on": [], "off": []}
+    fns = {"on": lambda: lp.check(df, qi, s, ms), "off": without_step}
+    for _ in range(2):  # warm-up
+        for fn in fns.values():
+            fn()
+    for _ in range(reps):
+        for key, fn in fns.items():
+            c0, t0 = time.process_time(), time.perf_counter()
+            res = fn()
+            runs[key].append((time.process_time() - c0, time.perf_counter() - t0, res))
+    same = [m.passed for m in runs["on"][-1][2].models] == [
+        m.passed for m in runs["off"][-1][2].models]
+    cpu = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
+    wall = {k: statistics.median(r[1] for r in v) for k, v in runs.items()}
+    return [
+        f"**The Polars exact step in `check`** ({len(exact)} of the {len(ms)} models have one: "
+        f"{', '.join(m.key for m in exact)}); the frame in memory; medians of {reps} "
+        f"interleaved runs; same verdicts: {same}.",
+        "",
+        "| `check`, 8 models | CPU | wall |",
+        "|---|---:|---:|",
+        f"| exact step off (float verdicts only) | {fmt_s(cpu['off'])} | {fmt_s(wall['off'])} |",
+        f"| exact step on (as shipped) | {fmt_s(cpu['on'])} | {fmt_s(wall['on'])} |",
+        f"| on / off | **{cpu['on'] / cpu['off']:.2f}x** | {wall['on'] / wall['off']:.2f}x |",
+    ]
+
+
 def run_pycanon(path: Path, qi: list[str], s: str) -> dict | None:
     if not PYCANON_PY.exists():
         print(f"(pycanon venv absent at {PYCANON_PY}: run scripts/setup_pycanon_venv.sh)",
@@ -401,7 +448,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", type=Path, help="also write the tables to this file")
     ap.add_argument("--benchmarks-md", type=Path,
                     help=f"replace or append the section '{SECTION}' of this file")
+    ap.add_argument("--exact-step", action="store_true",
+                    help="only the cost of the Polars exact step in check (Adult in memory)")
     args = ap.parse_args(argv)
+    if args.exact_step:
+        import polars as pl
+
+        with tempfile.TemporaryDirectory() as tmp:
+            _, path, qi, s = prepare_csv(args, Path(tmp))
+            df = pl.read_csv(path, separator=";")
+        print("\n".join(exact_step_lines(df, qi, s, args.reps or 21)))
+        return 0
     if args.reps is None:
         args.reps = 3 if args.parquet else 11
     if args.parquet and args.also_table:

@@ -15,6 +15,12 @@ alternating so that a load change hits all of them:
 - ``suda2`` and ``attribute_risks`` for several ``max_size`` (reported with the distinct keys);
   SUDA2 also over 6 QIs (zip added: many more distinct keys), MSUs of up to 2.
 
+With ``--suite thresholds`` (section ``## Risk thresholds as privacy models``), ``check`` with
+each risk threshold (average risk, sample-unique share, population-unique share with the USA,
+k-map estimated for the USA) and with all of them, against the bare pass and against ``check``
+with k-anonymity alone; and the HTML report (``--population usa``) against ``ldiv check``'s
+library call with the same models and sensitive column.
+
 Run from the repository root::
 
     .venv/bin/python bench/bench_risk.py                          # 1M and 10M rows
@@ -53,6 +59,7 @@ from ldiv_polars.risk import (  # noqa: E402
 QI = ["age", "sex", "race", "education", "marital_status"]
 QI6 = [*QI, "zip"]
 SECTION = "## Disclosure-risk statistics"
+THRESHOLDS_SECTION = "## Risk thresholds as privacy models"
 
 
 def _data(rows: int) -> Path:
@@ -108,8 +115,69 @@ def workloads(path: Path) -> list[tuple[str, str, Callable[[], object], Callable
     return out
 
 
-def measure(path: Path, reps: int) -> list[dict[str, object]]:
-    jobs = workloads(path)
+def threshold_workloads(path: Path
+                        ) -> list[tuple[str, str, Callable[[], object], Callable[[], object]]]:
+    """``check`` with each risk threshold and all of them (baselines: the bare pass and
+    ``check`` with k-anonymity), and the report against ``check`` (same models, sensitive
+    column ``disease``, the population figures)."""
+    import ldiv_polars as lp
+    from ldiv_polars.models import AverageRisk, KMap, PopulationUniques, SampleUniques
+    from ldiv_polars.reporting import report
+
+    src = str(path)
+    base = _bare(lambda: pl.scan_parquet(path), QI)
+    kanon = [lp.KAnonymity(5)]
+    each = {"average risk <= 0.1": AverageRisk(0.1), "sample uniques <= 0.01": SampleUniques(
+        0.01), "population uniques <= 0.01 (USA)": PopulationUniques(0.01, "usa"),
+        "k-map 5 (USA, Poisson)": KMap(5, "usa")}
+    every = list(each.values())
+
+    def run(models: list[object], s: str | None = None) -> Callable[[], object]:
+        return lambda: lp.check(src, QI, s, models)
+
+    out = [("check k-anonymity 5", "pass", run(kanon), base)]
+    for name, m in each.items():
+        out += [(f"check {name}", "pass", run([m]), base),
+                (f"check {name} ", "check k-anonymity 5", run([m]), run(kanon))]
+    out += [("check all four", "pass", run(every), base),
+            ("check all four ", "check k-anonymity 5", run(every), run(kanon)),
+            ("report --population usa, all four", "check, same models and sensitive",
+             lambda: report(src, QI, "disease", every, population_size="usa"),
+             run(every, "disease"))]
+    return out
+
+
+def verdict_costs(path: Path, reps: int) -> list[dict[str, object]]:
+    """The table-level verdicts alone (``table_level_result`` on the class sizes, medians of
+    5), passing and failing (the failing ones search the classes to suppress), beside the
+    class-size pass they follow (median of ``reps``), measured in the same run."""
+    from ldiv_polars.models import AverageRisk, PopulationUniques, SampleUniques
+    from ldiv_polars.models.base import table_level_result
+
+    passes = []
+    for _ in range(max(reps, 1)):
+        t0 = time.perf_counter()
+        sizes = class_table(pl.scan_parquet(path), QI)["n"].to_numpy()
+        passes.append(time.perf_counter() - t0)
+    base = statistics.median(passes)
+    rows = []
+    for m in (AverageRisk(0.1), SampleUniques(0.01), PopulationUniques(0.01, "usa"),
+              AverageRisk(0.001), SampleUniques(0.0), PopulationUniques(1e-7, "usa")):
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            verdict = table_level_result(m, sizes)
+            times.append(time.perf_counter() - t0)
+        t = statistics.median(times)
+        rows.append({"figure": f"verdict {m.describe()} "
+                               f"({'passes' if verdict.passed else 'fails'})",
+                     "baseline": "class_table pass", "seconds": t, "base": base,
+                     "ratio": t / base, "keys": len(sizes)})
+    return rows
+
+
+def measure(path: Path, reps: int, suite: str = "statistics") -> list[dict[str, object]]:
+    jobs = workloads(path) if suite == "statistics" else threshold_workloads(path)
     times: dict[str, list[float]] = {}
     bases: dict[str, list[float]] = {}
     for rep in range(reps + 1):  # rep 0 warms up
@@ -120,42 +188,52 @@ def measure(path: Path, reps: int) -> list[dict[str, object]]:
                 if rep:
                     store.setdefault(name, []).append(time.perf_counter() - t0)
     keys = class_table(pl.scan_parquet(path), QI).height
-    keys6 = class_table(pl.scan_parquet(path), QI6).height
+    keys6 = class_table(pl.scan_parquet(path), QI6).height if suite == "statistics" else 0
     rows = []
     for name, base_name, _, _ in jobs:
         t, b = statistics.median(times[name]), statistics.median(bases[name])
         rows.append({"figure": name, "baseline": base_name, "seconds": t, "base": b,
                      "ratio": t / b, "keys": keys6 if "6 QIs" in name else keys})
-    return rows
+    return rows + (verdict_costs(path, reps) if suite == "thresholds" else [])
 
 
-def markdown(results: dict[int, list[dict[str, object]]], reps: int) -> str:
+def markdown(results: dict[int, list[dict[str, object]]], reps: int,
+             suite: str = "statistics") -> str:
     lines = [
-        SECTION, "",
-        f"`bench/bench_risk.py --reps {reps}` on {platform.machine()}, {os.cpu_count()} cores "
+        SECTION if suite == "statistics" else THRESHOLDS_SECTION, "",
+        f"`bench/bench_risk.py --suite {suite} --reps {reps}` on {platform.machine()}, {os.cpu_count()} cores "
         f"(shared: other jobs ran; medians of {reps} alternating repetitions), Polars "
         f"{pl.__version__}. Synthetic tables (`write_synthetic`, seed 0), QIs "
-        f"{', '.join(QI)} (6 QIs: + zip). Ratio = the figure's time / the bare streaming "
-        "`group_by(qi).len()` over the same scan, measured in the same run.", "",
+        f"{', '.join(QI)} (6 QIs: + zip). Ratio = the figure's time / its baseline's "
+        "(the bare streaming `group_by(qi).len()` over the same scan, or the named call), "
+        f"measured in the same run. Load average at the start: {_load()}.", "",
     ]
     for rows, res in results.items():
         lines += [f"**{rows:,} rows**", "",
                   "| figure | distinct keys | seconds | baseline | baseline s | ratio |",
                   "|---|---:|---:|---|---:|---:|"]
         for r in res:
-            lines.append(f"| {r['figure']} | {r['keys']:,} | {r['seconds']:.3f} | "
-                         f"{r['baseline']} | {r['base']:.3f} | {r['ratio']:.2f} |")
+            lines.append(f"| {r['figure']} | {r['keys']:,} | {r['seconds']:.3g} | "
+                         f"{r['baseline']} | {r['base']:.3f} | {r['ratio']:.2g} |")
         lines.append("")
     return "\n".join(lines)
 
 
+def _load() -> str:
+    try:
+        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover - no load average on this platform
+        return "unknown"
+
+
 def _write_section(path: Path, text: str) -> None:
     old = path.read_text() if path.exists() else ""
-    start = old.find(SECTION)
+    title = text.split("\n", 1)[0]
+    start = old.find(title)
     if start < 0:
         new = old.rstrip("\n") + "\n\n" + text + "\n"
     else:
-        end = old.find("\n## ", start + len(SECTION))
+        end = old.find("\n## ", start + len(title))
         new = old[:start] + text + ("\n" + old[end + 1:] if end >= 0 else "\n")
     path.write_text(new)
 
@@ -165,9 +243,14 @@ def main() -> None:
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--benchmarks-md", type=Path)
+    ap.add_argument("--suite", choices=["statistics", "thresholds"], default="statistics")
+    ap.add_argument("--path", type=Path, help="a synthetic table already written (its rows "
+                    "are counted; instead of --rows)")
     args = ap.parse_args()
-    results = {rows: measure(_data(rows), args.reps) for rows in args.rows}
-    text = markdown(results, args.reps)
+    tables = {pl.scan_parquet(args.path).select(pl.len()).collect().item(): args.path} \
+        if args.path else {rows: _data(rows) for rows in args.rows}
+    results = {rows: measure(path, args.reps, args.suite) for rows, path in tables.items()}
+    text = markdown(results, args.reps, args.suite)
     print(text)
     if args.benchmarks_md:
         _write_section(args.benchmarks_md, text)

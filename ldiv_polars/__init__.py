@@ -28,19 +28,23 @@ from ldiv_polars.errors import (
 )
 from ldiv_polars.models import (
     AlphaKAnonymity,
+    AverageRisk,
     BetaLikeness,
     DeltaDisclosure,
     DistinctLDiversity,
     EntropyLDiversity,
     EntropyLDiversityDontCare,
     KAnonymity,
+    KMap,
     Model,
     ModelResult,
     MultiAttribute,
     NegativePositiveDisclosureRecursive,
+    PopulationUniques,
     PositiveDisclosureRecursive,
     RecursiveCLDiversity,
     RiskReport,
+    SampleUniques,
     TCloseness,
     evaluate_classes,
     risk_profile,
@@ -110,7 +114,8 @@ _LAZY = {
 
 _LAZY_MODULES = ("duckdb",)
 """Submodules reachable as attributes without an import of their own (``ldiv_polars.duckdb``,
-as the README writes it), imported on first use: DuckDB costs ~40 ms to import."""
+as the README writes it), imported on first use, so that ``import ldiv_polars`` does not
+import DuckDB."""
 
 
 def __getattr__(name: str) -> object:
@@ -133,6 +138,7 @@ __all__ = [
     *_LAZY,
     "SUMMARY_KEYS",
     "AlphaKAnonymity",
+    "AverageRisk",
     "BetaLikeness",
     "CheckResult",
     "DeltaDisclosure",
@@ -145,11 +151,13 @@ __all__ = [
     "InputFormatError",
     "InvalidParameterError",
     "KAnonymity",
+    "KMap",
     "LdivError",
     "Model",
     "ModelResult",
     "MultiAttribute",
     "NegativePositiveDisclosureRecursive",
+    "PopulationUniques",
     "NullValuesError",
     "OutputOverwritesInputError",
     "OutputPathError",
@@ -157,6 +165,7 @@ __all__ = [
     "PositiveDisclosureRecursive",
     "RecursiveCLDiversity",
     "RiskReport",
+    "SampleUniques",
     "SensitiveInQuasiIdentifierError",
     "TCloseness",
     "UnknownColumnError",

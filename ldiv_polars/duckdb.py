@@ -32,6 +32,7 @@ import polars as pl
 import pyarrow as pa
 
 from ldiv_polars.core.engines.duckdb import Source as _Source
+from ldiv_polars.core.engines.duckdb import null_counts
 from ldiv_polars.core.engines.duckdb import quote as _quote
 from ldiv_polars.core.engines.duckdb import source as _source
 from ldiv_polars.core.engines.duckdb import temp_name as _tmp
@@ -41,9 +42,10 @@ from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
     check_null_policy,
+    raise_null_counts,
     require_int_at_least,
 )
-from ldiv_polars.errors import InputFormatError, InvalidParameterError, NullValuesError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError
 from ldiv_polars.table_summary import SUMMARY_KEYS
 
 __all__ = [
@@ -72,7 +74,9 @@ _INT_KEYS = frozenset({"rows", "classes", "k", "l_distinct", "sample_uniques"})
 
 def sql_dir() -> Any:
     """Directory holding the macro files: ``ldiv_polars/sql`` inside an installed wheel, else
-    the repository's ``sql/`` next to the package (editable or source checkout)."""
+    the repository's ``sql/`` next to the package (editable or source checkout); raises
+    :class:`~ldiv_polars.errors.InputFormatError` when neither holds them (a broken
+    installation)."""
     packaged = resources.files("ldiv_polars").joinpath("sql")
     if packaged.is_dir() and packaged.joinpath(SQL_FILES[0]).is_file():
         return packaged
@@ -85,7 +89,8 @@ def sql_dir() -> Any:
 
 
 def sql_text(name: str = "ldiv.sql") -> str:
-    """Text of one packaged SQL file (see :data:`SQL_FILES`)."""
+    """Text of one packaged SQL file (see :data:`SQL_FILES`); raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a name not among them."""
     if name not in SQL_FILES:
         raise InvalidParameterError(f"unknown SQL file {name!r}; expected one of {SQL_FILES}")
     return sql_dir().joinpath(name).read_text(encoding="utf-8")
@@ -162,6 +167,7 @@ def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Arr
                 labels: pa.Array) -> pa.Array:
     """Arrow UDF: the exact verdict and value of each (undecided) class of the batch, by the
     model's own routine (``Model.decide``; a loop over those classes, never rows)."""
+    from ldiv_polars.models.boundary import reference_of
     from ldiv_polars.models.exact import ClassCounts, Reference
     from ldiv_polars.models.spec import from_spec
 
@@ -173,7 +179,7 @@ def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Arr
                                   table.to_pylist(), labels.to_pylist()):
         if key != (tb, lb):  # every class of one query shares the domain: built once
             key = (tb, lb)
-            ref = Reference(tuple(lb), tuple(int(c) for c in tb), tuple(lb))
+            ref, _ = reference_of(lb, tb, lb)  # the labels are the values' text
         assert ref is not None
         ok, v = from_spec(sp).decide(ClassCounts(tuple(rk), tuple(int(c) for c in cn)), ref)
         passed.append(bool(ok))
@@ -270,17 +276,10 @@ def _frequency_set(src: _Source, qi: list[str], s: str, nulls: NullPolicy,
     )
     try:
         if nulls == "error":
-            order = [c for c in src.columns if c in qi]  # struct fields follow the table order
-            exprs = [
-                f"coalesce(sum(n) FILTER (WHERE struct_extract_at(ec, {i}) IS NULL), 0)"
-                for i in range(1, len(order) + 1)
-            ]
-            exprs.append("coalesce(sum(n) FILTER (WHERE sv IS NULL), 0)")
-            row = con.execute(f"SELECT {', '.join(exprs)} FROM {_quote(name)}").fetchall()[0]
-            by_name = dict(zip([*order, s], (int(v) for v in row)))
-            counts = {c: by_name[c] for c in (report or [*qi, s]) if by_name[c]}
-            if counts:
-                raise NullValuesError(counts)
+            fields = [c for c in src.columns if c in qi]  # struct fields follow the table order
+            exprs = {c: f"struct_extract_at(ec, {i})" for i, c in enumerate(fields, 1)} | {
+                s: "sv"}
+            raise_null_counts(null_counts(con, name, exprs, "n"), report or [*qi, s])
         yield name
     finally:
         con.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
@@ -370,6 +369,8 @@ def register_hierarchy(
     ``hierarchy``: a Polars DataFrame in ARX layout (first column the value, one column per
     level) or an object with such a ``.frame`` (``ldiv_polars.hierarchy.Hierarchy``). As on the
     Polars side, a root level ``*`` is added when the last column has more than one value.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on anything else, a frame of
+    fewer than two columns, or empty cells. Returns ``name``.
     """
     frame = getattr(hierarchy, "frame", hierarchy)
     if not isinstance(frame, pl.DataFrame) or frame.width < 2:
@@ -414,21 +415,53 @@ class _Calls:
         self.con = con
         self.hierarchies: list[str] = []
 
-    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
-        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
-        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
-        classes decided exactly."""
+    def _arguments(self, call: Any, x_name: str, fs: str) -> list[Any]:
+        """The macro's arguments: the extended frequency set, the parameters and, for a
+        hierarchical model, its hierarchy registered (the sensitive values checked as leaves)."""
         args: list[Any] = [x_name, *call.params]
         if call.hierarchy is not None:
             hname = register_hierarchy(self.con, _tmp("hier"), call.hierarchy)
             self.hierarchies.append(hname)
             _check_leaves(self.con, fs, hname)
             args.append(hname)
+        return args
+
+    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
+        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
+        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
+        classes decided exactly."""
+        args = self._arguments(call, x_name, fs)
         marks = ", ".join("?" for _ in args)
         cte = _tmp("c")
         sql = (f"(WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
                f"FROM ldiv__decide_x(?, ?, ?))")
         return sql, [*args, cte, x_name, call.spec_json]
+
+    def verdict(self, call: Any, x_name: str, fs: str, model: Any) -> tuple[Any, ...]:
+        """The ``ldiv__result`` row of ``model`` (``call`` its SQL form) over the extended
+        frequency set ``x_name``: its per-class table is materialized first and the exact step
+        (``ldiv__decide_x``) runs only when a class is flagged uncertain, so that it costs
+        nothing on a table where no class is within rounding of the threshold."""
+        args = self._arguments(call, x_name, fs)
+        marks = ", ".join("?" for _ in args)
+        cl = _tmp("cl")
+        self.con.execute(f"CREATE TEMP TABLE {_quote(cl)} AS FROM {call.macro}({marks})", args)
+        try:
+            flagged = self.con.execute(f"SELECT bool_or(unc) FROM {_quote(cl)}").fetchone()
+            source, params = cl, []
+            if flagged and flagged[0]:
+                source = _tmp("d")
+                self.con.execute(f"CREATE TEMP TABLE {_quote(source)} AS "
+                                 "FROM ldiv__decide_x(?, ?, ?)", [cl, x_name, call.spec_json])
+            try:
+                return self.con.execute("FROM ldiv__result(?, ?, ?)",
+                                        [source, model.name, model.higher_is_better]
+                                        ).fetchall()[0]
+            finally:
+                if source != cl:
+                    self.con.execute(f"DROP TABLE IF EXISTS {_quote(source)}")
+        finally:
+            self.con.execute(f"DROP TABLE IF EXISTS {_quote(cl)}")
 
     def close(self) -> None:
         for hname in self.hierarchies:
@@ -505,11 +538,7 @@ def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any]
             if m.table_level:
                 out.append(_table_level_row(con, x_name, m, call))
                 continue
-            sql, args = runner.classes(call, x_name, fs)
-            cl = _tmp("cl")
-            row = con.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
-                              [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
-            out.append(_result_row(m.key, row))
+            out.append(_result_row(m.key, runner.verdict(call, x_name, fs, m)))
     finally:
         runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")

@@ -215,3 +215,33 @@ def test_merged_frequency_sets_equal_the_whole_table():
                              ["a", "b"], "s")
     with pytest.raises(InvalidParameterError):
         merge_frequency_sets([])
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, 1, 2]), st.sampled_from([None, "x"]),
+                          st.sampled_from([None, "p", "q"]), st.sampled_from([None, "u"])),
+                min_size=1, max_size=12))
+def test_one_null_policy_in_every_engine_and_the_sql_wrappers(rows):
+    """The Polars engine, the DuckDB engine and the DuckDB check (one and two sensitive
+    columns, QIs given in another order than the table's) raise the same NullValuesError: the
+    rows with a null per column, counted here row by row, in the order the columns were
+    given."""
+    import ldiv_polars as lp
+    import ldiv_polars.duckdb as ld
+    from ldiv_polars.models import DistinctLDiversity, KAnonymity, MultiAttribute
+
+    df = pl.DataFrame(rows, schema=["a", "b", "s", "t"], orient="row")
+    for qi, s in ((["b", "a"], ["s"]), (["b", "a"], ["t", "s"])):
+        expect = {c: sum(r[df.columns.index(c)] is None for r in rows) for c in [*qi, *s]}
+        expect = {c: n for c, n in expect.items() if n}
+        models = [KAnonymity(1), MultiAttribute(DistinctLDiversity(1))] if len(s) > 1 else \
+            [KAnonymity(1)]
+        calls = [lambda e=e: e.frequency_set(df, qi, s) for e in ENGINES]
+        calls += [lambda: lp.check(df, qi, s, models), lambda: ld.check(df, qi, s, models)]
+        for call in calls:
+            if expect:
+                with pytest.raises(NullValuesError) as err:
+                    call()
+                assert list(err.value.counts.items()) == list(expect.items())
+            else:
+                call()

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> NoReturn:
     """The ``ldiv`` script and ``python -m ldiv_polars``: :func:`main`, then the process ends
     without tearing the interpreter down (its arrays, frames and the engines' thread pools are
-    the OS's to free: ~0.06 s of a 1M-row ``ldiv anonymize``). Every file is written and
+    the OS's to free). Every file is written and
     closed, and every temporary file removed, by then (:func:`main` returns only after the
     commands' ``finally`` blocks ran); stdout and stderr are flushed first. SIGINT and SIGTERM
     are turned into :class:`Interrupted` and :class:`Terminated` so that those blocks run on

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 import polars as pl
@@ -35,7 +35,8 @@ NullPolicy = Literal["error", "value"]
 
 
 def as_names(columns: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Normalize a column argument (one name, a comma-free iterable, or None) to a tuple."""
+    """Normalize a column argument (one name, a comma-free iterable, or None) to a tuple;
+    raises :class:`~ldiv_polars.errors.InvalidParameterError` on a name that is not a string."""
     if columns is None:
         return ()
     if isinstance(columns, str):
@@ -114,12 +115,25 @@ def null_counts_in(df: pl.DataFrame, columns: Sequence[str], count: str) -> dict
     return out
 
 
+def raise_null_counts(counts: Mapping[str, int], order: Sequence[str]) -> None:
+    """The error of the null policy ``"error"``, made here only (every engine counts its nulls
+    and calls this): raise :class:`~ldiv_polars.errors.NullValuesError` naming, in ``order``,
+    each column of ``counts`` with a nonzero number of rows; nothing when there is none.
+
+    >>> raise_null_counts({"s": 0, "zip": 2}, ["zip", "s"])
+    Traceback (most recent call last):
+    ...
+    ldiv_polars.errors.NullValuesError: null values in 'zip': 2 null(s); ...
+    """
+    found = {c: int(counts[c]) for c in order if counts.get(c)}
+    if found:
+        raise NullValuesError(found)
+
+
 def raise_on_nulls(df: pl.DataFrame, columns: Sequence[str], count: str) -> None:
     """Raise :class:`~ldiv_polars.errors.NullValuesError` (with the rows per column, weighted by
     the ``count`` column) when any of ``columns`` of the frequency set ``df`` holds a null."""
-    counts = null_counts_in(df, columns, count)
-    if counts:
-        raise NullValuesError(counts)
+    raise_null_counts(null_counts_in(df, columns, count), columns)
 
 
 # --- parameters -------------------------------------------------------------------------------

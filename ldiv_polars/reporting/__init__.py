@@ -61,8 +61,7 @@ def report(
     separator: str | None = None, release_separator: str | None = None,
     title: str | None = None, command: str | None = None,
     progress: Callable[[str], None] | None = None,
-    population_size: int | str | None = None,
-    weight: str | None = None,
+    population_size: int | str | None = None, weight: str | None = None,
 ) -> HtmlReport:
     """The HTML report of ``data`` (a path, glob, LazyFrame or DataFrame) checked against
     ``models`` on the quasi-identifiers ``qi`` and the ``sensitive`` column.
@@ -75,8 +74,7 @@ def report(
     atomically (``.html``/``.htm``; checked before any work, never over an input). ``l``: the
     ``l`` of the summary's ``recursive_c``. ``command``: the command line, shown on the page.
     ``progress`` is called with a short description of each stage. ``population_size`` (a
-    number or a region) and ``weight`` (a column of sampling weights) add the population
-    section (:func:`~ldiv_polars.reporting.facts.population_facts`).
+    number or region) and ``weight`` (sampling weights) add the population section.
 
     Raises the typed errors of :func:`~ldiv_polars.check` before the pass over the rows, and
     :class:`~ldiv_polars.errors.OutputPathError` /
@@ -99,14 +97,24 @@ def report(
                          say, **pop)
     say("drawing the report")
     drawing.join()
-    judged = rel if rel is not None else inp
-    page = HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
-                      verdict_on="input" if rel is None else "release",
-                      verdicts=judged.verdicts)
+    page = _html_report(inp, rel, anonymization, hierarchies, title=title, command=command)
     if out is not None:
-        with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
-            f.path.write_text(page, encoding="utf-8")
+        _write(page, out, sources)
     return page
+
+
+def _html_report(inp: Any, rel: Any, anonymization: Any, hierarchies: Any, *,
+                 title: str | None, command: str | None) -> HtmlReport:
+    """The page with its verdict, judged on the release when there is one, else the input."""
+    return HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
+                      verdict_on="input" if rel is None else "release",
+                      verdicts=(rel if rel is not None else inp).verdicts)
+
+
+def _write(page: str, out: str | Path, sources: list[Any]) -> None:
+    """Write the page to ``out`` atomically, never over one of the input files ``sources``."""
+    with atomic_output(out, inputs=sources, suffixes=REPORT_SUFFIXES) as f:
+        f.path.write_text(page, encoding="utf-8")
 
 
 def _checked_sources(data: TableLike, release: TableLike | None, anonymization: Any,
@@ -144,7 +152,7 @@ def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
 
 def _warm_up_charts() -> threading.Thread:
     """Import matplotlib in a thread while the engine reads the rows (the engine releases the
-    interpreter: the import, ~0.3-0.5 s, is then free)."""
+    interpreter, so the import overlaps the pass over the rows)."""
     from ldiv_polars.reporting.charts import pyplot
 
     thread = threading.Thread(target=pyplot, name="ldiv-report-charts", daemon=True)

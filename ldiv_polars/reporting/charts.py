@@ -3,8 +3,8 @@ report is built; the ``report`` extra installs it).
 
 Why static SVG from matplotlib (docs/report.md has the comparison): the page needs no script at
 all to show a chart, so it opens on an offline machine, in a mail client's preview or an
-archive viewer, and prints as it shows; a chart of a few dozen bars is 10-30 kB of SVG
-(Plotly's inlined JS alone is ~3.5 MB, Vega's ~1 MB); text stays text (``svg.fonttype``
+archive viewer, and prints as it shows; a chart is a small SVG with no script library inlined
+(docs/report.md compares the sizes); text stays text (``svg.fonttype``
 "none"), so the numbers can be searched and read by a screen reader, and every chart carries an
 ``aria-label`` and a data table beside it; matplotlib is a well-kept dependency the project's
 notebooks already use.
