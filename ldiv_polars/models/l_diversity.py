@@ -800,6 +800,7 @@ class EntropyLDiversityDontCare(Model):
         from ldiv_polars.models.adjusted_entropy import (
             adjusted_entropy_band,
             adjusted_entropy_rows,
+            settle_uniform,
         )
         from ldiv_polars.models.encoded import ClassVerdict
 
@@ -811,8 +812,11 @@ class EntropyLDiversityDontCare(Model):
         thr = math.log(self.l) - ENTROPY_TOLERANCE
         with np.errstate(invalid="ignore"):
             band = adjusted_entropy_band(rows.distinct, np.log(np.maximum(rows.size, 1)))
-            return ClassVerdict(~defined | (h >= thr),
-                                defined & (np.abs(h - thr) <= band))
+            passed, uncertain = ~defined | (h >= thr), defined & (np.abs(h - thr) <= band)
+        # a class spread uniformly (e.g. over l values outside Y) sits on ln l exactly
+        settle_uniform(rows, *flags, passed, uncertain, decimal(self.l),
+                       decimal(ENTROPY_TOLERANCE))
+        return ClassVerdict(passed, uncertain)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         from ldiv_polars.models.adjusted_entropy import adjusted_entropy, adjusted_entropy_at_least
