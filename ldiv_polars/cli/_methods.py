@@ -99,6 +99,11 @@ def run_methods(*, path: Path, out: Path, qi: list[str], sensitive: list[str],
                                     f"got {method!r}")
     if method in NEEDS_HIERARCHIES and hierarchies is None:
         raise InvalidParameterError(f"--method {method} needs --hierarchies")
+    sized = [m.describe() for m in models if m.table_level or m.for_rows(1) is not m]
+    if sized and (compare or method not in ("mondrian",)):
+        raise InvalidParameterError(
+            f"{', '.join(sized)}: the risk thresholds are enforced by the global search and "
+            "--method mondrian, not by cell suppression or local recoding")
     if semantics != "value" and (compare or method not in ("cells", "gencells")):
         raise InvalidParameterError(
             "--semantics wildcard is for --method cells or gencells without --compare "
