@@ -74,7 +74,9 @@ _INT_KEYS = frozenset({"rows", "classes", "k", "l_distinct", "sample_uniques"})
 
 def sql_dir() -> Any:
     """Directory holding the macro files: ``ldiv_polars/sql`` inside an installed wheel, else
-    the repository's ``sql/`` next to the package (editable or source checkout)."""
+    the repository's ``sql/`` next to the package (editable or source checkout); raises
+    :class:`~ldiv_polars.errors.InputFormatError` when neither holds them (a broken
+    installation)."""
     packaged = resources.files("ldiv_polars").joinpath("sql")
     if packaged.is_dir() and packaged.joinpath(SQL_FILES[0]).is_file():
         return packaged
@@ -87,7 +89,8 @@ def sql_dir() -> Any:
 
 
 def sql_text(name: str = "ldiv.sql") -> str:
-    """Text of one packaged SQL file (see :data:`SQL_FILES`)."""
+    """Text of one packaged SQL file (see :data:`SQL_FILES`); raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a name not among them."""
     if name not in SQL_FILES:
         raise InvalidParameterError(f"unknown SQL file {name!r}; expected one of {SQL_FILES}")
     return sql_dir().joinpath(name).read_text(encoding="utf-8")
@@ -366,6 +369,8 @@ def register_hierarchy(
     ``hierarchy``: a Polars DataFrame in ARX layout (first column the value, one column per
     level) or an object with such a ``.frame`` (``ldiv_polars.hierarchy.Hierarchy``). As on the
     Polars side, a root level ``*`` is added when the last column has more than one value.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on anything else, a frame of
+    fewer than two columns, or empty cells. Returns ``name``.
     """
     frame = getattr(hierarchy, "frame", hierarchy)
     if not isinstance(frame, pl.DataFrame) or frame.width < 2:

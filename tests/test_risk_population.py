@@ -319,3 +319,11 @@ def test_rows_and_table_give_the_same_answer_and_nulls_follow_the_policy() -> No
         population_uniqueness(with_null, ["a", "b"], population_size=100)
     assert population_uniqueness(with_null, ["a", "b"], population_size=100,
                                  nulls="value").classes == direct.classes
+
+
+def test_pitman_with_a_zero_denominator_in_arx_start_uses_the_other_starts() -> None:
+    """Class sizes {6, 1, 1}: ARX's moment start divides by 2*c1*u + c1*c - n*c = 0 (found by
+    hypothesis); the start is skipped, not an exception, and the answer is what the fallback
+    starts give (a root or None with a reason)."""
+    res = population_uniqueness({6: 1, 1: 2}, population_size=1000, model="pitman")
+    assert (res.fraction is None) == (res.reason is not None)

@@ -39,13 +39,14 @@ their precision (the likelihood grows towards ``theta = inf``, no finite estimat
 
 
 def _start(h: SizeHistogram) -> tuple[float, float]:
-    """ARX's moment-based starting point ``(theta, alpha)`` (ModelPitman); NaN where its
-    denominator vanishes (then the grids of fallback starts are tried)."""
-    u, n = np.float64(h.n_classes), np.float64(h.records)  # numpy: x / 0 is inf/nan, no error
+    """ARX's moment-based starting point ``(theta, alpha)`` (ModelPitman)."""
+    # numpy floats: a zero denominator gives inf/nan (as in ARX's Java), not an exception;
+    # :func:`_roots` skips a start that is not finite
+    u, n = np.float64(h.n_classes), np.float64(h.records)
     c1 = np.float64(h.of_size(1))
-    c2 = float(h.of_size(2)) or 1.0  # ARX: no classes of size 2 -> 1 (overestimates)
-    c = c1 * (c1 - 1.0) / c2
+    c2 = np.float64(h.of_size(2) or 1.0)  # ARX: no classes of size 2 -> 1 (overestimates)
     with np.errstate(all="ignore"):
+        c = c1 * (c1 - 1.0) / c2
         t = (n * u * c - c1 * (n - 1.0) * (2.0 * u + c)) / (2.0 * c1 * u + c1 * c - n * c)
         a = (t * (c1 - n) + (n - 1.0) * c1) / (n * u)
     return float(t), float(a)
@@ -128,7 +129,8 @@ def _roots(h: SizeHistogram):
             g, size = score(t, a)
         return (t, a) if np.all(np.abs(g) <= RESIDUAL_TOLERANCE * size) else None
 
-    yield solve(raw, np.array(_start(h)))
+    start = np.array(_start(h))
+    yield solve(raw, start) if np.all(np.isfinite(start)) else None
     for t0, a0 in GRID_POSITIVE:
         yield solve(positive, np.array([np.log(t0), special.logit(a0)]))
     for m0, a0 in GRID_NEGATIVE:

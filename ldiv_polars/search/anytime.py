@@ -43,11 +43,17 @@ import numpy as np
 
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
+from ldiv_polars.search.anytime_cuts import CutRelaxation
 from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP, HAS_LOWER_BOUND, MetricSuite
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.suppression import NodeChecker, predicate_monotone, relaxations
 
 Levels = tuple[int, ...]
+
+CUT_LOOP_MIN_NODES = 10 ** 6
+"""Lattices of at least this many nodes are searched by the cut loop (:meth:`_Search.run_cuts`)
+when the metric is separable; smaller ones best-first (:meth:`_Search.run`), which proves
+their optimum with fewer solver calls."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,7 @@ class _Search:
         self.best: Levels | None = None
         self.best_val = math.inf
         self.stopped = ""
+        self.costs: list[list[float]] = []
 
     # --- budget and checks --------------------------------------------------------------------
 
@@ -222,9 +229,10 @@ class _Search:
             return None
         return f[hit[np.argmax(f[hit].sum(axis=1, dtype=np.int64))]]
 
-    def climb(self, x: Levels) -> None:
+    def climb(self, x: Levels) -> Levels:
         """From a down-set failure ``x``, raise each QI (cheapest first) as far as the node
-        still fails so, by bisection; each failure found is recorded."""
+        still fails so, by bisection; each failure found is recorded. Returns the last (the
+        highest) failure: maximal unless the budget ran out."""
         cur = list(x)
         for i in self._order(cur):
             lo, hi = cur[i], self.heights[i] - 1  # lo fails; find the highest failing level
@@ -236,6 +244,7 @@ class _Search:
                 else:
                     hi = mid - 1
             cur[i] = lo
+        return tuple(cur)
 
     def _order(self, x: Sequence[int]) -> list[int]:
         """QIs by the bound's increase for one level up (cheapest first)."""
@@ -312,6 +321,121 @@ class _Search:
     def key(self, x: Levels) -> float:
         return self.free_value(x) if self.cheap else 0.0
 
+    # --- the cut loop (separable metrics) -----------------------------------------------------
+
+    def separable_costs(self) -> list[list[float]]:
+        """Per QI and level, the metric's suppression-free cost (its value at the node with
+        that QI at that level and every other at 0, less its value at the bottom; the metrics
+        of ``BOUND_WITHOUT_ROLLUP`` are sums over the QIs)."""
+        zero = [0] * self.q
+        at0 = self.metrics.bound_from_levels(self.metric, zero)
+        out = []
+        for j, h in enumerate(self.heights):
+            row = []
+            for lv in range(h):
+                x = list(zero)
+                x[j] = lv
+                row.append(self.metrics.bound_from_levels(self.metric, x) - at0)
+            out.append(row)
+        out[0] = [c + at0 for c in out[0]]
+        return out
+
+    def run_cuts(self) -> float:
+        """The implicit-hitting-set loop (docs/anonymize.md, "The anytime search"): an
+        incumbent by descent from the top; then, until proven or out of budget, the least-cost
+        node above no recorded failure (:class:`CutRelaxation`) is probed: a failure is lifted
+        to a maximal one and cut, anything else checked is excluded. Returns the lower bound."""
+        self.costs = self.separable_costs()
+        relax = CutRelaxation(self.costs)
+        top = tuple(h - 1 for h in self.heights)
+        if self.check(top)[0]:
+            self.descend(top)
+        fed, bound = 0, -math.inf
+        while True:
+            for f in self.fails[fed:self.n_fails]:
+                relax.add_failure(tuple(int(v) for v in f))
+            fed = self.n_fails
+            lb, x = relax.solve(self._seconds_left())
+            bound = max(bound, min(lb, self.best_val))
+            if lb >= self.best_val - 1e-9 * max(1.0, abs(self.best_val)):
+                self.stopped = "proven" if self.best is not None else "exhausted"
+                return self.best_val
+            if self.out_of_budget() or x is None:
+                self.stopped = self.stopped or "seconds"  # the solver ran out of time
+                return bound
+            if self.lift(x) is None:
+                relax.exclude(x)  # checked: a pass (incumbent or worse) or an upward failure
+
+    def cut_bound(self) -> float:
+        """The bound of the cut relaxation over what the search knows: every recorded down-set
+        failure cut, every other checked node excluded (it fails, or its value is at least the
+        incumbent's); ``min`` with the incumbent."""
+        relax = CutRelaxation(self.separable_costs())
+        for f in self.fails[:self.n_fails]:
+            relax.add_failure(tuple(int(v) for v in f))
+        for x, rec in self.records.items():
+            if not rec[3]:
+                relax.exclude(x)
+        return min(relax.solve(self._seconds_left())[0], self.best_val)
+
+    def _seconds_left(self) -> float | None:
+        if self.budget.seconds is None:
+            return None
+        return max(self.budget.seconds - (time.perf_counter() - self.t0), 0.05)
+
+    def lift(self, x: Levels) -> Levels | None:
+        """A maximal down-set failure at or above ``x``, found from the top: the fewest QIs
+        (most expensive to raise first) set to their level in ``x``, the others at the top,
+        that fail (exponential then binary search on that count: coarse roll-ups, cheap);
+        QIs whose top level still fails are dropped, then each is climbed. None when ``x``
+        itself is no down-set failure (it was checked)."""
+        rec = self.records.get(x)
+        if rec is not None and not rec[3]:
+            return None
+        top = tuple(h - 1 for h in self.heights)
+        order = sorted((j for j in range(self.q) if x[j] < top[j]),
+                       key=lambda j: -(self._raise_cost(j, x[j])))
+
+        def node(m: int) -> Levels:
+            z = list(top)
+            for j in order[:m]:
+                z[j] = x[j]
+            return tuple(z)
+
+        hi = self._least_failing(node, len(order))
+        if hi is None:
+            return None
+        z = list(node(hi))
+        for j in sorted(order[:hi - 1], key=lambda j: self._raise_cost(j, x[j])):
+            if self.out_of_budget():
+                break
+            z[j] = top[j]
+            if not self.check(tuple(z))[3]:
+                z[j] = x[j]
+        return self.climb(tuple(z))
+
+    def _least_failing(self, node: Callable[[int], Levels], n: int) -> int | None:
+        """The least ``m`` in 1..n whose ``node(m)`` is a down-set failure, given that these
+        failures are monotone in ``m`` (``node(m)`` descends); None if ``node(n)`` is none."""
+        lo, m = 0, 1
+        while m < n and not self.check(node(m))[3]:
+            lo, m = m, 2 * m
+        hi = min(m, n)
+        if hi == n and not self.check(node(n))[3]:
+            return None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.check(node(mid))[3]:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def _raise_cost(self, j: int, level: int) -> float:
+        """The separable cost of raising QI ``j`` one level above ``level``."""
+        c = self.costs[j]
+        return c[min(level + 1, len(c) - 1)] - c[level]
+
     def _push(self, heap: list, seen: set, kids: list[Levels], parent_key: float) -> None:
         for y in kids:
             if y not in seen:
@@ -323,11 +447,15 @@ class _Search:
 def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                    metric: str, budget: Budget | float | None = None, *,
                    metrics: MetricSuite | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> AnytimeOutcome:
+                   progress: Callable[[int, int], None] | None = None,
+                   cuts: bool | None = None) -> AnytimeOutcome:
     """The best node found within ``budget`` (see :class:`Budget`) where every model passes
     with at most ``limit_rows`` rows suppressed, the least ``metric`` value among those
     checked, with a lower bound of the optimum's value (the module docstring says how; the
     proof is in docs/anonymize.md). ``progress(checked, checked)`` is called at the end.
+    ``cuts``: search by the cut loop (True; only for the separable metrics of
+    ``BOUND_WITHOUT_ROLLUP``) or best-first (False); None: the cut loop on lattices of at least
+    :data:`CUT_LOOP_MIN_NODES` nodes.
 
     >>> import polars as pl
     >>> from ldiv_polars.core.frequency import FrequencySet
@@ -341,11 +469,21 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     >>> out.best, out.value, out.bound, out.gap, out.stopped
     ((1,), 1.0, 1.0, 0.0, 'proven')
     """
-    s = _Search(efs, models, limit_rows, metric, Budget.of(budget), metrics)
-    bound = s.run()
+    budget = Budget.of(budget)
+    if metric in BOUND_WITHOUT_ROLLUP:
+        import scipy.optimize  # noqa: F401  (the cut relaxation's solver: loaded before the clock)
+    s = _Search(efs, models, limit_rows, metric, budget, metrics)
+    if cuts is None:
+        cuts = math.prod(s.heights) >= CUT_LOOP_MIN_NODES
+    cuts = cuts and s.cheap
+    bound = s.run_cuts() if cuts else s.run()
     proven = s.stopped in ("proven", "exhausted")
-    notes = [f"anytime: best-first by the suppression-free {metric!r} bound, "
-             f"{s.n_fails} down-set failure(s) recorded; stopped: {s.stopped}"]
+    if s.cheap and not proven and not cuts:
+        bound = max(bound, s.cut_bound())
+    how = ("cut loop: least separable cost above no recorded failure (MILP)" if cuts else
+           f"best-first by the suppression-free {metric!r} bound")
+    notes = [f"anytime: {how}, {s.n_fails} down-set failure(s) recorded; "
+             f"stopped: {s.stopped}"]
     if progress is not None:
         progress(s.checked, s.checked)
     return AnytimeOutcome(

@@ -58,10 +58,12 @@ from ldiv_polars.core.engines.base import (
     OutputPlan,
     Release,
     decode_keys,
+    deferred_frequency_set,
     places,
 )
 from ldiv_polars.core.frequency import FrequencySet, count_name
 from ldiv_polars.core.inputs import (
+    input_paths,
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     check_csv_header,
@@ -84,6 +86,7 @@ class DuckDBEngine:
     """The DuckDB engine (see the module docstring)."""
 
     name = "duckdb"
+    distributed = False
 
     def accepts(self, data: object) -> bool:
         """DuckDB relations are this engine's own."""
@@ -140,6 +143,32 @@ class DuckDBEngine:
     def release(self, data: Any, plan: OutputPlan) -> Release:
         """The Polars engine's release over the same input (a path Polars reads)."""
         return polars_engine.ENGINE.release(data, plan)
+
+    def write(self, output: Any, path: str | Path, *, inputs: Iterable[object] = (),
+              expected_rows: int | None = None) -> None:
+        """The Polars engine's write (the release is a Polars plan)."""
+        polars_engine.ENGINE.write(output, path, inputs=inputs, expected_rows=expected_rows)
+
+    def input_paths(self, data: Any) -> tuple[str, ...]:
+        """The files ``data`` reads (:func:`~ldiv_polars.core.inputs.input_paths`)."""
+        return input_paths(data)
+
+    def schema(self, data: Any, separator: str | None = None,
+               con: duckdb.DuckDBPyConnection | None = None) -> pl.Schema:
+        """The columns as DuckDB reads them (``LIMIT 0``: no rows)."""
+        with translate_input_errors(data if isinstance(data, (str, Path)) else None), \
+                source(data, con, separator) as src:
+            return src.con.sql(
+                f"SELECT * FROM query_table({quote_literal(src.name)}) LIMIT 0").pl().schema
+
+    def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
+                           nulls: NullPolicy = "error", separator: str | None = None,
+                           require_sensitive: bool = False) -> FrequencySet:
+        """The frequency set grouped by DuckDB when collected
+        (:func:`~ldiv_polars.core.engines.base.deferred_frequency_set`)."""
+        return deferred_frequency_set(self, data, qi, sensitive, nulls=nulls,
+                                      separator=separator,
+                                      require_sensitive=require_sensitive)
 
 
 ENGINE = DuckDBEngine()

@@ -1,0 +1,105 @@
+"""The anytime search's cut relaxation (issue 22): the MILP over failure cuts and no-goods gives
+the least separable cost over the nodes they allow (brute force over small lattices), and the
+search's lifted failures are maximal (every one-level raise of one QI no longer fails)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldiv_polars.core.frequency import FrequencySet
+from ldiv_polars.datasets.wide import synthesize_wide, wide_columns, wide_hierarchies
+from ldiv_polars.models import KAnonymity
+from ldiv_polars.search.anytime import Budget, _Search
+from ldiv_polars.search.anytime_cuts import CutRelaxation
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.suppression import NodeChecker, suppression_limit_rows
+
+
+@st.composite
+def programs(draw):
+    heights = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
+    cost = [sorted(draw(st.lists(st.integers(-3, 9), min_size=h, max_size=h)))
+            if draw(st.booleans()) else
+            draw(st.lists(st.integers(-3, 9), min_size=h, max_size=h)) for h in heights]
+    nodes = list(itertools.product(*(range(h) for h in heights)))
+    fails = draw(st.lists(st.sampled_from(nodes), max_size=4))
+    excluded = draw(st.lists(st.sampled_from(nodes), max_size=4))
+    return heights, cost, nodes, fails, excluded
+
+
+@settings(max_examples=60, deadline=None)
+@given(programs())
+def test_relaxation_is_the_brute_force_minimum(program):
+    heights, cost, nodes, fails, excluded = program
+    r = CutRelaxation([[float(c) for c in row] for row in cost])
+    for f in fails:
+        r.add_failure(f)
+    for x in excluded:
+        r.exclude(x)
+    allowed = [x for x in nodes if x not in excluded
+               and not any(all(a <= b for a, b in zip(x, f)) for f in fails)]
+    bound, node = r.solve()
+    if not allowed:
+        assert bound == math.inf and node is None
+        return
+    best = min(sum(c[v] for c, v in zip(cost, x)) for x in allowed)
+    assert math.isclose(bound, best, abs_tol=1e-6)
+    assert node in allowed and math.isclose(r.value(node), best, abs_tol=1e-6)
+
+
+def test_a_dominated_failure_adds_no_cut():
+    r = CutRelaxation([[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]])
+    assert r.add_failure((1, 0))
+    assert not r.add_failure((0, 0))  # below (1, 0): implied
+    assert r.add_failure((1, 1))  # above: replaces (1, 0)
+    assert [f.tolist() for f in r.failures] == [[1, 1]]
+    bound, node = r.solve()
+    assert bound == 2.0 and node in ((2, 0), (0, 2))
+
+
+def _small(qis: int, rows: int, seed: int, k: int, suppression: float):
+    efs = EncodedFrequencySet.from_frame(
+        FrequencySet.build(synthesize_wide(rows, qis=qis, seed=seed), wide_columns(qis),
+                           None).materialize(), wide_hierarchies(qis))
+    limit = suppression_limit_rows(suppression, efs.total)
+    checker = NodeChecker(efs, [KAnonymity(k)], limit)
+    heights = [h.height for h in efs.hierarchies]
+    verdicts = {x: checker.check(efs.rollup(x, cache=False))
+                for x in itertools.product(*(range(h) for h in heights))}
+    return efs, limit, heights, verdicts
+
+
+def test_lifted_failures_are_maximal():
+    efs, limit, heights, verdicts = _small(5, 1500, 2, 4, 0.01)
+    search = _Search(efs, [KAnonymity(4)], limit, "loss", Budget())
+    search.costs = search.separable_costs()
+    for x in [(0,) * 5, (1, 0, 2, 0, 1), (0, 2, 0, 1, 0)]:
+        lifted = search.lift(x)
+        if verdicts[x].passed:
+            assert lifted is None
+            continue
+        assert lifted is not None and not verdicts[lifted].passed
+        assert all(a >= b for a, b in zip(lifted, x))
+        for j in range(5):
+            if lifted[j] + 1 < heights[j]:
+                assert verdicts[lifted[:j] + (lifted[j] + 1,) + lifted[j + 1:]].passed
+    for f in search.fails[:search.n_fails]:
+        assert not verdicts[tuple(int(v) for v in f)].passed
+
+
+@pytest.mark.parametrize(("seed", "k", "suppression"), [(2, 4, 0.0), (3, 3, 0.02)])
+def test_the_cut_loop_proves_the_brute_force_optimum(seed, k, suppression):
+    efs, limit, heights, verdicts = _small(5, 1500, seed, k, suppression)
+    search = _Search(efs, [KAnonymity(k)], limit, "loss", Budget())
+    bound = search.run_cuts()
+    assert search.stopped == "proven"
+    best = min(search.metrics.value("loss", efs.rollup(x, cache=False), v.suppressed)
+               for x, v in verdicts.items() if v.passed)
+    assert math.isclose(search.best_val, best, rel_tol=1e-9)
+    assert bound == search.best_val
+    assert verdicts[search.best].passed
