@@ -279,21 +279,18 @@ def anonymize(
     ``bounded`` (optimum only, by lower-bound pruning), ``anytime`` (the best node within
     ``budget`` — seconds or a :class:`~ldiv_polars.search.anytime.Budget` — with ``bound``
     and ``gap``; ``auto`` picks it on lattices of more than ``TUNING.anytime_min_nodes``
-    nodes). QI columns of the output are Enums
-    of the chosen level's labels in hierarchy order (:func:`output_dtype`; they sort in that
-    order, and Parquet stores them dictionary-encoded). The output is re-verified with
-    :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips that extra pass;
-    :meth:`AnonymizationResult.sink` then writes the output and re-verifies it, in the same
-    pass on inputs of up to 4M rows).
+    nodes). QI columns of the output are Enums of the chosen level's labels in hierarchy
+    order (:func:`output_dtype`; Parquet stores them dictionary-encoded). The output is
+    re-verified with :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips
+    that pass; :meth:`AnonymizationResult.sink` then writes and re-verifies the output).
+    ``engine="spark"`` (or a Spark DataFrame): counts, release (``output`` a Spark DataFrame,
+    :meth:`~AnonymizationResult.sink` writes a Parquet directory) and verification in Spark.
 
     The pipeline: :func:`_read_input` (arguments checked, hierarchies and models prepared),
     :func:`_count` (the encoded frequency set, by the engine that counts this input best),
     :func:`search_lattice`, :func:`_choose` (the optimum re-evaluated, its metrics and output
     plan), the engine's release, :func:`_verification`; :class:`_Counts` frees memory
     between the phases.
-
-    ``engine="spark"`` (or a Spark DataFrame): counts, release (``output`` a Spark DataFrame,
-    :meth:`~AnonymizationResult.sink` writes a Parquet directory) and verification in Spark.
     """
     t0 = time.perf_counter()
     metric = _check_arguments(metric, suppression, suppression_mode, strategy)
