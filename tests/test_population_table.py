@@ -139,3 +139,65 @@ def test_mondrian_refuses_population_models():
     df = pl.DataFrame({"q": [1, 2, 3, 4], "s": ["a", "b", "a", "b"]})
     with pytest.raises(InvalidParameterError, match="lattice search"):
         mondrian(df, ["q"], "s", [KMapPopulation(2, df)])
+
+
+# --- the CLI -----------------------------------------------------------------------------------
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ldiv = Path(sys.executable).parent / "ldiv"
+    if not ldiv.exists():
+        pytest.skip(f"the installed `ldiv` script is not next to {sys.executable}")
+    return subprocess.run([str(ldiv), *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture
+def files(tmp_path):
+    rows = [("130", "1", "a"), ("131", "2", "b"), ("131", "3", "a"), ("140", "1", "b"),
+            ("140", "1", "a"), ("130", "2", "b"), ("131", "2", "a")]
+    pop = pl.DataFrame(rows, schema=["zip", "age", "s"], orient="row")
+    pop.write_csv(tmp_path / "pop.csv")
+    pop.head(4).write_csv(tmp_path / "sample.csv")
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "zip.csv").write_text("130;13*;*\n131;13*;*\n140;14*;*\n")
+    (tmp_path / "h" / "age.csv").write_text("1;a;*\n2;a;*\n3;b;*\n")
+    return tmp_path
+
+
+def test_cli_check_and_anonymize_with_a_population_table(files):
+    pop, sample = files / "pop.csv", files / "sample.csv"
+    # classes (130,1) and (131,3) have 1 population record each
+    r = _cli("check", sample, "--qi", "zip,age", "--sensitive", "s", "--k-map", 2, "--population-table", pop,
+             "--json")
+    assert r.returncode == 1, r.stderr
+    import json
+
+    verdict = json.loads(r.stdout)["models"][0]
+    assert (verdict["model"], verdict["failing_rows"]) == ("k_map_population", 2)
+    out = files / "out.csv"
+    r = _cli("anonymize", sample, out, "--qi", "zip,age", "--sensitive", "s", "--hierarchies", files / "h",
+             "--k-map", 2, "--population-table", pop)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # the lowest node where every class has >= 2 population records: age fully generalized
+    assert pl.read_csv(out, schema_overrides={"zip": pl.String})["age"].to_list() == ["*"] * 4
+    r = _cli("check", sample, "--qi", "zip,age", "--sensitive", "s", "--delta-presence", "0.2,0.7",
+             "--population-table", pop)
+    assert r.returncode == 1
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--delta-presence", "0.1"], "MIN,MAX"),
+    (["--delta-presence", "0.1,0.5"], "needs --population-table"),
+    (["--population-table", "POP"], "add one of them"),
+    (["--k-map", "2", "--population-table", "POP", "--significance", "0.1"], "estimated"),
+])
+def test_cli_bad_flags_exit_2(files, flags, message):
+    flags = [str(files / "pop.csv") if f == "POP" else f for f in flags]
+    r = _cli("check", files / "sample.csv", "--qi", "zip,age", "--sensitive", "s", *flags)
+    assert r.returncode == 2 and message in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr

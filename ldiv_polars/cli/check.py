@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import Requirements, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -24,15 +24,8 @@ from ldiv_polars.cli._options import (
     SensitiveOpt,
     SeparatorOpt,
     TOpt,
-    AverageRiskOpt,
-    KMapEstimatorOpt,
-    KMapOpt,
-    PopulationModelOpt,
-    PopulationUniquesOpt,
-    SampleUniquesOpt,
-    SignificanceOpt,
     json_option,
-    risk_flags,
+    risk_options,
 )
 from ldiv_polars.cli.risk import POPULATION_LABELS
 from ldiv_polars.errors import InvalidParameterError
@@ -138,7 +131,7 @@ PopulationOpt = Annotated[str | None, typer.Option(
 
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv check`` command (summary and model verdicts of a table) to ``app``."""
-    app.command("check")(check_cmd)
+    app.command("check")(risk_options(check_cmd))
 
 
 def check_cmd(
@@ -147,16 +140,11 @@ def check_cmd(
     delta: DeltaOpt = None, separator: SeparatorOpt = None, engine: EngineOpt = "polars",
     nulls: NullsOpt = "error",
     as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
-    population: PopulationOpt = None, average_risk: AverageRiskOpt = None,
-    sample_uniques: SampleUniquesOpt = None, population_uniques: PopulationUniquesOpt = None,
-    k_map: KMapOpt = None, population_model: PopulationModelOpt = None,
-    k_map_estimator: KMapEstimatorOpt = None, significance: SignificanceOpt = None,
+    risk: RiskFlags = RiskFlags(),
 ) -> None:
     """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta, risk and the risk
     thresholds, with a verdict per requested model. Exit 1 when a requested model fails."""
     qi_cols = split_columns(qi, "--qi")
-    risk = risk_flags(average_risk, sample_uniques, population_uniques, k_map, population,
-                      population_model, k_map_estimator, significance)
     pop = risk.population
     if engine not in ENGINES:
         raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
