@@ -94,7 +94,8 @@ def reference_distribution(
 ) -> pl.LazyFrame:
     """Normalize a reference table of counts to ``(s, ROW_Q, ROW_M, ROW_N)``: columns ``s`` and
     ``n``, or, when ``s`` is itself named ``n`` (or there is no ``n``), ``s`` and one other
-    column."""
+    column.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when those columns are not there."""
     ref = reference.lazy() if isinstance(reference, pl.DataFrame) else reference
     names = ref.collect_schema().names()
     others = [c for c in names if c != s]
@@ -194,7 +195,9 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     models' columns, ``pass_<key>``. ``reference``: counts ``(s, n)`` or already normalized
     (:func:`reference_distribution`). ``collect``: a DataFrame, the exact step run only when
     a class needs it (:func:`collect_unnamed`); otherwise a LazyFrame. ``names``: the
-    caller's QI names (:attr:`ClassContext.names`)."""
+    caller's QI names (:attr:`ClassContext.names`).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a model requested twice or one
+    needing a sensitive column that ``fs`` lacks."""
     models = list(models)
     keys = [m.key for m in models]
     dup = sorted({k for k in keys if keys.count(k) > 1})

@@ -222,7 +222,9 @@ def violations(
     engine: str | None = None,
 ) -> pl.LazyFrame:
     """Lazy table of the classes failing at least one model: qi columns, ``size`` and
-    ``reasons`` (a list of strings, one per failed model)."""
+    ``reasons`` (a list of strings, one per failed model).
+    Raises the typed errors of :func:`check` on bad columns or models, and
+    :class:`~ldiv_polars.errors.InvalidParameterError` when no model is given."""
     fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
     if not models:
         raise InvalidParameterError("violations() needs at least one model")

@@ -263,9 +263,8 @@ def anonymize(
     hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
     models: Sequence[Model] | Model, *, suppression: float = 0.0, metric: str = "aecs",
     suppression_mode: SuppressionMode = "mask", strategy: str = "auto", verify: bool = True,
-    nulls: NullPolicy = "error", separator: str | None = None,
+    nulls: NullPolicy = "error", separator: str | None = None, engine: str | None = None,
     progress: Progress | None = None, budget: Budget | float | None = None,
-    engine: str | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
 
@@ -295,8 +294,7 @@ def anonymize(
     t0 = time.perf_counter()
     metric = _check_arguments(metric, suppression, suppression_mode, strategy)
     budget = Budget.of(budget) if budget is not None else None
-    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator,
-                      engine)
+    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator, engine)
     counts = _count(inp)
     try:
         limit = suppression_limit_rows(suppression, counts.total)
