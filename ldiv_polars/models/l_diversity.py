@@ -53,6 +53,7 @@ from ldiv_polars.models.exact import (
     dyadic_odd,
     entropy_exp,
     entropy_sign,
+    int64_ratio,
     near_product,
 )
 
@@ -364,8 +365,12 @@ class RecursiveCLDiversity(Model):
         return passed, agreeing(ratio, passed, self.c, "<")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l),
-                       spec={"model": self.name, "c": self._exact_c, "l": self.l})
+        spec = {"model": self.name, "c": self._exact_c, "l": self.l}
+        ratio = int64_ratio(self._exact_c)  # the exact test on integers, every class at once
+        if ratio is not None:
+            return SqlCall("ldiv__recursive_cl_exact_classes_x", (self.c, self.l, *ratio),
+                           spec=spec)
+        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l), spec=spec)
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:
