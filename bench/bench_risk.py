@@ -147,6 +147,35 @@ def threshold_workloads(path: Path
     return out
 
 
+def verdict_costs(path: Path, reps: int) -> list[dict[str, object]]:
+    """The table-level verdicts alone (``table_level_result`` on the class sizes, medians of
+    5), passing and failing (the failing ones search the classes to suppress), beside the
+    class-size pass they follow (median of ``reps``), measured in the same run."""
+    from ldiv_polars.models import AverageRisk, PopulationUniques, SampleUniques
+    from ldiv_polars.models.base import table_level_result
+
+    passes = []
+    for _ in range(max(reps, 1)):
+        t0 = time.perf_counter()
+        sizes = class_table(pl.scan_parquet(path), QI)["n"].to_numpy()
+        passes.append(time.perf_counter() - t0)
+    base = statistics.median(passes)
+    rows = []
+    for m in (AverageRisk(0.1), SampleUniques(0.01), PopulationUniques(0.01, "usa"),
+              AverageRisk(0.001), SampleUniques(0.0), PopulationUniques(1e-7, "usa")):
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            verdict = table_level_result(m, sizes)
+            times.append(time.perf_counter() - t0)
+        t = statistics.median(times)
+        rows.append({"figure": f"verdict {m.describe()} "
+                               f"({'passes' if verdict.passed else 'fails'})",
+                     "baseline": "class_table pass", "seconds": t, "base": base,
+                     "ratio": t / base, "keys": len(sizes)})
+    return rows
+
+
 def measure(path: Path, reps: int, suite: str = "statistics") -> list[dict[str, object]]:
     jobs = workloads(path) if suite == "statistics" else threshold_workloads(path)
     times: dict[str, list[float]] = {}
@@ -165,7 +194,7 @@ def measure(path: Path, reps: int, suite: str = "statistics") -> list[dict[str, 
         t, b = statistics.median(times[name]), statistics.median(bases[name])
         rows.append({"figure": name, "baseline": base_name, "seconds": t, "base": b,
                      "ratio": t / b, "keys": keys6 if "6 QIs" in name else keys})
-    return rows
+    return rows + (verdict_costs(path, reps) if suite == "thresholds" else [])
 
 
 def markdown(results: dict[int, list[dict[str, object]]], reps: int,
@@ -184,8 +213,8 @@ def markdown(results: dict[int, list[dict[str, object]]], reps: int,
                   "| figure | distinct keys | seconds | baseline | baseline s | ratio |",
                   "|---|---:|---:|---|---:|---:|"]
         for r in res:
-            lines.append(f"| {r['figure']} | {r['keys']:,} | {r['seconds']:.3f} | "
-                         f"{r['baseline']} | {r['base']:.3f} | {r['ratio']:.2f} |")
+            lines.append(f"| {r['figure']} | {r['keys']:,} | {r['seconds']:.3g} | "
+                         f"{r['baseline']} | {r['base']:.3f} | {r['ratio']:.2g} |")
         lines.append("")
     return "\n".join(lines)
 

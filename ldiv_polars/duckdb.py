@@ -74,7 +74,9 @@ _INT_KEYS = frozenset({"rows", "classes", "k", "l_distinct", "sample_uniques"})
 
 def sql_dir() -> Any:
     """Directory holding the macro files: ``ldiv_polars/sql`` inside an installed wheel, else
-    the repository's ``sql/`` next to the package (editable or source checkout)."""
+    the repository's ``sql/`` next to the package (editable or source checkout); raises
+    :class:`~ldiv_polars.errors.InputFormatError` when neither holds them (a broken
+    installation)."""
     packaged = resources.files("ldiv_polars").joinpath("sql")
     if packaged.is_dir() and packaged.joinpath(SQL_FILES[0]).is_file():
         return packaged
@@ -87,7 +89,8 @@ def sql_dir() -> Any:
 
 
 def sql_text(name: str = "ldiv.sql") -> str:
-    """Text of one packaged SQL file (see :data:`SQL_FILES`)."""
+    """Text of one packaged SQL file (see :data:`SQL_FILES`); raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a name not among them."""
     if name not in SQL_FILES:
         raise InvalidParameterError(f"unknown SQL file {name!r}; expected one of {SQL_FILES}")
     return sql_dir().joinpath(name).read_text(encoding="utf-8")
@@ -366,6 +369,8 @@ def register_hierarchy(
     ``hierarchy``: a Polars DataFrame in ARX layout (first column the value, one column per
     level) or an object with such a ``.frame`` (``ldiv_polars.hierarchy.Hierarchy``). As on the
     Polars side, a root level ``*`` is added when the last column has more than one value.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on anything else, a frame of
+    fewer than two columns, or empty cells. Returns ``name``.
     """
     frame = getattr(hierarchy, "frame", hierarchy)
     if not isinstance(frame, pl.DataFrame) or frame.width < 2:
@@ -410,21 +415,53 @@ class _Calls:
         self.con = con
         self.hierarchies: list[str] = []
 
-    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
-        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
-        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
-        classes decided exactly."""
+    def _arguments(self, call: Any, x_name: str, fs: str) -> list[Any]:
+        """The macro's arguments: the extended frequency set, the parameters and, for a
+        hierarchical model, its hierarchy registered (the sensitive values checked as leaves)."""
         args: list[Any] = [x_name, *call.params]
         if call.hierarchy is not None:
             hname = register_hierarchy(self.con, _tmp("hier"), call.hierarchy)
             self.hierarchies.append(hname)
             _check_leaves(self.con, fs, hname)
             args.append(hname)
+        return args
+
+    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
+        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
+        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
+        classes decided exactly."""
+        args = self._arguments(call, x_name, fs)
         marks = ", ".join("?" for _ in args)
         cte = _tmp("c")
         sql = (f"(WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
                f"FROM ldiv__decide_x(?, ?, ?))")
         return sql, [*args, cte, x_name, call.spec_json]
+
+    def verdict(self, call: Any, x_name: str, fs: str, model: Any) -> tuple[Any, ...]:
+        """The ``ldiv__result`` row of ``model`` (``call`` its SQL form) over the extended
+        frequency set ``x_name``: its per-class table is materialized first and the exact step
+        (``ldiv__decide_x``) runs only when a class is flagged uncertain, so that it costs
+        nothing on a table where no class is within rounding of the threshold."""
+        args = self._arguments(call, x_name, fs)
+        marks = ", ".join("?" for _ in args)
+        cl = _tmp("cl")
+        self.con.execute(f"CREATE TEMP TABLE {_quote(cl)} AS FROM {call.macro}({marks})", args)
+        try:
+            flagged = self.con.execute(f"SELECT bool_or(unc) FROM {_quote(cl)}").fetchone()
+            source, params = cl, []
+            if flagged and flagged[0]:
+                source = _tmp("d")
+                self.con.execute(f"CREATE TEMP TABLE {_quote(source)} AS "
+                                 "FROM ldiv__decide_x(?, ?, ?)", [cl, x_name, call.spec_json])
+            try:
+                return self.con.execute("FROM ldiv__result(?, ?, ?)",
+                                        [source, model.name, model.higher_is_better]
+                                        ).fetchall()[0]
+            finally:
+                if source != cl:
+                    self.con.execute(f"DROP TABLE IF EXISTS {_quote(source)}")
+        finally:
+            self.con.execute(f"DROP TABLE IF EXISTS {_quote(cl)}")
 
     def close(self) -> None:
         for hname in self.hierarchies:
@@ -501,11 +538,7 @@ def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any]
             if m.table_level:
                 out.append(_table_level_row(con, x_name, m, call))
                 continue
-            sql, args = runner.classes(call, x_name, fs)
-            cl = _tmp("cl")
-            row = con.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
-                              [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
-            out.append(_result_row(m.key, row))
+            out.append(_result_row(m.key, runner.verdict(call, x_name, fs, m)))
     finally:
         runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")

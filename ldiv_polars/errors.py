@@ -106,5 +106,11 @@ class OutputWriteError(OutputPathError):
     removed and nothing at the output path was touched."""
 
 
+class FrequencySetTooLargeError(LdivError, ValueError):
+    """A frequency set would exceed the driver budget of a distributed engine (Spark's
+    ``max_groups``): found before it is collected. Generalize the quasi-identifiers first (a
+    coarser bottom level of their hierarchies) or raise the budget."""
+
+
 class NoSqlFormError(InvalidParameterError):
     """A model has no SQL form: the DuckDB engine cannot evaluate it (use the Polars engine)."""

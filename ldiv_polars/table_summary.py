@@ -19,7 +19,7 @@ from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, table_results
 from ldiv_polars.models.disclosure import AlphaKAnonymity, DeltaDisclosure
-from ldiv_polars.models.evaluate import evaluate_unnamed
+from ldiv_polars.models.evaluate import collect_unnamed
 from ldiv_polars.models.k_anonymity import KAnonymity
 from ldiv_polars.models.l_diversity import (
     DistinctLDiversity,
@@ -83,8 +83,11 @@ def summary(
     *,
     nulls: NullPolicy = "error",
     separator: str | None = None,
+    engine: str | None = None,
 ) -> dict[str, object]:
-    """Every headline statistic of the table in one pass (see :data:`SUMMARY_KEYS`).
+    """Every headline statistic of the table in one pass (see :data:`SUMMARY_KEYS`), run by
+    ``engine`` (``polars``, ``duckdb``, ``spark``; default: the engine whose native type
+    ``data`` is, else Polars).
 
     ``recursive_c`` is the largest ``r1/(r_l+...+r_m)`` over classes for the given ``l`` (the
     table is recursive (c,l)-diverse iff c exceeds it; None when some class has fewer than l
@@ -100,8 +103,11 @@ def summary(
     l = require_int_at_least("l", l, 1)
     if not isinstance(sensitive, str):
         raise InvalidParameterError("summary() takes exactly one sensitive column")
-    fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
-                            require_sensitive=True)
+    from ldiv_polars.core.engines.base import engine_for  # (numpy: not at import time)
+
+    fs = engine_for(data, engine).plan_frequency_set(data, qi, sensitive, nulls=nulls,
+                                                     separator=separator,
+                                                     require_sensitive=True)
     return _summarize(_keyed_by_class(fs).materialize(), l)
 
 
@@ -158,7 +164,7 @@ def _summarize(fs: FrequencySet, l: int) -> dict[str, object]:
         TCloseness(1.0, "ordered" if is_ordered_dtype(dtype) else "equal"),
         DeltaDisclosure(float("inf")),
     ]
-    classes = evaluate_unnamed(fs, models).collect()
+    classes = collect_unnamed(fs, models)
     if classes.height == 0:
         return {key: (0 if key in ("rows", "classes", "sample_uniques") else None)
                 for key in SUMMARY_KEYS}

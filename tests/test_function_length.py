@@ -17,16 +17,7 @@ LIMIT = 50
 
 # "path:qualified.name" -> the branch that owns the file and is splitting it
 ALLOWED = {
-    "ldiv_polars/local/milp.py:exact_masks": "milp",
-    "ldiv_polars/local/milp.py:_Program._wildcard_rows": "milp",
-    "ldiv_polars/local/milp.py:_Program.pattern_rows": "milp",
-    "ldiv_polars/local/combined.py:generalize_and_suppress": "milp",
-    "ldiv_polars/local/recode.py:local_recode": "milp",
     "ldiv_polars/models/t_closeness.py:_ordered_emd": "arrays",
-    "ldiv_polars/risk/individual.py:individual_risk": "riskmodels",
-    "ldiv_polars/risk/wildcard.py:wildcard_counts": "riskmodels",
-    "ldiv_polars/risk/population.py:population_uniqueness": "riskmodels",
-    "ldiv_polars/risk/tables.py:class_table": "riskmodels",
 }
 
 

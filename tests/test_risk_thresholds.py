@@ -311,3 +311,47 @@ def test_population_uniques_search_equals_brute_force(data, x, model_name):
         assert res.value == min(sum(lv) for lv in good) and res.verification.passed
     else:
         assert not res.found
+
+
+# --- Mondrian ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=60), st.sampled_from(["avg", "uniq"]),
+       st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]), st.booleans())
+def test_mondrian_meets_the_thresholds(ages, name, x, relaxed):
+    """The release holds the threshold (exact), every group passes the per-class model, and a
+    threshold the unconstrained partition already meets changes nothing."""
+    from ldiv_polars.partition.mondrian import mondrian
+
+    df = pl.DataFrame({"age": ages, "s": ["x"] * len(ages)})
+    model = AverageRisk(x) if name == "avg" else SampleUniques(x)
+    free = mondrian(df, ["age"], "s", [KAnonymity(1)], relaxed=relaxed)
+    free_sizes = free.ranges["size"].to_list()
+    if not _holds(name, Fraction(x), [len(ages)]):
+        with pytest.raises(Exception, match="no partition"):
+            mondrian(df, ["age"], "s", [model], relaxed=relaxed)
+        return
+    res = mondrian(df, ["age"], "s", [model], relaxed=relaxed)
+    sizes = res.ranges["size"].to_list()
+    assert sum(sizes) == len(ages) and _holds(name, Fraction(x), sizes)
+    if _holds(name, Fraction(x), free_sizes):
+        assert sorted(sizes) == sorted(free_sizes)
+
+
+def test_cli_mondrian_average_risk(tmp_path):
+    import json
+
+    data = tmp_path / "t.csv"
+    pl.DataFrame({"age": list(range(40)), "s": ["x"] * 40}).write_csv(data)
+    r = _cli("mondrian", data, tmp_path / "o.csv", "--qi", "age", "--sensitive", "s", "--k",
+             1, "--average-risk", 0.1, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["groups"] <= 4  # 4 groups of 40 rows: 0.1
+
+
+def test_pitman_start_with_a_vanishing_denominator_is_no_crash():
+    """Sizes 6, 1, 1 make ARX's starting point divide by zero (2 c1 u + c1 c = n c): the
+    estimator goes on from its fallback starts (an estimate or None with a reason)."""
+    est = population_uniqueness(np.array([6, 1, 1]), population_size=80, model="pitman")
+    assert (est.fraction is None) == (est.reason is not None)

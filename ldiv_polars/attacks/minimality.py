@@ -307,7 +307,9 @@ def gg_bucket_posteriors(
     ``m`` buckets of size ``l`` produced by GG (``p = 0``) or RGG (merge probability ``p``) under
     binary l-diversity, holding ``positives`` positives (default m, the only possibility for GG
     when m >= 2). Each world is weighted by ``p`` per voluntary merge (a proper prefix that was
-    already diverse); the paper's App. C.4 is the one-merge case of this weighting.
+    already diverse); the paper's App. C.4 is the one-merge case of this weighting. Raises
+    :class:`InconsistentReleaseError` when no world is consistent with such a group (it is not
+    binary l-diverse, or GG would have closed it earlier).
 
     >>> [2 * x for x in gg_bucket_posteriors(4, 2)]
     [Fraction(2, 1), Fraction(6, 5), Fraction(4, 5), Fraction(0, 1)]
@@ -338,6 +340,7 @@ def sg_binary_posteriors(size: int, positives: int, l: int, k: int = 1
     under binary l-diversity: the split into ``ceil(size/2)`` and ``floor(size/2)`` tuples was
     rejected, i.e. at least one half is not diverse (or has fewer than ``k`` tuples, in which
     case every arrangement is consistent and the posterior is the group's positive share).
+    Raises :class:`InconsistentReleaseError` when SG would have split the group.
 
     >>> sg_binary_posteriors(4 * 6 - 1, 2, 6)     # both positives must be in the right half
     (Fraction(0, 1), Fraction(2, 11))
@@ -448,7 +451,8 @@ class Decision:
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:  # pragma: no cover
         """The weight of each world (rows of ``worlds``: value codes in ``[0, n_values)`` of
         the group's tuples in order) under this decision: 0 where the grouper could not have
-        produced the group from that world, else the relative probability of the decision."""
+        produced the group from that world, else the relative probability of the decision.
+        Each grouper's decision implements it (``NotImplementedError`` here)."""
         raise NotImplementedError
 
 

@@ -18,8 +18,17 @@ from ldiv_polars.cli._options import (
     QiOpt,
     SensitiveOpt,
     SeparatorOpt,
+    AverageRiskOpt,
+    KMapEstimatorOpt,
+    KMapOpt,
+    PopulationModelOpt,
+    PopulationOpt,
+    PopulationUniquesOpt,
+    SampleUniquesOpt,
+    SignificanceOpt,
     TOpt,
     json_option,
+    risk_flags,
 )
 
 if TYPE_CHECKING:
@@ -51,16 +60,24 @@ def mondrian_cmd(
     alpha: AlphaOpt = None, delta: DeltaOpt = None, positive: PositiveOpt = None,
     relaxed: RelaxedOpt = False, raw: RawOpt = False, group: GroupOpt = "group",
     separator: SeparatorOpt = None, as_json: JsonOpt = False,
+    average_risk: AverageRiskOpt = None, sample_uniques: SampleUniquesOpt = None,
+    population_uniques: PopulationUniquesOpt = None, k_map: KMapOpt = None,
+    population: PopulationOpt = None, population_model: PopulationModelOpt = None,
+    k_map_estimator: KMapEstimatorOpt = None, significance: SignificanceOpt = None,
 ) -> None:
     """Partition a table with Mondrian and write the generalized release (QI ranges /
     category sets, one group id per row). The output is re-verified, then written
-    atomically. Exit 1 (nothing written) when the whole table fails a model."""
+    atomically. Exit 1 (nothing written) when the whole table fails a model. The risk
+    thresholds limit the splits: the largest partitions split first, as long as they hold."""
     from ldiv_polars.core.output import atomic_output, check_output
 
     qi_cols = split_columns(qi, "--qi")
     models = build_models(
         Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
-                                positive=positive),
+                                positive=positive, risk=risk_flags(
+                                    average_risk, sample_uniques, population_uniques, k_map,
+                                    population, population_model, k_map_estimator,
+                                    significance)),
         choices=GROUPING_L_MODELS)
     check_output(output, inputs=[input])  # before any work
     result, df = _partition(input, qi_cols, sensitive, models, relaxed=relaxed, raw=raw,

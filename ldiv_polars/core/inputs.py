@@ -224,7 +224,8 @@ def check_csv_header(path: Path, separator: str) -> list[str]:
 
 def sniff_separator(path: Path, suffix: str) -> str:
     """The CSV separator of ``path``: tab for .tsv, else `;` or tab when the header has one and
-    no comma (ARX files are `;`-separated), else a comma."""
+    no comma (ARX files are `;`-separated), else a comma. Raises
+    :class:`~ldiv_polars.errors.UnreadableInputError` when the file cannot be read."""
     if suffix == ".tsv":
         return "\t"
     try:
@@ -245,6 +246,11 @@ _POLARS_READ_ERRORS = (
     "NoDataError", "ComputeError", "SchemaError", "SchemaFieldNotFoundError",
     "ColumnNotFoundError", "DuplicateError", "InvalidOperationError", "ShapeError",
     "PanicException",
+)
+_SPARK_READ_ERRORS = (
+    "AnalysisException", "SparkException", "SparkRuntimeException", "SparkUpgradeException",
+    "NumberFormatException", "DateTimeException", "ArithmeticException", "Py4JJavaError",
+    "SparkConnectGrpcException", "UnknownException",
 )
 _DUCKDB_READ_ERRORS = (
     "IOException", "InvalidInputException", "ConversionException", "OutOfRangeException",
@@ -275,6 +281,8 @@ def is_read_error(exc: BaseException) -> bool:
         return name in _DUCKDB_READ_ERRORS
     if module.startswith("pyarrow"):
         return isinstance(exc, Exception)
+    if module.startswith(("pyspark", "py4j")):
+        return name in _SPARK_READ_ERRORS
     return False
 
 

@@ -100,6 +100,32 @@ def check_output(path: str | Path, *, inputs: Iterable[object] = (),
     return target
 
 
+def check_output_dir(path: str | Path, *, inputs: Iterable[object] = ()) -> Path:
+    """:func:`check_output` for a Parquet *directory* (what a distributed writer such as Spark
+    makes: one part file per task): the name ends in ``.parquet``; a directory already there is
+    replaced only when it holds nothing but Parquet parts and the writer's marker files; the
+    same overlap and writability checks. Returns the resolved target. Raises
+    :class:`OutputPathError` or :class:`OutputOverwritesInputError`."""
+    text = str(path)
+    output_format(text, PARQUET_SUFFIXES)
+    target = Path(os.path.realpath(text))
+    for source in inputs:
+        if isinstance(source, (str, Path)):
+            how = _overlap(text, target, str(source))
+            if how is not None:
+                raise OutputOverwritesInputError(
+                    f"the output {text!r} {how} {str(source)!r}: writing it would destroy the "
+                    "input; choose another output path")
+    if target.exists() and not (target.is_dir() and all(
+            n.endswith((".parquet", ".crc")) or n.startswith("_")
+            for n in os.listdir(target))):
+        raise OutputPathError(f"the output {text!r} exists and is not a Parquet directory")
+    if not target.parent.is_dir():
+        raise OutputPathError(f"the output's directory does not exist: {str(Path(text).parent)!r}")
+    _probe_writable(target.parent, text)
+    return target
+
+
 def _overlap(text: str, target: Path, source: str) -> str | None:
     """How the output (``text``, resolved to ``target``) would overwrite the input
     ``source``, or None when it would not."""

@@ -35,7 +35,8 @@ NullPolicy = Literal["error", "value"]
 
 
 def as_names(columns: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Normalize a column argument (one name, a comma-free iterable, or None) to a tuple."""
+    """Normalize a column argument (one name, a comma-free iterable, or None) to a tuple;
+    raises :class:`~ldiv_polars.errors.InvalidParameterError` on a name that is not a string."""
     if columns is None:
         return ()
     if isinstance(columns, str):

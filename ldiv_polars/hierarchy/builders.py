@@ -75,7 +75,10 @@ def interval_hierarchy(
     above ``top`` ``>=top`` at every level >= 1 (bottom/top coding).
 
     Integer intervals are labelled ``lo-hi`` inclusive (ARX style, e.g. ``20-24``); for
-    non-integer widths or values the label is ``[lo, hi)``.
+    non-integer widths or values the label is ``[lo, hi)``. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` on no value, a value that is not a
+    number (or NaN), no width, a width that is not positive or not a multiple of the previous
+    one, or ``bottom >= top``.
 
     >>> interval_hierarchy([17, 25, 95], widths=[10], bottom=20, top=90).mapping(1)
     {'17': '<20', '25': '20-29', '95': '>=90'}
@@ -113,7 +116,9 @@ def masking_hierarchy(
 ) -> Hierarchy:
     """Right-to-left masking: level j replaces the last j characters by ``mask``
     (``13053`` -> ``1305*`` -> ``130**`` ...); ``levels`` masked levels (default: the length
-    of the longest value minus one), then a top level ``*``.
+    of the longest value minus one), then a top level ``*``. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` on no value, a negative ``levels`` or a
+    ``mask`` that is not one character.
 
     >>> masking_hierarchy(["13053"], levels=2).frame.row(0)
     ('13053', '1305*', '130**', '*')
@@ -159,6 +164,8 @@ def date_hierarchy(
 ) -> Hierarchy:
     """Date truncation: day -> ``granularities`` (any increasing subsequence of month, quarter,
     year, decade, century) -> ``*``. Values may be dates, datetimes or ISO date strings.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on an unknown or out-of-order
+    granularity, no value, or a value that is not a date.
 
     >>> date_hierarchy([dt.date(1994, 3, 7)]).frame.row(0)
     ('1994-03-07', '1994-03', '1994', '1990s', '*')
@@ -199,7 +206,9 @@ def ordered_hierarchy(
 ) -> Hierarchy:
     """Ordered grouping of an ordinal list: level j groups ``sizes[j-1]`` consecutive values
     (each size a multiple of the previous one), labelled ``fmt`` with ``first``/``last``;
-    then ``*``.
+    then ``*``. Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``order`` is
+    empty or lists a value twice or a null, or a size is not a positive multiple of the
+    previous one.
 
     >>> ordered_hierarchy(["low", "mid", "high", "top"], [2]).mapping(1)
     {'low': 'low..mid', 'mid': 'low..mid', 'high': 'high..top', 'top': 'high..top'}
@@ -230,7 +239,9 @@ def ordered_hierarchy(
 def taxonomy_hierarchy(tree: Mapping[str, object], *, name: str | None = None) -> Hierarchy:
     """A taxonomy given as a nested dict (inner nodes are keys; leaves are list items or keys
     mapped to ``None``/empty); the root ``*`` is added on top. Leaves shallower than the deepest
-    one are repeated at the missing lower levels, so every row has the same height.
+    one are repeated at the missing lower levels, so every row has the same height. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` on an empty tree or a child that is
+    neither a dict, a list nor ``None``.
 
     >>> t = taxonomy_hierarchy({"Europe": ["England", "France"], "Asia": {"East": ["Japan"]}})
     >>> t.frame.rows()  # doctest: +NORMALIZE_WHITESPACE

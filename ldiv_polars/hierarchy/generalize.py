@@ -86,7 +86,10 @@ def generalize(
     check: bool = True,
 ) -> pl.LazyFrame:
     """Lazily generalize the columns in ``levels`` with their hierarchies (other columns pass
-    through). With ``check=True`` coverage is verified first (one pass over distinct values).
+    through). With ``check=True`` coverage is verified first (one pass over distinct values:
+    the error of :func:`check_coverage` on a value missing from its hierarchy). Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` when a column of ``levels`` has no
+    hierarchy.
 
     >>> import polars as pl
     >>> from ldiv_polars.hierarchy.builders import masking_hierarchy

@@ -347,7 +347,9 @@ def _check_separator(rows: list[list[str]], separator: str, path: str) -> None:
 def as_hierarchy(obj: Hierarchy | pl.DataFrame | str | Path | Sequence[Sequence[object]] | dict,
                  *, name: str | None = None, separator: str = ";") -> Hierarchy:
     """Coerce what a caller may hand over (a Hierarchy, a DataFrame in ARX layout, a CSV path,
-    rows, or ``{raw: [levels...]}``) into a :class:`Hierarchy`."""
+    rows, or ``{raw: [levels...]}``) into a :class:`Hierarchy`. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` on any other type, and the errors of
+    :class:`Hierarchy` and :meth:`Hierarchy.from_csv` on a malformed one."""
     if isinstance(obj, Hierarchy):
         return obj
     if isinstance(obj, pl.DataFrame):

@@ -77,7 +77,9 @@ class CompositionLedger:
 
     def record(self, name: str, *, l: int, delta: float, classes: Any = "default") -> LedgerEntry:
         """Add a release. ``classes`` is a plan (:class:`~.mechanism.MechanismPlan`, hashed) or
-        any string naming the broadcast classes."""
+        any string naming the broadcast classes.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` on an empty name or one already
+        recorded."""
         if not isinstance(name, str) or not name:
             raise InvalidParameterError("a ledger entry needs a non-empty name")
         if any(e.name == name for e in self.entries):
@@ -93,7 +95,8 @@ class CompositionLedger:
         return self.record(name, l=plan.l, delta=plan.delta, classes=plan)
 
     def guarantee(self, names: list[str] | None = None) -> Guarantee:
-        """(min l, sum delta) over the chosen releases (default: all) by Theorem 4.5."""
+        """(min l, sum delta) over the chosen releases (default: all) by Theorem 4.5.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a release not in the ledger."""
         chosen = self.entries if names is None else [e for e in self.entries if e.name in names]
         if names is not None:
             unknown = sorted(set(names) - {e.name for e in chosen})
@@ -116,7 +119,8 @@ class CompositionLedger:
 
     def releases_within(self, delta_budget: float) -> int:
         """How many more releases like the last one fit before the summed delta exceeds
-        ``delta_budget``."""
+        ``delta_budget``.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` when the ledger is empty."""
         budget = as_fraction("delta_budget", delta_budget)
         if not self.entries:
             raise InvalidParameterError("the ledger is empty")

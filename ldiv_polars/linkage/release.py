@@ -127,7 +127,9 @@ class Release:
     ) -> Release:
         """Contiguous intervals ``[lo, hi]`` (inclusive, ascending, disjoint) of one ordered QI
         column. The table's ``class_column`` (default: ``column``) holds ``labels[k]`` for the
-        k-th interval (default labels: 0, 1, ...)."""
+        k-th interval (default labels: 0, 1, ...).
+        Raises :class:`ReleaseError` when no interval is given, the labels do not match the
+        intervals, or the intervals are not ascending and disjoint."""
         if not bounds:
             raise ReleaseError("no intervals given")
         lows = [b[0] for b in bounds]
@@ -161,7 +163,10 @@ class Release:
     ) -> Release:
         """Full-domain generalization: QI column ``c`` is generalized to level ``levels[c]`` of
         ``hierarchies[c]`` (a :class:`~ldiv_polars.hierarchy.Hierarchy` or a DataFrame in ARX
-        layout). The table holds the generalized values under the QI column names."""
+        layout). The table holds the generalized values under the QI column names.
+        Raises :class:`ReleaseError` when no hierarchy is given, the hierarchies and levels name
+        different columns or a level is out of range, and
+        :class:`~ldiv_polars.errors.InvalidParameterError` on a hierarchy of another type."""
         if set(hierarchies) != set(levels):
             raise ReleaseError("hierarchies and levels must name the same QI columns")
         qi_t = tuple(hierarchies)
@@ -208,7 +213,8 @@ class Release:
 
     def classify(self, lf: pl.LazyFrame, prefix: str) -> pl.LazyFrame:
         """``lf`` (holding the raw QI columns) with this release's class key added as columns
-        ``prefix0, prefix1, ...`` (null where the map does not cover the QI vector)."""
+        ``prefix0, prefix1, ...`` (null where the map does not cover the QI vector).
+        Raises :class:`~ldiv_polars.errors.UnknownColumnError` when ``data`` lacks a QI column."""
         schema = lf.collect_schema()
         missing = [c for c in self.qi if c not in schema]
         if missing:
@@ -284,7 +290,8 @@ class Release:
 def check_counts(counts: pl.LazyFrame, class_columns: Sequence[str], sensitive: str,
                  l: int) -> Any:
     """``DistinctLDiversity(l)`` of a count table ``(class columns..., sensitive, n)`` by the
-    foundation's ``evaluate_classes`` (no row is expanded). Returns the ``ModelResult``."""
+    foundation's ``evaluate_classes`` (no row is expanded). Returns the ``ModelResult``.
+    Raises :class:`ReleaseError` on an empty count table."""
     from ldiv_polars.core.frequency import FrequencySet
     from ldiv_polars.models import DistinctLDiversity, evaluate_classes, table_results
 

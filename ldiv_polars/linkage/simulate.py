@@ -249,7 +249,9 @@ def simulate_pure(dist: JointDistribution, l: int, N: int, *, t: int = 2, trials
     ``n_[t](s) = min_j n^(c_j(q))(s)``; ``l_[t]`` is the minimum distinct count.
 
     With ``plan``, the *same* draws are also anonymized with the plan's broadcast classes and
-    linked (``mechanism_l_t``), so both anonymizers are compared on the same data."""
+    linked (``mechanism_l_t``), so both anonymizers are compared on the same data.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``l`` is outside 1 to the number
+    of sensitive values or the plan's domain is not the distribution's."""
     t = require_int_at_least("t", t, 2)
     trials = require_int_at_least("trials", trials, 1)
     N = require_int_at_least("N", N, 1)
@@ -365,7 +367,9 @@ def simulate_engine(plan: MechanismPlan, *, t: int = 2, trials: int = 10, N: int
     :func:`simulate_mechanism`, which it cross-checks): each owner's N records become a Polars
     table with the real QI columns, the broadcast classes are applied and verified by
     ``plan.anonymize``, and the t releases are linked by ``post_linkage`` over the plan's
-    domain. Draws the same records as :func:`simulate_pure` with the same ``seed``."""
+    domain. Draws the same records as :func:`simulate_pure` with the same ``seed``.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when the sensitive column is named
+    like a QI column."""
     from ldiv_polars.linkage.attack import post_linkage
 
     t = require_int_at_least("t", t, 1)

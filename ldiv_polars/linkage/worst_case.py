@@ -79,6 +79,7 @@ def brute_force_worst_case_l(L: int, t: int, l: int) -> int:
     the weight of their intersection, by exhaustive search over subsets of the other L values
     (bit masks; the set of reachable intersections is closed under one more AND per release).
     Limited to L <= 12. Needs no divisibility of L by t.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``L > 12``.
     """
     L, t, l = _check(L, t, l, divisible=False)
     if L > 12:

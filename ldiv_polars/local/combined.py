@@ -80,8 +80,24 @@ def generalize_and_suppress(
     hs = prepare_hierarchies(table.qi, hierarchies)
     require_feasible(table, models)
     costs = CellCosts(table, hs)
-    weights = table.weights(importance)
     lattice = Lattice([h.height for h in hs.values()])
+    best, tried = _best_node(table, costs, lattice, list(hs.values()), models,
+                             table.weights(importance), semantics, method, time_limit, metric)
+    total, key_levels, levels = best
+    details = {"node": dict(zip(table.qi, levels)), "metric": metric, "value": total,
+               "node_bound": float(costs.suite.bound_from_levels(metric, levels)),
+               "nodes_tried": tried, "lattice_size": lattice.size}
+    return finish(f"generalize+cells-{method}", lf, table, key_levels, models, semantics, hs,
+                  costs, details, t0, verify=verify, separator=separator)
+
+
+def _best_node(table: KeyTable, costs: CellCosts, lattice: Lattice, hs: Sequence[Hierarchy],
+               models: Sequence[Model], weights: np.ndarray, semantics: Semantics,
+               method: str, time_limit: float, metric: str
+               ) -> tuple[tuple[float, np.ndarray, tuple[int, ...]], int]:
+    """The lattice nodes in increasing order of their suppression-free ``metric`` bound, each
+    with its cells suppressed, until the next bound reaches the best total: ``((total, key
+    levels, node levels), nodes tried)``."""
     bounds = np.array([costs.suite.bound_from_levels(metric, lattice.levels(n))
                        for n in range(lattice.size)])
     best: tuple[float, np.ndarray, tuple[int, ...]] | None = None
@@ -90,25 +106,28 @@ def generalize_and_suppress(
         if best is not None and bounds[node] >= best[0]:
             break
         levels = lattice.levels(int(node))
-        gen, key_map = node_table(table, costs.raw, costs.level_maps, list(hs.values()),
-                                  levels)
-        masks, _ = greedy_masks(gen, models, weights, semantics)
-        if method == "exact":
-            out = exact_masks(gen, models, weights, semantics, time_limit, incumbent=masks)
-            masks = out.masks if out.masks is not None else masks
-        q = len(levels)
-        supp = ((masks[key_map][:, None] >> np.arange(q)) & 1).astype(bool)
-        key_levels = np.where(supp, SUPPRESSED, np.array(levels)[None, :])
+        key_levels = _node_levels(table, costs, hs, levels, models, weights, semantics,
+                                  method, time_limit)
         cells = costs.costs(metric, key_levels)
         total = float((cells * table.n[:, None]).sum()) if metric == "entropy" else \
             costs.mean(cells)
         tried += 1
         if best is None or total < best[0]:
             best = (total, key_levels, levels)
-    assert best is not None
-    total, key_levels, levels = best
-    details = {"node": dict(zip(table.qi, levels)), "metric": metric, "value": total,
-               "node_bound": float(costs.suite.bound_from_levels(metric, levels)),
-               "nodes_tried": tried, "lattice_size": lattice.size}
-    return finish(f"generalize+cells-{method}", lf, table, key_levels, models, semantics, hs,
-                  costs, details, t0, verify=verify, separator=separator)
+    assert best is not None  # the lattice has at least its bottom node
+    return best, tried
+
+
+def _node_levels(table: KeyTable, costs: CellCosts, hs: Sequence[Hierarchy],
+                 levels: tuple[int, ...], models: Sequence[Model], weights: np.ndarray,
+                 semantics: Semantics, method: str, time_limit: float) -> np.ndarray:
+    """Each key's level per QI at node ``levels`` with the node's cells suppressed (greedy,
+    then the MILP seeded with it for ``method="exact"``)."""
+    gen, key_map = node_table(table, costs.raw, costs.level_maps, hs, levels)
+    masks, _ = greedy_masks(gen, models, weights, semantics)
+    if method == "exact":
+        out = exact_masks(gen, models, weights, semantics, time_limit, incumbent=masks)
+        masks = out.masks if out.masks is not None else masks
+    q = len(levels)
+    supp = ((masks[key_map][:, None] >> np.arange(q)) & 1).astype(bool)
+    return np.where(supp, SUPPRESSED, np.array(levels)[None, :])

@@ -109,16 +109,13 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     assigns integrally fixed, the rest solved as a small MILP) improves the incumbent; every
     candidate whose reduced cost exceeds the incumbent's gap to the LP bound is fixed to its LP
     value (no release better than the incumbent uses it: classical reduced-cost fixing); the
-    MILP of what is left is solved. The result is optimal when that MILP finishes; otherwise the
-    best release found, with the bound and gap. More than ``max_candidates`` candidate
-    columns: nothing is solved (status ``"too_large"``, the incumbent returned)."""
+    MILP of what is left is solved. The result is optimal when that MILP finishes or its dual
+    bound reaches the best release; otherwise the best release found, with the bound and gap.
+    More than ``max_candidates`` candidate columns: nothing is solved (status
+    ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
-    bounds = [m.count_bounds or (0, 0) for m in models]  # every model has them (above)
-    k = max([b[0] for b in bounds], default=0)
-    ell = max([b[1] for b in bounds], default=0)
-    key_hist = table.histogram()
-    unsafe = ~class_verdicts(key_hist, models, table.s_values, table.reference())
+    unsafe = ~class_verdicts(table.histogram(), models, table.s_values, table.reference())
     var_key, var_mask = _candidates(table, unsafe, semantics)
     if var_key.shape[0] > max_candidates:
         cost = None if incumbent is None else float(
@@ -126,53 +123,108 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
         return ExactOutcome(incumbent, "too_large", cost, None, None,
                             time.perf_counter() - t0, int(var_key.shape[0]), 0,
                             f"not solved: {var_key.shape[0]:,} candidates > {max_candidates:,}")
+    bounds = [m.count_bounds or (0, 0) for m in models]  # every model has them (above)
     prog = _Program(table, var_key, var_mask, weights)
-    prog.pattern_rows(models, semantics, k, ell)
-    integral = bool(np.all(weights == np.round(weights)))
-    best, best_cost = None, np.inf
+    prog.pattern_rows(models, semantics, max([b[0] for b in bounds], default=0),
+                      max([b[1] for b in bounds], default=0))
+    search = _Search(prog, t0, float(time_limit), bool(np.all(weights == np.round(weights))))
     if incumbent is not None:
-        best, best_cost = incumbent.astype(np.int64), float(table.n @ prog.mask_cost[incumbent])
-    steps: dict[str, object] = {}
-    lp = prog.relaxation(time_limit - (time.perf_counter() - t0))
-    bound = lp.fun if lp is not None else -np.inf
-    left = lambda: max(float(time_limit) - (time.perf_counter() - t0), 0.0)  # noqa: E731
+        search.offer(incumbent.astype(np.int64), float(table.n @ prog.mask_cost[incumbent]))
+    lp = prog.relaxation(search.left())
     if lp is not None:
-        steps["lp_bound"] = float(lp.fun)
-        steps["lp_s"] = round(time.perf_counter() - t0, 3)
-        # restricted MILPs for a good release: the keys the LP settles fixed; else the
-        # columns of small reduced cost, with the incumbent's
-        dive = prog.solve(prog.upper(lp_fixed=lp.x), min(left(), max(time_limit / 4, 1.0))) \
+        search.lp_and_dive(lp, semantics)
+    if not search.proven_by_lp(lp) and search.left() > 0:
+        search.final(lp)
+    return search.outcome(semantics)
+
+
+class _Search:
+    """The state of one exact solve: the best release, its cost, the bound, the steps."""
+
+    def __init__(self, prog: _Program, t0: float, time_limit: float, integral: bool) -> None:
+        self.prog, self.t0, self.time_limit, self.integral = prog, t0, time_limit, integral
+        self.best: np.ndarray | None = None
+        self.best_cost = np.inf
+        self.bound = -np.inf
+        self.status = "time_limit"
+        self.steps: dict[str, object] = {}
+
+    def left(self) -> float:
+        """Seconds left of the time limit."""
+        return max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
+
+    def offer(self, masks: np.ndarray | None, cost: float) -> None:
+        """Keep ``masks`` when it is cheaper than the best release so far."""
+        if masks is not None and cost < self.best_cost:
+            self.best, self.best_cost = masks, cost
+
+    def lp_and_dive(self, lp: Any, semantics: Semantics) -> None:
+        """Record the LP bound, then the dive: restricted MILPs for a good release (the keys
+        the LP settles fixed; else the columns of small reduced cost, with the best's)."""
+        prog = self.prog
+        self.bound = lp.fun
+        self.steps["lp_bound"] = float(lp.fun)
+        self.steps["lp_s"] = round(time.perf_counter() - self.t0, 3)
+        share = max(self.time_limit / 4, 1.0)
+        dive = prog.solve(prog.upper(lp_fixed=lp.x), min(self.left(), share)) \
             if semantics == "value" else None
         if dive is None or dive.masks is None:
-            dive = prog.solve(prog.upper(near=(lp, DIVE_REDUCED_COST, best)),
-                              min(left(), max(float(time_limit) / 4, 1.0)))
-        steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
-        if dive.masks is not None and dive.cost < best_cost:
-            best, best_cost = dive.masks, dive.cost
-    status = "time_limit"
-    if lp is not None and np.isfinite(best_cost) and _proven(best_cost, bound, integral):
-        status = "optimal"  # e.g. integral costs: no release costs less than ceil(bound)
-    elif left() > 0:
-        ub = prog.upper() if lp is None or not np.isfinite(best_cost) else \
-            prog.upper(reduced=(lp, best_cost - bound - (1 - 1e-6 if integral else 0.0)))
-        steps["columns_fixed"] = int((ub == 0).sum())
-        final = prog.solve(ub, left())
-        if final.masks is not None and final.cost < best_cost:
-            best, best_cost = final.masks, final.cost
-        if final.optimal or (final.infeasible and lp is not None and np.isfinite(best_cost)):
+            dive = prog.solve(prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
+                              min(self.left(), share))
+        self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
+        self.offer(dive.masks, dive.cost)
+        if self.best is not None and not _proven(self.best_cost, self.bound, self.integral):
+            # RINS: the keys where the LP and the best release agree fixed, the columns that
+            # cannot be in a cheaper release (reduced cost) dropped
+            ub = prog.upper(reduced=(lp, self._slack()), agree=(lp.x, self.best))
+            rins = prog.solve(ub, min(self.left(), share))
+            self.steps["rins"] = rins.cost if np.isfinite(rins.cost) else None
+            self.offer(rins.masks, rins.cost)
+
+    def _slack(self) -> float:
+        """The reduced cost above which a column cannot be in a release cheaper than the
+        best (integral costs: cheaper by at least 1)."""
+        return self.best_cost - self.bound - (1 - 1e-6 if self.integral else 0.0)
+
+    def proven_by_lp(self, lp: Any) -> bool:
+        """Whether the LP bound alone proves the best release optimal (integral costs: no
+        release costs less than the bound rounded up)."""
+        if lp is not None and np.isfinite(self.best_cost) and \
+                _proven(self.best_cost, self.bound, self.integral):
+            self.status = "optimal"
+        return self.status == "optimal"
+
+    def final(self, lp: Any) -> None:
+        """The MILP of the columns that reduced-cost fixing leaves, within the time left
+        (without HiGHS's presolve: slow on this program, while its root cuts close most of
+        the LP's gap)."""
+        prog = self.prog
+        known = lp is not None and np.isfinite(self.best_cost)
+        ub = prog.upper(reduced=(lp, self._slack())) if known else prog.upper()
+        self.steps["columns_fixed"] = int((ub == 0).sum())
+        done = prog.solve(ub, self.left(), presolve=False)
+        self.offer(done.masks, done.cost)
+        if done.optimal or (done.infeasible and known):
             # solved, or (with the columns fixed by reduced cost) no release beats the best
-            status, bound = "optimal", best_cost
-        elif final.bound is not None and np.isfinite(best_cost):
-            bound = max(bound, min(final.bound, best_cost))
-    if status == "optimal":
-        bound = best_cost
-    gap = None if best is None or not np.isfinite(bound) else (
-        0.0 if status == "optimal" else (best_cost - bound) / max(abs(best_cost), 1e-9))
-    return ExactOutcome(best, status, None if best is None else best_cost,
-                        None if not np.isfinite(bound) else float(bound), gap,
-                        time.perf_counter() - t0, prog.n_cols, prog.n_rows,
-                        "all releases" if semantics == "value"
-                        else "releases leaving safe keys intact", steps)
+            self.status = "optimal"
+        elif done.bound is not None and np.isfinite(self.best_cost):
+            # no release below min(bound, best) in the restricted program nor outside it
+            self.bound = max(self.bound, min(done.bound, self.best_cost))
+            if _proven(self.best_cost, self.bound, self.integral):
+                self.status = "optimal"
+
+    def outcome(self, semantics: Semantics) -> ExactOutcome:
+        """The :class:`ExactOutcome` of the search."""
+        bound = self.best_cost if self.status == "optimal" else self.bound
+        gap = None if self.best is None or not np.isfinite(bound) else (
+            0.0 if self.status == "optimal"
+            else (self.best_cost - bound) / max(abs(self.best_cost), 1e-9))
+        return ExactOutcome(self.best, self.status,
+                            None if self.best is None else self.best_cost,
+                            None if not np.isfinite(bound) else float(bound), gap,
+                            time.perf_counter() - self.t0, self.prog.n_cols, self.prog.n_rows,
+                            "all releases" if semantics == "value"
+                            else "releases leaving safe keys intact", self.steps)
 
 
 def _candidates(table: KeyTable, unsafe: np.ndarray, semantics: Semantics
@@ -195,6 +247,23 @@ def _candidates(table: KeyTable, unsafe: np.ndarray, semantics: Semantics
         keys.append(sk[keep])
         masks.append(sm[keep])
     return np.concatenate(keys), np.concatenate(masks)
+
+
+def _projections(pats: np.ndarray, bs: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For every (pattern, mask ``b`` in ``bs``) pair: the projection of the pattern (mask
+    ``a``) on ``S = ~(a | b)``. Returns the distinct rows ``(b, S, projection...)``, each
+    pair's index into them, and each pair's pattern index."""
+    q = pats.shape[1]
+    full = (1 << q) - 1
+    a_of = masks_of(pats)
+    g_rep = np.repeat(np.arange(pats.shape[0]), bs.size)
+    b_rep = np.tile(bs, pats.shape[0])
+    s_rep = full & ~(a_of[g_rep] | b_rep)
+    bits = ((s_rep[:, None] >> np.arange(q)) & 1).astype(bool)
+    proj = np.where(bits, pats[g_rep], STAR)
+    avals, a_inv = unique_rows(np.column_stack([b_rep, s_rep, proj]))
+    return avals, a_inv, g_rep
 
 
 class _Program:
@@ -237,55 +306,70 @@ class _Program:
                      ell: int) -> None:
         """Pattern variables and the k / distinct-l rows of every pattern needing them."""
         self.models = list(models)
-        t = self.table
-        pat, vp = unique_rows(mask_array(t.codes[self.var_key], self.var_mask))
-        key_hist = t.histogram()
-        ref, sv = t.reference(), t.s_values
+        pat, vp = unique_rows(mask_array(self.table.codes[self.var_key], self.var_mask))
         if semantics == "value":
-            # class members of pattern g: the candidates mapping to g
-            cap = group_sum(vp, key_hist[self.var_key], pat.shape[0])
-            dead = ~class_verdicts(cap, models, sv, ref)
-            single = np.bincount(vp, minlength=pat.shape[0]) == 1
-            own_ok = class_verdicts(key_hist[self.var_key], models, sv, ref)
-            free = np.zeros(pat.shape[0], dtype=bool)
-            free[vp[own_ok & single[vp]]] = True  # a safe key alone: no constraint
-            const = np.zeros_like(cap)
-            mem_col, mem_pat = np.arange(self.var_key.shape[0]), vp
+            self._value_rows(pat, vp, k, ell)
         else:
             self._wildcard_rows(pat, vp, k)
-            return
+
+    def _pattern_cols(self, need: np.ndarray, patterns: int) -> np.ndarray:
+        """One binary ``y`` column per pattern in ``need``: the column of every pattern
+        (-1 for the others)."""
+        y0 = self._new_cols(need.size)
+        self.int_cols.append(self.n_cols)
+        ycol = np.full(patterns, -1, dtype=np.int64)
+        ycol[need] = y0 + np.arange(need.size)
+        return ycol
+
+    def _link_rows(self, link: np.ndarray, ycols: np.ndarray) -> None:
+        """``x[v] - y[g(v)] <= 0`` for the candidates ``link`` (their pattern columns
+        ``ycols``)."""
+        n = link.size
+        r = np.arange(n)
+        self._rows(np.concatenate([link, ycols]), np.concatenate([r, r]),
+                   np.concatenate([np.ones(n), -np.ones(n)]), n, -np.inf, 0.0, offset_col=0)
+
+    def _value_rows(self, pat: np.ndarray, vp: np.ndarray, k: int, ell: int) -> None:
+        """Own-value rows: a pattern's class is the candidates mapping to it."""
+        t = self.table
+        key_hist = t.histogram()
+        ref, sv = t.reference(), t.s_values
+        cap = group_sum(vp, key_hist[self.var_key], pat.shape[0])
+        dead = ~class_verdicts(cap, self.models, sv, ref)
+        single = np.bincount(vp, minlength=pat.shape[0]) == 1
+        own_ok = class_verdicts(key_hist[self.var_key], self.models, sv, ref)
+        free = np.zeros(pat.shape[0], dtype=bool)
+        free[vp[own_ok & single[vp]]] = True  # a safe key alone: no constraint
+        const = np.zeros_like(cap)
         # candidates of dead patterns are fixed to 0 (upper bound)
         self.dead_cols = dead[vp]
         need = np.flatnonzero(~free & ~dead)
-        y0 = self._new_cols(need.size)
-        self.int_cols.append(self.n_cols)
-        ycol = np.full(pat.shape[0], -1, dtype=np.int64)
-        ycol[need] = y0 + np.arange(need.size)
-        # x[v] - y[g(v)] <= 0, for candidates of unsafe keys (records of a safe key make any
-        # class they join pass: these models are union-closed)
-        own_ok = class_verdicts(key_hist[self.var_key], models, sv, ref)
+        ycol = self._pattern_cols(need, pat.shape[0])
+        # links for candidates of unsafe keys only (records of a safe key make any class
+        # they join pass: these models are union-closed)
         link = np.flatnonzero((ycol[vp] >= 0) & ~own_ok & ~self.dead_cols)
-        n = link.size
-        r = np.arange(n)
-        self._rows(np.concatenate([link, ycol[vp[link]]]), np.concatenate([r, r]),
-                   np.concatenate([np.ones(n), -np.ones(n)]), n, -np.inf, 0.0, offset_col=0)
-        on = (ycol[mem_pat] >= 0) & ~self.dead_cols[mem_col]
-        mem_col, mem_pat = mem_col[on], mem_pat[on]
+        self._link_rows(link, ycol[vp[link]])
+        mem_col = np.arange(self.var_key.shape[0])
+        on = (ycol[vp] >= 0) & ~self.dead_cols
+        mem_col, mem_pat = mem_col[on], vp[on]
         if k:
-            g = need
-            rowid = np.full(pat.shape[0], -1, dtype=np.int64)
-            rowid[g] = np.arange(g.size)
-            size_const = const.sum(axis=1)
-            self._rows(np.concatenate([mem_col, ycol[g]]),
-                       np.concatenate([rowid[mem_pat], rowid[g]]),
-                       # coefficients capped at K (valid when y = 1, tighter LP)
-                       np.concatenate([np.minimum(t.n[self.var_key[mem_col]],
-                                                  np.maximum(k - size_const[mem_pat], 0)
-                                                  ).astype(float),
-                                       -(k - size_const[g]).astype(float)]),
-                       g.size, 0.0, np.inf, offset_col=0)
+            self._k_rows(pat.shape[0], need, ycol, mem_col, mem_pat, const.sum(axis=1), k)
         if ell:
             self._distinct_rows(pat, need, ycol, mem_col, mem_pat, const, ell)
+
+    def _k_rows(self, patterns: int, need: np.ndarray, ycol: np.ndarray, mem_col: np.ndarray,
+                mem_pat: np.ndarray, size_const: np.ndarray, k: int) -> None:
+        """``sum min(n, K) x - K y >= 0`` per pattern in ``need`` (coefficients capped at
+        ``K``: valid when ``y = 1``, a tighter LP)."""
+        rowid = np.full(patterns, -1, dtype=np.int64)
+        rowid[need] = np.arange(need.size)
+        self._rows(np.concatenate([mem_col, ycol[need]]),
+                   np.concatenate([rowid[mem_pat], rowid[need]]),
+                   np.concatenate([np.minimum(self.table.n[self.var_key[mem_col]],
+                                              np.maximum(k - size_const[mem_pat], 0)
+                                              ).astype(float),
+                                   -(k - size_const[need]).astype(float)]),
+                   need.size, 0.0, np.inf, offset_col=0)
 
     def _wildcard_rows(self, pat: np.ndarray, vp: np.ndarray, k: int) -> None:
         """Wildcard k-anonymity rows. Pattern ``g`` (mask ``a``) counts, for every mask ``b``,
@@ -295,36 +379,19 @@ class _Program:
         projection. Safe keys (mask 0) count as a constant."""
         t = self.table
         key_hist = t.histogram()
-        ref, sv = t.reference(), t.s_values
         const = compatible_sum(pat, t.codes, key_hist)  # every key agreeing on kept positions
-        free = class_verdicts(const, self.models, sv, ref)
+        free = class_verdicts(const, self.models, t.s_values, t.reference())
         self.dead_cols = np.zeros(self.var_key.shape[0], dtype=bool)
         need = np.flatnonzero(~free)
-        y0 = self._new_cols(need.size)
-        self.int_cols.append(self.n_cols)
-        ycol = np.full(pat.shape[0], -1, dtype=np.int64)
-        ycol[need] = y0 + np.arange(need.size)
+        ycol = self._pattern_cols(need, pat.shape[0])
         link = np.flatnonzero(ycol[vp] >= 0)
-        n = link.size
-        r = np.arange(n)
-        self._rows(np.concatenate([link, ycol[vp[link]]]), np.concatenate([r, r]),
-                   np.concatenate([np.ones(n), -np.ones(n)]), n, -np.inf, 0.0, offset_col=0)
+        self._link_rows(link, ycol[vp[link]])
         unsafe_keys = np.unique(self.var_key[self.var_mask != 0])
         safe = np.ones(t.keys, dtype=bool)
         safe[unsafe_keys] = False
         safe_const = compatible_sum(pat[need], t.codes[safe], key_hist[safe]).sum(axis=1)
-        q = pat.shape[1]
-        full = (1 << q) - 1
-        a_of = masks_of(pat[need])
         bs = np.unique(self.var_mask[np.isin(self.var_key, unsafe_keys)])
-        # (pattern row, b) pairs and the projection of the pattern on S = ~(a | b)
-        g_rep = np.repeat(np.arange(need.size), bs.size)
-        b_rep = np.tile(bs, need.size)
-        s_rep = full & ~(a_of[g_rep] | b_rep)
-        bits = ((s_rep[:, None] >> np.arange(q)) & 1).astype(bool)
-        proj = np.where(bits, pat[need][g_rep], STAR)
-        ident = np.column_stack([b_rep, s_rep, proj])
-        avals, a_inv = unique_rows(ident)
+        avals, a_inv, g_rep = _projections(pat[need], bs)
         a0 = self._new_cols(avals.shape[0], upper=np.inf)
         # sum_b A[b, S, g|S] - (K - safe constant) y >= 0
         self._rows(np.concatenate([a0 + a_inv, ycol[need]]),
@@ -332,7 +399,15 @@ class _Program:
                    np.concatenate([np.ones(a_inv.size),
                                    -np.maximum(k - safe_const, 0).astype(float)]),
                    need.size, 0.0, np.inf, offset_col=0)
-        # A[b, S, v] - sum over unsafe keys (mask b, equal to v on S) of n x = 0
+        self._aggregate_rows(avals, a0, safe)
+
+    def _aggregate_rows(self, avals: np.ndarray, a0: int,
+                        safe: np.ndarray) -> None:
+        """``A[b, S, v] - sum n x = 0``: the sum over the unsafe keys released with mask
+        ``b`` and equal to ``v`` on the positions ``S`` (``avals`` rows: ``b, S, v...``;
+        the ``A`` columns from ``a0`` on)."""
+        t = self.table
+        q = len(t.qi)
         rows, cols, vals = [np.arange(avals.shape[0])], [a0 + np.arange(avals.shape[0])], \
             [np.ones(avals.shape[0])]
         for b, smask in np.unique(avals[:, :2], axis=0):
@@ -401,11 +476,15 @@ class _Program:
 
     def upper(self, *, lp_fixed: np.ndarray | None = None,
               reduced: tuple[Any, float] | None = None,
-              near: tuple[Any, float, np.ndarray | None] | None = None) -> np.ndarray:
+              near: tuple[Any, float, np.ndarray | None] | None = None,
+              agree: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Column upper bounds: dead candidates at 0; with ``lp_fixed`` (an LP solution) the
         keys it assigns integrally keep only that candidate; with ``reduced`` (an LP result
         and a gap) the columns at 0 in the LP whose reduced cost exceeds the gap are fixed
-        at 0."""
+        at 0; with ``near`` (an LP result, a reduced cost, masks) only the LP's support, the
+        columns of small reduced cost and the masks' candidates are kept; with ``agree`` (an
+        LP solution and masks) the keys the LP assigns integrally to their mask in the masks
+        keep only that candidate (RINS)."""
         nx = self.var_key.shape[0]
         ub = self.col_ub.copy()
         ub[:nx][self.dead_cols] = 0
@@ -423,6 +502,12 @@ class _Program:
             if masks is not None:
                 keep[:nx] |= masks[self.var_key] == self.var_mask
             ub[~keep] = 0
+        if agree is not None:
+            x, masks = agree
+            same = (x[:nx] > 1 - 1e-6) & (masks[self.var_key] == self.var_mask)
+            fixed_key = np.zeros(self.table.keys, dtype=bool)
+            fixed_key[self.var_key[same]] = True
+            ub[:nx][fixed_key[self.var_key] & ~same] = 0
         return ub
 
     def _settled(self, x: np.ndarray) -> np.ndarray:
@@ -451,16 +536,17 @@ class _Program:
                       method="highs-ds", options={"time_limit": max(seconds, 0.01)})
         return res if res.status == 0 else None
 
-    def solve(self, ub: np.ndarray, seconds: float) -> _Solved:
+    def solve(self, ub: np.ndarray, seconds: float, *, presolve: bool = True) -> _Solved:
         """The MILP restricted to the columns with a positive upper bound in ``ub`` (the
-        others fixed at 0, left out of the program) within ``seconds``."""
+        others fixed at 0, left out of the program) within ``seconds`` (``presolve=False``:
+        HiGHS's presolve, slow on the large program, is skipped; its root cuts are not)."""
         keep = np.flatnonzero(ub > 0)
         lc = self.constraints()
         a = sparse.csc_array(lc.A)[:, keep]
         res = milp(self.c[keep], constraints=LinearConstraint(a, lc.lb, lc.ub),
                    integrality=self.integrality()[keep], bounds=Bounds(0, ub[keep]),
                    options={"time_limit": max(seconds, 0.01), "disp": False,
-                            "mip_rel_gap": 0.0})
+                            "mip_rel_gap": 0.0, "presolve": presolve})
         masks = None
         if res.x is not None:
             x = np.zeros(self.n_cols)

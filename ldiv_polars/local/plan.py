@@ -21,7 +21,7 @@ are re-counted on the output by :mod:`ldiv_polars.local.verify`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +100,25 @@ class ReleasePlan:
             out += [pl.when(pl.col(f"{_LEVEL}{i}") >= 0).then(pl.col(f"{_LEVEL}{i}"))
                     .alias(f"{LEVEL_PREFIX}{c}") for i, c in enumerate(self.qi)]
         return joined.select(out)
+
+
+def plan_sql(plan: ReleasePlan, columns: Sequence[str], data: str = "data",
+             table: str = "plan") -> str:
+    """The SQL (DuckDB, any engine with ``JOIN ... USING``) releasing the relation ``data``
+    (columns ``columns``) with the plan registered as the relation ``table``: the same rows
+    as :meth:`ReleasePlan.apply`, in ``columns`` order.
+
+    >>> import numpy as np, polars as pl
+    >>> from ldiv_polars.local.keys import KeyTable
+    >>> t = KeyTable.build(pl.DataFrame({"a": [1, 2], "s": ["x", "y"]}), ["a"], "s")
+    >>> plan_sql(build_plan(t, np.zeros((2, 1))), ["a", "s"])
+    'SELECT p."__ldiv_out_0" AS "a", d."s" FROM data AS d JOIN plan AS p USING ("a")'
+    """
+    quote = lambda name: '"' + name.replace('"', '""') + '"'  # noqa: E731
+    out = [f'p.{quote(_OUT + str(plan.qi.index(c)))} AS {quote(c)}' if c in plan.qi
+           else f"d.{quote(c)}" for c in columns]
+    using = ", ".join(quote(q) for q in plan.qi)
+    return f"SELECT {', '.join(out)} FROM {data} AS d JOIN {table} AS p USING ({using})"
 
 
 def released_codes(plan: ReleasePlan) -> np.ndarray:

@@ -76,6 +76,21 @@ def local_recode(
     hs = prepare_hierarchies(table.qi, hierarchies)
     require_feasible(table, models)
     costs = CellCosts(table, hs)
+    levels, open_keys, rounds = _rounds(table, costs, hs, models, suppression, metric,
+                                        max_rounds)
+    absorbed = _close(table, levels, hs, models)
+    details = {"rounds": rounds, "records_left": int(table.n[open_keys].sum()),
+               "records_absorbed": absorbed, "suppression": suppression, "metric": metric}
+    return finish("local-recoding", lf, table, levels, models, "value", hs, costs, details,
+                  t0, verify=verify, separator=separator, level_columns=True)
+
+
+def _rounds(table: KeyTable, costs: CellCosts, hs: Mapping[str, Hierarchy],
+            models: Sequence[Model], suppression: float, metric: str, max_rounds: int
+            ) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """The rounds: each releases the keys passing at the optimal node of those still open.
+    Returns the keys' levels (:data:`SUPPRESSED` for the keys left open), the open keys and
+    each round's node and records."""
     levels = np.full((table.keys, len(table.qi)), SUPPRESSED, dtype=np.int64)
     open_keys = np.arange(table.keys)
     rounds: list[dict[str, Any]] = []
@@ -90,11 +105,7 @@ def local_recode(
         open_keys = np.setdiff1d(open_keys, released)
         rounds.append({"node": dict(zip(table.qi, (int(v) for v in node))),
                        "records": int(table.n[released].sum())})
-    absorbed = _close(table, levels, hs, models)
-    details = {"rounds": rounds, "records_left": int(table.n[open_keys].sum()),
-               "records_absorbed": absorbed, "suppression": suppression, "metric": metric}
-    return finish("local-recoding", lf, table, levels, models, "value", hs, costs, details,
-                  t0, verify=verify, separator=separator, level_columns=True)
+    return levels, open_keys, rounds
 
 
 def _round_node(part: KeyTable, hs: Mapping[str, Hierarchy], models: Sequence[Model],

@@ -117,7 +117,9 @@ def microaggregate_details(
     weights: str | None = None,
     standardize: bool = True,
 ) -> Microaggregation:
-    """:func:`microaggregate` with the run's figures (``n_min``, ``q_bar``, ``D`` ...)."""
+    """:func:`microaggregate` with the run's figures (``n_min``, ``q_bar``, ``D`` ...).
+    Raises the errors of :func:`microaggregate`, among them :class:`InsufficientRecordsError` when
+    the table is smaller than one cell."""
     lf = to_lazyframe(data)
     cols, _ = validate_columns(lf, columns, None, require_sensitive=False)
     k = require_int_at_least("k", k, 1)

@@ -126,6 +126,8 @@ def kl_approximation(k: int, pi: float, p_bar: float) -> float:
     """Heuristic ``n1``: root of ``n D((k-1)/n || pi) = -ln p_bar`` (Brent's method, ``brentq``).
 
     The root is sought on ``n >= (k-1)/pi``, where ``(k-1)/n <= pi``.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when the equation has no root below
+    1e15.
     """
     k = require_int_at_least("k", k, 1)
     pi = _open_pi(pi)

@@ -169,6 +169,8 @@ def design_partition(
     """Run MDAV with ``n_min`` (or ``k`` without ``pi``) on a model population and export it.
 
     ``population`` is an ``(N, m)`` matrix or a Polars frame (``columns`` select the QIs).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when the population is smaller than
+    one cell or ``pi`` comes without ``p_bar``.
     """
     x, cols = _matrix_from(population, columns)
     k = require_int_at_least("k", k, 1)
@@ -205,6 +207,9 @@ def assign(x: object, spec: PartitionSpec, *, method: AssignMethod = "intensiona
     """Cell of each point of ``x`` under a published partition (the respondent's side).
 
     ``x``: one point (1-d), an ``(n, m)`` matrix, or a Polars frame holding ``spec.columns``.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on points of another dimension than
+    the spec's, an unknown ``method``, or ``extensional`` on a spec exported without its model
+    points.
     """
     if isinstance(x, (pl.DataFrame, pl.LazyFrame)):
         xm, _ = _matrix_from(x, spec.columns or None)

@@ -399,6 +399,8 @@ def distortion(
     """Distortion of a partition. Without weights ``D = SSE / SST`` (standardized data, cell
     means); with weights the paper's ``(1/(m sum pi)) sum pi_j |z_j - zhat_c|^2`` with
     ``pi``-weighted centroids (§VI.B). ``m`` counts the non-constant columns.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` unless ``labels`` has one entry per
+    record.
 
     >>> distortion([[0.0], [2.0], [10.0], [12.0]], [0, 0, 1, 1])   # SSE 4 / SST 104
     0.038461538461538464

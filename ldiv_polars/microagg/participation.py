@@ -132,6 +132,8 @@ def _step(p: np.ndarray, pi_n: float) -> np.ndarray:
 
 def pmf_vector(k: int, pi: float | Sequence[float] | np.ndarray, n: int) -> np.ndarray:
     """``(P{K_n = 0}, ..., P{K_n = k-1})`` for the first ``n`` candidates (Poisson-binomial).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``n`` exceeds the probabilities
+    given.
 
     >>> pmf_vector(3, 0.5, 4).round(4).tolist()
     [0.0625, 0.25, 0.375]
@@ -308,6 +310,9 @@ def effective_anonymity(k: int, pi: float | Sequence[float] | np.ndarray, p_bar:
             is ``len(pi)`` and ``N`` must not exceed it.
         method: ``"recursion"`` (default, cancellation-free), ``"paper"`` (the literal line 6),
             or ``"binom"`` (constant pi: scipy's binomial pmf).
+
+    Raises:
+        InvalidParameterError: an argument out of range or an unknown ``method``.
 
     >>> effective_anonymity(20, 0.5, 0.1).n_min
     48

@@ -222,6 +222,8 @@ def p_probabilistic_mdav(
 
     ``pi`` is a constant (cells of ``n_min``, Algorithm A) or one participation probability
     per record (variable-size cells, see the module docstring; centroids ``pi``-weighted).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` unless ``pi`` has one entry per
+    record.
     """
     k = require_int_at_least("k", k, 1)
     p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)

@@ -19,6 +19,8 @@ from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.errors import NoSqlFormError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
     from ldiv_polars.models.exact import ClassCounts, Reference
 
@@ -220,6 +222,31 @@ class Model(ABC):
         it), for models that are not union-closed themselves: the search prunes with it under
         suppression. Default: None (no pruning)."""
         return None
+
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        """Per class of ``rows`` (a node's whole roll-up, the table as reference): a lower bound
+        (float, rows) of the records of the class that fail the model *however the class is
+        split* — at every specialization of the node the class is a union of classes, and at
+        least this many of its records lie in failing ones — when the reference distribution
+        there (the retained rows) is within ``slack`` of the table's in total variation (the
+        suppression limit's share of the rows). The search sums it over the classes: a node
+        whose sum exceeds the limit fails, and so does every node below it
+        (docs/anonymize.md, "Sound pruning with suppression").
+
+        Default: the class's rows where the model is union-closed and fails it, or where its
+        :meth:`relaxation` fails it (every part of such a class fails too); None when the model
+        states neither (or the verdict has no array form)."""
+        import numpy as np
+
+        from ldiv_polars.models.encoded import class_verdict
+
+        judge = self if self.union_closed else self.relaxation()
+        if judge is None:
+            return None
+        ok = class_verdict(judge, rows)
+        if ok is None:
+            return None
+        return np.where(ok, 0.0, rows.size.astype(np.float64))
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         """The per-class verdict on integer-encoded rows, in numpy (for search loops): one

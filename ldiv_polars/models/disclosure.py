@@ -118,6 +118,19 @@ class AlphaKAnonymity(Model):
 
         return KAnonymity(self.k) if self.k >= 2 else None
 
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # g = alpha * size - max n is superadditive over any split of a class; a passing part
+        # has g >= 0, a failing one g >= (alpha - 1) * its rows: the failing parts hold at
+        # least (max n - alpha * size) / (1 - alpha) rows
+        import numpy as np
+
+        small = super().suppression_floor(rows, slack)  # fewer than k rows: all of them
+        if self.alpha >= 1.0:
+            return small
+        r1, _ = rows.top(1)
+        floor = np.clip((r1 - self.alpha * rows.size) / (1.0 - self.alpha), 0.0, None)
+        return floor if small is None else np.maximum(floor, small)
+
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
         import numpy as np
 

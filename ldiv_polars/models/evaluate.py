@@ -94,7 +94,8 @@ def reference_distribution(
 ) -> pl.LazyFrame:
     """Normalize a reference table of counts to ``(s, ROW_Q, ROW_M, ROW_N)``: columns ``s`` and
     ``n``, or, when ``s`` is itself named ``n`` (or there is no ``n``), ``s`` and one other
-    column."""
+    column.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when those columns are not there."""
     ref = reference.lazy() if isinstance(reference, pl.DataFrame) else reference
     names = ref.collect_schema().names()
     others = [c for c in names if c != s]
@@ -143,6 +144,18 @@ def evaluate_unnamed(fs: FrequencySet, models: Sequence[Model], *,
     return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner))
 
 
+def collect_unnamed(fs: FrequencySet, models: Sequence[Model], *,
+                    reference: pl.LazyFrame | pl.DataFrame | None = None) -> pl.DataFrame:
+    """:func:`evaluate_unnamed`, collected, for a caller that collects at once (``check``): the
+    class table is collected before the exact step, which then runs only when some class is
+    within rounding of a threshold (on real data usually none), so that it costs nothing
+    otherwise. ``fs`` should be collected (:meth:`FrequencySet.materialize`): its rows are
+    read again when a class is uncertain."""
+    inner, _ = _internal(fs)
+    return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner),
+                             collect=True)
+
+
 def internal_keys(fs: FrequencySet) -> list[str]:
     """The names of ``fs``'s keys (qi, then sensitive) inside an evaluation, in order: those
     of :func:`evaluate_unnamed`'s key columns."""
@@ -172,11 +185,15 @@ def _renamed(reference: pl.LazyFrame | pl.DataFrame | None, fs: FrequencySet,
 
 
 def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
-                      reference: pl.LazyFrame | pl.DataFrame | None = None) -> pl.LazyFrame:
+                      reference: pl.LazyFrame | pl.DataFrame | None = None,
+                      collect: bool = False) -> pl.LazyFrame | pl.DataFrame:
     """:func:`evaluate_classes` on a frequency set whose key names clash with nothing of the
     evaluation (its count column named ``n``), named as it is: ``size``, ``distinct``, the
     models' columns, ``pass_<key>``. ``reference``: counts ``(s, n)`` or already normalized
-    (:func:`reference_distribution`)."""
+    (:func:`reference_distribution`). ``collect``: a DataFrame, the exact step run only when
+    a class needs it (:func:`collect_unnamed`); otherwise a LazyFrame.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a model requested twice or one
+    needing a sensitive column that ``fs`` lacks."""
     models = list(models)
     keys = [m.key for m in models]
     dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -185,25 +202,13 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     qi = list(fs.qi)
     frame = fs.frame if fs.count == COUNT else fs.frame.rename({fs.count: COUNT})
     if not fs.sensitive:
-        needing = [m.describe() for m in models if m.needs_sensitive]
-        if needing:
-            raise InvalidParameterError(
-                f"{', '.join(needing)} need(s) a sensitive column; none was given"
-            )
-        ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame())
-        aggs = [e for m in models for e in m.aggs(ctx)]
-        classes = frame.group_by(qi).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-        return _verdicts(classes, models, [])
+        verdicts = _without_sensitive(fs, models, frame)
+        return verdicts.collect() if collect else verdicts
 
     s = fs.sensitive[0]
     exact = [m for m in models if m.uncertain() is not None]
     rows = frame.cache() if exact else frame
-    if reference is None:
-        ref = _reference_from(rows, s)
-    elif ROW_N in reference.collect_schema().names():
-        ref = reference.lazy()
-    else:
-        ref = reference_distribution(reference, s)
+    ref = _reference_of(rows, reference, s)
     if any(m.needs_q for m in models):
         rows = rows.with_columns(
             (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
@@ -218,9 +223,51 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     for m in models:
         for extra in m.frames(ctx):
             classes = classes.join(extra, on=qi, how="left", nulls_equal=True)
+    if collect:
+        return _collected_verdicts(classes, rows, ref, qi, s, models, exact)
     if exact:
         classes = decide_uncertain(classes, rows, ref, qi, s, exact)
     return _verdicts(classes, models, exact)
+
+
+def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFrame
+                       ) -> pl.LazyFrame:
+    """The verdicts of a frequency set without a sensitive column (its count named ``n``);
+    raises :class:`InvalidParameterError` when a model needs one."""
+    needing = [m.describe() for m in models if m.needs_sensitive]
+    if needing:
+        raise InvalidParameterError(
+            f"{', '.join(needing)} need(s) a sensitive column; none was given"
+        )
+    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame())
+    aggs = [e for m in models for e in m.aggs(ctx)]
+    classes = frame.group_by(list(fs.qi)).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
+    return _verdicts(classes, models, [])
+
+
+def _reference_of(rows: pl.LazyFrame, reference: pl.LazyFrame | pl.DataFrame | None,
+                  s: str) -> pl.LazyFrame:
+    """The normalized reference distribution: ``rows``' own, or ``reference`` (counts, or
+    already normalized)."""
+    if reference is None:
+        return _reference_from(rows, s)
+    if ROW_N in reference.collect_schema().names():
+        return reference.lazy()
+    return reference_distribution(reference, s)
+
+
+def _collected_verdicts(classes: pl.LazyFrame, rows: pl.LazyFrame, ref: pl.LazyFrame,
+                        qi: list[str], s: str, models: Sequence[Model],
+                        exact: Sequence[Model]) -> pl.DataFrame:
+    """The verdicts of :func:`evaluate_internal` collected: the class table with the exact
+    models' flags first; the exact step only when a flag is set (else the float verdicts are
+    the exact ones: every class is outside its rounding bound)."""
+    flags = [m.uncertain().alias(uncertain_col(m)) for m in exact]  # type: ignore[union-attr]
+    table = classes.with_columns(flags).collect() if exact else classes.collect()
+    if exact and table.select(pl.any_horizontal(uncertain_col(m) for m in exact).any()).item():
+        decided = decide_uncertain(table.lazy(), rows, ref, qi, s, exact)
+        return _verdicts(decided, models, exact).collect()
+    return _verdicts(table.lazy(), models, []).collect()
 
 
 def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]

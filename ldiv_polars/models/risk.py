@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import polars as pl
 
@@ -81,6 +82,7 @@ def risk_profile(
     population_size: int | str | None = None,
     weight: str | None = None,
     model: str = "dankar",
+    engine: str | None = None,
 ) -> RiskReport:
     """Prosecutor, journalist (with ``population``, a table of the population's rows) and
     marketer risk, sample uniques and the share of records whose prosecutor risk exceeds
@@ -91,10 +93,14 @@ def risk_profile(
     Raises :class:`InvalidParameterError` for bad parameters (see also
     :func:`ldiv_polars.risk.population_uniqueness` and :func:`ldiv_polars.risk.individual_risk`).
     """
+    from ldiv_polars.core.engines.base import engine_for
     from ldiv_polars.risk.tables import WEIGHT, class_table
 
     if threshold is not None:
         threshold = require_real("threshold", threshold, low=0.0, high=1.0)
+    if (reader := engine_for(data, engine)).distributed:
+        return _distributed_profile(reader, data, qi, threshold, nulls, population,
+                                    population_size, weight, model)
     # the QIs under internal names: no QI name (``n``, ``weight_sum``...) clashes with the
     # class table's own columns
     lf = to_lazyframe(data)
@@ -114,6 +120,26 @@ def risk_profile(
                              model=model, weight=weight)
     if population is not None:
         report |= _journalist_marketer(sizes, population, qi_user, internal, report["rows"])
+    return RiskReport(**report)  # type: ignore[arg-type]
+
+
+def _distributed_profile(reader: Any, data: object, qi: str | Iterable[str],
+                         threshold: float | None, nulls: NullPolicy, population: object,
+                         population_size: int | str | None, weight: str | None,
+                         model: str) -> RiskReport:
+    """:func:`risk_profile` by a distributed engine (Spark): the class sizes are its QI-only
+    frequency set (the QIs under internal names, as :func:`risk_profile` names them). Weights
+    and a population table are refused (they are read row by row here)."""
+    if weight is not None or population is not None:
+        raise InvalidParameterError(
+            f"risk_profile with the {reader.name} engine takes neither weight nor population: "
+            "use the Polars engine for those")
+    fs = reader.frequency_set(data, qi, None, nulls=nulls)
+    frame = fs.frame.collect()
+    prefix = unique_prefix("__ldiv_q", [*frame.columns, COUNT])
+    sizes = frame.rename({**{q: f"{prefix}{i}" for i, q in enumerate(fs.qi)}, fs.count: COUNT})
+    report = profile_classes(sizes, threshold=threshold, population_size=population_size,
+                             model=model)
     return RiskReport(**report)  # type: ignore[arg-type]
 
 

@@ -26,6 +26,7 @@ from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, Model, ModelResult, table_results
 from ldiv_polars.models.evaluate import (
     ClassNames,
+    collect_unnamed,
     evaluate_classes,
     evaluate_unnamed,
     internal_keys,
@@ -134,8 +135,12 @@ def _prepare(
     models: Sequence[Model] | Model,
     nulls: NullPolicy,
     separator: str | None,
+    engine: str | None = None,
 ) -> tuple[FrequencySet, list[Model]]:
-    fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator)
+    from ldiv_polars.core.engines.base import engine_for  # (numpy: not at import time)
+
+    fs = engine_for(data, engine).plan_frequency_set(data, qi, sensitive, nulls=nulls,
+                                                     separator=separator)
     return fs, check_models(models, fs.sensitive)
 
 
@@ -148,11 +153,14 @@ def check(
     *,
     nulls: NullPolicy = "error",
     separator: str | None = None,
+    engine: str | None = None,
     reference: pl.DataFrame | pl.LazyFrame | None = None,
 ) -> CheckResult:
     """Evaluate ``models`` on ``data``: one streaming pass builds the frequency set, everything
-    else reads it. Columns, parameters and model compatibility are validated first."""
-    fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
+    else reads it. Columns, parameters and model compatibility are validated first.
+    ``engine`` (``polars``, ``duckdb``, ``spark``) runs that pass; by default the engine
+    whose native type ``data`` is (a Spark DataFrame: Spark), else Polars."""
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
     return check_frequency_set(fs.materialize(), models, reference=reference)
 
 
@@ -165,7 +173,7 @@ def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
     models = bind_models(models, fs)
     for m in models:
         m.validate(fs)
-    classes = evaluate_unnamed(fs, models, reference=reference).collect()
+    classes = collect_unnamed(fs, models, reference=reference)
     rows = int(classes.get_column(SIZE).sum() or 0)
     return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))
 
@@ -195,10 +203,11 @@ def classes(
     *,
     nulls: NullPolicy = "error",
     separator: str | None = None,
+    engine: str | None = None,
 ) -> pl.LazyFrame:
     """Lazy table of equivalence classes: qi columns, ``size``, ``distinct`` (when a sensitive
     column is given), each model's statistics and ``pass_<key>`` columns. Nothing is collected."""
-    fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
     return evaluate_classes(fs, models)
 
 
@@ -210,10 +219,13 @@ def violations(
     *,
     nulls: NullPolicy = "error",
     separator: str | None = None,
+    engine: str | None = None,
 ) -> pl.LazyFrame:
     """Lazy table of the classes failing at least one model: qi columns, ``size`` and
-    ``reasons`` (a list of strings, one per failed model)."""
-    fs, models = _prepare(data, qi, sensitive, models, nulls, separator)
+    ``reasons`` (a list of strings, one per failed model).
+    Raises the typed errors of :func:`check` on bad columns or models, and
+    :class:`~ldiv_polars.errors.InvalidParameterError` when no model is given."""
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
     if not models:
         raise InvalidParameterError("violations() needs at least one model")
     names = ClassNames(fs.qi)

@@ -392,7 +392,9 @@ def anatomy(
     ``g = floor(n/l)``. Every group gets ``l`` or ``l + 1`` rows with pairwise distinct sensitive
     values (a value's rows occupy consecutive positions, at most ``g`` of them), which is what
     Xiao & Tao's top-l bucket draw achieves; the table must be l-eligible (no value in more than
-    ``n/l`` rows). Returns the QI table and the sensitive table.
+    ``n/l`` rows). Returns the QI table and the sensitive table. Raises :class:`GroupingError`
+    when the table is not l-eligible and :class:`~ldiv_polars.errors.NullValuesError` on a
+    null sensitive value.
 
     >>> import polars as pl
     >>> df = pl.DataFrame({"q": range(6), "s": ["a", "a", "b", "b", "c", "c"]})
@@ -465,6 +467,8 @@ def anatomize(grouping: Grouping, *, seed: int = 0, group: str | None = None) ->
     (sensitive-key frequency, key, random) order, so each new group holds distinct values
     (simple l-diversity) or at most one positive (binary). Any l-diverse group can be split
     this way; the result is re-verified. New group ids are dense, ordered by (old group, slot).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` when the grouping's ``l`` is not
+    an integer and :class:`GroupingError` when a group cannot be split so.
     """
     seed = require_int_at_least("seed", seed, 0)
     l = grouping.l

@@ -86,7 +86,9 @@ def count_query_workload(codes: np.ndarray, s_codes: np.ndarray, *, queries: int
                          qd: int = 2, sel: float = 0.3, seed: int = 0) -> list[CountQuery]:
     """Random COUNT queries over integer-coded QIs ``codes`` (``(n, d)``) and sensitive codes:
     ``qd`` QIs drawn at random, each with ``max(1, U{0..sel*|D|})`` random values (the paper
-    allows 0, which yields empty queries), and the same rule for the sensitive values."""
+    allows 0, which yields empty queries), and the same rule for the sensitive values. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` on a parameter out of range or ``qd``
+    beyond the number of QIs."""
     queries = require_int_at_least("queries", queries, 1)
     qd = require_int_at_least("qd", qd, 1)
     sel = require_real("sel", sel, low=0.0, high=1.0, low_open=True)

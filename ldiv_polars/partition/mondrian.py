@@ -34,9 +34,11 @@ immune" (Theorem 5).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_prefix
@@ -44,8 +46,9 @@ from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import evaluate_classes
-from ldiv_polars.models.base import Model
-from ldiv_polars.models.verdict import CheckResult, check, check_models
+from ldiv_polars.models.base import SIZE, Model
+from ldiv_polars.models.table_level import TableModel, table_models
+from ldiv_polars.models.verdict import CheckResult, bind_models, check, check_models
 
 __all__ = ["MondrianResult", "PartitionInfeasibleError", "mondrian"]
 
@@ -205,14 +208,16 @@ class _Judge:
         fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count)
         out = evaluate_classes(fs, list(self.plan.models), reference=self.reference)
         ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.plan.models])
-        return out.select(*keys, ok.alias("__ok")).collect()
+        return out.select(*keys, pl.col(SIZE).alias("__size"), ok.alias("__ok")).collect()
 
     def require_whole_table(self, work: pl.DataFrame) -> None:
         """Raise :class:`PartitionInfeasibleError` when the whole table fails a model."""
         pid, s_t = self.plan.name("pid"), self.plan.sensitive
         whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(pid)).group_by(
             [pid, *s_t]).agg(pl.len().cast(pl.Int64).alias(self.plan.count))
-        if not self.passes(whole, (pid,))["__ok"].all():
+        one = np.array([work.height] if work.height else [], dtype=np.int64)
+        if not (self.passes(whole, (pid,))["__ok"].all()
+                and all(m.table_holds(one) for m in table_models(list(self.plan.models)))):
             raise PartitionInfeasibleError(
                 "the whole table does not satisfy "
                 f"{', '.join(m.describe() for m in self.plan.models)}: no partition can"
@@ -251,8 +256,9 @@ def _with_sides(work: pl.DataFrame, stats: pl.DataFrame, plan: _Plan) -> pl.Data
 
 
 def _allowed_splits(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> pl.DataFrame:
-    """Step 2b: ``(pid, dim, __two, __ok)``: whether the split of each partition on each
-    dimension has two children and both pass every model (one evaluation for all)."""
+    """Step 2b: ``(pid, dim, __two, __ok, __left, __right)``: whether the split of each
+    partition on each dimension has two children and both pass every model (one evaluation
+    for all), and the children's sizes."""
     pid, dim, side_col = (plan.name(x) for x in ("pid", "dim", "side"))
     cnt, s_t = plan.count, plan.sensitive
     freq = (work.lazy().group_by([pid, *plan.sides, *s_t])
@@ -264,8 +270,10 @@ def _allowed_splits(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> pl.DataFr
         for j, side in enumerate(plan.sides)
     ]
     verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col))
+    size, left = pl.col("__size"), pl.col(side_col)
     return verdict.group_by(pid, dim).agg(
-        (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"))
+        (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"),
+        size.filter(left).sum().alias("__left"), size.filter(~left).sum().alias("__right"))
 
 
 def _chosen_dims(stats: pl.DataFrame, allowed: pl.DataFrame, plan: _Plan,
@@ -322,12 +330,16 @@ def _partition(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> tuple[pl.DataF
     work = work.with_columns(pl.lit(0, dtype=pl.Int64).alias(plan.name("pid")))
     done: list[pl.DataFrame] = []
     next_gid = rounds = 0
+    tables, final = table_models(list(plan.models)), [np.zeros(0, dtype=np.int64)]
     while work.height:
         rounds += 1
         stats = _partition_stats(work, plan)
         work = _with_sides(work, stats, plan)
         allowed = _allowed_splits(work, plan, judge)
         chosen = _chosen_dims(stats, allowed, plan, table_range)
+        if tables:  # the splits the table-level models still allow
+            chosen = _table_limited(tables, chosen, stats, allowed, np.concatenate(final), plan)
+            final.append(stats["__size"].filter(chosen == -1).to_numpy().astype(np.int64))
         finished, work = _split(work, chosen, next_gid, plan)
         next_gid += int((chosen == -1).sum())
         if finished.height:
@@ -400,6 +412,8 @@ def mondrian(
     plan = _plan(lf, qi, sensitive, model_list, relaxed, group)
     work = _work_table(lf, plan)
     n = work.height  # an empty table (no rows) holds every model vacuously: zero groups
+    model_list = bind_models(model_list, n)  # (k-map's k' from the table's records)
+    plan = dataclasses.replace(plan, models=tuple(model_list))
     judge = _Judge(plan, work)
     judge.require_whole_table(work)
     assign, rounds = _partition(work, plan, judge)
@@ -409,6 +423,24 @@ def mondrian(
     metrics = _metrics(frame, ranges, plan.qi, plan.numeric, n, k)
     return MondrianResult(frame, ranges, group, plan.qi, plan.sensitive, relaxed,
                           ranges.height, n, rounds, verification, metrics, plan.numeric)
+
+
+def _table_limited(tables: list[TableModel], chosen: pl.Series, stats: pl.DataFrame,
+                   allowed: pl.DataFrame, final: np.ndarray, plan: _Plan) -> pl.Series:
+    """``chosen`` (the dimension each partition splits on, -1: none) without the splits that
+    would break a table-level model (:func:`~ldiv_polars.partition.table_limits.limit_splits`:
+    the largest partitions split first); ``allowed`` gives the children's sizes
+    (:func:`_allowed_splits`), ``final`` the sizes of the groups already final."""
+    from ldiv_polars.partition.table_limits import limit_splits
+
+    pid, dim = plan.name("pid"), plan.name("dim")
+    picked = pl.DataFrame({pid: np.arange(len(chosen), dtype=np.int64), dim: chosen})
+    kids = allowed.join(picked, on=[pid, dim]).sort(pid)
+    children = np.zeros((len(chosen), 2), dtype=np.int64)
+    children[kids[pid].to_numpy()] = kids.select("__left", "__right").to_numpy()
+    out = limit_splits(tables, chosen.to_numpy(), stats["__size"].to_numpy().astype(np.int64),
+                       children, final)
+    return pl.Series(chosen.name, out, dtype=chosen.dtype)
 
 
 def _metrics(frame: pl.LazyFrame, ranges: pl.DataFrame, qi: tuple[str, ...],

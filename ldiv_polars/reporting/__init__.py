@@ -74,8 +74,7 @@ def report(
     atomically (``.html``/``.htm``; checked before any work, never over an input). ``l``: the
     ``l`` of the summary's ``recursive_c``. ``command``: the command line, shown on the page.
     ``progress`` is called with a short description of each stage. ``population_size`` (a
-    number or a region) and ``weight`` (a column of sampling weights) add the population
-    section (:func:`~ldiv_polars.reporting.facts.population_facts`).
+    number or region) and ``weight`` (sampling weights) add the population section.
 
     Raises the typed errors of :func:`~ldiv_polars.check` before the pass over the rows, and
     :class:`~ldiv_polars.errors.OutputPathError` /

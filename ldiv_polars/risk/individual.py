@@ -175,6 +175,23 @@ def _key_table(table: TableLike | pl.DataFrame, qi: str | Iterable[str] | None,
     return table, keys, wcol
 
 
+def _checked_parameters(nulls: str, method: str, qual: float, max_global_risk: float,
+                        threshold: float | None, k: int | None
+                        ) -> tuple[float, float, float | None, int | None]:
+    """:func:`individual_risk`'s parameters checked (typed errors), as numbers."""
+    check_risk_null_policy(nulls)
+    if method not in ("approx", "exact"):
+        raise InvalidParameterError(f"method must be 'approx' or 'exact', got {method!r}")
+    qual = require_real("qual", qual, low=0.0, low_open=True)
+    max_global_risk = require_real("max_global_risk", max_global_risk, low=0.0, high=1.0,
+                                   low_open=True, high_open=True)
+    if threshold is not None:
+        threshold = require_real("threshold", threshold, low=0.0)
+    if k is not None:
+        k = require_int_at_least("k", k, 1)
+    return qual, max_global_risk, threshold, k
+
+
 def individual_risk(
     table: TableLike | pl.DataFrame,
     qi: str | Iterable[str] | None = None,
@@ -201,16 +218,8 @@ def individual_risk(
     over ``budget``; :class:`~ldiv_polars.errors.NullValuesError` for nulls with
     ``nulls="error"``.
     """
-    check_risk_null_policy(nulls)
-    if method not in ("approx", "exact"):
-        raise InvalidParameterError(f"method must be 'approx' or 'exact', got {method!r}")
-    qual = require_real("qual", qual, low=0.0, low_open=True)
-    max_global_risk = require_real("max_global_risk", max_global_risk, low=0.0, high=1.0,
-                                   low_open=True, high_open=True)
-    if threshold is not None:
-        threshold = require_real("threshold", threshold, low=0.0)
-    if k is not None:
-        k = require_int_at_least("k", k, 1)
+    qual, max_global_risk, threshold, k = _checked_parameters(nulls, method, qual,
+                                                             max_global_risk, threshold, k)
     classes, keys, wcol = _key_table(table, qi, weight, nulls)
     if nulls == "wildcard":
         classes = wildcard_counts(classes, keys, weight=wcol, budget=budget)

@@ -184,6 +184,13 @@ def population_uniqueness(
                                     reason="the sample is empty", **base)  # type: ignore[arg-type]
     if h.of_size(1) == 0:  # ARX: no sample uniques, no population uniques
         return PopulationUniqueness(used=model, fraction=0.0, uniques=0.0, **base)  # type: ignore[arg-type]
+    return _estimated(h, population, model, base)
+
+
+def _estimated(h: SizeHistogram, population: int, model: str, base: dict[str, object]
+               ) -> PopulationUniqueness:
+    """The answer of :func:`population_uniqueness` once the sample has uniques: the model
+    asked for (Dankar's rule picks one) and its estimate, or None with the reasons."""
     if model == "dankar":
         used, seen = _dankar(h, population)
     else:
@@ -198,3 +205,4 @@ def population_uniqueness(
     return PopulationUniqueness(used=used, fraction=uniques / population, uniques=uniques,
                                 estimates=estimates, params=dict(chosen.params),
                                 **base)  # type: ignore[arg-type]
+

@@ -52,6 +52,22 @@ def check_risk_null_policy(nulls: str) -> None:
         )
 
 
+def _weighted_columns(lf: pl.LazyFrame, qi: str | Iterable[str], weight: str) -> tuple[str, ...]:
+    """The QI columns of ``lf`` after checking them and the weight column (present, not a QI,
+    numeric); raises the typed errors of :func:`class_table`."""
+    qi_t, _ = validate_columns(lf, qi, None, reserved=(COUNT, WEIGHT), require_sensitive=False)
+    schema = lf.collect_schema()
+    if weight not in schema:
+        raise InvalidParameterError(
+            f"weight column {weight!r} is not in the data (columns: {', '.join(schema.names())})"
+        )
+    if weight in qi_t:
+        raise InvalidParameterError(f"weight column {weight!r} is also a quasi-identifier")
+    if not schema[weight].is_numeric():
+        raise InvalidParameterError(f"weight column {weight!r} must be numeric, got {schema[weight]}")
+    return qi_t
+
+
 def class_table(
     data: TableLike,
     qi: str | Iterable[str],
@@ -74,16 +90,7 @@ def class_table(
         policy = "error" if nulls == "error" else "value"
         return FrequencySet.build(data, qi, None, nulls=policy).collect()
     lf = to_lazyframe(data)
-    qi_t, _ = validate_columns(lf, qi, None, reserved=(COUNT, WEIGHT), require_sensitive=False)
-    schema = lf.collect_schema()
-    if weight not in schema:
-        raise InvalidParameterError(
-            f"weight column {weight!r} is not in the data (columns: {', '.join(schema.names())})"
-        )
-    if weight in qi_t:
-        raise InvalidParameterError(f"weight column {weight!r} is also a quasi-identifier")
-    if not schema[weight].is_numeric():
-        raise InvalidParameterError(f"weight column {weight!r} must be numeric, got {schema[weight]}")
+    qi_t = _weighted_columns(lf, qi, weight)
     w = pl.col(weight).cast(pl.Float64)
     table = (
         lf.group_by(list(qi_t))

@@ -68,6 +68,44 @@ def wildcard_cost(table: pl.DataFrame, keys: Sequence[str]) -> int:
     return 2 * m * sum(sizes) + JOIN_OVERHEAD * m * m
 
 
+def _check_table(table: pl.DataFrame, keys: list[str], budget: int) -> None:
+    """The typed errors of :func:`wildcard_counts`: a key named like an output column, keys
+    that are not distinct, a cost over ``budget``."""
+    clash = [c for c in keys if c in (FK, FK_POPULATION)]
+    if clash:
+        raise InvalidParameterError(f"key column(s) {clash} clash with the output columns")
+    if table.select(keys).is_duplicated().any():
+        raise InvalidParameterError("wildcard_counts needs distinct keys (a class-size table)")
+    cost = wildcard_cost(table, keys)
+    if cost > budget:
+        with_nulls = table.select(pl.any_horizontal(pl.col(keys).is_null())).to_series().sum()
+        check_budget(cost, budget,
+                     f"matching missing values as wildcards over {table.height:,} distinct keys "
+                     f"({with_nulls:,} with missing values)",
+                     "raise budget=, or generalize or impute the columns with nulls")
+
+
+def _pattern_joins(tagged: pl.DataFrame, keys: list[str], count: str) -> list[pl.LazyFrame]:
+    """For every pair of null patterns (p, q), the records of pattern q compatible with each
+    key of pattern p (``(_ID, count, __w)``): joined on the QIs set in both, a cross join when
+    none is."""
+    by_pattern = {p[0]: frame for p, frame in tagged.group_by(_PATTERN)}
+    parts: list[pl.LazyFrame] = []
+    for p, rows_p in by_pattern.items():
+        left = rows_p.lazy()
+        for q, rows_q in by_pattern.items():
+            shared = [c for i, c in enumerate(keys) if not (p >> i) & 1 and not (q >> i) & 1]
+            if shared:
+                right = rows_q.lazy().group_by(shared).agg(pl.col(count).sum(),
+                                                           pl.col("__w").sum())
+                joined = left.select(_ID, *shared).join(right, on=shared, how="inner")
+            else:
+                right = rows_q.lazy().select(pl.col(count).sum(), pl.col("__w").sum())
+                joined = left.select(_ID).join(right, how="cross")
+            parts.append(joined.select(_ID, count, "__w"))
+    return parts
+
+
 def wildcard_counts(
     table: pl.DataFrame,
     keys: Sequence[str],
@@ -85,36 +123,12 @@ def wildcard_counts(
     ``Fk``.
     """
     keys = list(keys)
-    clash = [c for c in keys if c in (FK, FK_POPULATION)]
-    if clash:
-        raise InvalidParameterError(f"key column(s) {clash} clash with the output columns")
-    if table.select(keys).is_duplicated().any():
-        raise InvalidParameterError("wildcard_counts needs distinct keys (a class-size table)")
-    cost = wildcard_cost(table, keys)
-    if cost > budget:
-        with_nulls = table.select(pl.any_horizontal(pl.col(keys).is_null())).to_series().sum()
-        check_budget(cost, budget,
-                     f"matching missing values as wildcards over {table.height:,} distinct keys "
-                     f"({with_nulls:,} with missing values)",
-                     "raise budget=, or generalize or impute the columns with nulls")
+    _check_table(table, keys, budget)
     w = pl.col(weight).cast(pl.Float64) if weight else pl.col(count).cast(pl.Float64)
     if table.height == 0:
         return table.with_columns(pl.col(count).cast(pl.Int64).alias(FK), w.alias(FK_POPULATION))
     tagged = _patterns(table, keys).with_columns(w.alias("__w"))
-    by_pattern = {p[0]: frame for p, frame in tagged.group_by(_PATTERN)}
-    parts: list[pl.LazyFrame] = []
-    for p, rows_p in by_pattern.items():
-        left = rows_p.lazy()
-        for q, rows_q in by_pattern.items():
-            shared = [c for i, c in enumerate(keys) if not (p >> i) & 1 and not (q >> i) & 1]
-            if shared:
-                right = rows_q.lazy().group_by(shared).agg(pl.col(count).sum(),
-                                                           pl.col("__w").sum())
-                joined = left.select(_ID, *shared).join(right, on=shared, how="inner")
-            else:
-                right = rows_q.lazy().select(pl.col(count).sum(), pl.col("__w").sum())
-                joined = left.select(_ID).join(right, how="cross")
-            parts.append(joined.select(_ID, count, "__w"))
+    parts = _pattern_joins(tagged, keys, count)
     totals = (
         pl.concat(parts)
         .group_by(_ID)

@@ -141,6 +141,12 @@ class AnonymizationResult:
         if self.output is None:
             raise InvalidParameterError("no node satisfies the requirements: nothing to write")
         expected = self.rows - (self.suppressed_rows if self.suppression_mode == "drop" else 0)
+        if self._plan is not None and self._plan.engine is not None:
+            self._plan.engine.write(self.output, path, inputs=self.sources,
+                                    expected_rows=expected)
+            if verify:
+                self.verification = self._plan.verify(self._plan.fs.materialize())
+            return
         with atomic_output(path, inputs=self.sources) as out:
             write = out.sink(self.output)
             if not verify or self._plan is None:
@@ -212,6 +218,9 @@ class _VerificationPlan:
     restore: dict[str, pl.DataType] = field(default_factory=dict)
     """Sensitive columns grouped as Enums of their values (:func:`_sensitive_enums`), cast
     back to their own dtype before the models read them."""
+    engine: Any = None
+    """The distributed engine whose release this verifies (writes with :meth:`Engine.write`);
+    None for Polars plans."""
 
     def verify(self, collected: FrequencySet | pl.DataFrame) -> CheckResult:
         """Check the models on the collected frequency set; raise if one fails."""
@@ -253,7 +262,7 @@ def anonymize(
     hierarchies: Mapping[str, Hierarchy | pl.DataFrame | str | Any],
     models: Sequence[Model] | Model, *, suppression: float = 0.0, metric: str = "aecs",
     suppression_mode: SuppressionMode = "mask", strategy: str = "auto", verify: bool = True,
-    nulls: NullPolicy = "error", separator: str | None = None,
+    nulls: NullPolicy = "error", separator: str | None = None, engine: str | None = None,
     progress: Progress | None = None, budget: Budget | float | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
@@ -268,12 +277,12 @@ def anonymize(
     ``bounded`` (optimum only, by lower-bound pruning), ``anytime`` (the best node within
     ``budget`` — seconds or a :class:`~ldiv_polars.search.anytime.Budget` — with ``bound``
     and ``gap``; ``auto`` picks it on lattices of more than ``TUNING.anytime_min_nodes``
-    nodes). QI columns of the output are Enums
-    of the chosen level's labels in hierarchy order (:func:`output_dtype`; they sort in that
-    order, and Parquet stores them dictionary-encoded). The output is re-verified with
-    :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips that extra pass;
-    :meth:`AnonymizationResult.sink` then writes the output and re-verifies it, in the same
-    pass on inputs of up to 4M rows).
+    nodes). QI columns of the output are Enums of the chosen level's labels in hierarchy
+    order (:func:`output_dtype`; Parquet stores them dictionary-encoded). The output is
+    re-verified with :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips
+    that pass; :meth:`AnonymizationResult.sink` then writes and re-verifies the output).
+    ``engine="spark"`` (or a Spark DataFrame): counts, release (``output`` a Spark DataFrame,
+    :meth:`~AnonymizationResult.sink` writes a Parquet directory) and verification in Spark.
 
     The pipeline: :func:`_read_input` (arguments checked, hierarchies and models prepared),
     :func:`_count` (the encoded frequency set, by the engine that counts this input best),
@@ -284,7 +293,7 @@ def anonymize(
     t0 = time.perf_counter()
     metric = _check_arguments(metric, suppression, suppression_mode, strategy)
     budget = Budget.of(budget) if budget is not None else None
-    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator)
+    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator, engine)
     counts = _count(inp)
     try:
         limit = suppression_limit_rows(suppression, counts.total)
@@ -326,6 +335,7 @@ class _Input:
     qi_only: bool
     nulls: NullPolicy
     sources: tuple[str, ...]
+    engine: Engine = polars_engine.ENGINE
 
     @property
     def leaves(self) -> dict[str, pl.Series]:
@@ -334,11 +344,16 @@ class _Input:
 
 
 def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, models: Any,
-                metric: str, nulls: NullPolicy, separator: str | None) -> _Input:
+                metric: str, nulls: NullPolicy, separator: str | None,
+                engine: str | None = None) -> _Input:
     """Columns, models and hierarchies checked (before any pass over the rows); a small CSV
     read into memory once, its QIs parsed as codes (the search's pass and the output's write
-    both read that frame)."""
+    both read that frame). A distributed engine (Spark) gets ``data`` as it is."""
     sources = input_paths(data)
+    reader = engine_for(data, engine)
+    if reader.distributed:
+        return _engine_input(reader, data, qi, sensitive, hierarchies, models, metric, nulls,
+                             separator, sources)
     lf = to_lazyframe(data, separator=separator)
     fs = FrequencySet.build(lf, qi, sensitive, nulls=nulls)
     checked = check_models(models, fs.sensitive, required_by="anonymize()")
@@ -353,7 +368,21 @@ def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, mode
         path = None  # (read: the engines read the frame)
     # models and metric reading only class sizes/codes: search on the QI-only frequency set
     qi_only = metric != "kl" and not any(m.needs_sensitive for m in checked)
-    return _Input(path, table, lf, fs, hs, checked, qi_only, nulls, sources)
+    return _Input(path, table, lf, fs, hs, checked, qi_only, nulls, sources,
+                  polars_engine.ENGINE if engine is None else reader)
+
+
+def _engine_input(reader: Engine, data: Any, qi: Any, sensitive: Any, hierarchies: Any,
+                  models: Any, metric: str, nulls: NullPolicy, separator: str | None,
+                  sources: tuple[str, ...]) -> _Input:
+    """The checked input of a distributed engine: its frequency set is the engine's lazy
+    plan (:meth:`Engine.plan_frequency_set`: columns checked now, rows read by the engine)."""
+    fs = reader.plan_frequency_set(data, qi, sensitive, nulls=nulls, separator=separator)
+    sources = sources or reader.input_paths(data)
+    checked = check_models(models, fs.sensitive, required_by="anonymize()")
+    hs = prepare_hierarchies(fs.qi, hierarchies)
+    qi_only = metric != "kl" and not any(m.needs_sensitive for m in checked)
+    return _Input(None, data, fs.frame, fs, hs, checked, qi_only, nulls, sources, reader)
 
 
 DUCKDB_MIN_ROWS = 1_000_000
@@ -362,14 +391,18 @@ the DuckDB engine under a memory limit (:mod:`ldiv_polars.core.engines.duckdb`).
 
 
 def _counting_engine(inp: _Input) -> Engine:
-    """DuckDB for a large Parquet file (imported only then), else Polars."""
+    """The distributed engine the input was given to; DuckDB for a Parquet file when asked
+    for, or by default for a large one (imported only then); else Polars."""
+    if inp.engine.distributed:
+        return inp.engine
     path = inp.path
     if path is None or len(inp.fs.sensitive) > 1:
         return polars_engine.ENGINE
     p = Path(path)
     if p.suffix.lower() not in PARQUET_SUFFIXES or not p.is_file():
         return polars_engine.ENGINE
-    if pl.scan_parquet(p).select(pl.len()).collect().item() < DUCKDB_MIN_ROWS:
+    if inp.engine.name != "duckdb" \
+            and pl.scan_parquet(p).select(pl.len()).collect().item() < DUCKDB_MIN_ROWS:
         return polars_engine.ENGINE
     return engine_for(path, "duckdb")
 
@@ -434,7 +467,7 @@ def _count(inp: _Input) -> _Counts:
     counts = engine.encoded_counts(table, fs.qi, fs.sensitive, inp.leaves, nulls=inp.nulls,
                                    qi_only=inp.qi_only,
                                    order_from=TUNING.ordered_sort_min_rows)
-    if counts is None and engine.name != "polars":
+    if counts is None and engine.name != "polars" and not engine.distributed:
         counts = polars_engine.ENGINE.encoded_counts(
             inp.table, fs.qi, fs.sensitive, inp.leaves, nulls=inp.nulls,
             qi_only=inp.qi_only, order_from=TUNING.ordered_sort_min_rows)
@@ -586,7 +619,7 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
         # kl reads the (class, sensitive) counts: rolled up from the engine's table
         choice.values["kl"] = _kl_from_source(counts.source, choice)
     verdict, values, levels = choice.verdict, choice.values, choice.levels
-    release = engine_for(inp.table).release(inp.table, choice.plan)
+    release = inp.engine.release(inp.table, choice.plan)
     sensitive_values = choice.sensitive_values
     del choice
     plan = _verification(release.retained, inp, levels, sensitive_values)
@@ -610,6 +643,12 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
     columns alone."""
     qi_t, sens_t = inp.fs.qi, inp.fs.sensitive
     restore: dict[str, pl.DataType] = {}
+    if inp.engine.distributed:  # the release is the engine's own plan: counted by it
+        vfs = inp.engine.plan_frequency_set(retained, qi_t,
+                                            None if inp.qi_only else (sens_t or None),
+                                            nulls=inp.nulls)
+        return _VerificationPlan(vfs, check_models(inp.models, vfs.sensitive),
+                                 dict(zip(qi_t, levels)), engine=inp.engine)
     if not inp.qi_only and sens_t and sensitive_values is not None:
         retained, restore = sensitive_enums(retained, sensitive_values)
     vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),

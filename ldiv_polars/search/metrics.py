@@ -133,7 +133,9 @@ class MetricSuite:
 
     def bound_from_levels(self, name: str, levels: Sequence[int]) -> float:
         """Suppression-free value of ``height``/``precision``/``loss``/``entropy`` from the levels
-        alone (a lower bound of the value with suppression)."""
+        alone (a lower bound of the value with suppression).
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` for a metric whose bound needs
+        the roll-up."""
         if name == "height":
             return float(sum(levels))
         if self.N == 0:
@@ -149,7 +151,8 @@ class MetricSuite:
     # --- values -------------------------------------------------------------------------------
 
     def value(self, name: str, rolled: Rolled, suppressed: np.ndarray | None = None) -> float:
-        """The metric at a node; ``suppressed`` is a boolean mask over the node's classes."""
+        """The metric at a node; ``suppressed`` is a boolean mask over the node's classes.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` on an unknown metric."""
         levels = rolled.snapshot.levels
         size = rolled.class_size
         supp = np.zeros(size.shape[0], dtype=bool) if suppressed is None else suppressed

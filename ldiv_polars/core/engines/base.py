@@ -9,8 +9,12 @@ An engine is one module of this package exposing an object that satisfies :class
 - :meth:`Engine.encoded_counts`: the same counts keyed on each QI's index among the raw
   values of its hierarchy (:class:`EncodedCounts`), what the lattice search rolls up;
 - :meth:`Engine.release`: the output of an :class:`OutputPlan` (each QI replaced by its
-  label at the chosen level, the suppressed classes masked or dropped) and the frequency set
-  of its retained rows, from which the release is re-verified.
+  label at the chosen level, the suppressed classes masked or dropped) and its retained rows,
+  whose frequency set (:meth:`Engine.plan_frequency_set`, by the same engine) re-verifies
+  the release; :meth:`Engine.write` writes the output;
+- :meth:`Engine.schema` and :meth:`Engine.plan_frequency_set`: the input's columns (no rows
+  read) and its frequency set as a lazy Polars plan, columns checked at once and counted by
+  the engine when collected (what ``check``, ``summary`` and ``anonymize`` build on).
 
 :func:`engine_for` picks the engine from the input's type or an explicit name.
 
@@ -32,8 +36,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.core.validate import NullPolicy
+from ldiv_polars.core.frequency import FrequencySet, count_name
+from ldiv_polars.core.validate import NullPolicy, check_null_policy, validate_columns
 from ldiv_polars.errors import InvalidParameterError
 
 EngineName = Literal["polars", "duckdb", "spark"]
@@ -148,10 +152,11 @@ class OutputPlan:
 @dataclass
 class Release:
     """An engine's release of an :class:`OutputPlan`: ``output`` (lazy, not yet written) and
-    ``retained`` (the rows not suppressed), both plans over the input."""
+    ``retained`` (the rows not suppressed), both plans over the input in the engine's own
+    form (Polars LazyFrames; Spark DataFrames)."""
 
-    output: pl.LazyFrame
-    retained: pl.LazyFrame
+    output: Any
+    retained: Any
 
 
 @runtime_checkable
@@ -160,6 +165,9 @@ class Engine(Protocol):
     per-call handle, e.g. a connection, is opened and closed inside a call)."""
 
     name: str
+    distributed: bool
+    """Whether the engine keeps the rows where they are (Spark): it reads the input itself,
+    releases and writes in place, and only frequency sets reach this process."""
 
     def accepts(self, data: object) -> bool:
         """Whether ``data`` is an input this engine reads natively (its own frame or
@@ -183,6 +191,46 @@ class Engine(Protocol):
 
     def release(self, data: Any, plan: OutputPlan) -> Release:
         """The output of ``plan`` over ``data`` and its retained rows."""
+
+    def write(self, output: Any, path: Any, *, inputs: Any = (),
+              expected_rows: int | None = None) -> None:
+        """Write a release's ``output`` to ``path`` atomically (never over one of ``inputs``;
+        its rows counted back against ``expected_rows``)."""
+
+    def input_paths(self, data: Any) -> tuple[str, ...]:
+        """The files ``data`` reads (a writer refuses to overwrite them)."""
+
+    def schema(self, data: Any, separator: str | None = None) -> pl.Schema:
+        """The input's column names and dtypes, read without reading rows (typed errors for
+        a bad path)."""
+
+    def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
+                           nulls: NullPolicy = "error", separator: str | None = None,
+                           require_sensitive: bool = False) -> FrequencySet:
+        """The frequency set as a lazy plan: columns validated now, rows read when it is
+        collected."""
+
+
+def deferred_frequency_set(engine: Engine, data: Any, qi: Any, sensitive: Any, *,
+                           nulls: NullPolicy = "error", separator: str | None = None,
+                           require_sensitive: bool = False) -> FrequencySet:
+    """:meth:`Engine.plan_frequency_set` for an engine that collects its frequency set itself
+    (DuckDB, Spark): the columns validated on :meth:`Engine.schema` at once, the engine's
+    :meth:`Engine.frequency_set` run when the plan is collected (``pl.defer``), so the
+    layers above read one lazy Polars frame whatever the engine."""
+    check_null_policy(nulls)
+    schema = engine.schema(data, separator)
+    qi_t, s_t = validate_columns(pl.LazyFrame(schema=schema), qi, sensitive,
+                                 require_sensitive=require_sensitive)
+    keys = [*qi_t, *s_t]
+    count = count_name(keys)
+
+    def run() -> pl.DataFrame:
+        fs = engine.frequency_set(data, qi_t, s_t, nulls=nulls, separator=separator)
+        return fs.frame.collect().rename({fs.count: count})
+
+    frame = pl.defer(run, schema={**{k: schema[k] for k in keys}, count: pl.Int64})
+    return FrequencySet(frame, qi_t, s_t, count)
 
 
 def engine_for(data: object, engine: str | None = None) -> Engine:
@@ -222,6 +270,7 @@ __all__ = [
     "OutputPlan",
     "Release",
     "decode_keys",
+    "deferred_frequency_set",
     "engine_for",
     "fits_key",
     "places",

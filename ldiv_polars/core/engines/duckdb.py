@@ -58,10 +58,12 @@ from ldiv_polars.core.engines.base import (
     OutputPlan,
     Release,
     decode_keys,
+    deferred_frequency_set,
     places,
 )
 from ldiv_polars.core.frequency import FrequencySet, count_name
 from ldiv_polars.core.inputs import (
+    input_paths,
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     check_csv_header,
@@ -84,6 +86,7 @@ class DuckDBEngine:
     """The DuckDB engine (see the module docstring)."""
 
     name = "duckdb"
+    distributed = False
 
     def accepts(self, data: object) -> bool:
         """DuckDB relations are this engine's own."""
@@ -140,6 +143,32 @@ class DuckDBEngine:
     def release(self, data: Any, plan: OutputPlan) -> Release:
         """The Polars engine's release over the same input (a path Polars reads)."""
         return polars_engine.ENGINE.release(data, plan)
+
+    def write(self, output: Any, path: str | Path, *, inputs: Iterable[object] = (),
+              expected_rows: int | None = None) -> None:
+        """The Polars engine's write (the release is a Polars plan)."""
+        polars_engine.ENGINE.write(output, path, inputs=inputs, expected_rows=expected_rows)
+
+    def input_paths(self, data: Any) -> tuple[str, ...]:
+        """The files ``data`` reads (:func:`~ldiv_polars.core.inputs.input_paths`)."""
+        return input_paths(data)
+
+    def schema(self, data: Any, separator: str | None = None,
+               con: duckdb.DuckDBPyConnection | None = None) -> pl.Schema:
+        """The columns as DuckDB reads them (``LIMIT 0``: no rows)."""
+        with translate_input_errors(data if isinstance(data, (str, Path)) else None), \
+                source(data, con, separator) as src:
+            return src.con.sql(
+                f"SELECT * FROM query_table({quote_literal(src.name)}) LIMIT 0").pl().schema
+
+    def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
+                           nulls: NullPolicy = "error", separator: str | None = None,
+                           require_sensitive: bool = False) -> FrequencySet:
+        """The frequency set grouped by DuckDB when collected
+        (:func:`~ldiv_polars.core.engines.base.deferred_frequency_set`)."""
+        return deferred_frequency_set(self, data, qi, sensitive, nulls=nulls,
+                                      separator=separator,
+                                      require_sensitive=require_sensitive)
 
 
 ENGINE = DuckDBEngine()
@@ -201,11 +230,11 @@ def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
 
 
 @contextmanager
-def source(
-    data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
-) -> Iterator[Source]:
+def source(data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
+           ) -> Iterator[Source]:
     """Resolve ``data`` to a relation name on a connection; temporary objects are dropped on
-    exit and a connection opened here is closed."""
+    exit and a connection opened here is closed. Raises :class:`InputFormatError` on an input
+    of another kind, or a name that is no table or view on ``con``."""
     own = con is None
     conn = duckdb.connect() if con is None else con
     cleanup: list[tuple[str, str]] = []
@@ -267,7 +296,9 @@ def file_relation(
 ) -> duckdb.DuckDBPyRelation:
     """DuckDB's relation over a CSV or Parquet path (a file, a glob, a Parquet directory),
     checked as the Polars side checks it (:func:`~ldiv_polars.core.inputs.check_input_path`,
-    the separator, duplicate header names)."""
+    the separator, duplicate header names).
+    Raises :class:`~ldiv_polars.errors.InputFormatError` when the suffix names no CSV or Parquet
+    format."""
     text = str(data)
     check_separator(separator)
     first = check_input_path(text)
@@ -398,9 +429,10 @@ class DuckFrequencySet:
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(codes, s, n)``: the whole ``(QI, sensitive)`` frequency set as arrays, the QI
         codes decoded (``(q, rows)``, uint16 when every QI has at most 65,536 raw values, else
-        int32), the sensitive ids
-        int32 and the counts int64; rows in no particular order. Read in batches into arrays
-        allocated once (no copy of the table's rows beyond them)."""
+        int32), the sensitive ids int32 and the counts int64; rows in no particular order.
+        Read in batches into arrays allocated once (no copy of the table's rows beyond them).
+        Raises ``RuntimeError`` when DuckDB's table changes while it is read (a bug, never
+        expected)."""
         con = self.connect()
         rows = int(con.execute("SELECT count(*) FROM fs").fetchall()[0][0])
         narrow = max(self.cards, default=0) <= 1 << 16
@@ -438,7 +470,8 @@ class DuckFrequencySet:
         ``cards`` the level cardinalities), first QI most significant, as the roll-ups order
         their classes. When the node's ``(class, sensitive)`` key space has at most
         ``COUNT_MAX_SPAN`` cells, the table is read in batches and counted into it by numpy
-        (faster than DuckDB's group-by there; see BENCHMARKS.md); otherwise DuckDB groups it."""
+        (faster than DuckDB's group-by there; see BENCHMARKS.md); otherwise DuckDB groups it.
+        Raises ``OverflowError`` when the node's class key space does not fit a 64-bit key."""
         span = self.n_sensitive
         for c in cards:
             span *= max(int(c), 1)

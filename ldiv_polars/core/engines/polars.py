@@ -14,7 +14,7 @@ one, whose fixed cost is lower).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,13 @@ from ldiv_polars.core.engines.base import (
 )
 from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet, unique_name
 from ldiv_polars.core.inputs import (
+    input_paths,
     CSV_SUFFIXES,
     sniff_separator,
     to_lazyframe,
     translate_input_errors,
 )
+from ldiv_polars.core.output import atomic_output
 from ldiv_polars.core.validate import NullPolicy
 
 _KEY = "__ldiv_key"
@@ -45,6 +47,7 @@ class PolarsEngine:
     """The Polars engine (see the module docstring)."""
 
     name = "polars"
+    distributed = False
 
     def accepts(self, data: object) -> bool:
         """Polars frames are this engine's own."""
@@ -74,6 +77,30 @@ class PolarsEngine:
     def release(self, data: Any, plan: OutputPlan) -> Release:
         """Generalize, then mask or drop the suppressed classes: lazy plans that stream."""
         return _release(to_lazyframe(data), plan)
+
+    def write(self, output: Any, path: str | Path, *, inputs: Iterable[object] = (),
+              expected_rows: int | None = None) -> None:
+        """Stream ``output`` (a LazyFrame) to ``path`` (Parquet or CSV by its suffix) through
+        :func:`~ldiv_polars.core.output.atomic_output`."""
+        with atomic_output(path, inputs=inputs) as out:
+            out.write(output)
+            if expected_rows is not None:
+                out.check_rows(expected_rows)
+
+    def input_paths(self, data: Any) -> tuple[str, ...]:
+        """The files ``data`` reads (:func:`~ldiv_polars.core.inputs.input_paths`)."""
+        return input_paths(data)
+
+    def schema(self, data: Any, separator: str | None = None) -> pl.Schema:
+        """The schema of the lazy scan (a path's header or footer only)."""
+        return to_lazyframe(data, separator=separator).collect_schema()
+
+    def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
+                           nulls: NullPolicy = "error", separator: str | None = None,
+                           require_sensitive: bool = False) -> FrequencySet:
+        """:meth:`FrequencySet.build` (a lazy plan that streams)."""
+        return FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
+                                  require_sensitive=require_sensitive)
 
 
 ENGINE = PolarsEngine()
