@@ -51,6 +51,7 @@ from ldiv_polars.models.exact import (
     agreeing,
     decimal,
     dyadic_odd,
+    int64_ratio,
     ln,
     log_sign,
     near_product,
@@ -149,8 +150,12 @@ class AlphaKAnonymity(Model):
         return ok and cls.size >= self.k, agreeing(share, ok, self.alpha, "<=")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k),
-                       spec={"model": self.name, "alpha": self._exact_alpha, "k": self.k})
+        spec = {"model": self.name, "alpha": self._exact_alpha, "k": self.k}
+        ratio = int64_ratio(self._exact_alpha)  # the exact test on integers, every class at once
+        if ratio is not None:
+            return SqlCall("ldiv__alpha_k_exact_classes_x", (self.alpha, self.k, *ratio),
+                           spec=spec)
+        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k), spec=spec)
 
 
 def _ratios(cls: ClassCounts, ref: Reference) -> list[tuple[Fraction, int]]:

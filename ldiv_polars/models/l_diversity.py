@@ -53,6 +53,7 @@ from ldiv_polars.models.exact import (
     dyadic_odd,
     entropy_exp,
     entropy_sign,
+    int64_ratio,
     near_product,
 )
 
@@ -364,8 +365,12 @@ class RecursiveCLDiversity(Model):
         return passed, agreeing(ratio, passed, self.c, "<")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l),
-                       spec={"model": self.name, "c": self._exact_c, "l": self.l})
+        spec = {"model": self.name, "c": self._exact_c, "l": self.l}
+        ratio = int64_ratio(self._exact_c)  # the exact test on integers, every class at once
+        if ratio is not None:
+            return SqlCall("ldiv__recursive_cl_exact_classes_x", (self.c, self.l, *ratio),
+                           spec=spec)
+        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l), spec=spec)
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:
@@ -836,6 +841,7 @@ class EntropyLDiversityDontCare(Model):
         from ldiv_polars.models.adjusted_entropy import (
             adjusted_entropy_band,
             adjusted_entropy_rows,
+            settle_uniform,
         )
         from ldiv_polars.models.encoded import ClassVerdict
 
@@ -847,8 +853,11 @@ class EntropyLDiversityDontCare(Model):
         thr = math.log(self.l) - ENTROPY_TOLERANCE
         with np.errstate(invalid="ignore"):
             band = adjusted_entropy_band(rows.distinct, np.log(np.maximum(rows.size, 1)))
-            return ClassVerdict(~defined | (h >= thr),
-                                defined & (np.abs(h - thr) <= band))
+            passed, uncertain = ~defined | (h >= thr), defined & (np.abs(h - thr) <= band)
+        # a class spread uniformly (e.g. over l values outside Y) sits on ln l exactly
+        settle_uniform(rows, *flags, passed, uncertain, decimal(self.l),
+                       decimal(ENTROPY_TOLERANCE))
+        return ClassVerdict(passed, uncertain)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         from ldiv_polars.models.adjusted_entropy import adjusted_entropy, adjusted_entropy_at_least
