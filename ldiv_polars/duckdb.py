@@ -415,21 +415,53 @@ class _Calls:
         self.con = con
         self.hierarchies: list[str] = []
 
-    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
-        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
-        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
-        classes decided exactly."""
+    def _arguments(self, call: Any, x_name: str, fs: str) -> list[Any]:
+        """The macro's arguments: the extended frequency set, the parameters and, for a
+        hierarchical model, its hierarchy registered (the sensitive values checked as leaves)."""
         args: list[Any] = [x_name, *call.params]
         if call.hierarchy is not None:
             hname = register_hierarchy(self.con, _tmp("hier"), call.hierarchy)
             self.hierarchies.append(hname)
             _check_leaves(self.con, fs, hname)
             args.append(hname)
+        return args
+
+    def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
+        """SQL (a parenthesized relation) and parameters of the per-class verdicts of
+        ``call`` over the extended frequency set ``x_name`` (built from ``fs``), the uncertain
+        classes decided exactly."""
+        args = self._arguments(call, x_name, fs)
         marks = ", ".join("?" for _ in args)
         cte = _tmp("c")
         sql = (f"(WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
                f"FROM ldiv__decide_x(?, ?, ?))")
         return sql, [*args, cte, x_name, call.spec_json]
+
+    def verdict(self, call: Any, x_name: str, fs: str, model: Any) -> tuple[Any, ...]:
+        """The ``ldiv__result`` row of ``model`` (``call`` its SQL form) over the extended
+        frequency set ``x_name``: its per-class table is materialized first and the exact step
+        (``ldiv__decide_x``) runs only when a class is flagged uncertain, so that it costs
+        nothing on a table where no class is within rounding of the threshold."""
+        args = self._arguments(call, x_name, fs)
+        marks = ", ".join("?" for _ in args)
+        cl = _tmp("cl")
+        self.con.execute(f"CREATE TEMP TABLE {_quote(cl)} AS FROM {call.macro}({marks})", args)
+        try:
+            flagged = self.con.execute(f"SELECT bool_or(unc) FROM {_quote(cl)}").fetchone()
+            source, params = cl, []
+            if flagged and flagged[0]:
+                source = _tmp("d")
+                self.con.execute(f"CREATE TEMP TABLE {_quote(source)} AS "
+                                 "FROM ldiv__decide_x(?, ?, ?)", [cl, x_name, call.spec_json])
+            try:
+                return self.con.execute("FROM ldiv__result(?, ?, ?)",
+                                        [source, model.name, model.higher_is_better]
+                                        ).fetchall()[0]
+            finally:
+                if source != cl:
+                    self.con.execute(f"DROP TABLE IF EXISTS {_quote(source)}")
+        finally:
+            self.con.execute(f"DROP TABLE IF EXISTS {_quote(cl)}")
 
     def close(self) -> None:
         for hname in self.hierarchies:
@@ -506,11 +538,7 @@ def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any]
             if m.table_level:
                 out.append(_table_level_row(con, x_name, m, call))
                 continue
-            sql, args = runner.classes(call, x_name, fs)
-            cl = _tmp("cl")
-            row = con.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
-                              [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
-            out.append(_result_row(m.key, row))
+            out.append(_result_row(m.key, runner.verdict(call, x_name, fs, m)))
     finally:
         runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
@@ -532,10 +560,10 @@ def _table_level_row(con: duckdb.DuckDBPyConnection, x_name: str, m: Any, call: 
                      ) -> dict[str, object]:
     """A table-level model's verdict: its SQL form (``call.macro``) gives the frequencies of
     the class sizes (a small table), the model decides on them
-    (:func:`~ldiv_polars.models.base.table_level_result`)."""
+    (:func:`~ldiv_polars.models.results.table_level_result`)."""
     import numpy as np
 
-    from ldiv_polars.models.base import table_level_result
+    from ldiv_polars.models.results import table_level_result
 
     hist = con.execute(f"FROM {call.macro}(?) ORDER BY size", [x_name]).fetchall()
     sizes = np.repeat(np.array([h[0] for h in hist], dtype=np.int64),

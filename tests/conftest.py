@@ -11,9 +11,11 @@ from hypothesis import settings
 
 # CI runs the property tests on a fixed sequence of examples (reproducible verdicts); local runs
 # keep exploring new random examples.
+# No profile has a deadline: a wall-clock limit per example fails on a loaded machine, not on a
+# wrong answer.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.register_profile("local", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "local")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("LDIV_SHARED_DATA", REPO.parent / "shared" / "data"))

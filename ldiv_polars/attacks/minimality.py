@@ -451,7 +451,8 @@ class Decision:
     def weights(self, worlds: np.ndarray, n_values: int) -> np.ndarray:  # pragma: no cover
         """The weight of each world (rows of ``worlds``: value codes in ``[0, n_values)`` of
         the group's tuples in order) under this decision: 0 where the grouper could not have
-        produced the group from that world, else the relative probability of the decision."""
+        produced the group from that world, else the relative probability of the decision.
+        Each grouper's decision implements it (``NotImplementedError`` here)."""
         raise NotImplementedError
 
 

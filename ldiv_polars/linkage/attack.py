@@ -94,7 +94,10 @@ class Linkage:
 def link(releases: Sequence[Release], target: Mapping[str, Any] | pl.DataFrame) -> Linkage:
     """Link ``releases`` on one raw QI vector ``target`` (a dict ``{qi column: value}`` or a
     one-row DataFrame): ``n_[t](s) = min_j n^(c_j)(s)`` as an inner join of the count tables on
-    ``s`` in the engine. A target that some release does not cover gets diversity 0."""
+    ``s`` in the engine. A target that some release does not cover gets diversity 0.
+    Raises :class:`~ldiv_polars.errors.UnknownColumnError` when the target lacks a QI column and
+    :class:`~ldiv_polars.errors.InvalidParameterError` when it is not a dict or a one-row
+    DataFrame."""
     rs = _check_releases(releases)
     if isinstance(target, pl.DataFrame):
         if target.height != 1:

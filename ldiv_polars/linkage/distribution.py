@@ -106,6 +106,7 @@ def as_fraction(name: str, value: Exact) -> Fraction:
     """Read a number exactly. Floats are read as their shortest decimal representation
     (``0.01 -> 1/100``), which is what a caller typing ``0.01`` means; ``Fraction`` and ``int``
     are kept, strings such as ``"1/3"`` or ``"2e-4"`` are parsed.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` unless ``value`` is a finite number.
 
     >>> as_fraction("beta", 0.01)
     Fraction(1, 100)
@@ -282,6 +283,8 @@ class JointDistribution:
     ) -> JointDistribution:
         """Independent QI and sensitive marginals, given as weights or probabilities (read
         exactly, see :func:`as_fraction`). ``domain`` lists the QI vectors in order.
+        Raises :class:`DistributionError` on a zero sensitive probability, a negative or all-zero
+        ``P_Q``, weights of another length than the sensitive values, or weights beyond int64.
 
         >>> d = JointDistribution.product([1, 1, 2], ["1/2", "1/4", "1/4"])
         >>> d.total, d.ws
@@ -327,7 +330,8 @@ class JointDistribution:
     @classmethod
     def geometric_product(cls, n_qi: int, n_sensitive: int, rho: Exact = "0.95",
                           **kw: object) -> JointDistribution:
-        """Uniform P_Q times geometric P_S(s) = p_1 rho^(s-1), exact (``rho`` read exactly)."""
+        """Uniform P_Q times geometric P_S(s) = p_1 rho^(s-1), exact (``rho`` read exactly).
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` unless ``0 < rho <= 1``."""
         n_qi = require_int_at_least("n_qi", n_qi, 1)
         n_sensitive = require_int_at_least("n_sensitive", n_sensitive, 1)
         r = as_fraction("rho", rho)
@@ -341,7 +345,9 @@ class JointDistribution:
     def paper_setting(cls, marginal: Literal["uniform", "geometric"] = "uniform",
                       rho: Exact = "0.95") -> JointDistribution:
         """§5 of the paper: QI = Postal-Code x Gender x Age (10 x 3 x 100 = 3000 vectors,
-        lexicographic order, uniform P_Q), 50 diseases with a uniform or geometric marginal."""
+        lexicographic order, uniform P_Q), 50 diseases with a uniform or geometric marginal.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a marginal other than
+        ``uniform`` or ``geometric``."""
         domain = pl.DataFrame({
             "postal": np.repeat(np.arange(560001, 560011, dtype=np.int64), 300),
             "gender": np.tile(np.repeat(np.array(["F", "M", "X"]), 100), 10),
@@ -364,7 +370,9 @@ class JointDistribution:
         qi_name: str = "q",
         sensitive_name: str = "s",
     ) -> JointDistribution:
-        """A dense ``|Q| x |S|`` matrix of non-negative integer weights (rows in QI order)."""
+        """A dense ``|Q| x |S|`` matrix of non-negative integer weights (rows in QI order).
+        Raises :class:`DistributionError` unless ``weights`` is a non-empty 2-D matrix of non-
+        negative integers."""
         w = np.asarray(weights)
         if w.ndim != 2 or w.size == 0:
             raise DistributionError("weights must be a non-empty 2-D matrix (|Q| x |S|)")
@@ -432,6 +440,8 @@ class JointDistribution:
         ``order`` is ``"lexicographic"`` (sort the QI vectors by the columns in ``qi`` order)
         or a DataFrame listing every QI vector in the wanted order (vectors absent from the data
         get weight 0 and still belong to a class).
+        Raises :class:`DistributionError` on an empty table and
+        :class:`~ldiv_polars.errors.InvalidParameterError` on another ``order``.
 
         >>> df = pl.DataFrame({"age": [30, 30, 31, 32], "s": ["a", "b", "a", "c"]})
         >>> d = JointDistribution.from_frequency_set(df, ["age"], "s")
@@ -547,7 +557,9 @@ class JointDistribution:
         return sorted((Fraction(w, self.total) for w in self.sensitive_weights()), reverse=True)
 
     def p_l(self, l: int) -> Fraction:
-        """p_l, the l-th largest value of P_S."""
+        """p_l, the l-th largest value of P_S.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``l`` exceeds the number of
+        sensitive values."""
         l = require_int_at_least("l", l, 1)
         if l > self.n_sensitive:
             raise InvalidParameterError(
@@ -555,7 +567,9 @@ class JointDistribution:
         return self.p_sorted()[l - 1]
 
     def dense(self) -> np.ndarray:
-        """The ``|Q| x |S|`` weight matrix as Python ints (object array): small domains only."""
+        """The ``|Q| x |S|`` weight matrix as Python ints (object array): small domains only.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` when the domain is too large for
+        a dense matrix."""
         if self.n_qi * self.n_sensitive > 5_000_000:
             raise InvalidParameterError("dense(): domain too large")
         out = np.zeros((self.n_qi, self.n_sensitive), dtype=object)
@@ -602,7 +616,8 @@ class JointDistribution:
                                  total=int(wq_r.sum()) * sum(ws_r), wq=wq_r, ws=ws_r)
 
     def to_sparse(self) -> JointDistribution:
-        """The same distribution in sparse layout (product joints only; int64 must suffice)."""
+        """The same distribution in sparse layout (product joints only; int64 must suffice).
+        Raises :class:`DistributionError` when the weights exceed the int64 layout."""
         if self.kind == "sparse":
             return self
         assert self.wq is not None and self.ws is not None

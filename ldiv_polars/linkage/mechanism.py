@@ -98,6 +98,7 @@ def m_value(p_sorted: Sequence[Fraction], l: int, p: Fraction, n_qi: int) -> Fra
 
 def sample_size_real(l: int, delta: float, p: Exact, m: Exact) -> float:
     """N before rounding: ln(m l / delta) / ln(1 / (1 - p)).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` unless ``0 < p <= 1`` and ``m > 0``.
 
     >>> round(sample_size_real(10, 0.01, 2e-4, 500), 2)
     65605.26
@@ -427,6 +428,7 @@ def greedy_generalize(dist: JointDistribution, l: int, p: Exact, *,
 
     The paper's literal loop ``while i < |Q|`` can leave the last QI vector out; this sweep
     covers every position (erratum in ``paper-notes/ell-delta-diversity.md``).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` on an unknown sweep mode.
 
     >>> d = JointDistribution.paper_setting("uniform")
     >>> greedy_generalize(d, 10, Fraction(4, 10000)).classes  # beta = 0.02: 50 classes of 60
@@ -569,6 +571,8 @@ class MechanismPlan:
         (``first_k <= q <= last_k``, null outside every interval), no join.
 
         Requires the domain order to be the column's sorted order (the lexicographic default).
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` for several QI columns or a
+        domain that is not ascending without nulls (use :meth:`apply`).
         """
         if len(self.qi) != 1:
             raise InvalidParameterError(
@@ -589,7 +593,9 @@ class MechanismPlan:
     def apply(self, table: TableLike, *, class_column: str = CLASS) -> pl.LazyFrame:
         """Lazy: ``table`` with the broadcast class added as ``class_column`` (null for a QI
         vector outside the domain). One QI column in sorted order uses :meth:`class_expr`;
-        otherwise a join on the explicit map. Rows are never dropped here."""
+        otherwise a join on the explicit map. Rows are never dropped here.
+        Raises :class:`~ldiv_polars.errors.InvalidParameterError` when the table already has
+        ``class_column``."""
         from ldiv_polars.core.inputs import to_lazyframe
         from ldiv_polars.core.validate import validate_columns
 
@@ -686,6 +692,8 @@ def plan_mechanism(
     non-increasing in p, so it is the smallest feasible p, located by bisection and checked).
 
     ``method="ind"`` uses Algorithm 3 (independent P only).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` unless exactly one of ``p``,
+    ``beta``, ``budget`` is given, on a ``beta`` outside (0, 1] or an unknown ``method``.
     """
     l = _check_l(dist, l)
     delta = _check_delta(delta)

@@ -53,10 +53,13 @@ from ldiv_polars.models.exact import (
     dyadic_odd,
     entropy_exp,
     entropy_sign,
+    int64_ratio,
     near_product,
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
@@ -73,6 +76,23 @@ def entropy_band(distinct: object, log_size: object) -> object:
     """Rounding bound of a class entropy ``ln N - (sum n ln n) / N`` (any summation order) and
     of ``ln l``: ``64 eps (m + 4) (1 + ln N)`` for m values (a wide multiple of the error)."""
     return 64 * EPS * (distinct + 4) * (1 + log_size)
+
+
+def class_entropy(rows: EncodedRows) -> tuple[np.ndarray, np.ndarray]:
+    """``(H, band)`` per class of ``rows``: the entropy in nats ``ln N - (sum n ln n) / N``
+    (0 for a class with no rows) and the rounding bound of it (:func:`entropy_band`)."""
+    import numpy as np
+
+    hit = rows._get("entropy"), rows._get("entropy_band")
+    if hit[0] is not None and hit[1] is not None:
+        return hit[0], hit[1]
+    n = rows.n.astype(np.float64)
+    size = np.maximum(rows.size, 1).astype(np.float64)
+    s = np.bincount(rows.cls, weights=n * np.log(n), minlength=rows.classes)
+    h = np.clip(np.log(size) - s / size, 0.0, None)
+    band = entropy_band(rows.distinct, np.log(size))
+    rows._cache["entropy"], rows._cache["entropy_band"] = h, band
+    return h, band
 
 
 class DistinctLDiversity(Model):
@@ -188,9 +208,14 @@ class EntropyLDiversity(Model):
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved >= self.l
 
+    @property
+    def min_distinct(self) -> int:
+        """Distinct values every passing class has: ``H <= ln(distinct values)``, so at least
+        ``ceil(l)``."""
+        return math.ceil(self._exact_l)
+
     def relaxation(self) -> Model | None:
-        # H <= ln(distinct values): a passing class has at least ceil(l) of them
-        need = math.ceil(self._exact_l)
+        need = self.min_distinct
         return DistinctLDiversity(need) if need >= 2 else None
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
@@ -201,12 +226,7 @@ class EntropyLDiversity(Model):
         absent = ~rows.present
         if self.l == 1:
             return ClassVerdict(np.ones(rows.classes, dtype=bool))
-        n = rows.n.astype(np.float64)
-        size = rows.size.astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = np.bincount(rows.cls, weights=n * np.log(n), minlength=rows.classes)
-            h = np.clip(np.log(size) - s / size, 0.0, None)
-            band = entropy_band(rows.distinct, np.log(np.maximum(size, 1.0)))
+        h, band = class_entropy(rows)
         thr = math.log(self.l)
         passed = (h >= thr) | absent
         uncertain = (np.abs(h - thr) <= band) & ~absent
@@ -216,6 +236,19 @@ class EntropyLDiversity(Model):
             passed[uniform] = rows.distinct[uniform] >= math.ceil(self._exact_l)
             uncertain[uniform] = False
         return ClassVerdict(passed, uncertain)
+
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # concavity: |C| H(C) >= sum |C_i| H(C_i) over any split of C, and a passing part has
+        # H >= ln l, a failing one H >= 0: the passing parts hold at most |C| H(C) / ln l rows
+        import numpy as np
+
+        if self.l == 1:
+            return None
+        h, band = class_entropy(rows)
+        size = rows.size.astype(np.float64)
+        floor = np.clip(size * (1.0 - (h + band) / math.log(self.l)), 0.0, None)
+        # a class with fewer values fails in every split: all its rows
+        return np.where(rows.distinct < self.min_distinct, size, floor)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         sign = entropy_sign(cls.counts, self._exact_l)
@@ -293,6 +326,20 @@ class RecursiveCLDiversity(Model):
         # a class with fewer than l values fails
         return DistinctLDiversity(self.l) if self.l >= 2 else None
 
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # g = c * tail - r1 is superadditive over any split of a class (r1 and the l-1 largest
+        # counts are at most the sums of the parts'); a passing part has g > 0, a failing one
+        # g >= -r1 >= -its rows: the failing parts hold at least r1 - c * tail rows
+        import numpy as np
+
+        if self.l == 1:
+            return None
+        r1, top = rows.top(self.l - 1)
+        size = rows.size.astype(np.float64)
+        floor = np.clip(r1 - self.c * (size - top), 0.0, None)
+        # fewer than l values: no tail, the class fails in every split (its relaxation)
+        return np.where(rows.distinct < self.l, size, floor)
+
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
         import numpy as np
 
@@ -318,8 +365,12 @@ class RecursiveCLDiversity(Model):
         return passed, agreeing(ratio, passed, self.c, "<")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l),
-                       spec={"model": self.name, "c": self._exact_c, "l": self.l})
+        spec = {"model": self.name, "c": self._exact_c, "l": self.l}
+        ratio = int64_ratio(self._exact_c)  # the exact test on integers, every class at once
+        if ratio is not None:
+            return SqlCall("ldiv__recursive_cl_exact_classes_x", (self.c, self.l, *ratio),
+                           spec=spec)
+        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l), spec=spec)
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:
@@ -496,6 +547,22 @@ class PositiveDisclosureRecursive(Model):
         uncertain = (r_y > 0) & near_product(r_y, self.c, tail_f, self._odd_c) & present
         return passed, uncertain
 
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # g = c * tail - r_y is superadditive over any split of a class: r_y is at most the
+        # sum of the parts' r_y, and the class's r_y plus its l-2 largest other counts at
+        # most the sum of the parts' (each part's is the largest such sum led by its own
+        # s_y); a passing part has g >= 0 (r_y = 0 or r_y < c tail), a failing one
+        # g >= -r_y >= -its rows: the failing parts hold at least r_y - c * tail rows
+        import numpy as np
+
+        if self.l == 1:
+            return None
+        parts = self._pd_arrays(rows)
+        if parts is None:
+            return None
+        r_y, tail = parts
+        return np.clip(r_y - self.c * tail.astype(np.float64), 0.0, None)
+
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         from ldiv_polars.models.encoded import ClassVerdict
 
@@ -578,6 +645,26 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
                         for w in self.protected)
             passed = passed and w_min * 100 >= self._exact_c2 * cls.size
         return passed, value
+
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # a passing part passes pd-recursive and holds each value of W at >= c2 percent of
+        # its rows (models/floors.py): the larger of the two floors
+        import numpy as np
+
+        from ldiv_polars.models.floors import least_floor
+
+        floor = super().suppression_floor(rows, slack)
+        dom = rows.domain
+        if not self.protected or self.c2 <= 0 or dom is None or dom.width != 1:
+            return floor
+        least = self.c2 / 100.0 * (1.0 - 1e-12)
+        for w in self.protected:
+            is_w = dom.derived(self, f"w{w!r}", lambda w=w: dom.matches(lambda c: c == w))
+            cnt = np.bincount(rows.cls, weights=np.where(is_w[rows.s], rows.n, 0),
+                              minlength=rows.classes)
+            each = least_floor(cnt, rows.size, least)
+            floor = each if floor is None else np.maximum(floor, each)
+        return floor
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         import numpy as np
@@ -754,6 +841,7 @@ class EntropyLDiversityDontCare(Model):
         from ldiv_polars.models.adjusted_entropy import (
             adjusted_entropy_band,
             adjusted_entropy_rows,
+            settle_uniform,
         )
         from ldiv_polars.models.encoded import ClassVerdict
 
@@ -765,8 +853,11 @@ class EntropyLDiversityDontCare(Model):
         thr = math.log(self.l) - ENTROPY_TOLERANCE
         with np.errstate(invalid="ignore"):
             band = adjusted_entropy_band(rows.distinct, np.log(np.maximum(rows.size, 1)))
-            return ClassVerdict(~defined | (h >= thr),
-                                defined & (np.abs(h - thr) <= band))
+            passed, uncertain = ~defined | (h >= thr), defined & (np.abs(h - thr) <= band)
+        # a class spread uniformly (e.g. over l values outside Y) sits on ln l exactly
+        settle_uniform(rows, *flags, passed, uncertain, decimal(self.l),
+                       decimal(ENTROPY_TOLERANCE))
+        return ClassVerdict(passed, uncertain)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         from ldiv_polars.models.adjusted_entropy import adjusted_entropy, adjusted_entropy_at_least

@@ -146,9 +146,41 @@ class TCloseness(Model):
         uncertain = (np.abs(emd - self.t) <= band) & ~absent
         return ClassVerdict(passed, uncertain)
 
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> Any:
+        # The EMD is convex in the class distribution; a part passing against the retained
+        # rows' distribution q' has EMD(part, q) <= t + slack (EMD(q', q) <= TV(q', q) <= slack:
+        # ground distances are at most 1, and removing at most slack*N of the N rows moves q by
+        # at most slack in total variation), a failing part EMD <= 1. So
+        # |C| EMD(C) <= (passing rows)(t + slack) + (failing rows). The ordered distance is
+        # normalized by the values present: each of the k values the suppression could remove
+        # entirely (table count <= the limit) adds at most 1/(m-1) to a part's EMD on the m
+        # values of the table, so tau grows by k/(m-1) there.
+        import numpy as np
+
+        emd = self._array_emd(rows)
+        table = rows.table_counts
+        m = int(np.count_nonzero(table > 0))
+        tau = self.t + slack
+        if self.distance == "ordered" and m > 1:
+            limit = slack * float(table.sum())
+            tau += int(np.count_nonzero((table > 0) & (table <= limit + 1e-9))) / (m - 1)
+        if emd is None or tau >= 1.0:
+            return None
+        height = None if self._hierarchy is None else self._hierarchy.width - 1
+        band = emd_band(rows.distinct, m, height, self.distance)
+        size = rows.size.astype(np.float64)
+        return np.clip(size * (emd - band - tau) / (1.0 - tau), 0.0, None)
+
     def _array_emd(self, rows: EncodedRows) -> Any:
         """The float EMD of every class of ``rows``; None when the distance reads the values
-        and the rows carry no one-column domain (or a value is not in the hierarchy)."""
+        and the rows carry no one-column domain (or a value is not in the hierarchy). Kept
+        with the rows (the verdict and the suppression floor both read it)."""
+        key = f"emd_{id(self)}"
+        if key not in rows._cache:
+            rows._cache[key] = self._compute_emd(rows)
+        return rows._cache[key]
+
+    def _compute_emd(self, rows: EncodedRows) -> Any:
         import numpy as np
 
         from ldiv_polars.models import emd_arrays

@@ -23,7 +23,8 @@ from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import SIZE, Model, ModelResult, table_results
+from ldiv_polars.models.base import SIZE, Model, ModelResult
+from ldiv_polars.models.results import table_results
 from ldiv_polars.models.evaluate import (
     ClassNames,
     collect_unnamed,
@@ -222,7 +223,9 @@ def violations(
     engine: str | None = None,
 ) -> pl.LazyFrame:
     """Lazy table of the classes failing at least one model: qi columns, ``size`` and
-    ``reasons`` (a list of strings, one per failed model)."""
+    ``reasons`` (a list of strings, one per failed model).
+    Raises the typed errors of :func:`check` on bad columns or models, and
+    :class:`~ldiv_polars.errors.InvalidParameterError` when no model is given."""
     fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
     if not models:
         raise InvalidParameterError("violations() needs at least one model")

@@ -5,9 +5,10 @@ monotonicity under suppression: a node passing with *nothing* suppressed, under 
 monotone without suppression, has only generalizations that pass with nothing suppressed
 (:meth:`~ldiv_polars.search.state.SearchState.check` tags them). Two prunings, both sound:
 
-- with union-closed relaxations of the models (:func:`~ldiv_polars.search.suppression.
-  relaxations`), Flash over the relaxation first: a node failing it beyond the limit fails the
-  models, and so does everything below it;
+- with the models' suppression floors (:func:`~ldiv_polars.search.suppression.relaxations`:
+  per class, rows that fail at the node and at every specialization of it), Flash over "the
+  floors sum within the limit" first: a node whose floors exceed the limit fails the models,
+  and so does everything below it;
 - going up by height, a node with a passing node strictly below it (so not minimal) whose
   metric lower bound from its levels exceeds the best value found is left unchecked
   (:func:`unprunable`): it cannot be the optimum either.

@@ -9,8 +9,8 @@ earlier paths have shown where passing starts, the search first probes the node 
 the first passing one and gallops from it: any probe order gives the same tags, a good guess
 only spares checks of nodes far from the border.
 
-The same search runs over the models' union-closed relaxation (``relaxed=True``, tags in
-``state.rtags``): the first phase of :func:`~ldiv_polars.search.exhaustive.exhaustive`.
+The same search runs over "the models' suppression floors sum within the limit"
+(``relaxed=True``, tags in ``state.rtags``): the first phase of :func:`~ldiv_polars.search.exhaustive.exhaustive`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ldiv_polars.search.tuning import TUNING
 
 def flash(state: SearchState, relaxed: bool = False) -> None:
     """Tag every node of the lattice by Flash over the models (``relaxed=False``: tags in
-    ``state.tags``) or over their union-closed relaxation (``relaxed=True``: tags in
+    ``state.tags``) or over their suppression floors (``relaxed=True``: tags in
     ``state.rtags``; the real models are evaluated in the same checks and recorded)."""
     lat = state.lattice
     tags = state.rtags if relaxed else state.tags

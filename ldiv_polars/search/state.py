@@ -7,8 +7,8 @@ monotonicity (``tags``: 1 passes, -1 fails, 0 unknown). The strategies
 :mod:`~ldiv_polars.search.bounded`) decide which nodes to check; every fact they read or write
 about a node is here. Two facts are kept apart from the tags: ``zero`` (the node passes with
 nothing suppressed: every generalization of a zero-suppression pass under models monotone
-without suppression) and ``rtags`` (the tags of the models' union-closed relaxation, see
-:func:`~ldiv_polars.search.suppression.relaxations`).
+without suppression) and ``rtags`` (the tags of "the models' suppression floors sum within
+the limit", see :func:`~ldiv_polars.search.suppression.relaxations`).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class SearchState:
         size = self.lattice.size
         self.tags = np.zeros(size, dtype=np.int8)  # 1 pass, -1 fail, 0 unknown
         self.zero = np.zeros(size, dtype=bool)  # passes with nothing suppressed
-        self.rtags = np.zeros(size, dtype=np.int8)  # tags of the relaxation
+        self.rtags = np.zeros(size, dtype=np.int8)  # tags of the floors' predicate
         # Flash's path heuristic: minus the log of the number of generalized value combinations
         logc = [np.log(np.maximum(np.asarray(c, dtype=np.float64), 1.0)) for c in efs.cards]
         self.path_score = -sum(logc[i][self.lattice.nodes[:, i]] for i in range(len(logc)))

@@ -188,10 +188,11 @@ def _by_exhaustive(s: SearchState) -> Found:
                      f"bound beyond the optimum were left unchecked (neither minimal nor "
                      f"optimal)")
     if s.relaxed:
-        notes.append("nodes failing the union-closed relaxation ("
+        notes.append("nodes whose suppression floors ("
                      + ", ".join(m.describe() for m in s.relaxed)
-                     + ") beyond the limit were tagged failing with everything below them "
-                     "(Flash over the relaxation)")
+                     + ") exceed the limit were tagged failing with everything below them "
+                     f"(Flash over the floors; {s.checker.floor_decided} node(s) decided by "
+                     "their floors alone)")
     return passing, minimal, optimum, notes
 
 

@@ -19,7 +19,8 @@ Semantics (decided and documented in ``docs/anonymize.md``):
   (a union of a class of size >= k has size >= k) and distinct l-diversity (>= l distinct
   values) are union-closed; entropy/recursive l-diversity, (alpha,k), t-closeness and the
   other distribution models are not (a large homogeneous class can drag a diverse one down
-  when merged), so with suppression > 0 they are searched without predicate pruning.
+  when merged), so with suppression > 0 they are searched without that monotonicity; the
+  search prunes them with their *suppression floors* instead (:func:`relaxations`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.evaluate import evaluate_classes
+from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import classes_to_suppress, table_models
+from ldiv_polars.search.population import PopulationCounts
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 
@@ -69,21 +72,24 @@ def codes_suffice(models: Sequence[Model], sensitive: Sequence[str]) -> bool:
 
 
 def relaxations(models: Sequence[Model]) -> list[Model]:
-    """Union-closed *necessary conditions* of the models that are not union-closed themselves
-    (``Model.relaxation``: e.g. entropy l-diversity needs >= ceil(l) distinct values,
-    recursive (c,l) >= l distinct values, (alpha,k) size >= k).
+    """The models whose *suppression floors* (:meth:`Model.suppression_floor
+    <ldiv_polars.models.Model.suppression_floor>`) the search sums: those that state one (a
+    union-closed model, a model with a union-closed :meth:`~ldiv_polars.models.Model.relaxation`,
+    or one that overrides the floor, e.g. entropy and recursive l-diversity, t-closeness).
 
-    The rows failing a union-closed model can only shrink under generalization, so when they
-    exceed the suppression limit at a node they exceed it at every specialization: the node and
-    everything below it fail the real models too. This is the sound pruning the search uses for
-    predicates that are not monotone with suppression."""
-    out: dict[str, Model] = {}
-    for m in models:
-        r = None if m.union_closed else m.relaxation()
-        if r is not None:
-            out.setdefault(r.key, r)
-    own = {m.key for m in models}
-    return [r for k, r in out.items() if k not in own]
+    The sum of the floors over a node's classes is a lower bound of the rows suppressed at the
+    node and at every specialization of it, so when it exceeds the suppression limit the node
+    and everything below it fail: the sound pruning the search uses for predicates that are not
+    monotone with suppression (docs/anonymize.md, "Sound pruning with suppression")."""
+    own = Model.suppression_floor
+    return [m for m in models if m.union_closed or m.relaxation() is not None
+            or type(m).suppression_floor is not own]
+
+
+FLOOR_MARGIN = 1e-9
+"""Relative margin of a floor sum over the suppression limit before it decides a node: floors
+are float sums (each a few roundings from its exact value), so a sum within
+``FLOOR_MARGIN * rows + 1e-6`` of the limit decides nothing."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ class NodeVerdict:
     suppressed: np.ndarray  # boolean mask over the node's classes
     suppressed_rows: int
     evaluations: int
-    relaxed_passed: bool = True  # the union-closed necessary conditions pass within the limit
+    relaxed_passed: bool = True  # the models' suppression floors sum within the limit
 
     @property
     def zero_suppression(self) -> bool:
@@ -103,8 +109,10 @@ class NodeVerdict:
 class NodeChecker:
     """Evaluates nodes' rolled-up frequency sets with the models and the suppression limit.
 
-    ``relaxed`` models (see :func:`relaxations`) are evaluated in the same ``evaluate_classes``
-    call; their verdict is reported separately (``NodeVerdict.relaxed_passed``)."""
+    The suppression floors of the ``relaxed`` models (see :func:`relaxations`) are summed on
+    every check, before the models are evaluated; the result is reported separately
+    (``NodeVerdict.relaxed_passed``), and a node whose floors exceed the limit is decided
+    failing without evaluating the models."""
 
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                  relaxed: Sequence[Model] = ()) -> None:
@@ -112,27 +120,35 @@ class NodeChecker:
         self.tables = table_models(list(models))
         """The table-level models (risk thresholds): judged on the retained class sizes after
         the per-class models, suppressing the smallest classes within the limit."""
-        self.models = [m for m in models if not m.table_level]
-        self.relaxed = list(relaxed)
+        self.population = population_models(list(models))
+        """The models judged against a population table (k-map with a population,
+        delta-presence): each class's population count is rolled up with the node
+        (:class:`~ldiv_polars.search.population.PopulationCounts`) and the model decides."""
+        self._population_counts = {id(m.population): PopulationCounts(m.population,
+                                                                       efs.encoding)
+                                   for m in self.population}
+        self.models = [m for m in models if not m.table_level and not m.population_based]
+        # floors read sensitive ids as the values of ONE sensitive column
+        self.relaxed = list(relaxed) if len(efs.sensitive) <= 1 else []
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
-        self.relaxed_cols = [f"pass_{m.key}" for m in self.relaxed]
         self.evaluations = 0
         """Model evaluations (each decides every class of one or more roll-ups)."""
         self.engine_evaluations = 0
         """Those done by ``evaluate_classes`` in the query engine (the others in numpy,
         ``Model.array_verdict``)."""
+        self.floor_decided = 0
+        """Nodes decided failing by their suppression floors alone (no model evaluation)."""
         self._table_counts: np.ndarray | None = None
         # the engine's frame: class id and count named apart from the sensitive columns
         self._class = unique_name(CLASS, efs.sensitive)
         self._count = count_name([self._class, *efs.sensitive])
-        every = [*self.models, *self.relaxed]
-        self.codes_suffice = codes_suffice(every, efs.sensitive)
+        self.codes_suffice = codes_suffice(self.models, efs.sensitive)
         """The models read only the identity of sensitive values: the encoded frequency set
         may hand them integer codes (its builder sets ``codes_only`` from this)."""
         self.arrays = len(efs.sensitive) <= 1 or all(m.each_attribute is not None
-                                                     for m in every)
+                                                     for m in self.models)
         """Whether the numpy verdicts are tried (``Model.array_verdict``; sensitive ids
         identify the values, :attr:`domain` holds them). Turned off the first time a model
         has no array form."""
@@ -142,72 +158,74 @@ class NodeChecker:
             m.sizes_only for m in self.models) and not self.relaxed else None
         """Every model reads class sizes only: a class fails iff its size is below the largest
         ``min_class_size`` (the models' verdict, without building rows)."""
+        total = int(efs.total)
+        self.slack = self.limit / total if total else 0.0
+        self._floor_limit = self.limit + FLOOR_MARGIN * total + 1e-6
 
-    def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
-                  relaxed: bool, real: bool = True, *, sizes: np.ndarray | None = None,
-                  whole: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Failing-class masks of the models (``real``) and of their relaxations
-        (``relaxed``) on the arrays ``(class, sensitive id, n)``: in numpy when every model has
-        an array verdict and no class is uncertain there, else from one ``evaluate_classes``
-        call."""
-        models = [*(self.models if real else ()), *(self.relaxed if relaxed else ())]
+    def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int, *,
+                  sizes: np.ndarray | None = None, whole: bool = False,
+                  enc: EncodedRows | None = None) -> np.ndarray:
+        """Failing-class mask of the models on the arrays ``(class, sensitive id, n)``: in
+        numpy when every model has an array verdict and no class is uncertain there, else from
+        one ``evaluate_classes`` call. ``enc``: the same rows already encoded
+        (:meth:`encoded`)."""
         self.evaluations += 1
         if self.arrays:
-            out = self._evaluate_arrays(rows, n_classes, relaxed, real, sizes, whole)
+            if enc is None:
+                enc = self.encoded(rows, n_classes, sizes, whole)
+            out = self._evaluate_arrays(enc)
             if out is not None:
                 return out
         self.engine_evaluations += 1
         frame = self.efs.frame_of(*rows, class_col=self._class, count=self._count)
         fs = FrequencySet(frame.lazy(), (self._class,), self.efs.sensitive, self._count)
-        exprs = [pl.col(self._class)]
-        if real:
-            ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
-            exprs.append(ok.alias("__ok"))
-        if relaxed and self.relaxed:
-            exprs.append(pl.all_horizontal(self.relaxed_cols).alias("__rok"))
-        cl = evaluate_classes(fs, models).select(exprs).collect(engine="in-memory")
-        ids = cl.get_column(self._class).to_numpy()
-        fail = rfail = None
-        if real:
-            fail = np.zeros(n_classes, dtype=bool)
-            fail[ids] = ~cl.get_column("__ok").to_numpy().astype(bool)
-        if relaxed and self.relaxed:
-            rfail = np.zeros(n_classes, dtype=bool)
-            rfail[ids] = ~cl.get_column("__rok").to_numpy().astype(bool)
-        return fail, rfail
+        ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
+        cl = evaluate_classes(fs, self.models).select(
+            pl.col(self._class), ok.alias("__ok")).collect(engine="in-memory")
+        fail = np.zeros(n_classes, dtype=bool)
+        fail[cl.get_column(self._class).to_numpy()] = ~cl.get_column("__ok").to_numpy().astype(
+            bool)
+        return fail
 
-    def _evaluate_arrays(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
-                         relaxed: bool, real: bool, sizes: np.ndarray | None = None,
-                         whole: bool = False
-                         ) -> tuple[np.ndarray | None, np.ndarray | None] | None:
-        """The models' array verdicts (:func:`~ldiv_polars.models.encoded.class_verdict`);
-        None when a model has no array form. ``whole``: the rows
-        are whole roll-ups (nothing suppressed), so the reference distribution is the
-        table's — the same shares as summing the (stacked) rows."""
-        reference = self._table() if whole and self.global_models else None
-        enc = EncodedRows(*rows, classes=n_classes, n_sensitive=self.efs.n_sensitive,
-                          reference=reference, sizes=sizes, domain=self.domain)
+    def encoded(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int,
+                sizes: np.ndarray | None = None, whole: bool = False) -> EncodedRows:
+        """The arrays ``(class, sensitive id, n)`` as :class:`EncodedRows`. ``whole``: the rows
+        are whole roll-ups (nothing suppressed), so the reference distribution is the table's
+        (the same shares as summing the stacked rows); otherwise it is summed from the rows
+        (the retained ones)."""
+        return EncodedRows(*rows, classes=n_classes, n_sensitive=self.efs.n_sensitive,
+                           reference=self._table() if whole else None, sizes=sizes,
+                           domain=self.domain)
 
-        def fails(models: Sequence[Model]) -> np.ndarray | None:
-            ok = np.ones(n_classes, dtype=bool)
-            for m in models:
-                v = class_verdict(m, enc)
-                if v is None:  # no array form: the engine decides from now on
-                    self.arrays = False
-                    return None
-                ok &= v
-            return ~ok
-
-        fail = rfail = None
-        if real:
-            fail = fails(self.models)
-            if fail is None:
+    def _evaluate_arrays(self, enc: EncodedRows) -> np.ndarray | None:
+        """The models' array verdicts (:func:`~ldiv_polars.models.encoded.class_verdict`) as a
+        failing mask; None when a model has no array form."""
+        ok = np.ones(enc.classes, dtype=bool)
+        for m in self.models:
+            v = class_verdict(m, enc)
+            if v is None:  # no array form: the engine decides from now on
+                self.arrays = False
                 return None
-        if relaxed and self.relaxed:
-            rfail = fails(self.relaxed)
-            if rfail is None:
-                return None
-        return fail, rfail
+            ok &= v
+        return ~ok
+
+    def floors(self, enc: EncodedRows) -> np.ndarray | None:
+        """Per class of whole roll-ups ``enc`` (:meth:`encoded` with ``whole``): the largest
+        suppression floor of the ``relaxed`` models (rows that fail at this node and at every
+        specialization of it, see :meth:`Model.suppression_floor
+        <ldiv_polars.models.Model.suppression_floor>`); None when no model states one."""
+        if not self.relaxed:
+            return None
+        out = None
+        for m in self.relaxed:
+            f = m.suppression_floor(enc, self.slack)
+            if f is not None:
+                out = f if out is None else np.maximum(out, f)
+        return out
+
+    def beyond_limit(self, floor_rows: float) -> bool:
+        """Whether a floor sum certainly exceeds the limit (:data:`FLOOR_MARGIN`)."""
+        return floor_rows > self._floor_limit
 
     def _table(self) -> np.ndarray:
         """Count of each sensitive id in the whole table (from the base frequency set)."""
@@ -218,23 +236,23 @@ class NodeChecker:
         return self._table_counts
 
     def _failing(self, rolled: Rolled, keep_rows: np.ndarray | None) -> np.ndarray:
-        fail = self._evaluate(self.efs.model_rows(rolled, keep_rows), rolled.classes, False)[0]
-        assert fail is not None
-        return fail
+        return self._evaluate(self.efs.model_rows(rolled, keep_rows), rolled.classes)
 
     def _failing_many(self, rolleds: Sequence[Rolled]
                       ) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """First-round verdicts of several nodes in ONE evaluation: their rows are stacked with
-        disjoint class ids. Every node's rolled-up frequency set has the same sensitive
-        distribution (the whole table's), so the stacked reference is the same."""
+        """First-round verdicts of several nodes in ONE evaluation, and their floors: their
+        rows are stacked with disjoint class ids. Every node's rolled-up frequency set has the
+        same sensitive distribution (the whole table's), so the stacked reference is the
+        same."""
         offsets = np.cumsum([0] + [r.classes for r in rolleds])
         rows = self.efs.model_rows_many(rolleds, offsets[:-1])
         sizes = np.concatenate([r.class_size for r in rolleds])
-        fail, rfail = self._evaluate(rows, int(offsets[-1]), True, sizes=sizes, whole=True)
-        assert fail is not None
+        enc = self.encoded(rows, int(offsets[-1]), sizes, whole=True)
+        floor = self.floors(enc)
+        fail = self._evaluate(rows, int(offsets[-1]), sizes=sizes, whole=True, enc=enc)
         return [
             (fail[offsets[i]:offsets[i + 1]].copy(),
-             None if rfail is None else rfail[offsets[i]:offsets[i + 1]].copy())
+             None if floor is None else floor[offsets[i]:offsets[i + 1]])
             for i in range(len(rolleds))
         ]
 
@@ -259,42 +277,46 @@ class NodeChecker:
     def check(self, rolled: Rolled, *,
               first: tuple[np.ndarray, np.ndarray | None] | None = None) -> NodeVerdict:
         """The verdict of one rolled-up node: which classes fail the models, how many rows
-        they hold and whether that is within the suppression limit (``first``: failing masks
-        already computed by a batched evaluation)."""
+        they hold and whether that is within the suppression limit (``first``: the failing
+        mask and the floors already computed by a batched evaluation)."""
         size = rolled.class_size
         evals_before = self.evaluations
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
         if first is None and not self.models and not self.relaxed:
-            first = (np.zeros(rolled.classes, dtype=bool), None)  # table-level models only
+            first = (np.zeros(rolled.classes, dtype=bool), None)  # no per-class rows read
         if first is None and self.size_k is not None:
             self.evaluations += 1
             first = (size < self.size_k, None)
         if first is None:
             arrays = self.efs.model_rows(rolled)
-            if self.relaxed:
-                # the cheap union-closed relaxations first: a class failing them fails the
-                # models, so rows failing them beyond the limit decide the node (failing)
-                # without evaluating the models; the mask and rows reported are the
-                # relaxation's (a subset of what the models would suppress)
-                _, rfail = self._evaluate(arrays, rolled.classes, True, real=False,
-                                          sizes=size, whole=True)
-                assert rfail is not None
-                rrows = int(size[rfail].sum())
-                if rrows > self.limit:
-                    return NodeVerdict(False, rfail, rrows, self.evaluations - evals_before,
-                                       False)
-                first = (self._evaluate(arrays, rolled.classes, False, sizes=size,
-                                        whole=True)[0], rfail)
-            else:
-                first = self._evaluate(arrays, rolled.classes, True, sizes=size, whole=True)
-        fail, rfail = first
-        assert fail is not None
-        relaxed_passed = rfail is None or int(size[rfail].sum()) <= self.limit
+            enc = self.encoded(arrays, rolled.classes, size, whole=True)
+            floor = self.floors(enc)
+            if floor is not None and self.beyond_limit(float(floor.sum())):
+                # the node and every node below it fail: decided without the models; the
+                # mask reported holds the classes with a positive floor
+                self.floor_decided += 1
+                mask = floor > 0
+                return NodeVerdict(False, mask, int(size[mask].sum()), 0, False)
+            first = (self._evaluate(arrays, rolled.classes, sizes=size, whole=True, enc=enc),
+                     floor)
+        fail, floor = first
+        if self.population:
+            fail = fail | self._population_fail(rolled)
+        relaxed_passed = floor is None or not self.beyond_limit(float(floor.sum()))
         fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
         passed = supp_rows <= self.limit
         return NodeVerdict(passed, fail, min(supp_rows, int(size.sum())),
                            self.evaluations - evals_before, relaxed_passed)
+
+    def _population_fail(self, rolled: Rolled) -> np.ndarray:
+        """Classes failing a model judged against a population table: its count per class
+        rolled up with the node, the verdict the model's (``class_ok``)."""
+        fail = np.zeros(rolled.classes, dtype=bool)
+        for m in self.population:
+            counts = self._population_counts[id(m.population)].per_class(rolled)
+            fail |= ~m.class_ok(rolled.class_size, counts)
+        return fail
 
     def _complete(self, rolled: Rolled, fail: np.ndarray, supp_rows: int
                   ) -> tuple[np.ndarray, int]:

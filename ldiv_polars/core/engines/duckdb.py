@@ -230,11 +230,11 @@ def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
 
 
 @contextmanager
-def source(
-    data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
-) -> Iterator[Source]:
+def source(data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
+           ) -> Iterator[Source]:
     """Resolve ``data`` to a relation name on a connection; temporary objects are dropped on
-    exit and a connection opened here is closed."""
+    exit and a connection opened here is closed. Raises :class:`InputFormatError` on an input
+    of another kind, or a name that is no table or view on ``con``."""
     own = con is None
     conn = duckdb.connect() if con is None else con
     cleanup: list[tuple[str, str]] = []
@@ -296,7 +296,9 @@ def file_relation(
 ) -> duckdb.DuckDBPyRelation:
     """DuckDB's relation over a CSV or Parquet path (a file, a glob, a Parquet directory),
     checked as the Polars side checks it (:func:`~ldiv_polars.core.inputs.check_input_path`,
-    the separator, duplicate header names)."""
+    the separator, duplicate header names).
+    Raises :class:`~ldiv_polars.errors.InputFormatError` when the suffix names no CSV or Parquet
+    format."""
     text = str(data)
     check_separator(separator)
     first = check_input_path(text)
@@ -427,9 +429,10 @@ class DuckFrequencySet:
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(codes, s, n)``: the whole ``(QI, sensitive)`` frequency set as arrays, the QI
         codes decoded (``(q, rows)``, uint16 when every QI has at most 65,536 raw values, else
-        int32), the sensitive ids
-        int32 and the counts int64; rows in no particular order. Read in batches into arrays
-        allocated once (no copy of the table's rows beyond them)."""
+        int32), the sensitive ids int32 and the counts int64; rows in no particular order.
+        Read in batches into arrays allocated once (no copy of the table's rows beyond them).
+        Raises ``RuntimeError`` when DuckDB's table changes while it is read (a bug, never
+        expected)."""
         con = self.connect()
         rows = int(con.execute("SELECT count(*) FROM fs").fetchall()[0][0])
         narrow = max(self.cards, default=0) <= 1 << 16
@@ -467,7 +470,8 @@ class DuckFrequencySet:
         ``cards`` the level cardinalities), first QI most significant, as the roll-ups order
         their classes. When the node's ``(class, sensitive)`` key space has at most
         ``COUNT_MAX_SPAN`` cells, the table is read in batches and counted into it by numpy
-        (faster than DuckDB's group-by there; see BENCHMARKS.md); otherwise DuckDB groups it."""
+        (faster than DuckDB's group-by there; see BENCHMARKS.md); otherwise DuckDB groups it.
+        Raises ``OverflowError`` when the node's class key space does not fit a 64-bit key."""
         span = self.n_sensitive
         for c in cards:
             span *= max(int(c), 1)
