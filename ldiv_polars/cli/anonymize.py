@@ -27,6 +27,7 @@ from ldiv_polars.cli._options import (
     QiOpt,
     TOpt,
     json_option,
+    SensitivesOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
     risk_options,
@@ -108,8 +109,6 @@ OutArg = Annotated[Path, typer.Argument(help="output .parquet or .csv")]
 HierarchiesOpt = Annotated[Path | None, typer.Option(
     "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv "
     "(needed by --method global, gencells, local)")]
-SensitivesOpt = Annotated[str | None, typer.Option(
-    "--sensitive", help="sensitive column(s), comma-separated")]
 SuppressionOpt = Annotated[float, typer.Option(
     "--suppression", help="largest fraction of rows that may be suppressed")]
 MetricOpt = Annotated[str | None, typer.Option(
