@@ -23,6 +23,7 @@ from ldiv_polars.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from ldiv_polars.models.multi_attribute import MultiAttribute
+from ldiv_polars.models.population_table import DeltaPresence, KMapPopulation
 from ldiv_polars.models.results import table_results
 from ldiv_polars.models.risk import RiskReport, class_sizes, risk_profile
 from ldiv_polars.models.risk_thresholds import AverageRisk, PopulationUniques, SampleUniques
@@ -43,12 +44,14 @@ __all__ = [
     "ClassNames",
     "ClassVerdict",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EncodedRows",
     "EntropyLDiversity",
     "EntropyLDiversityDontCare",
     "KAnonymity",
     "KMap",
+    "KMapPopulation",
     "Model",
     "ModelResult",
     "MultiAttribute",

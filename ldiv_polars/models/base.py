@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -55,6 +55,10 @@ class ClassContext:
     reference: pl.LazyFrame
     """Table distribution of the first sensitive column: columns ``(s, ROW_Q, ROW_M, ROW_N)``
     (ROW_M: the number of distinct values of the table; ROW_N: the value's table count)."""
+    names: tuple[str, ...] = ()
+    """The caller's names of the quasi-identifiers, in :attr:`qi`'s order, where the
+    evaluation renamed them (a model reading another table by column name, such as a
+    population table, reads these); empty when :attr:`qi` are the caller's names."""
 
     @property
     def s(self) -> str:
@@ -111,6 +115,9 @@ class Model(ABC):
       thresholds): every class passes per class and the model answers
       ``table_holds(sizes)`` / ``table_value(sizes)`` on the class sizes of the retained
       records (:class:`~ldiv_polars.models.table_level.TableModel`).
+    - ``population_based``: each class is judged with its count in a population table
+      (:class:`~ldiv_polars.models.population_table.PopulationModel`: k-map with a population,
+      delta-presence); the search rolls the population's counts up with each node.
     """
 
     monotone: ClassVar[bool] = True
@@ -121,6 +128,7 @@ class Model(ABC):
     identity_only: ClassVar[bool] = False
     sizes_only: ClassVar[bool] = False
     table_level: ClassVar[bool] = False
+    population_based: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
     @property
@@ -151,6 +159,13 @@ class Model(ABC):
         depends on the table's size (k-map's estimated k' reads the sampling fraction), then
         the model bound to it. ``check`` and the search bind the models to the table they
         read (with suppression: the records before suppression, as ARX)."""
+        return self
+
+    def at_node(self, generalize: Callable[[pl.LazyFrame], pl.LazyFrame]) -> Model:
+        """The model as it judges a table generalized by ``generalize`` (a function that
+        generalizes any table with the QI columns to the node of an anonymized output, for
+        its re-verification): itself, unless it reads another table by the QI values (a
+        population table is generalized alike)."""
         return self
 
     def validate(self, fs: FrequencySet) -> None:  # noqa: B027 - optional hook
