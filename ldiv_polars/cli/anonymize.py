@@ -36,7 +36,9 @@ from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
 
 def find_hierarchy(directory: Path, column: str) -> Path:
-    """``DIR/*_hierarchy_<column>.csv`` or ``DIR/<column>.csv``."""
+    """``DIR/*_hierarchy_<column>.csv`` or ``DIR/<column>.csv``. Raises
+    :class:`~ldiv_polars.errors.InputFormatError` when ``directory`` is not a directory or
+    holds no such file, or several ``*_hierarchy_<column>.csv``."""
     if not directory.is_dir():
         raise InputFormatError(f"--hierarchies: not a directory: {str(directory)!r}")
     exact = directory / f"{column}.csv"

@@ -76,7 +76,8 @@ class Budget:
 
     @classmethod
     def of(cls, budget: Budget | float | None) -> Budget:
-        """A :class:`Budget` from itself, a number of seconds, or None (no limit)."""
+        """A :class:`Budget` from itself, a number of seconds, or None (no limit). Raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` for anything else."""
         if budget is None or isinstance(budget, Budget):
             return budget or cls()
         if isinstance(budget, bool) or not isinstance(budget, (int, float)):
