@@ -8,7 +8,9 @@ PySpark or Java is missing (CI installs both: ``.ci/run``)."""
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -22,6 +24,7 @@ if shutil.which("java") is None:
 from pyspark.sql import SparkSession  # noqa: E402
 
 import ldiv_polars as lp  # noqa: E402
+from ldiv_polars.cli import main  # noqa: E402
 from ldiv_polars.core.engines import duckdb as duck_engine  # noqa: E402
 from ldiv_polars.core.engines import polars as polars_engine  # noqa: E402
 from ldiv_polars.core.engines import spark as spark_engine  # noqa: E402
@@ -147,9 +150,10 @@ def _release_hash(path) -> str:
 
 
 def _compare(ref, got) -> None:
-    assert (got.levels, got.value, got.suppressed_rows, got.suppressed_classes, got.minimal,
-            got.classes) == (ref.levels, ref.value, ref.suppressed_rows,
-                             ref.suppressed_classes, ref.minimal, ref.classes)
+    assert (got.levels, got.suppressed_rows, got.suppressed_classes, got.minimal,
+            got.classes) == (ref.levels, ref.suppressed_rows, ref.suppressed_classes,
+                             ref.minimal, ref.classes)
+    assert got.value == (ref.value if ref.value is None else pytest.approx(ref.value, rel=1e-12))
     assert got.verification is None or got.verification.passed
 
 
@@ -223,6 +227,34 @@ def test_unknown_value_and_null_errors_in_anonymize(spark):
                                                 "s": ["a", None, "a"]}).to_arrow())
     with pytest.raises(NullValuesError):
         lp.anonymize(nulls, "zip", "s", hs, KAnonymity(1))
+
+
+def test_docs_example_runs(spark, tmp_path, monkeypatch):
+    """docs/spark.md's local example runs as written (in the session of this module)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "spark.md").read_text("utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/spark.md", "exec"), {})
+    assert (tmp_path / "release.parquet" / "_SUCCESS").exists()
+
+
+def test_cli_engine_spark(spark, tmp_path, capsys):
+    df = pl.DataFrame({"zip": ["1301", "1302", "1301", "1302", "1411"],
+                       "s": ["a", "b", "a", "c", "a"]})
+    df.write_parquet(tmp_path / "t.parquet")
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "zip.csv").write_text("1301;130*;*\n1302;130*;*\n1411;141*;*\n")
+    args = ["--qi", "zip", "--sensitive", "s", "--k", "2", "--json"]
+    assert main(["check", str(tmp_path / "t.parquet"), *args]) == 1
+    ref = capsys.readouterr().out
+    assert main(["check", str(tmp_path / "t.parquet"), *args, "--engine", "spark"]) == 1
+    assert capsys.readouterr().out == ref
+    for engine, out in (("polars", "p.parquet"), ("spark", "s.parquet")):
+        assert main(["anonymize", str(tmp_path / "t.parquet"), str(tmp_path / out), *args,
+                     "--hierarchies", str(tmp_path / "h"), "--suppression", "0.2",
+                     "--engine", engine]) == 0
+    assert _release_hash(tmp_path / "p.parquet") == _release_hash(tmp_path / "s.parquet")
+    assert main(["check", str(tmp_path / "t.parquet"), *args, "--spark-master", "local"]) == 2
 
 
 def test_spark_connect_session(tmp_path):

@@ -77,3 +77,24 @@ class Stages:
         if self._status is not None:
             self._status.stop()
             self._status = None
+
+
+def start_engine(engine: str, master: str | None, remote: str | None,
+                 allowed: tuple[str, ...] = ("polars", "duckdb", "spark")) -> None:
+    """Check ``--engine`` against ``allowed`` and, for ``spark``, start the session its rows
+    are read with (``--spark-master`` or ``--spark-remote``; a local one by default; pyspark is
+    imported only then). Raises :class:`InvalidParameterError` for another engine, both
+    Spark options at once, or a Spark option without ``--engine spark``."""
+    if engine not in allowed:
+        raise InvalidParameterError(
+            f"--engine must be one of {', '.join(allowed)}, got {engine!r}")
+    if engine != "spark":
+        if master is not None or remote is not None:
+            raise InvalidParameterError("--spark-master and --spark-remote need --engine spark")
+        return
+    if master is not None and remote is not None:
+        raise InvalidParameterError("give --spark-master or --spark-remote, not both")
+    from ldiv_polars.core.engines.base import engine_for
+
+    spark = engine_for(None, "spark")  # a typed error when pyspark is not installed
+    spark.session(master, remote)  # type: ignore[attr-defined]

@@ -26,7 +26,12 @@ QiOpt = Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separ
 SensitiveOpt = Annotated[str, typer.Option("--sensitive", help="sensitive column")]
 SeparatorOpt = Annotated[str | None, typer.Option("--separator", help="CSV separator")]
 NullsOpt = Annotated[str, typer.Option("--nulls", help="error, or value: null is a value")]
-EngineOpt = Annotated[str, typer.Option("--engine", help="polars or duckdb")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="polars, duckdb or spark")]
+SparkMasterOpt = Annotated[str | None, typer.Option(
+    "--spark-master", help="with --engine spark: the Spark master (local[4], spark://host:7077, "
+    "yarn; default: a local session)")]
+SparkRemoteOpt = Annotated[str | None, typer.Option(
+    "--spark-remote", help="with --engine spark: a Spark Connect URL (sc://host:15002)")]
 InputArg = Annotated[Path, typer.Argument(help="input CSV or Parquet file")]
 
 # the model flags (built into models by cli/_models.py)

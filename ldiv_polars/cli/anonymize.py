@@ -13,12 +13,13 @@ import typer
 if TYPE_CHECKING:  # rich is imported when something is printed (not in --json mode)
     from rich.console import Console
 
-from ldiv_polars.cli._common import Stages, echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns, start_engine
 from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
     DeltaOpt,
+    EngineOpt,
     InputArg,
     KOpt,
     LOpt,
@@ -26,6 +27,8 @@ from ldiv_polars.cli._options import (
     QiOpt,
     TOpt,
     json_option,
+    SparkMasterOpt,
+    SparkRemoteOpt,
     risk_options,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
@@ -161,23 +164,26 @@ def anonymize_cmd(
     compare: CompareOpt = False, importance: ImportanceOpt = None,
     semantics: SemanticsOpt = "value", exact: ExactOpt = False, time_limit: TimeLimitOpt = 60.0,
     report: ReportOpt = None, risk: RiskFlags = RiskFlags(),
+    engine: EngineOpt = "polars", spark_master: SparkMasterOpt = None,
+    spark_remote: SparkRemoteOpt = None,
 ) -> None:
     """Find the least generalization satisfying the requirements and write the table
     (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
-    ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md)."""
+    ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md);
+    ``--engine spark``: counted, released and re-verified by Spark (docs/spark.md)."""
     from ldiv_polars.cli._methods import refuse_ignored, run_methods
 
     started = time.perf_counter()
-    qi_cols = split_columns(qi, "--qi")
-    s_cols = split_columns(sensitive, "--sensitive")
+    qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
         k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk))
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
-    hs = _checked_paths_and_hierarchies(path, out, qi_cols, s_cols, hierarchies,
-                                        hierarchy_separator, report, global_search=(
-                                            method, compare) == ("global", False))
+    _start_engine(engine, spark_master, spark_remote, (method, compare, report))
+    hs = _checked_paths_and_hierarchies(
+        path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report,
+        global_search=(method, compare) == ("global", False), directory=engine == "spark")
     if method != "global" or compare:
         return run_methods(
             path=path, out=out, qi=qi_cols, sensitive=s_cols, models=models,
@@ -187,13 +193,22 @@ def anonymize_cmd(
     # re-verified while written (one pass over the input for both), not by anonymize()
     result = _search(path, qi_cols, s_cols, hs, models, suppression=suppression,
                      metric=metric or "aecs", suppression_mode=mode, strategy=strategy,
-                     separator=separator, verify=False, budget=budget)
+                     separator=separator, verify=False, budget=budget, engine=engine)
     _write(result, out, verify=not no_verify, report=report, report_args=dict(
         data=str(path), qi=qi_cols, sensitive=s_cols[:1], models=models, hierarchies=hs,
         separator=separator))
-    _show(result, out, as_json=as_json, wall_s=time.perf_counter() - started)
-    if not result.found:
-        raise typer.Exit(1)
+    _show(result, out, as_json=as_json, wall_s=time.perf_counter() - started, exit_code=True)
+
+
+def _start_engine(engine: str, master: str | None, remote: str | None,
+                  method: tuple[str, bool, Path | None]) -> None:
+    """Refuse ``--engine`` other than Polars with another method than the global search
+    (``method``: ``--method``, ``--compare``, ``--report``), then start it
+    (:func:`~ldiv_polars.cli._common.start_engine`)."""
+    if engine != "polars" and (method[0] != "global" or method[1] or method[2] is not None):
+        raise InvalidParameterError("--engine is available with --method global only, "
+                                    "without --report")
+    start_engine(engine, master, remote)
 
 
 def _requested_models(req: Requirements) -> list[Any]:
@@ -207,12 +222,14 @@ def _requested_models(req: Requirements) -> list[Any]:
 
 def _checked_paths_and_hierarchies(
         path: Path, out: Path, qi: list[str], s_cols: list[str], hierarchies: Path | None,
-        separator: str, report: Path | None, *, global_search: bool) -> dict[str, Any]:
+        separator: str, report: Path | None, *, global_search: bool,
+        directory: bool = False) -> dict[str, Any]:
     """Check the output paths before any work (``out`` and ``--report`` write over no input)
     and read one hierarchy per QI from the ``--hierarchies`` directory (empty without it).
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``--report`` comes with
-    another method than the global search or ``--hierarchies`` is missing for it."""
-    from ldiv_polars.core.output import check_output
+    another method than the global search or ``--hierarchies`` is missing for it.
+    ``directory``: ``out`` is a Parquet directory (what Spark writes)."""
+    from ldiv_polars.core.output import check_output, check_output_dir
     from ldiv_polars.hierarchy import Hierarchy
 
     if report is not None and not global_search:
@@ -221,7 +238,8 @@ def _checked_paths_and_hierarchies(
     if hierarchies is None and global_search:
         raise InvalidParameterError("--method global needs --hierarchies")
     files = {q: find_hierarchy(hierarchies, q) for q in qi} if hierarchies else {}
-    check_output(out, inputs=[path, *files.values()])  # before any work
+    (check_output_dir if directory else check_output)(
+        out, inputs=[path, *files.values()])  # before any work
     _check_report_path(report, s_cols, [path, out, *files.values()])
     return {q: Hierarchy.from_csv(f, separator=separator, name=q) for q, f in files.items()}
 
@@ -232,6 +250,8 @@ def _search(path: Path, qi: list[str], s_cols: list[str], hs: dict[str, Any],
     stderr when a person watches it (a terminal), a stage line otherwise."""
     from ldiv_polars.search import anonymize
 
+    if kwargs.get("engine") == "polars":
+        kwargs["engine"] = None  # (the default: Polars, with DuckDB counting big Parquet)
     if not sys.stderr.isatty():  # a progress bar (on stderr) only for a person watching
         with Stages("anonymize") as say:
             say("searching the lattice")
@@ -251,12 +271,16 @@ def _search(path: Path, qi: list[str], s_cols: list[str], hs: dict[str, Any],
                          **kwargs)
 
 
-def _show(result: Any, out: Path, *, as_json: bool, wall_s: float) -> None:
-    """The search's figures: JSON with ``--json``, a table otherwise."""
+def _show(result: Any, out: Path, *, as_json: bool, wall_s: float,
+          exit_code: bool = False) -> None:
+    """The search's figures: JSON with ``--json``, a table otherwise; with ``exit_code``,
+    exit 1 when no node satisfies the models."""
     if as_json:
         echo_json({**result.to_dict(), "wall_s": round(wall_s, 4)})
     else:
         _print(result, out, wall_s=wall_s)
+    if exit_code and not result.found:
+        raise typer.Exit(1)
 
 
 def _check_report_path(report: Path | None, s_cols: list[str], inputs: list[Any]) -> None:

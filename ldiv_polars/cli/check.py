@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ldiv_polars.cli._common import Stages, echo_json, split_columns
+from ldiv_polars.cli._common import Stages, echo_json, split_columns, start_engine
 from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
@@ -23,12 +23,13 @@ from ldiv_polars.cli._options import (
     QiOpt,
     SensitiveOpt,
     SeparatorOpt,
+    SparkMasterOpt,
+    SparkRemoteOpt,
     TOpt,
     json_option,
     risk_options,
 )
 from ldiv_polars.cli.risk import POPULATION_LABELS
-from ldiv_polars.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from ldiv_polars.core.inputs import TableLike
     from ldiv_polars.models.base import Model
 
-ENGINES = ("polars", "duckdb")
 EMPTY_NOTE = "the table is empty (a header and no rows): every model holds vacuously"
 
 
@@ -47,7 +47,7 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
     """The summary of ``data`` (:data:`~ldiv_polars.SUMMARY_KEYS`) and one verdict per model
     (``key``, ``model``, ``params``, ``passed``, ``achieved``, ``failing_classes``,
     ``failing_rows``), both from one frequency set built by one pass over the rows, in the
-    Polars engine or DuckDB's. With ``population`` (a size or a region), the summary also has
+    Polars engine, DuckDB's (its SQL macros) or Spark's (its frequency set). With ``population`` (a size or a region), the summary also has
     the population figures (:data:`~ldiv_polars.models.risk.POPULATION_KEYS`), rolled up from
     the same frequency set (with DuckDB: from a second pass, by Polars)."""
     from ldiv_polars.models.base import ModelResult
@@ -62,14 +62,14 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
                                int(r["failing_rows"]))  # type: ignore[call-overload]
                    for m, r in zip(models, rows)]
     else:
-        from ldiv_polars.core.frequency import FrequencySet
+        from ldiv_polars.core.engines.base import engine_for
         from ldiv_polars.core.inputs import translate_input_errors
         from ldiv_polars.models.verdict import check_frequency_set, check_models
         from ldiv_polars.table_summary import frequency_set_summary
 
         with translate_input_errors(data):
-            fs = FrequencySet.build(data, qi, sensitive, nulls=nulls,  # type: ignore[arg-type]
-                                    separator=separator, require_sensitive=True)
+            fs = engine_for(data, engine).plan_frequency_set(
+                data, qi, sensitive, nulls=nulls, separator=separator, require_sensitive=True)
             models = check_models(models, fs.sensitive)
             fs = fs.materialize()
         stats = frequency_set_summary(fs, l)
@@ -138,7 +138,8 @@ def check_cmd(
     path: TableArg, qi: QiOpt, sensitive: SensitiveOpt, l: LOpt = None, k: KOpt = None,
     c: COpt = None, model: ModelOpt = None, t: TOpt = None, alpha: AlphaOpt = None,
     delta: DeltaOpt = None, separator: SeparatorOpt = None, engine: EngineOpt = "polars",
-    nulls: NullsOpt = "error",
+    nulls: NullsOpt = "error", spark_master: SparkMasterOpt = None,
+    spark_remote: SparkRemoteOpt = None,
     as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
     risk: RiskFlags = RiskFlags(),
 ) -> None:
@@ -146,8 +147,7 @@ def check_cmd(
     thresholds, with a verdict per requested model. Exit 1 when a requested model fails."""
     qi_cols = split_columns(qi, "--qi")
     pop = risk.population
-    if engine not in ENGINES:
-        raise InvalidParameterError(f"--engine must be 'polars' or 'duckdb', got {engine!r}")
+    start_engine(engine, spark_master, spark_remote)
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                   risk=risk)
     models, summary_l = models_for(req, path, sensitive, separator)

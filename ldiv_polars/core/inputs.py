@@ -94,6 +94,11 @@ def to_lazyframe(data: TableLike, *, separator: str | None = None) -> pl.LazyFra
                 )
             lf.collect_schema()
         return lf
+    if (type(data).__module__ or "").startswith("pyspark"):
+        raise InputFormatError(
+            "a Spark DataFrame is read by the Spark engine (check, summary, violations, "
+            "risk_profile, anonymize); this function reads the rows in this process: collect "
+            "a sample yourself or use one of those")
     raise InputFormatError(
         f"expected a polars LazyFrame/DataFrame or a CSV/Parquet path, got {type(data).__name__}"
     )

@@ -173,13 +173,6 @@ class _Search:
                               min(self.left(), share))
         self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
         self.offer(dive.masks, dive.cost)
-        if self.best is not None and not _proven(self.best_cost, self.bound, self.integral):
-            # RINS: the keys where the LP and the best release agree fixed, the columns that
-            # cannot be in a cheaper release (reduced cost) dropped
-            ub = prog.upper(reduced=(lp, self._slack()), agree=(lp.x, self.best))
-            rins = prog.solve(ub, min(self.left(), share))
-            self.steps["rins"] = rins.cost if np.isfinite(rins.cost) else None
-            self.offer(rins.masks, rins.cost)
 
     def _slack(self) -> float:
         """The reduced cost above which a column cannot be in a release cheaper than the
@@ -476,15 +469,12 @@ class _Program:
 
     def upper(self, *, lp_fixed: np.ndarray | None = None,
               reduced: tuple[Any, float] | None = None,
-              near: tuple[Any, float, np.ndarray | None] | None = None,
-              agree: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+              near: tuple[Any, float, np.ndarray | None] | None = None) -> np.ndarray:
         """Column upper bounds: dead candidates at 0; with ``lp_fixed`` (an LP solution) the
         keys it assigns integrally keep only that candidate; with ``reduced`` (an LP result
         and a gap) the columns at 0 in the LP whose reduced cost exceeds the gap are fixed
         at 0; with ``near`` (an LP result, a reduced cost, masks) only the LP's support, the
-        columns of small reduced cost and the masks' candidates are kept; with ``agree`` (an
-        LP solution and masks) the keys the LP assigns integrally to their mask in the masks
-        keep only that candidate (RINS)."""
+        columns of small reduced cost and the masks' candidates are kept."""
         nx = self.var_key.shape[0]
         ub = self.col_ub.copy()
         ub[:nx][self.dead_cols] = 0
@@ -502,12 +492,6 @@ class _Program:
             if masks is not None:
                 keep[:nx] |= masks[self.var_key] == self.var_mask
             ub[~keep] = 0
-        if agree is not None:
-            x, masks = agree
-            same = (x[:nx] > 1 - 1e-6) & (masks[self.var_key] == self.var_mask)
-            fixed_key = np.zeros(self.table.keys, dtype=bool)
-            fixed_key[self.var_key[same]] = True
-            ub[:nx][fixed_key[self.var_key] & ~same] = 0
         return ub
 
     def _settled(self, x: np.ndarray) -> np.ndarray:

@@ -8,7 +8,6 @@ from ldiv_polars.models.base import (
     Model,
     ModelResult,
     SqlCall,
-    table_results,
 )
 from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
@@ -25,6 +24,7 @@ from ldiv_polars.models.l_diversity import (
 )
 from ldiv_polars.models.multi_attribute import MultiAttribute
 from ldiv_polars.models.population_table import DeltaPresence, KMapPopulation
+from ldiv_polars.models.results import table_results
 from ldiv_polars.models.risk import RiskReport, class_sizes, risk_profile
 from ldiv_polars.models.risk_thresholds import AverageRisk, PopulationUniques, SampleUniques
 from ldiv_polars.models.table_level import TableModel

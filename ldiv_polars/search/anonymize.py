@@ -109,6 +109,9 @@ class AnonymizationResult:
     anytime search's bound otherwise (None when no node was found, or ``kl`` under anytime)."""
     gap: float | None = None
     """``(value - bound) / value``: 0 when the optimum is proven, None without a bound."""
+    output_plan: OutputPlan | None = field(repr=False, default=None)
+    """The chosen node's release as the engines take it (labels per raw value, suppressed
+    classes): what :mod:`~ldiv_polars.search.federated` sends to the sites."""
     sources: tuple[str, ...] = field(repr=False, default=())
     """The input file(s) ``output`` reads (a path given, or the scans of a LazyFrame; empty for
     a DataFrame): :meth:`sink` refuses to write over them."""
@@ -350,6 +353,8 @@ def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, mode
     """Columns, models and hierarchies checked (before any pass over the rows); a small CSV
     read into memory once, its QIs parsed as codes (the search's pass and the output's write
     both read that frame). A distributed engine (Spark) gets ``data`` as it is."""
+    if isinstance(data, FrequencySet):  # counts only (federated.anonymize_counts)
+        return _counts_input(data, hierarchies, models, metric)
     sources = input_paths(data)
     reader = engine_for(data, engine)
     if reader.distributed:
@@ -371,6 +376,16 @@ def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, mode
     qi_only = metric != "kl" and not any(m.needs_sensitive for m in checked)
     return _Input(path, table, lf, fs, hs, checked, qi_only, nulls, sources,
                   polars_engine.ENGINE if engine is None else reader)
+
+
+def _counts_input(fs: FrequencySet, hierarchies: Any, models: Any, metric: str) -> _Input:
+    """The checked input of a frequency set given instead of rows (collected; its nulls are
+    values): searched as it is, its optimum verified on it, nothing released."""
+    fs = fs.materialize() if isinstance(fs.frame, pl.LazyFrame) else fs
+    checked = check_models(models, fs.sensitive, required_by="anonymize()")
+    hs = prepare_hierarchies(fs.qi, hierarchies)
+    qi_only = metric != "kl" and not any(m.needs_sensitive for m in checked)
+    return _Input(None, None, fs.frame, fs, hs, checked, qi_only, "value", ())  # type: ignore[arg-type]
 
 
 def _engine_input(reader: Engine, data: Any, qi: Any, sensitive: Any, hierarchies: Any,
@@ -465,9 +480,9 @@ def _count(inp: _Input) -> _Counts:
     engine = _counting_engine(inp)
     fs = inp.fs
     table = inp.path if engine.name == "duckdb" else inp.table
-    counts = engine.encoded_counts(table, fs.qi, fs.sensitive, inp.leaves, nulls=inp.nulls,
-                                   qi_only=inp.qi_only,
-                                   order_from=TUNING.ordered_sort_min_rows)
+    counts = None if inp.table is None else engine.encoded_counts(
+        table, fs.qi, fs.sensitive, inp.leaves, nulls=inp.nulls, qi_only=inp.qi_only,
+        order_from=TUNING.ordered_sort_min_rows)
     if counts is None and engine.name != "polars" and not engine.distributed:
         counts = polars_engine.ENGINE.encoded_counts(
             inp.table, fs.qi, fs.sensitive, inp.leaves, nulls=inp.nulls,
@@ -620,7 +635,8 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
         # kl reads the (class, sensitive) counts: rolled up from the engine's table
         choice.values["kl"] = _kl_from_source(counts.source, choice)
     verdict, values, levels = choice.verdict, choice.values, choice.levels
-    release = inp.engine.release(inp.table, choice.plan)
+    output_plan = choice.plan
+    release = inp.engine.release(inp.fs.frame if inp.table is None else inp.table, choice.plan)
     sensitive_values = choice.sensitive_values
     del choice
     plan = _verification(release.retained, inp, levels, sensitive_values)
@@ -630,7 +646,8 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
         classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
         suppressed_classes=int(verdict.suppressed.sum()),
         evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups,
-        elapsed_s=time.perf_counter() - t0, output=release.output, verification=verification,
+        elapsed_s=time.perf_counter() - t0, verification=verification, output_plan=output_plan,
+        output=None if inp.table is None else release.output,
         _plan=plan, bound=outcome.bound if outcome.strategy == "anytime" else values[metric],
         gap=outcome.gap, **common,
     )
@@ -647,6 +664,12 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
     models = [m.at_node(lambda t: generalize(t, inp.hs, node, check=False))
               for m in inp.models]
     restore: dict[str, pl.DataType] = {}
+    if inp.table is None:  # counts: the released classes' counts summed
+        keys = [*qi_t, *sens_t]
+        vfs = FrequencySet(retained.group_by(keys).agg(pl.col(inp.fs.count).sum()), qi_t,
+                           sens_t, inp.fs.count)
+        return _VerificationPlan(vfs, check_models(inp.models, vfs.sensitive),
+                                 dict(zip(qi_t, levels)))
     if inp.engine.distributed:  # the release is the engine's own plan: counted by it
         vfs = inp.engine.plan_frequency_set(retained, qi_t,
                                             None if inp.qi_only else (sens_t or None),

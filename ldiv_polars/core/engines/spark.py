@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +71,9 @@ from ldiv_polars.core.validate import (
 )
 from ldiv_polars.errors import FrequencySetTooLargeError, OutputWriteError
 
+warnings.filterwarnings(  # pyspark's own note on pandas 3 (this engine never uses pandas)
+    "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+
 MAX_GROUPS = 50_000_000
 """The driver budget: the most rows of a frequency set collected to the driver (a few dozen
 bytes a row for a few QIs). Overridden per call with ``max_groups``."""
@@ -95,7 +99,8 @@ def session(master: str | None = None, remote: str | None = None) -> SparkSessio
     builder = SparkSession.builder
     builder = builder.remote(remote) if remote is not None else builder.master(master)
     if remote is None:
-        builder = builder.config("spark.ui.enabled", "false")
+        builder = builder.config("spark.ui.enabled", "false") \
+            .config("spark.ui.showConsoleProgress", "false")
     _SESSION = builder.appName("ldiv_polars").getOrCreate()
     return _SESSION
 
@@ -201,6 +206,10 @@ class SparkEngine:
     def accepts(self, data: object) -> bool:
         """Spark DataFrames (classic and Connect) are this engine's own."""
         return isinstance(data, DataFrame)
+
+    def session(self, master: str | None = None, remote: str | None = None) -> SparkSession:
+        """:func:`session` (the session paths are read with)."""
+        return session(master, remote)
 
     def input_paths(self, data: Any) -> tuple[str, ...]:
         """The files ``data`` reads (a path itself; a Spark DataFrame's ``inputFiles()``,

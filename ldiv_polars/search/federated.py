@@ -1,0 +1,214 @@
+"""Federated counts: sites that may not share rows share frequency sets, a trusted aggregator
+merges them (a frequency set is a sum) and judges or anonymizes the union, and each site
+applies the aggregator's release plan to its own rows.
+
+- :func:`site_counts` / :func:`write_counts`: a site's frequency set, from any engine, at the
+  bottom level or generalized to given hierarchy levels first (coarser counts disclose less),
+  written to Parquet with its roles and levels in the file's metadata (``ldiv counts``);
+- :func:`read_counts`: several counts files merged by summing on the key
+  (:func:`~ldiv_polars.core.frequency.merge_frequency_sets`), their roles and levels checked
+  to agree; :func:`~ldiv_polars.models.verdict.check_frequency_set` and
+  :func:`~ldiv_polars.table_summary.frequency_set_summary` judge the merged set;
+- :func:`anonymize_counts`: the lattice search of :func:`~ldiv_polars.search.anonymize` on
+  the merged counts, its optimum re-verified on them; :class:`ReleasePlan` (levels and the
+  suppressed classes' labels, JSON) is what the aggregator sends back;
+- :func:`apply_plan`: a site's release of its rows under the plan, by any engine; the union
+  of the sites' releases is the release of the union of their rows.
+
+Counts are disclosive themselves (a class of size 1 is a person): they go to a trusted
+aggregator only (docs/spark.md, "Federated counts").
+
+>>> import polars as pl
+>>> from ldiv_polars.hierarchy import Hierarchy
+>>> from ldiv_polars.models import KAnonymity
+>>> h = {"zip": Hierarchy([["a", "*"], ["b", "*"]], name="zip")}
+>>> a = site_counts(pl.DataFrame({"zip": ["a", "b"], "s": ["x", "y"]}), "zip", "s")
+>>> b = site_counts(pl.DataFrame({"zip": ["a", "b"], "s": ["y", "x"]}), "zip", "s")
+>>> res, plan = anonymize_counts([a, b], h, KAnonymity(2))
+>>> res.levels, plan.levels, plan.suppressed
+({'zip': 0}, {'zip': 0}, [])
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ldiv_polars.core.engines.base import OutputPlan, engine_for
+from ldiv_polars.core.frequency import COUNT, FrequencySet, merge_frequency_sets
+from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
+from ldiv_polars.core.validate import NullPolicy
+from ldiv_polars.errors import InputFormatError, InvalidParameterError
+from ldiv_polars.hierarchy.hierarchy import Hierarchy
+from ldiv_polars.models.base import Model
+from ldiv_polars.search.anonymize import (
+    MASK,
+    AnonymizationResult,
+    anonymize,
+    output_dtype,
+    prepare_hierarchies,
+)
+
+META_KEY = "ldiv_counts"
+"""The Parquet metadata key of a counts file: JSON ``{"qi", "sensitive", "levels"}``."""
+
+
+def site_counts(data: Any, qi: str | Iterable[str], sensitive: str | Iterable[str] | None, *,
+                hierarchies: Mapping[str, Any] | None = None,
+                levels: Mapping[str, int] | None = None, engine: str | None = None,
+                nulls: NullPolicy = "error", separator: str | None = None) -> FrequencySet:
+    """A site's frequency set ``(qi..., sensitive..., n)`` counted by ``engine`` (default: the
+    engine of ``data``'s type, else Polars), each QI in ``levels`` (with its hierarchy in
+    ``hierarchies``) generalized to that level on the counts (its values the level's labels,
+    the counts summed). Raises the engines' input errors, and
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a level without a hierarchy."""
+    fs = engine_for(data, engine).frequency_set(data, qi, sensitive, nulls=nulls,
+                                                separator=separator)
+    frame = fs.frame.collect().rename({fs.count: COUNT}) if fs.count != COUNT \
+        else fs.frame.collect()
+    lv = {q: int(v) for q, v in (levels or {}).items() if int(v) != 0}
+    if lv:
+        hs = prepare_hierarchies(list(lv), hierarchies or {})
+        frame = frame.with_columns(
+            pl.col(q).cast(pl.String).replace_strict(hs[q].column(0), hs[q].column(v))
+            for q, v in lv.items()
+        ).group_by([*fs.qi, *fs.sensitive]).agg(pl.col(COUNT).sum())
+    return FrequencySet(frame.lazy(), fs.qi, fs.sensitive)
+
+
+def write_counts(fs: FrequencySet, path: str | Path, *, levels: Mapping[str, int] | None = None,
+                 inputs: Iterable[object] = ()) -> None:
+    """Write a frequency set (``count`` column ``n``) to the Parquet file ``path`` atomically,
+    its roles and ``levels`` (default 0 for every QI) in the file's metadata (:data:`META_KEY`).
+    Raises the output errors of :func:`~ldiv_polars.core.output.atomic_output`."""
+    meta = {"qi": list(fs.qi), "sensitive": list(fs.sensitive),
+            "levels": {q: int((levels or {}).get(q, 0)) for q in fs.qi}}
+    frame = fs.frame.collect() if isinstance(fs.frame, pl.LazyFrame) else fs.frame
+    with atomic_output(path, inputs=inputs, suffixes=PARQUET_SUFFIXES) as out:
+        frame.select([*fs.qi, *fs.sensitive, fs.count]).rename({fs.count: COUNT}) \
+            .write_parquet(out.path, metadata={META_KEY: json.dumps(meta)})
+        out.check_rows(frame.height)
+
+
+def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, int]]:
+    """The counts files ``paths`` merged by summing on the key, and their levels. Raises
+    :class:`~ldiv_polars.errors.InputFormatError` for a file without counts metadata and
+    :class:`~ldiv_polars.errors.InvalidParameterError` when the files' roles or levels
+    differ."""
+    metas, frames = [], []
+    for p in paths:
+        raw = pl.read_parquet_metadata(p).get(META_KEY)
+        if raw is None:
+            raise InputFormatError(f"{str(p)!r} is not a counts file (written by ldiv counts)")
+        metas.append(json.loads(raw))
+        frames.append(pl.read_parquet(p))
+    if any(m != metas[0] for m in metas):
+        raise InvalidParameterError("the counts files differ in their columns or levels: "
+                                    + "; ".join(json.dumps(m) for m in metas))
+    meta = metas[0]
+    return (merge_frequency_sets(frames, meta["qi"], meta["sensitive"]),
+            {q: int(v) for q, v in meta["levels"].items()})
+
+
+@dataclass
+class ReleasePlan:
+    """What a site needs to release its rows: each QI's hierarchy level, the suppressed
+    classes (their labels at those levels, one list per class in ``qi`` order), and how they
+    are suppressed (``mode`` ``mask`` with ``mask``, or ``drop``)."""
+
+    qi: list[str]
+    levels: dict[str, int]
+    suppressed: list[list[str]] = field(default_factory=list)
+    mode: str = "mask"
+    mask: str = MASK
+
+    def to_json(self) -> str:
+        """The plan as JSON (:meth:`from_json` reads it back)."""
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> ReleasePlan:
+        """A plan from :meth:`to_json`'s text; :class:`InputFormatError` when it is not one."""
+        try:
+            d = json.loads(text)
+            return cls(list(d["qi"]), {k: int(v) for k, v in d["levels"].items()},
+                       [list(map(str, r)) for r in d["suppressed"]], str(d["mode"]),
+                       str(d["mask"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputFormatError(f"not a release plan: {exc}") from None
+
+    def output_plan(self, hierarchies: Mapping[str, Hierarchy]) -> OutputPlan:
+        """The engines' :class:`~ldiv_polars.core.engines.base.OutputPlan` of this plan over
+        rows whose QIs are the hierarchies' raw values (the output dtypes of
+        :func:`~ldiv_polars.search.anonymize.anonymize`)."""
+        hs = {q: hierarchies[q] for q in self.qi}
+        dtypes = {q: output_dtype(hs[q], self.levels[q]) for q in self.qi}
+        labels = {q: hs[q].column(self.levels[q]).cast(pl.String).cast(dtypes[q])
+                  for q in self.qi}
+        supp = None
+        if self.suppressed:
+            cols = list(zip(*self.suppressed))
+            supp = pl.DataFrame({q: pl.Series(q, list(c), pl.String).cast(dtypes[q])
+                                 for q, c in zip(self.qi, cols)}).to_struct("classes")
+        return OutputPlan(tuple(self.qi), {q: hs[q].column(0) for q in self.qi}, labels, supp,
+                          mode="drop" if self.mode == "drop" else "mask", mask=self.mask)
+
+
+def _cut(h: Hierarchy, level: int) -> Hierarchy:
+    """The hierarchy of counts generalized to ``level``: its levels from ``level`` up."""
+    if level == 0:
+        return h
+    frame = pl.DataFrame([h.column(j) for j in range(level, h.height)]).unique(
+        maintain_order=True)
+    return Hierarchy(frame, name=h.name)
+
+
+def anonymize_counts(sets: Sequence[FrequencySet | str | Path],
+                     hierarchies: Mapping[str, Any], models: Sequence[Model] | Model, *,
+                     levels: Mapping[str, int] | None = None, **kwargs: Any
+                     ) -> tuple[AnonymizationResult, ReleasePlan | None]:
+    """The optimal full-domain generalization of the union of the sites' rows, found on
+    their merged counts (``sets``: frequency sets or counts files, see :func:`read_counts`)
+    with :func:`~ldiv_polars.search.anonymize.anonymize`'s search and keyword arguments, and
+    its :class:`ReleasePlan` (None when no node satisfies the models). ``levels``: the levels
+    the counts were built at (read from the files). The result has no ``output`` (the rows
+    stay at the sites); its ``verification`` is the models checked on the merged counts at
+    the chosen node."""
+    if sets and all(isinstance(s, (str, Path)) for s in sets):
+        fs, levels = read_counts(list(sets))  # type: ignore[arg-type]
+    else:
+        fs = merge_frequency_sets(list(sets))  # type: ignore[arg-type]
+    base = {q: int((levels or {}).get(q, 0)) for q in fs.qi}
+    hs = prepare_hierarchies(fs.qi, hierarchies)
+    cut = {q: _cut(hs[q], base[q]) for q in fs.qi}
+    result = anonymize(fs, fs.qi, fs.sensitive or None, cut, models, **kwargs)
+    if result.levels is None or result.output_plan is None:
+        return result, None
+    op = result.output_plan
+    supp = [] if op.suppressed is None else [
+        [str(v) for v in row.values()] for row in op.suppressed.to_list()]
+    plan = ReleasePlan(list(fs.qi), {q: base[q] + result.levels[q] for q in fs.qi}, supp,
+                       op.mode, op.mask)
+    return result, plan
+
+
+def apply_plan(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
+               out: str | Path, *, engine: str | None = None) -> None:
+    """Release a site's rows under ``plan`` (each QI generalized to its level, the plan's
+    suppressed classes masked or dropped) with ``engine`` (default: the engine of ``data``'s
+    type, else Polars), written to ``out`` atomically (never over the input). The rows are not
+    re-verified here: the models hold on the union of the sites (the aggregator's check), not
+    on one site's slice."""
+    hs = prepare_hierarchies(plan.qi, hierarchies)
+    eng = engine_for(data, engine)
+    release = eng.release(data, plan.output_plan(hs))
+    eng.write(release.output, out, inputs=eng.input_paths(data))
+
+
+__all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan", "read_counts",
+           "site_counts", "write_counts"]
