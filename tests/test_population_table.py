@@ -80,6 +80,34 @@ def test_search_equals_brute_force(data, kind, k, suppression):
     assert_search_matches(res, qi, good, limit, require_complete=False)
 
 
+@pytest.mark.parametrize("dense,key_space", [(True, None), (False, None), (False, 0)])
+@settings(max_examples=20, deadline=None)
+@given(data=samples())
+def test_population_counts_per_node_equal_the_brute_force(dense, key_space, data):
+    """Each node's population count per class, counted densely, by sorted int64 keys and (key
+    space exceeded) by rows of codes, equals the count of the generalized population."""
+    from ldiv_polars.core.frequency import FrequencySet
+    from ldiv_polars.search import population
+    from ldiv_polars.search.rollup import EncodedFrequencySet
+
+    df, pop, hier = data
+    qi = list(hier)
+    hs = {q: Hierarchy(r) for q, r in hier.items()}
+    efs = EncodedFrequencySet.from_frame(FrequencySet.build(df, qi, None).materialize(), hs)
+    counts = population.PopulationCounts(pop, efs.encoding)
+    old = population.KEY_SPACE_MAX, population.DENSE_KEYS_MAX
+    population.KEY_SPACE_MAX = old[0] if key_space is None else key_space
+    population.DENSE_KEYS_MAX = old[1] if dense else 0
+    try:
+        for levels in nodes(hier):
+            rolled = efs.rollup(list(levels))
+            labels = efs.class_labels(rolled).select(qi).rows()
+            expected = classes_at(pop, hier, levels)
+            assert counts.per_class(rolled).tolist() == [expected[key] for key in labels]
+    finally:
+        population.KEY_SPACE_MAX, population.DENSE_KEYS_MAX = old
+
+
 @settings(max_examples=30, deadline=None)
 @given(samples(), st.integers(1, 4), st.sampled_from([0.0, 0.25]))
 def test_population_equal_to_the_sample_is_k_anonymity(data, k, suppression):
