@@ -210,5 +210,52 @@ def apply_plan(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
     eng.write(release.output, out, inputs=eng.input_paths(data))
 
 
-__all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan", "read_counts",
-           "site_counts", "write_counts"]
+def _class_sizes(frame: pl.DataFrame | pl.LazyFrame, qi: Sequence[str]) -> pl.DataFrame:
+    """A counts frame's class sizes (column ``n``), every QI as a string, sorted."""
+    return frame.lazy().group_by([pl.col(q).cast(pl.String) for q in qi]) \
+        .agg(pl.col(COUNT).sum()).sort(list(qi), nulls_last=True).collect()
+
+
+def expected_release_sizes(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any], *,
+                           engine: str | None = None) -> tuple[pl.DataFrame, int]:
+    """The class sizes (QIs as strings, ``n``) a site's release under ``plan`` must have,
+    counted on the site's rows generalized to the plan's levels (the suppressed classes
+    masked or dropped), and the number of the site's rows the plan suppresses."""
+    hs = prepare_hierarchies(plan.qi, hierarchies)
+    fs = site_counts(data, plan.qi, None, hierarchies=hs, levels=plan.levels, engine=engine,
+                     nulls="value")
+    sizes = _class_sizes(fs.frame, plan.qi)
+    supp = pl.DataFrame([pl.Series(q, [r[i] for r in plan.suppressed], pl.String)
+                         for i, q in enumerate(plan.qi)])
+    hit = sizes.join(supp, on=plan.qi, how="semi", nulls_equal=True)
+    kept = sizes.join(supp, on=plan.qi, how="anti", nulls_equal=True)
+    suppressed = int(hit[COUNT].sum())
+    if plan.mode == "mask" and suppressed:
+        masks = [pl.lit(plan.mask).cast(output_dtype(hs[q], plan.levels[q]), strict=False)
+                 .cast(pl.String).alias(q) for q in plan.qi]
+        kept = pl.concat([kept, hit.select(*masks, pl.col(COUNT))])
+    return _class_sizes(kept, plan.qi), suppressed
+
+
+def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
+                        hierarchies: Mapping[str, Any], *, engine: str | None = None) -> int:
+    """Check that ``release`` is ``plan`` applied to the site's rows ``data``: its class sizes
+    over the QIs equal the site's rows generalized to the plan's levels with the plan's
+    suppressed classes masked or dropped (two frequency sets, no rows collected). Returns the
+    number of the site's rows suppressed; raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` when the release differs. This cannot
+    prove the models hold: they hold on the union of the sites' releases (the aggregator's
+    check on the merged counts), a site's slice alone may have small classes."""
+    want, suppressed = expected_release_sizes(data, plan, hierarchies, engine=engine)
+    got = _class_sizes(engine_for(release, engine).frequency_set(
+        release, plan.qi, None, nulls="value").frame, plan.qi)
+    if not got.equals(want):
+        raise InvalidParameterError("the release is not the plan applied to the site's rows "
+                                    f"({got[COUNT].sum()} rows in {got.height} classes, "
+                                    f"expected {want[COUNT].sum()} in {want.height})")
+    return suppressed
+
+
+__all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan",
+           "expected_release_sizes", "read_counts", "site_counts", "verify_site_release",
+           "write_counts"]

@@ -1,0 +1,69 @@
+"""``ldiv apply-plan``: a site releases its rows under the aggregator's release plan
+(``ldiv anonymize-counts``), atomically, and re-verifies its release against the plan
+(docs/spark.md, "Federated counts")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ldiv_polars.cli._common import Stages, start_engine
+from ldiv_polars.cli._options import EngineOpt, InputArg, SparkMasterOpt, SparkRemoteOpt
+from ldiv_polars.cli.anonymize import HierarchySeparatorOpt, OutArg, find_hierarchy
+from ldiv_polars.cli.anonymize_counts import CountsHierarchiesOpt
+from ldiv_polars.errors import InvalidParameterError
+
+PlanArg = Annotated[Path, typer.Argument(help="release plan (.json, from ldiv anonymize-counts)")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``ldiv apply-plan`` command (a site's release under a plan) to ``app``."""
+    app.command("apply-plan")(apply_plan_cmd)
+
+
+def apply_plan_cmd(
+    path: InputArg, plan: PlanArg, out: OutArg, hierarchies: CountsHierarchiesOpt,
+    hierarchy_separator: HierarchySeparatorOpt = ";", engine: EngineOpt = "polars",
+    spark_master: SparkMasterOpt = None, spark_remote: SparkRemoteOpt = None,
+) -> None:
+    """Release the site's rows ``PATH`` under ``PLAN`` (each QI generalized to the plan's
+    level, the plan's classes masked or dropped) to ``OUT``, atomically, then re-verify that
+    the release is the plan applied to these rows (its class sizes against the rows'). That
+    proves the site applied the plan faithfully; it cannot prove the models hold on the
+    site's release alone (they hold on the union of the sites: the aggregator's check)."""
+    from ldiv_polars.core.inputs import to_lazyframe
+    from ldiv_polars.core.output import check_output, check_output_dir
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.search.federated import ReleasePlan, apply_plan, verify_site_release
+
+    rp = ReleasePlan.from_json(_read_text(plan))
+    columns = to_lazyframe(path).collect_schema().names()
+    missing = [q for q in rp.qi if q not in columns]
+    if missing:
+        raise InvalidParameterError(f"the plan is for other columns: {', '.join(missing)} "
+                                    f"not in {path.name}")
+    files = {q: find_hierarchy(hierarchies, q) for q in rp.qi}
+    (check_output_dir if engine == "spark" else check_output)(
+        out, inputs=[path, plan, *files.values()])
+    hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
+          for q, f in files.items()}
+    start_engine(engine, spark_master, spark_remote)
+    with Stages("apply-plan") as say:
+        say(f"releasing {path.name} ({engine})")
+        apply_plan(str(path), rp, hs, out, engine=engine)
+        say(f"re-verifying {out} against the plan")
+        suppressed = verify_site_release(str(path), str(out), rp, hs, engine=engine)
+    typer.echo(f"wrote {out}: levels {', '.join(f'{q}={v}' for q, v in rp.levels.items())}; "
+               f"{suppressed} rows suppressed ({rp.mode}); release matches the plan")
+
+
+def _read_text(path: Path) -> str:
+    """The plan file's text; :class:`InputFormatError` when it cannot be read."""
+    from ldiv_polars.errors import InputFormatError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"cannot read the plan {str(path)!r}: {exc}") from None

@@ -1,0 +1,66 @@
+"""``ldiv check-counts``: the aggregator's check of several sites' counts files (written by
+``ldiv counts``), merged by summing: the summary and the verdicts of the union of the sites'
+rows, without the rows (docs/spark.md, "Federated counts")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ldiv_polars.cli._common import Stages, echo_json
+from ldiv_polars.cli._models import Requirements, build_models
+from ldiv_polars.cli._options import (
+    AlphaOpt,
+    COpt,
+    DeltaOpt,
+    KOpt,
+    LOpt,
+    ModelOpt,
+    TOpt,
+    json_option,
+)
+
+CountsArg = Annotated[list[Path], typer.Argument(help="counts files of the sites (.parquet)")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``ldiv check-counts`` command (verdicts of merged counts files) to ``app``."""
+    app.command("check-counts")(check_counts_cmd)
+
+
+def check_counts_cmd(
+    counts: CountsArg, l: LOpt = None, k: KOpt = None, c: COpt = None, model: ModelOpt = None,
+    t: TOpt = None, alpha: AlphaOpt = None, delta: DeltaOpt = None,
+    as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
+) -> None:
+    """Check the union of the sites whose counts files are given: the summary and a verdict
+    per requested model, as ``ldiv check`` gives for the whole table. Exit 1 when a model
+    fails; exit 2 when the files differ in their columns or levels."""
+    from ldiv_polars.cli.check import print_report
+    from ldiv_polars.models.verdict import check_frequency_set, check_models
+    from ldiv_polars.search.federated import read_counts
+    from ldiv_polars.table_summary import frequency_set_summary, is_ordered_dtype
+
+    req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta)
+    with Stages("check-counts") as say:
+        say(f"merging {len(counts)} counts files")
+        fs, _ = read_counts(counts)
+        fs = fs.materialize()
+        dtype = fs.frame.collect_schema().get(fs.sensitive[0]) if fs.sensitive else None
+        models = check_models(build_models(req, t_distance="ordered" if dtype is not None
+                                           and is_ordered_dtype(dtype) else "equal"),
+                              fs.sensitive)
+        summary_l = int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
+        stats = frequency_set_summary(fs, summary_l)
+        results = check_frequency_set(fs, models).models
+    verdicts = [{"key": m.key, **m.to_dict()} for m in results]
+    passed = all(v["passed"] for v in verdicts)
+    if as_json:
+        echo_json({**stats, "passed": passed, "models": verdicts})
+    else:
+        print_report(stats, verdicts, models, title=f"{len(counts)} sites: QI "
+                     f"{', '.join(fs.qi)}; sensitive {', '.join(fs.sensitive)}")
+    if not passed:
+        raise typer.Exit(1)
