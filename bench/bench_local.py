@@ -24,6 +24,11 @@ method ``auto`` chooses, and each method's seconds.
 (:func:`ldiv_polars.datasets.write_synthetic`), then :meth:`LocalResult.sink` (write +
 re-verification pass), in a subprocess reporting wall time and peak RSS.
 
+``timelimit``: the exact method (``suppress_cells(method="exact")``) on Adult with ``--qis``
+and ``--k`` under ``--time-limit``: wall seconds against the limit, status, the phase that found
+the release, each phase's seconds, bound and gap; baseline (same run): the greedy's seconds.
+The load average is printed beside the figures.
+
 Usage (from the repository root)::
 
     .venv/bin/python bench/bench_local.py adult --time-limit 60
@@ -230,6 +235,34 @@ def compare(args: argparse.Namespace) -> None:
                   + " / ".join(f"{o[m].elapsed_s:.2f}" for m in methods) + " |", flush=True)
 
 
+def timelimit(args: argparse.Namespace) -> None:
+    import os
+
+    import polars as pl
+
+    import ldiv_polars as lp
+
+    df = pl.read_csv(ADULT / "adult.csv", separator=";")
+    for nq in args.qis:
+        for k in args.k:
+            qi, models = QI_ORDER[:nq], [lp.KAnonymity(k)]
+            t = time.perf_counter()
+            lp.suppress_cells(df, qi, "occupation", models)
+            greedy_s = time.perf_counter() - t
+            t = time.perf_counter()
+            e = lp.suppress_cells(df, qi, "occupation", models, method="exact",
+                                  time_limit=args.time_limit)
+            wall = time.perf_counter() - t
+            d = e.details
+            print(json.dumps({"qis": nq, "k": k, "time_limit": args.time_limit,
+                              "exact_wall_s": round(wall, 2), "greedy_s": round(greedy_s, 2),
+                              "status": d["status"], "release_from": d["release_from"],
+                              "cells": e.cells_suppressed, "greedy_cost": d["greedy_cost"],
+                              "cost": d["cost"], "bound": d["bound"], "gap": d["gap"],
+                              "phase_s": d["steps"].get("phase_s"),
+                              "load": os.getloadavg()}), flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -250,8 +283,13 @@ def main() -> None:
     r.add_argument("--k", type=int, default=10)
     r.add_argument("--qi", default="age,sex,race,education,marital_status")
     r.add_argument("--dir", default=tempfile.gettempdir())
+    tl = sub.add_parser("timelimit")
+    tl.add_argument("--qis", type=int, nargs="+", default=[5])
+    tl.add_argument("--k", type=int, nargs="+", default=[3])
+    tl.add_argument("--time-limit", type=float, default=60.0)
     args = p.parse_args()
-    {"adult": adult, "compare": compare, "release": release}[args.cmd](args)
+    {"adult": adult, "compare": compare, "release": release,
+     "timelimit": timelimit}[args.cmd](args)
 
 
 if __name__ == "__main__":
