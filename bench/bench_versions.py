@@ -4,8 +4,9 @@ main) and of this one, run one after the other per repetition so that the machin
 drifts over both alike. One worker process per checkout (``LDIV_REPO`` selects the library it
 imports) loads Adult once and answers one configuration at a time.
 
-Prints one table row per configuration: old and new medians, new / old, whether both found the
-same optimum (levels, value, suppressed rows), and the nodes checked by each.
+Prints one table row per configuration: old and new medians of the wall time and of the
+process CPU time (all threads; steadier than the wall on a shared machine), new / old of each,
+whether both found the same optimum (levels, value, suppressed rows), and the nodes checked.
 
 Usage: python bench/bench_versions.py --old /path/to/main-checkout [--repeat 5] [--only TEXT]
 """
@@ -38,11 +39,11 @@ def worker(metric: str) -> None:
     table = {c[0]: c[1:5] for c in [*CONFIGS, *ARRAY_CONFIGS]}
     for line in sys.stdin:
         qi, s, mk, sup = table[line.strip()]
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         res = anonymize(df, qi, s, hs, mk(), suppression=sup, metric=metric, verify=False)
-        ms = (time.perf_counter() - t) * 1e3
-        print(json.dumps({"ms": ms, "optimum": [res.levels, res.value, res.suppressed_rows],
-                          "checked": res.checked}), flush=True)
+        ms, cpu_ms = (time.perf_counter() - t) * 1e3, (time.process_time() - cpu) * 1e3
+        print(json.dumps({"ms": ms, "cpu_ms": cpu_ms, "checked": res.checked,
+                          "optimum": [res.levels, res.value, res.suppressed_rows]}), flush=True)
 
 
 class Worker:
@@ -85,16 +86,20 @@ def main() -> None:
     old, new = Worker(args.old, args.metric), Worker(HERE.parent, args.metric)
     print(f"old: {args.old}; new: {HERE.parent}; metric {args.metric}; median of "
           f"{args.repeat} warm runs each, old and new alternated; load {os.getloadavg()}\n")
-    print("| configuration | old | new | new / old | same optimum | checked old / new |")
-    print("|" + "---|" * 6)
+    print("| configuration | wall old / new | new / old | CPU old / new | new / old | same "
+          "optimum | checked old / new |")
+    print("|" + "---|" * 7)
     for name in names:
         first_old, first_new = old.run(name), new.run(name)  # warm-up
-        t_old, t_new = [], []
+        runs: dict[str, list[dict]] = {"old": [], "new": []}
         for _ in range(args.repeat):
-            t_old.append(old.run(name)["ms"])
-            t_new.append(new.run(name)["ms"])
-        a, b = statistics.median(t_old), statistics.median(t_new)
-        print(f"| {name} | {a:,.0f} ms | {b:,.0f} ms | {b / a:.2f} | "
+            runs["old"].append(old.run(name))
+            runs["new"].append(new.run(name))
+        med = {(v, k): statistics.median(r[k] for r in runs[v])
+               for v in runs for k in ("ms", "cpu_ms")}
+        cells = [f"{med['old', k]:,.0f} / {med['new', k]:,.0f} ms | "
+                 f"{med['new', k] / med['old', k]:.2f}" for k in ("ms", "cpu_ms")]
+        print(f"| {name} | {cells[0]} | {cells[1]} | "
               f"{first_old['optimum'] == first_new['optimum']} | "
               f"{first_old['checked']:,} / {first_new['checked']:,} |", flush=True)
     old.close()

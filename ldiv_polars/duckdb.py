@@ -560,10 +560,10 @@ def _table_level_row(con: duckdb.DuckDBPyConnection, x_name: str, m: Any, call: 
                      ) -> dict[str, object]:
     """A table-level model's verdict: its SQL form (``call.macro``) gives the frequencies of
     the class sizes (a small table), the model decides on them
-    (:func:`~ldiv_polars.models.base.table_level_result`)."""
+    (:func:`~ldiv_polars.models.results.table_level_result`)."""
     import numpy as np
 
-    from ldiv_polars.models.base import table_level_result
+    from ldiv_polars.models.results import table_level_result
 
     hist = con.execute(f"FROM {call.macro}(?) ORDER BY size", [x_name]).fetchall()
     sizes = np.repeat(np.array([h[0] for h in hist], dtype=np.int64),

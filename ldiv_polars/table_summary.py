@@ -17,7 +17,8 @@ from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, reads_input, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import SIZE, table_results
+from ldiv_polars.models.base import SIZE
+from ldiv_polars.models.results import table_results
 from ldiv_polars.models.disclosure import AlphaKAnonymity, DeltaDisclosure
 from ldiv_polars.models.evaluate import collect_unnamed
 from ldiv_polars.models.k_anonymity import KAnonymity

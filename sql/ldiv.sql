@@ -381,6 +381,21 @@ CREATE OR REPLACE MACRO ldiv__recursive_cl_classes_x(x, c, l) AS TABLE
                 ELSE 'inf'::DOUBLE END AS v,
            coalesce(l > 1 AND ldiv__near_product(max_count, c, tail), false) AS unc
     FROM ldiv__class_stats_x(x, l);
+-- The same with c written as the decimal num/den (its exact value; Model.sql_call passes both
+-- when they fit BIGINT): r1 * den < num * tail on HUGEINT decides every class at once (none is
+-- left uncertain); v is r1 / tail, moved one ulp below c where it rounds onto c but the class
+-- passes (the value agrees with the verdict, as ldiv_polars.models.exact.agreeing does).
+CREATE OR REPLACE MACRO ldiv__recursive_cl_exact_classes_x(x, c, l, num, den) AS TABLE
+    SELECT cid, size, l <= 1 OR coalesce(below, false) AS ok,
+           CASE WHEN l <= 1 THEN 0.0
+                WHEN tail > 0 AND below AND max_count / tail >= c::DOUBLE
+                    THEN nextafter(max_count / tail, '-inf'::DOUBLE)
+                WHEN tail > 0 THEN max_count / tail
+                ELSE 'inf'::DOUBLE END AS v,
+           false AS unc
+    FROM (SELECT cid, size, max_count, tail,
+                 max_count::HUGEINT * den::HUGEINT < num::HUGEINT * tail::HUGEINT AS below
+          FROM ldiv__class_stats_x(x, l));
 CREATE OR REPLACE MACRO ldiv__recursive_cl_x(x, c, l, spec) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__recursive_cl_classes_x(x, c, l))
     FROM ldiv__verdict('ldiv__c', x, spec, 'recursive_cl', false);
@@ -401,6 +416,19 @@ CREATE OR REPLACE MACRO ldiv__alpha_k_classes_x(x, alpha, k) AS TABLE
            max_count / size AS v,
            size >= k AND ldiv__near_product(max_count, alpha, size) AS unc
     FROM ldiv__class_stats_x(x, 1);
+-- The same with alpha written as the decimal num/den (its exact value; Model.sql_call passes
+-- both when they fit BIGINT): max n * den <= num * size on HUGEINT decides every class at once
+-- (none is left uncertain); v is max n / size, moved one ulp above alpha where it rounds onto
+-- alpha but the class fails (the value agrees with the verdict).
+CREATE OR REPLACE MACRO ldiv__alpha_k_exact_classes_x(x, alpha, k, num, den) AS TABLE
+    SELECT cid, size, size >= k AND within AS ok,
+           CASE WHEN NOT within AND max_count / size <= alpha::DOUBLE
+                    THEN nextafter(max_count / size, 'inf'::DOUBLE)
+                ELSE max_count / size END AS v,
+           false AS unc
+    FROM (SELECT cid, size, max(n) AS max_count,
+                 max(n)::HUGEINT * den::HUGEINT <= num::HUGEINT * size::HUGEINT AS within
+          FROM query_table(x) GROUP BY cid, size);
 CREATE OR REPLACE MACRO ldiv__alpha_k_x(x, alpha, k, spec) AS TABLE
     WITH "ldiv__c" AS MATERIALIZED (FROM ldiv__alpha_k_classes_x(x, alpha, k))
     SELECT *, (SELECT min(size) FROM "ldiv__c")::BIGINT AS achieved_k

@@ -387,3 +387,20 @@ def test_models_reading_values_have_no_array_form_without_the_domain(model):
 def test_kanonymity_needs_no_domain():
     rows = EncodedRows(np.array([0, 0]), np.array([0, 1]), np.array([1, 1]), 1, 2)
     assert KAnonymity(2).array_verdict(rows) is not None
+
+
+@pytest.mark.parametrize(("l", "want"), [(3, True), (3 + 1e-13, True), (3.0000000001, False),
+                                         (2.5, True), (4, False)])
+def test_adjusted_entropy_of_uniform_classes_is_ln_m_exactly(l, want):
+    """Counts outside Y all equal, don't-care counts at least as large (lowered to the same
+    count): the adjusted entropy is ln 3 exactly, decided without high precision in the array
+    path (``settle_uniform``), and the same as the frame path's exact step; within the 1e-12
+    tolerance ``l`` slightly above 3 still passes."""
+    classes = [Counter({3: 4, 10: 4, 25: 6}), Counter({3: 2, 7: 2, 25: 2})]
+    model = EntropyLDiversityDontCare(l, [25])
+    frame = table(classes)
+    rows = encode(frame, ["s"])
+    v = model.array_verdict(rows)
+    assert not v.uncertain.any()
+    assert v.passed.tolist() == [want, want]
+    assert frame_verdict(frame, ["s"], model).tolist() == [want, want]

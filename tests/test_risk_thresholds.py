@@ -355,3 +355,23 @@ def test_pitman_start_with_a_vanishing_denominator_is_no_crash():
     estimator goes on from its fallback starts (an estimate or None with a reason)."""
     est = population_uniqueness(np.array([6, 1, 1]), population_size=80, model="pitman")
     assert (est.fraction is None) == (est.reason is not None)
+
+
+@settings(max_examples=20, deadline=None)
+@given(tables(), st.sampled_from(["avg", "uniq"]), st.sampled_from([0.0, 0.2, 0.35]),
+       st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(["aecs", "discernibility", "loss"]))
+def test_every_strategy_finds_the_exhaustive_optimum(data, name, x, suppression, metric):
+    """Flash (pruning with the thresholds' monotonicity), the bounded and the anytime search
+    reach the optimum of the exhaustive search, with suppression and utility metrics."""
+    df, hier = data
+    qi = list(hier)
+    hs = {q: Hierarchy(r) for q, r in hier.items()}
+    model = AverageRisk(x) if name == "avg" else SampleUniques(x)
+    ref = anonymize(df, qi, None, hs, [model], suppression=suppression, metric=metric,
+                    strategy="exhaustive")
+    for strategy in ("flash", "bounded", "anytime"):
+        got = anonymize(df, qi, None, hs, [model], suppression=suppression, metric=metric,
+                        strategy=strategy)
+        assert got.found == ref.found
+        if ref.found:
+            assert math.isclose(got.value, ref.value, rel_tol=1e-9), strategy

@@ -101,6 +101,14 @@ def test_synthetic_12_qis_anytime_proves_the_exact_optimum():
        st.one_of(st.none(), st.integers(1, 12)))
 def test_anytime_release_is_valid_and_its_bound_sound(table, kind, param, suppression, metric,
                                                       nodes):
+    assert_sound_against_exact(table, kind, param, suppression, metric, nodes)
+
+
+def assert_sound_against_exact(table, kind: str, param: int, suppression: float, metric: str,
+                               nodes: int | None):
+    """The anytime search on a random table (``tables()``) against the exact strategy: its
+    release passes, its value and bound bracket the optimum, and without a budget it proves
+    it. Returns the anytime result."""
     df, hier_rows = table
     hs = {q: Hierarchy(rows, name=q) for q, rows in hier_rows.items()}
     qi = list(hier_rows)
@@ -113,7 +121,7 @@ def test_anytime_release_is_valid_and_its_bound_sound(table, kind, param, suppre
                     budget=Budget(nodes=nodes) if nodes else None, **kw)
     if not exact.found:
         assert not res.found
-        return
+        return res
     if res.found:
         assert res.verification is not None and res.verification.passed
         assert res.value >= exact.value or _close(res.value, exact.value)
@@ -123,6 +131,7 @@ def test_anytime_release_is_valid_and_its_bound_sound(table, kind, param, suppre
         assert metric == "kl" or not res.found
     if nodes is None:  # no budget: the optimum, proven
         assert res.found and _close(res.value, exact.value) and res.gap == 0.0
+    return res
     if res.gap is not None and res.found:
         assert 0.0 <= res.gap <= 1.0
 

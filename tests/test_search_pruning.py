@@ -23,9 +23,13 @@ from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy
 from ldiv_polars.models import (
     AlphaKAnonymity,
+    BetaLikeness,
+    DeltaDisclosure,
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    NegativePositiveDisclosureRecursive,
+    PositiveDisclosureRecursive,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -52,6 +56,16 @@ FAMILIES = {
                            st.sampled_from([0.02, 0.05, 0.1, 0.2])),
     "t_hierarchical": st.builds(lambda t: TCloseness(t, "hierarchical", S_HIERARCHY),
                                 st.sampled_from([0.05, 0.1, 0.2, 0.3])),
+    "delta": st.builds(DeltaDisclosure, st.sampled_from([0.5, 1.0, 1.5, 3.0])),
+    "beta": st.builds(BetaLikeness, st.sampled_from([0.2, 0.5, 1.0, 2.0])),
+    "beta_enhanced": st.builds(lambda b: BetaLikeness(b, enhanced=True),
+                               st.sampled_from([0.2, 0.5, 1.0, 2.0, 5.0])),
+    "pd_recursive": st.builds(PositiveDisclosureRecursive, st.sampled_from([0.5, 1, 2, 3]),
+                              st.integers(1, 3), st.sampled_from([[], ["a"], ["a", "b"]])),
+    "npd_recursive": st.builds(NegativePositiveDisclosureRecursive,
+                               st.sampled_from([1, 2, 3]), st.sampled_from([0, 10, 25]),
+                               st.integers(1, 3), st.sampled_from([[], ["a"]]),
+                               st.sampled_from([[], ["c"], ["c", "d"]])),
     "k_distinct": st.one_of(st.builds(KAnonymity, st.integers(2, 6)),
                             st.builds(DistinctLDiversity, st.integers(2, 4))),
 }
@@ -200,6 +214,9 @@ ADULT_MODELS = {
     "t=0.15 hierarchical": lambda hs: [TCloseness(0.15, "hierarchical", hs["occupation"])],
     "t=0.1 ordered + k=5": lambda hs: [TCloseness(0.1, "ordered"), KAnonymity(5)],
     "(0.5,5)-anonymity": lambda hs: [AlphaKAnonymity(0.5, 5)],
+    "delta=3": lambda hs: [DeltaDisclosure(3.0)],
+    "enhanced beta=1": lambda hs: [BetaLikeness(1.0, enhanced=True)],
+    "pd-recursive (3,3)": lambda hs: [PositiveDisclosureRecursive(3, 3)],
 }
 
 
@@ -218,7 +235,7 @@ ISSUE_QI = [*ADULT_QI, "native-country", "workclass"]  # issue 23's 7-QI configu
 @pytest.mark.parametrize("qi,name", [
     pytest.param(ADULT_QI, n, id=f"5 QIs, {n}") for n in sorted(ADULT_MODELS)] + [
     pytest.param(ISSUE_QI, n, id=f"7 QIs, {n}")
-    for n in ("entropy l=3", "recursive (3,3)", "t=0.2 equal")])
+    for n in ("entropy l=3", "recursive (3,3)", "t=0.2 equal", "delta=3")])
 def test_pruned_search_equals_every_node_judged_on_adult(adult5, qi, name):
     """Adult, occupation sensitive, 2%: the pruned search's minimal nodes, optimum and loss
     equal judging every node (240 with 5 QIs, 2160 with the issue's 7); it checked fewer."""

@@ -26,7 +26,9 @@ from ldiv_polars.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from ldiv_polars.models.base import SIZE, evaluate_classes, table_results
+from ldiv_polars.models.base import SIZE
+from ldiv_polars.models.evaluate import evaluate_classes
+from ldiv_polars.models.results import table_results
 from ldiv_polars.table_summary import SUMMARY_KEYS, frequency_set_summary, is_ordered_dtype
 
 ADULT_QI7 = ["age", "sex", "race", "marital-status", "education", "native-country", "workclass"]

@@ -79,6 +79,22 @@ def refuse_ignored(method: str, compare: bool, *, mode: str, strategy: str, no_v
                 "suppressed rows)")
 
 
+def _refuse_risk_models(models: list[Model], method: str, compare: bool) -> None:
+    """Raise :class:`InvalidParameterError` for the risk models a method does not enforce:
+    models judged against a population table are the global search's only; the risk
+    thresholds also mondrian's, never cell suppression's or local recoding's."""
+    against = [m.describe() for m in models if m.population_based]
+    if against:
+        raise InvalidParameterError(
+            f"{', '.join(against)}: models judged against a population table are enforced by "
+            "the global search (ldiv anonymize without --method)")
+    sized = [m.describe() for m in models if m.table_level or m.for_rows(1) is not m]
+    if sized and (compare or method not in ("mondrian",)):
+        raise InvalidParameterError(
+            f"{', '.join(sized)}: the risk thresholds are enforced by the global search and "
+            "--method mondrian, not by cell suppression or local recoding")
+
+
 def run_methods(*, path: Path, out: Path, qi: list[str], sensitive: list[str],
                 models: list[Model], hierarchies: dict[str, Any] | None, method: str,
                 compare: bool, importance: str | None, semantics: str, exact: bool,
@@ -99,6 +115,7 @@ def run_methods(*, path: Path, out: Path, qi: list[str], sensitive: list[str],
                                     f"got {method!r}")
     if method in NEEDS_HIERARCHIES and hierarchies is None:
         raise InvalidParameterError(f"--method {method} needs --hierarchies")
+    _refuse_risk_models(models, method, compare)
     if semantics != "value" and (compare or method not in ("cells", "gencells")):
         raise InvalidParameterError(
             "--semantics wildcard is for --method cells or gencells without --compare "

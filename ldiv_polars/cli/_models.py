@@ -32,8 +32,10 @@ GROUPING_L_MODELS = (*L_MODELS, "simple", "binary")
 class RiskFlags:
     """The risk-threshold flags of one command line (issue 19 item 5; None: not given):
     ``--average-risk``, ``--sample-uniques``, ``--population-uniques`` (with ``--population``
-    and ``--population-model``) and ``--k-map`` (with ``--population``, ``--k-map-estimator``,
-    ``--significance``). ``population`` is parsed (a size or a region name)."""
+    and ``--population-model``), ``--k-map`` (estimated with ``--population``,
+    ``--k-map-estimator``, ``--significance``; or against ``--population-table``) and
+    ``--delta-presence`` (with ``--population-table``). ``population`` is parsed (a size or a
+    region name), ``delta_presence`` is ``(min, max)``."""
 
     average_risk: float | None = None
     sample_uniques: float | None = None
@@ -43,19 +45,24 @@ class RiskFlags:
     population_model: str | None = None
     k_map_estimator: str | None = None
     significance: float | None = None
+    population_table: str | None = None
+    delta_presence: tuple[float, float] | None = None
 
     @property
     def empty(self) -> bool:
         """No risk threshold asked for."""
         return all(v is None for v in (self.average_risk, self.sample_uniques,
-                                       self.population_uniques, self.k_map))
+                                       self.population_uniques, self.k_map,
+                                       self.delta_presence))
 
     def models(self) -> list[Model]:
-        """The table-level risk models and k-map these flags ask for, in flag order. A
-        companion flag without its model (``--population-model`` without
-        ``--population-uniques``; ``--k-map-estimator``/``--significance`` without ``--k-map``)
-        and a model needing ``--population`` without it are refused
-        (:class:`~ldiv_polars.errors.InvalidParameterError`).
+        """The table-level risk models, k-map and delta-presence these flags ask for, in flag
+        order. A companion flag without its model (``--population-model`` without
+        ``--population-uniques``; ``--k-map-estimator``/``--significance`` without an
+        estimated ``--k-map``; ``--population-table`` without ``--k-map`` or
+        ``--delta-presence``) and a model without its population are refused
+        (:class:`~ldiv_polars.errors.InvalidParameterError`). With ``--population-table``,
+        ``--k-map`` is judged against that table (ARX's k-map with a population).
 
         >>> [m.describe() for m in RiskFlags(average_risk=0.1, k_map=5, population=1000
         ...                                  ).models()]
@@ -72,11 +79,18 @@ class RiskFlags:
         if self.population_uniques is not None:
             out.append(M.PopulationUniques(self.population_uniques, self._population("uniques"),
                                            self.population_model or "dankar"))
-        if self.k_map is not None:
+        if self.k_map is not None and self.population_table is not None:
+            out.append(M.KMapPopulation(self.k_map, self.population_table))
+        elif self.k_map is not None:
             out.append(M.KMap(self.k_map, self._population("k-map"),
                               estimator=self.k_map_estimator or "poisson",
                               significance=0.01 if self.significance is None
                               else self.significance))
+        if self.delta_presence is not None:
+            if self.population_table is None:
+                raise InvalidParameterError("--delta-presence needs --population-table (the "
+                                            "population the table is a research subset of)")
+            out.append(M.DeltaPresence(*self.delta_presence, self.population_table))
         return out
 
     def _population(self, flag: str) -> int | str:
@@ -89,10 +103,17 @@ class RiskFlags:
         if self.population_model is not None and self.population_uniques is None:
             raise InvalidParameterError("--population-model is the estimator of "
                                         "--population-uniques: add --population-uniques")
+        estimated = self.k_map is not None and self.population_table is None
         for flag, v in (("--k-map-estimator", self.k_map_estimator),
                         ("--significance", self.significance)):
-            if v is not None and self.k_map is None:
-                raise InvalidParameterError(f"{flag} belongs to --k-map: add --k-map")
+            if v is not None and not estimated:
+                raise InvalidParameterError(
+                    f"{flag} belongs to the estimated --k-map (with --population, without "
+                    "--population-table)")
+        if self.population_table is not None and self.k_map is None \
+                and self.delta_presence is None:
+            raise InvalidParameterError("--population-table is the population of --k-map or "
+                                        "--delta-presence: add one of them")
 
 
 @dataclass(frozen=True)

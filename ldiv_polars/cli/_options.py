@@ -10,12 +10,16 @@ built there.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ldiv_polars.cli._models import GROUPING_L_MODELS, L_MODELS, RiskFlags
+from ldiv_polars.errors import InvalidParameterError
 
 # the input table and the columns
 QiOpt = Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")]
@@ -51,8 +55,8 @@ PopulationUniquesOpt = Annotated[float | None, typer.Option(
     "--population-uniques", help="estimated share of population uniques <= x (with "
     "--population)")]
 KMapOpt = Annotated[int | None, typer.Option(
-    "--k-map", help="k-map: each class stands for >= k population records, estimated "
-    "(ARX's k'; with --population)")]
+    "--k-map", help="k-map: each class stands for >= k population records: counted in "
+    "--population-table, or estimated (ARX's k'; with --population)")]
 PopulationOpt = Annotated[str | None, typer.Option(
     "--population", help="population size or region (usa, uk, ...) of the population "
     "models")]
@@ -66,17 +70,69 @@ SignificanceOpt = Annotated[float | None, typer.Option(
     "--significance", help="k-map's significance level (default 0.01)")]
 
 
-def risk_flags(average_risk: float | None, sample_uniques: float | None,
-               population_uniques: float | None, k_map: int | None, population: str | None,
-               population_model: str | None, k_map_estimator: str | None,
-               significance: float | None) -> RiskFlags:
-    """The risk-threshold flags of a command as :class:`RiskFlags` (``--population``
-    parsed: a number or a region, checked before any row is read)."""
+PopulationTableOpt = Annotated[str | None, typer.Option(
+    "--population-table", help="population table (CSV or Parquet, the same QI columns at the "
+    "same generalization) of --k-map or --delta-presence")]
+DeltaPresenceOpt = Annotated[str | None, typer.Option(
+    "--delta-presence", help="delta-presence MIN,MAX: every class's share of its population "
+    "class (with --population-table)")]
+
+RISK_OPTIONS: dict[str, Any] = {
+    "population": PopulationOpt, "average_risk": AverageRiskOpt,
+    "sample_uniques": SampleUniquesOpt, "population_uniques": PopulationUniquesOpt,
+    "k_map": KMapOpt, "population_model": PopulationModelOpt,
+    "k_map_estimator": KMapEstimatorOpt, "significance": SignificanceOpt,
+    "population_table": PopulationTableOpt, "delta_presence": DeltaPresenceOpt,
+}
+"""The risk options every command enforcing or reporting risk declares (:func:`risk_options`),
+by parameter name."""
+
+
+def risk_flags(*, population: str | None = None, delta_presence: str | None = None,
+               **flags: Any) -> RiskFlags:
+    """The risk options of a command as :class:`RiskFlags` (``--population`` parsed: a
+    number or a region; ``--delta-presence`` as ``MIN,MAX``; checked before any row is
+    read).
+
+    >>> risk_flags(k_map=3, population_table="pop.csv", delta_presence="0.1, 0.5")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    RiskFlags(average_risk=None, sample_uniques=None, population_uniques=None, k_map=3,
+              population=None, population_model=None, k_map_estimator=None,
+              significance=None, population_table='pop.csv', delta_presence=(0.1, 0.5))
+    """
     from ldiv_polars.cli.risk import parse_population
 
-    return RiskFlags(average_risk, sample_uniques, population_uniques, k_map,
-                     parse_population(population), population_model, k_map_estimator,
-                     significance)
+    bounds = None
+    if delta_presence is not None:
+        parts = delta_presence.split(",")
+        try:
+            bounds = (float(parts[0]), float(parts[1])) if len(parts) == 2 else None
+        except ValueError:
+            bounds = None
+        if bounds is None:
+            raise InvalidParameterError(
+                f"--delta-presence must be MIN,MAX (two numbers), got {delta_presence!r}")
+    return RiskFlags(population=parse_population(population), delta_presence=bounds, **flags)
+
+
+def risk_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a command whose ``risk`` parameter takes :class:`RiskFlags`: the command
+    declares every option of :data:`RISK_OPTIONS` (keyword, default None) in its place, and
+    is called with them read into ``risk`` (:func:`risk_flags`). One declaration for every
+    command (Typer reads the decorated signature)."""
+    sig = inspect.signature(command, eval_str=True)
+    params = [p for p in sig.parameters.values() if p.name != "risk"]
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                 annotation=ann) for name, ann in RISK_OPTIONS.items()]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        flags = {name: kwargs.pop(name, None) for name in RISK_OPTIONS}
+        return command(*args, risk=risk_flags(**flags), **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper
 
 
 def model_option(choices: tuple[str, ...]) -> Any:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # rich is imported when something is printed (not in --json m
     from rich.console import Console
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns, start_engine
-from ldiv_polars.cli._models import Requirements, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -27,17 +27,9 @@ from ldiv_polars.cli._options import (
     QiOpt,
     TOpt,
     json_option,
-    AverageRiskOpt,
-    KMapEstimatorOpt,
-    KMapOpt,
-    PopulationModelOpt,
-    PopulationOpt,
-    PopulationUniquesOpt,
-    SampleUniquesOpt,
-    SignificanceOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
-    risk_flags,
+    risk_options,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
@@ -158,7 +150,7 @@ ReportOpt = Annotated[Path | None, typer.Option(
 
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv anonymize`` command (full-domain generalization search) to ``app``."""
-    app.command("anonymize")(anonymize_cmd)
+    app.command("anonymize")(risk_options(anonymize_cmd))
 
 
 def anonymize_cmd(
@@ -171,12 +163,9 @@ def anonymize_cmd(
     no_verify: NoVerifyOpt = False, as_json: JsonOpt = False, method: MethodOpt = "global",
     compare: CompareOpt = False, importance: ImportanceOpt = None,
     semantics: SemanticsOpt = "value", exact: ExactOpt = False, time_limit: TimeLimitOpt = 60.0,
-    report: ReportOpt = None, average_risk: AverageRiskOpt = None,
-    sample_uniques: SampleUniquesOpt = None, population_uniques: PopulationUniquesOpt = None,
-    k_map: KMapOpt = None, population: PopulationOpt = None,
-    population_model: PopulationModelOpt = None, k_map_estimator: KMapEstimatorOpt = None,
-    significance: SignificanceOpt = None, engine: EngineOpt = "polars",
-    spark_master: SparkMasterOpt = None, spark_remote: SparkRemoteOpt = None,
+    report: ReportOpt = None, risk: RiskFlags = RiskFlags(),
+    engine: EngineOpt = "polars", spark_master: SparkMasterOpt = None,
+    spark_remote: SparkRemoteOpt = None,
 ) -> None:
     """Find the least generalization satisfying the requirements and write the table
     (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
@@ -187,9 +176,7 @@ def anonymize_cmd(
     started = time.perf_counter()
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
-        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk_flags(
-            average_risk, sample_uniques, population_uniques, k_map, population,
-            population_model, k_map_estimator, significance)))
+        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk))
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
@@ -229,7 +216,7 @@ def _requested_models(req: Requirements) -> list[Any]:
     if req.empty:
         raise InvalidParameterError(
             "give at least one requirement: --k, --l, --t, --alpha, --delta, --average-risk, "
-            "--sample-uniques, --population-uniques or --k-map")
+            "--sample-uniques, --population-uniques, --k-map or --delta-presence")
     return build_models(req)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns, start_engine
-from ldiv_polars.cli._models import Requirements, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -26,15 +26,8 @@ from ldiv_polars.cli._options import (
     SparkMasterOpt,
     SparkRemoteOpt,
     TOpt,
-    AverageRiskOpt,
-    KMapEstimatorOpt,
-    KMapOpt,
-    PopulationModelOpt,
-    PopulationUniquesOpt,
-    SampleUniquesOpt,
-    SignificanceOpt,
     json_option,
-    risk_flags,
+    risk_options,
 )
 from ldiv_polars.cli.risk import POPULATION_LABELS
 
@@ -138,7 +131,7 @@ PopulationOpt = Annotated[str | None, typer.Option(
 
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv check`` command (summary and model verdicts of a table) to ``app``."""
-    app.command("check")(check_cmd)
+    app.command("check")(risk_options(check_cmd))
 
 
 def check_cmd(
@@ -148,16 +141,11 @@ def check_cmd(
     nulls: NullsOpt = "error", spark_master: SparkMasterOpt = None,
     spark_remote: SparkRemoteOpt = None,
     as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
-    population: PopulationOpt = None, average_risk: AverageRiskOpt = None,
-    sample_uniques: SampleUniquesOpt = None, population_uniques: PopulationUniquesOpt = None,
-    k_map: KMapOpt = None, population_model: PopulationModelOpt = None,
-    k_map_estimator: KMapEstimatorOpt = None, significance: SignificanceOpt = None,
+    risk: RiskFlags = RiskFlags(),
 ) -> None:
     """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta, risk and the risk
     thresholds, with a verdict per requested model. Exit 1 when a requested model fails."""
     qi_cols = split_columns(qi, "--qi")
-    risk = risk_flags(average_risk, sample_uniques, population_uniques, k_map, population,
-                      population_model, k_map_estimator, significance)
     pop = risk.population
     start_engine(engine, spark_master, spark_remote)
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import GROUPING_L_MODELS, Requirements, build_models
+from ldiv_polars.cli._models import GROUPING_L_MODELS, Requirements, RiskFlags, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -18,17 +18,9 @@ from ldiv_polars.cli._options import (
     QiOpt,
     SensitiveOpt,
     SeparatorOpt,
-    AverageRiskOpt,
-    KMapEstimatorOpt,
-    KMapOpt,
-    PopulationModelOpt,
-    PopulationOpt,
-    PopulationUniquesOpt,
-    SampleUniquesOpt,
-    SignificanceOpt,
     TOpt,
     json_option,
-    risk_flags,
+    risk_options,
 )
 
 if TYPE_CHECKING:
@@ -51,7 +43,7 @@ JsonOpt = Annotated[bool, json_option("print the summary as JSON")]
 
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv mondrian`` command (multidimensional partitioning) to ``app``."""
-    app.command("mondrian")(mondrian_cmd)
+    app.command("mondrian")(risk_options(mondrian_cmd))
 
 
 def mondrian_cmd(
@@ -60,10 +52,7 @@ def mondrian_cmd(
     alpha: AlphaOpt = None, delta: DeltaOpt = None, positive: PositiveOpt = None,
     relaxed: RelaxedOpt = False, raw: RawOpt = False, group: GroupOpt = "group",
     separator: SeparatorOpt = None, as_json: JsonOpt = False,
-    average_risk: AverageRiskOpt = None, sample_uniques: SampleUniquesOpt = None,
-    population_uniques: PopulationUniquesOpt = None, k_map: KMapOpt = None,
-    population: PopulationOpt = None, population_model: PopulationModelOpt = None,
-    k_map_estimator: KMapEstimatorOpt = None, significance: SignificanceOpt = None,
+    risk: RiskFlags = RiskFlags(),
 ) -> None:
     """Partition a table with Mondrian and write the generalized release (QI ranges /
     category sets, one group id per row). The output is re-verified, then written
@@ -74,10 +63,7 @@ def mondrian_cmd(
     qi_cols = split_columns(qi, "--qi")
     models = build_models(
         Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
-                                positive=positive, risk=risk_flags(
-                                    average_risk, sample_uniques, population_uniques, k_map,
-                                    population, population_model, k_map_estimator,
-                                    significance)),
+                                positive=positive, risk=risk),
         choices=GROUPING_L_MODELS)
     check_output(output, inputs=[input])  # before any work
     result, df = _partition(input, qi_cols, sensitive, models, relaxed=relaxed, raw=raw,

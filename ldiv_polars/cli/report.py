@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import Requirements
+from ldiv_polars.cli._models import Requirements, RiskFlags
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -22,17 +22,9 @@ from ldiv_polars.cli._options import (
     NullsOpt,
     QiOpt,
     SensitiveOpt,
-    AverageRiskOpt,
-    KMapEstimatorOpt,
-    KMapOpt,
-    PopulationModelOpt,
-    PopulationOpt,
-    PopulationUniquesOpt,
-    SampleUniquesOpt,
-    SignificanceOpt,
     TOpt,
     json_option,
-    risk_flags,
+    risk_options,
 )
 
 if TYPE_CHECKING:
@@ -61,7 +53,7 @@ def command_line() -> str:
 
 def register(app: typer.Typer) -> None:
     """Add ``ldiv report`` to ``app``."""
-    app.command("report")(report_cmd)
+    app.command("report")(risk_options(report_cmd))
 
 
 def report_cmd(
@@ -70,11 +62,7 @@ def report_cmd(
     model: ModelOpt = None, t: TOpt = None, alpha: AlphaOpt = None, delta: DeltaOpt = None,
     separator: SeparatorOpt = None, release_separator: ReleaseSeparatorOpt = None,
     nulls: NullsOpt = "error", title: TitleOpt = None, as_json: JsonOpt = False,
-    population: PopulationOpt = None, weight: WeightOpt = None,
-    average_risk: AverageRiskOpt = None, sample_uniques: SampleUniquesOpt = None,
-    population_uniques: PopulationUniquesOpt = None, k_map: KMapOpt = None,
-    population_model: PopulationModelOpt = None, k_map_estimator: KMapEstimatorOpt = None,
-    significance: SignificanceOpt = None,
+    weight: WeightOpt = None, risk: RiskFlags = RiskFlags(),
 ) -> None:
     """Write one self-contained HTML page (no script, no network) with the verdicts, the
     risk, the population model (--population, --weight), the distributions and, with
@@ -84,8 +72,6 @@ def report_cmd(
     from ldiv_polars.reporting import report
 
     qi_cols = split_columns(qi, "--qi")
-    risk = risk_flags(average_risk, sample_uniques, population_uniques, k_map, population,
-                      population_model, k_map_estimator, significance)
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                   risk=risk)
     models, summary_l = models_for(req, path, sensitive, separator)

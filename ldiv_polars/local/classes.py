@@ -38,7 +38,8 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain
-from ldiv_polars.models.base import Model, evaluate_classes
+from ldiv_polars.models.base import Model
+from ldiv_polars.models.evaluate import evaluate_classes
 
 Semantics = Literal["wildcard", "value"]
 SEMANTICS = ("wildcard", "value")

@@ -8,7 +8,6 @@ from ldiv_polars.models.base import (
     Model,
     ModelResult,
     SqlCall,
-    table_results,
 )
 from ldiv_polars.models.binary import BinaryLDiversity, simple_l_diversity
 from ldiv_polars.models.disclosure import AlphaKAnonymity, BetaLikeness, DeltaDisclosure
@@ -24,6 +23,8 @@ from ldiv_polars.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from ldiv_polars.models.multi_attribute import MultiAttribute
+from ldiv_polars.models.population_table import DeltaPresence, KMapPopulation
+from ldiv_polars.models.results import table_results
 from ldiv_polars.models.risk import RiskReport, class_sizes, risk_profile
 from ldiv_polars.models.risk_thresholds import AverageRisk, PopulationUniques, SampleUniques
 from ldiv_polars.models.table_level import TableModel
@@ -43,12 +44,14 @@ __all__ = [
     "ClassNames",
     "ClassVerdict",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EncodedRows",
     "EntropyLDiversity",
     "EntropyLDiversityDontCare",
     "KAnonymity",
     "KMap",
+    "KMapPopulation",
     "Model",
     "ModelResult",
     "MultiAttribute",

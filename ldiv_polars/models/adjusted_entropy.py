@@ -57,6 +57,30 @@ def adjusted_entropy_rows(rows: EncodedRows, is_y: np.ndarray, not_y: np.ndarray
     return np.where(a0 > 0, h, np.nan)
 
 
+def settle_uniform(rows: EncodedRows, is_y: np.ndarray, not_y: np.ndarray,
+                   passed: np.ndarray, uncertain: np.ndarray, l: Fraction,
+                   tol: Fraction) -> None:
+    """Decide in place the uncertain classes whose adjusted entropy is ``ln m`` exactly: the
+    counts outside Y all equal ``c`` and every don't-care count at least ``c`` (none is fixed,
+    all are lowered to ``exp(ln c) = c``), ``m`` the number of their values. Such a class
+    passes iff ``ln m >= ln l - tol``: iff ``l / m <= e^tol``, which ``1 + tol`` and
+    ``1 + tol + tol^2`` bracket; a class between the two stays uncertain."""
+    which = np.flatnonzero(uncertain)
+    if not which.shape[0]:
+        return
+    n = rows.n.astype(np.float64)
+    base, y = not_y[rows.s], is_y[rows.s]
+    hi = rows.class_max(np.where(base, n, 0.0))
+    lo = -rows.class_max(np.where(base, -n, -np.inf), empty=-np.inf)
+    y_lo = -rows.class_max(np.where(y, -n, -np.inf), empty=-np.inf)
+    m = np.bincount(rows.cls[base | y], minlength=rows.classes)
+    for c in which[(hi[which] > 0) & (lo[which] == hi[which]) & (y_lo[which] >= hi[which])]:
+        ratio = l / int(m[c])
+        if ratio <= 1 + tol or ratio > 1 + tol + tol * tol:
+            passed[c] = ratio <= 1 + tol
+            uncertain[c] = False
+
+
 def _fixed(cls: np.ndarray, phi: np.ndarray, phi_log: np.ndarray, a0: np.ndarray,
            b0: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per class: the sums ``A``, ``B`` of the fixed don't-care counts and the number ``K``

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,6 +17,7 @@ import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.errors import NoSqlFormError
+from ldiv_polars.models.spec_codec import spec_json
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,6 +55,10 @@ class ClassContext:
     reference: pl.LazyFrame
     """Table distribution of the first sensitive column: columns ``(s, ROW_Q, ROW_M, ROW_N)``
     (ROW_M: the number of distinct values of the table; ROW_N: the value's table count)."""
+    names: tuple[str, ...] = ()
+    """The caller's names of the quasi-identifiers, in :attr:`qi`'s order, where the
+    evaluation renamed them (a model reading another table by column name, such as a
+    population table, reads these); empty when :attr:`qi` are the caller's names."""
 
     @property
     def s(self) -> str:
@@ -79,8 +84,6 @@ class SqlCall:
     @property
     def spec_json(self) -> str:
         """``spec`` as the JSON text the SQL exact step (``ldiv_decide``) rebuilds the model from."""
-        from ldiv_polars.models.spec import spec_json
-
         return spec_json(self.spec)
 
 
@@ -112,6 +115,9 @@ class Model(ABC):
       thresholds): every class passes per class and the model answers
       ``table_holds(sizes)`` / ``table_value(sizes)`` on the class sizes of the retained
       records (:class:`~ldiv_polars.models.table_level.TableModel`).
+    - ``population_based``: each class is judged with its count in a population table
+      (:class:`~ldiv_polars.models.population_table.PopulationModel`: k-map with a population,
+      delta-presence); the search rolls the population's counts up with each node.
     """
 
     monotone: ClassVar[bool] = True
@@ -122,6 +128,7 @@ class Model(ABC):
     identity_only: ClassVar[bool] = False
     sizes_only: ClassVar[bool] = False
     table_level: ClassVar[bool] = False
+    population_based: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
     @property
@@ -152,6 +159,13 @@ class Model(ABC):
         depends on the table's size (k-map's estimated k' reads the sampling fraction), then
         the model bound to it. ``check`` and the search bind the models to the table they
         read (with suppression: the records before suppression, as ARX)."""
+        return self
+
+    def at_node(self, generalize: Callable[[pl.LazyFrame], pl.LazyFrame]) -> Model:
+        """The model as it judges a table generalized by ``generalize`` (a function that
+        generalizes any table with the QI columns to the node of an anonymized output, for
+        its re-verification): itself, unless it reads another table by the QI values (a
+        population table is generalized alike)."""
         return self
 
     def validate(self, fs: FrequencySet) -> None:  # noqa: B027 - optional hook
@@ -290,10 +304,16 @@ def value_col(m: Model) -> str:
 
 def __getattr__(name: str) -> Any:
     # evaluate_classes and reference_distribution moved to models/evaluate.py (aliases kept)
+    # (and table_results, table_level_result to models/results.py): a module __getattr__
+    # imports on access only, so these aliases add no import cycle (tests/test_import_cycles.py)
     if name in ("evaluate_classes", "reference_distribution"):
         from ldiv_polars.models import evaluate
 
         return getattr(evaluate, name)
+    if name in ("table_results", "table_level_result"):
+        from ldiv_polars.models import results
+
+        return getattr(results, name)
     raise AttributeError(name)
 
 
@@ -327,60 +347,3 @@ class ModelResult:
             "failing_rows": self.failing_rows,
             **self.details,
         }
-
-
-def table_results(classes: pl.DataFrame, models: Sequence[Model]) -> list[ModelResult]:
-    """Table-level verdicts from an evaluated classes table (one small select); a table-level
-    model (``table_level``) is asked on the class sizes (:func:`table_level_result`)."""
-    per_class = [m for m in models if not m.table_level]
-    exprs: list[pl.Expr] = []
-    for m in per_class:
-        ok = pl.col(f"pass_{m.key}")
-        exprs += [
-            m.achieved().alias(f"{m.key}::achieved"),
-            (~ok).sum().alias(f"{m.key}::fc"),
-            pl.col(SIZE).filter(~ok).sum().alias(f"{m.key}::fr"),
-        ]
-    row = classes.select(exprs).row(0, named=True) if exprs else {}
-    sizes = classes.get_column(SIZE).to_numpy() if len(per_class) < len(models) else None
-    out = []
-    for m in models:
-        if m.table_level:
-            out.append(table_level_result(m, sizes))  # type: ignore[arg-type]
-            continue
-        fc = int(row[f"{m.key}::fc"] or 0)
-        ach = row[f"{m.key}::achieved"]
-        out.append(
-            ModelResult(
-                key=m.key,
-                model=m.name,
-                params=m.params(),
-                passed=fc == 0,
-                achieved=None if ach is None else (ach if isinstance(ach, int) else float(ach)),
-                failing_classes=fc,
-                failing_rows=int(row[f"{m.key}::fr"] or 0),
-            )
-        )
-    return out
-
-
-def table_level_result(m: Model, sizes: Any) -> ModelResult:
-    """The verdict of a table-level model on the class sizes ``sizes`` (a numpy array): its
-    achieved figure, and, when it fails, as failing classes and rows the smallest classes
-    whose suppression would make it hold (ARX's order, see
-    :func:`~ldiv_polars.models.table_level.classes_to_suppress`; the whole table when none
-    would)."""
-    import numpy as np
-
-    from ldiv_polars.models.table_level import classes_to_suppress
-
-    passed = m.table_holds(sizes)  # type: ignore[attr-defined]
-    fc = fr = 0
-    if not passed:
-        total = int(np.sum(sizes))
-        count = classes_to_suppress(m, sizes, total)  # type: ignore[arg-type]
-        fc = len(sizes) if count is None else count
-        fr = total if count is None else int(np.sort(sizes)[:count].sum())
-    return ModelResult(key=m.key, model=m.name, params=m.params(), passed=passed,
-                       achieved=m.table_value(sizes),  # type: ignore[attr-defined]
-                       failing_classes=fc, failing_rows=fr, details={"table_level": True})

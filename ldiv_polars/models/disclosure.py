@@ -51,6 +51,7 @@ from ldiv_polars.models.exact import (
     agreeing,
     decimal,
     dyadic_odd,
+    int64_ratio,
     ln,
     log_sign,
     near_product,
@@ -149,8 +150,12 @@ class AlphaKAnonymity(Model):
         return ok and cls.size >= self.k, agreeing(share, ok, self.alpha, "<=")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k),
-                       spec={"model": self.name, "alpha": self._exact_alpha, "k": self.k})
+        spec = {"model": self.name, "alpha": self._exact_alpha, "k": self.k}
+        ratio = int64_ratio(self._exact_alpha)  # the exact test on integers, every class at once
+        if ratio is not None:
+            return SqlCall("ldiv__alpha_k_exact_classes_x", (self.alpha, self.k, *ratio),
+                           spec=spec)
+        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k), spec=spec)
 
 
 def _ratios(cls: ClassCounts, ref: Reference) -> list[tuple[Fraction, int]]:
@@ -232,6 +237,26 @@ class DeltaDisclosure(Model):
             return ClassVerdict(passed)
         return ClassVerdict(passed, complete & ~absent
                             & (np.abs(worst - self.delta) <= ratio_band(worst)))
+
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # a passing part holds every value of the retained rows, each at a share in
+        # (q' e^-delta, q' e^delta); q' is bounded from q and the slack (models/floors.py)
+        import numpy as np
+
+        from ldiv_polars.models.floors import cap_floor, least_floor, retained_share_bounds
+
+        grow = math.exp(self.delta) if self.delta < 700.0 else math.inf
+        low, high = retained_share_bounds(rows.q, slack)
+        table = rows.table_counts
+        # a value with more than the slack's rows in the table is retained somewhere
+        sure = retained_share_bounds(table / float(table.sum()), slack)[0] > 0
+        held = np.bincount(rows.cls, weights=sure[rows.s], minlength=rows.classes)
+        size = rows.size.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            least = np.where(sure[rows.s], least_floor(rows.n, size[rows.cls], low / grow), 0.0)
+            floor = np.maximum(cap_floor(rows, high * grow), rows.class_max(least))
+        # a class missing such a value misses it in every part: every part fails
+        return np.where(held < int(sure.sum()), size, floor)
 
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__delta_disclosure_classes_x", (self.delta,),
@@ -338,6 +363,20 @@ class BetaLikeness(Model):
         if self._exact_beta is None:
             return ClassVerdict(passed)
         return ClassVerdict(passed, rows.class_any(near))
+
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # a passing part holds each value at a share p <= q' (1 + beta) (enhanced:
+        # q' (1 + min(beta, -ln q')), increasing in q'), q' <= its bound from q and the slack
+        import numpy as np
+
+        from ldiv_polars.models.floors import cap_floor, retained_share_bounds
+
+        high = retained_share_bounds(rows.q, slack)[1]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            gain = np.full_like(high, self.beta)
+            if self.enhanced:
+                gain = np.minimum(gain, -np.log(np.minimum(high, 1.0)))
+            return cap_floor(rows, high * (1.0 + gain))
 
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__beta_likeness_classes_x", (self.beta, self.enhanced),

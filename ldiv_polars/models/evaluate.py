@@ -126,7 +126,8 @@ def evaluate_classes(
     (``Model.decide``) on its counts, see :mod:`ldiv_polars.models.exact`.
     """
     inner, keys = _internal(fs)
-    classes = evaluate_internal(inner, models, reference=_renamed(reference, fs, inner))
+    classes = evaluate_internal(inner, models, reference=_renamed(reference, fs, inner),
+                                names=fs.qi)
     names = ClassNames(fs.qi)
     helper = {c for m in models for c in (uncertain_col(m), exact_pass_col(m),
                                             exact_value_col(m))}
@@ -141,7 +142,8 @@ def evaluate_unnamed(fs: FrequencySet, models: Sequence[Model], *,
     added columns keep their plain names (``size``, ``pass_<key>``, ``<key>__value``): for
     table-level results, which do not read the keys."""
     inner, _ = _internal(fs)
-    return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner))
+    return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner),
+                                names=fs.qi)
 
 
 def collect_unnamed(fs: FrequencySet, models: Sequence[Model], *,
@@ -153,7 +155,7 @@ def collect_unnamed(fs: FrequencySet, models: Sequence[Model], *,
     read again when a class is uncertain."""
     inner, _ = _internal(fs)
     return evaluate_internal(inner, models, reference=_renamed(reference, fs, inner),
-                             collect=True)
+                             collect=True, names=fs.qi)
 
 
 def internal_keys(fs: FrequencySet) -> list[str]:
@@ -186,12 +188,14 @@ def _renamed(reference: pl.LazyFrame | pl.DataFrame | None, fs: FrequencySet,
 
 def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
                       reference: pl.LazyFrame | pl.DataFrame | None = None,
-                      collect: bool = False) -> pl.LazyFrame | pl.DataFrame:
+                      collect: bool = False, names: tuple[str, ...] = ()
+                      ) -> pl.LazyFrame | pl.DataFrame:
     """:func:`evaluate_classes` on a frequency set whose key names clash with nothing of the
     evaluation (its count column named ``n``), named as it is: ``size``, ``distinct``, the
     models' columns, ``pass_<key>``. ``reference``: counts ``(s, n)`` or already normalized
     (:func:`reference_distribution`). ``collect``: a DataFrame, the exact step run only when
-    a class needs it (:func:`collect_unnamed`); otherwise a LazyFrame.
+    a class needs it (:func:`collect_unnamed`); otherwise a LazyFrame. ``names``: the
+    caller's QI names (:attr:`ClassContext.names`).
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a model requested twice or one
     needing a sensitive column that ``fs`` lacks."""
     models = list(models)
@@ -202,7 +206,7 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     qi = list(fs.qi)
     frame = fs.frame if fs.count == COUNT else fs.frame.rename({fs.count: COUNT})
     if not fs.sensitive:
-        verdicts = _without_sensitive(fs, models, frame)
+        verdicts = _without_sensitive(fs, models, frame, names)
         return verdicts.collect() if collect else verdicts
 
     s = fs.sensitive[0]
@@ -213,16 +217,14 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
         rows = rows.with_columns(
             (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
         ).join(ref, on=s, how="left", nulls_equal=True)
-    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref)
+    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref, names)
     aggs = [e for m in models for e in m.aggs(ctx)]
     classes = rows.group_by(qi).agg(
         pl.col(COUNT).sum().alias(SIZE),
         pl.col(s).n_unique().alias(DISTINCT),
         *aggs,
     )
-    for m in models:
-        for extra in m.frames(ctx):
-            classes = classes.join(extra, on=qi, how="left", nulls_equal=True)
+    classes = _joined_frames(classes, models, ctx)
     if collect:
         return _collected_verdicts(classes, rows, ref, qi, s, models, exact)
     if exact:
@@ -230,8 +232,18 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     return _verdicts(classes, models, exact)
 
 
-def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFrame
-                       ) -> pl.LazyFrame:
+def _joined_frames(classes: pl.LazyFrame, models: Sequence[Model], ctx: ClassContext
+                   ) -> pl.LazyFrame:
+    """``classes`` with every model's extra per-class frames (:meth:`Model.frames`) joined on
+    the quasi-identifiers."""
+    for m in models:
+        for extra in m.frames(ctx):
+            classes = classes.join(extra, on=list(ctx.qi), how="left", nulls_equal=True)
+    return classes
+
+
+def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFrame,
+                       names: tuple[str, ...] = ()) -> pl.LazyFrame:
     """The verdicts of a frequency set without a sensitive column (its count named ``n``);
     raises :class:`InvalidParameterError` when a model needs one."""
     needing = [m.describe() for m in models if m.needs_sensitive]
@@ -239,10 +251,10 @@ def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFram
         raise InvalidParameterError(
             f"{', '.join(needing)} need(s) a sensitive column; none was given"
         )
-    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame())
+    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame(), names)
     aggs = [e for m in models for e in m.aggs(ctx)]
     classes = frame.group_by(list(fs.qi)).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-    return _verdicts(classes, models, [])
+    return _verdicts(_joined_frames(classes, models, ctx), models, [])
 
 
 def _reference_of(rows: pl.LazyFrame, reference: pl.LazyFrame | pl.DataFrame | None,

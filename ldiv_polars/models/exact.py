@@ -94,6 +94,20 @@ def near_product(lhs: object, x: float, n: object, odd: int | None) -> object:
     return near if odd is None else near & (n * odd >= 2.0 ** 53)
 
 
+def int64_ratio(x: Fraction) -> tuple[int, int] | None:
+    """``(numerator, denominator)`` of a nonnegative rational when both fit a signed 64-bit
+    integer (SQL ``BIGINT``), else None: the form an engine compares counts with exactly
+    (``count * den <= num * size`` in 128-bit integers).
+
+    >>> int64_ratio(Fraction(1, 2)), int64_ratio(Fraction(1, 10**30))
+    ((1, 2), None)
+    """
+    limit = 2**63 - 1
+    if x < 0 or x.numerator > limit or x.denominator > limit:
+        return None
+    return x.numerator, x.denominator
+
+
 def holds(value: float | Fraction, op: Op, threshold: float | Fraction) -> bool:
     """``value OP threshold``."""
     if op == "<=":

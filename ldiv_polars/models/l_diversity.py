@@ -53,6 +53,7 @@ from ldiv_polars.models.exact import (
     dyadic_odd,
     entropy_exp,
     entropy_sign,
+    int64_ratio,
     near_product,
 )
 
@@ -364,8 +365,12 @@ class RecursiveCLDiversity(Model):
         return passed, agreeing(ratio, passed, self.c, "<")
 
     def sql_call(self) -> SqlCall:
-        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l),
-                       spec={"model": self.name, "c": self._exact_c, "l": self.l})
+        spec = {"model": self.name, "c": self._exact_c, "l": self.l}
+        ratio = int64_ratio(self._exact_c)  # the exact test on integers, every class at once
+        if ratio is not None:
+            return SqlCall("ldiv__recursive_cl_exact_classes_x", (self.c, self.l, *ratio),
+                           spec=spec)
+        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l), spec=spec)
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:
@@ -542,6 +547,22 @@ class PositiveDisclosureRecursive(Model):
         uncertain = (r_y > 0) & near_product(r_y, self.c, tail_f, self._odd_c) & present
         return passed, uncertain
 
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # g = c * tail - r_y is superadditive over any split of a class: r_y is at most the
+        # sum of the parts' r_y, and the class's r_y plus its l-2 largest other counts at
+        # most the sum of the parts' (each part's is the largest such sum led by its own
+        # s_y); a passing part has g >= 0 (r_y = 0 or r_y < c tail), a failing one
+        # g >= -r_y >= -its rows: the failing parts hold at least r_y - c * tail rows
+        import numpy as np
+
+        if self.l == 1:
+            return None
+        parts = self._pd_arrays(rows)
+        if parts is None:
+            return None
+        r_y, tail = parts
+        return np.clip(r_y - self.c * tail.astype(np.float64), 0.0, None)
+
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         from ldiv_polars.models.encoded import ClassVerdict
 
@@ -624,6 +645,26 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
                         for w in self.protected)
             passed = passed and w_min * 100 >= self._exact_c2 * cls.size
         return passed, value
+
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> np.ndarray | None:
+        # a passing part passes pd-recursive and holds each value of W at >= c2 percent of
+        # its rows (models/floors.py): the larger of the two floors
+        import numpy as np
+
+        from ldiv_polars.models.floors import least_floor
+
+        floor = super().suppression_floor(rows, slack)
+        dom = rows.domain
+        if not self.protected or self.c2 <= 0 or dom is None or dom.width != 1:
+            return floor
+        least = self.c2 / 100.0 * (1.0 - 1e-12)
+        for w in self.protected:
+            is_w = dom.derived(self, f"w{w!r}", lambda w=w: dom.matches(lambda c: c == w))
+            cnt = np.bincount(rows.cls, weights=np.where(is_w[rows.s], rows.n, 0),
+                              minlength=rows.classes)
+            each = least_floor(cnt, rows.size, least)
+            floor = each if floor is None else np.maximum(floor, each)
+        return floor
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         import numpy as np
@@ -800,6 +841,7 @@ class EntropyLDiversityDontCare(Model):
         from ldiv_polars.models.adjusted_entropy import (
             adjusted_entropy_band,
             adjusted_entropy_rows,
+            settle_uniform,
         )
         from ldiv_polars.models.encoded import ClassVerdict
 
@@ -811,8 +853,11 @@ class EntropyLDiversityDontCare(Model):
         thr = math.log(self.l) - ENTROPY_TOLERANCE
         with np.errstate(invalid="ignore"):
             band = adjusted_entropy_band(rows.distinct, np.log(np.maximum(rows.size, 1)))
-            return ClassVerdict(~defined | (h >= thr),
-                                defined & (np.abs(h - thr) <= band))
+            passed, uncertain = ~defined | (h >= thr), defined & (np.abs(h - thr) <= band)
+        # a class spread uniformly (e.g. over l values outside Y) sits on ln l exactly
+        settle_uniform(rows, *flags, passed, uncertain, decimal(self.l),
+                       decimal(ENTROPY_TOLERANCE))
+        return ClassVerdict(passed, uncertain)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         from ldiv_polars.models.adjusted_entropy import adjusted_entropy, adjusted_entropy_at_least

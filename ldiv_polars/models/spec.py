@@ -16,32 +16,14 @@ decimal it was written as). The class is found by its ``name`` among the subclas
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
+from ldiv_polars.models.spec_codec import FRACTION, decode, exact_number, spec_json
 
-FRACTION = "__fraction__"
-
-
-def exact_number(x: Fraction | float | int) -> object:
-    """A threshold for a spec: a Fraction that is not its own float's decimal stays exact."""
-    if isinstance(x, Fraction):
-        return x.numerator if x.denominator == 1 else {FRACTION: f"{x.numerator}/{x.denominator}"}
-    return x
-
-
-def spec_json(spec: dict[str, Any]) -> str:
-    """The JSON text of a spec (fractions encoded, see :func:`exact_number`)."""
-    return json.dumps({k: exact_number(v) for k, v in spec.items()}, sort_keys=True)
-
-
-def _decode(obj: dict[str, Any]) -> Any:
-    if set(obj) == {FRACTION}:
-        return Fraction(obj[FRACTION])
-    return obj
+__all__ = ["FRACTION", "exact_number", "from_spec", "model_class", "spec_json"]
 
 
 def model_class(name: str) -> type[Model]:
@@ -62,7 +44,7 @@ def model_class(name: str) -> type[Model]:
 @lru_cache(maxsize=64)
 def from_spec(text: str) -> Model:
     """The model a spec describes (cached: a UDF call per class reuses it)."""
-    spec = json.loads(text, object_hook=_decode)
+    spec = json.loads(text, object_hook=decode)
     if not isinstance(spec, dict) or "model" not in spec:
         raise InvalidParameterError(f"not a model spec: {text!r}")
     name = spec.pop("model")

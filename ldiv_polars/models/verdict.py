@@ -23,7 +23,8 @@ from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import SIZE, Model, ModelResult, table_results
+from ldiv_polars.models.base import SIZE, Model, ModelResult
+from ldiv_polars.models.results import table_results
 from ldiv_polars.models.evaluate import (
     ClassNames,
     collect_unnamed,

@@ -408,6 +408,12 @@ def mondrian(
     2
     """
     model_list = check_models(models, required_by="mondrian")
+    against = [m.describe() for m in model_list if m.population_based]
+    if against:
+        raise InvalidParameterError(
+            f"{', '.join(against)}: models judged against a population table are enforced by "
+            "the lattice search (anonymize), not by mondrian (its partitions are not classes of "
+            "generalized values the population could be matched with)")
     lf = to_lazyframe(data)
     plan = _plan(lf, qi, sensitive, model_list, relaxed, group)
     work = _work_table(lf, plan)

@@ -29,7 +29,9 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, input_paths, reads_input
 from ldiv_polars.core.validate import NullPolicy
-from ldiv_polars.models.base import SIZE, Model, ModelResult, evaluate_classes, table_results
+from ldiv_polars.models.base import SIZE, Model, ModelResult
+from ldiv_polars.models.evaluate import evaluate_classes
+from ldiv_polars.models.results import table_results
 from ldiv_polars.models.verdict import bind_models, check_models
 from ldiv_polars.search.anonymize import MASK
 from ldiv_polars.table_summary import frequency_set_summary

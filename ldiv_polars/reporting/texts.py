@@ -127,6 +127,19 @@ MODEL_TEXTS: dict[str, str] = {
         "It protects against re-identification by an attacker with a population register; it "
         "rests on the estimate and, like k-anonymity, does not stop the homogeneity attack."
     ),
+    "KMapPopulation": (
+        "k-map against a population table: each class of the released sample matches at least "
+        "k records of the given population table, so an attacker who links the release with "
+        "that population register finds at least k candidates. It is only as good as the "
+        "population table, and does not stop the homogeneity attack."
+    ),
+    "DeltaPresence": (
+        "delta-presence: the released table is a research subset of a population table, and "
+        "for every class the share of its population records that are in the subset lies "
+        "between delta_min and delta_max, so an attacker learns whether a person of the "
+        "population is in the subset with confidence at most delta_max. It protects "
+        "membership, not the sensitive values."
+    ),
 }
 """Plain-language text per model class name."""
 

@@ -43,6 +43,7 @@ from ldiv_polars.core.inputs import (
 from ldiv_polars.core.output import atomic_output
 from ldiv_polars.core.validate import NullPolicy, require_real
 from ldiv_polars.errors import InvalidParameterError, LdivError
+from ldiv_polars.hierarchy.generalize import generalize
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import (
@@ -659,6 +660,9 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
     are string sensitive columns; models reading only class sizes are checked on the QI
     columns alone."""
     qi_t, sens_t = inp.fs.qi, inp.fs.sensitive
+    node = dict(zip(qi_t, levels))
+    models = [m.at_node(lambda t: generalize(t, inp.hs, node, check=False))
+              for m in inp.models]
     restore: dict[str, pl.DataType] = {}
     if inp.table is None:  # counts: the released classes' counts summed
         keys = [*qi_t, *sens_t]
@@ -670,14 +674,13 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
         vfs = inp.engine.plan_frequency_set(retained, qi_t,
                                             None if inp.qi_only else (sens_t or None),
                                             nulls=inp.nulls)
-        return _VerificationPlan(vfs, check_models(inp.models, vfs.sensitive),
-                                 dict(zip(qi_t, levels)), engine=inp.engine)
+        return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node,
+                                 engine=inp.engine)
     if not inp.qi_only and sens_t and sensitive_values is not None:
         retained, restore = sensitive_enums(retained, sensitive_values)
     vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
                              nulls=inp.nulls)
-    return _VerificationPlan(vfs, check_models(inp.models, vfs.sensitive),
-                             dict(zip(qi_t, levels)), restore)
+    return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node, restore)
 
 
 TRIM_MIN_ROWS = 1 << 20

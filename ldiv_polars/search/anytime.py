@@ -50,6 +50,10 @@ from ldiv_polars.search.suppression import NodeChecker, predicate_monotone, rela
 
 Levels = tuple[int, ...]
 
+MIN_SOLVE_SECONDS = 0.5
+"""The least time a MILP solve is given, even past the budget (a solve cut short reports a weak
+dual bound)."""
+
 CUT_LOOP_MIN_NODES = 10 ** 6
 """Lattices of at least this many nodes are searched by the cut loop (:meth:`_Search.run_cuts`)
 when the metric is separable; smaller ones best-first (:meth:`_Search.run`), which proves
@@ -381,7 +385,7 @@ class _Search:
     def _seconds_left(self) -> float | None:
         if self.budget.seconds is None:
             return None
-        return max(self.budget.seconds - (time.perf_counter() - self.t0), 0.05)
+        return max(self.budget.seconds - (time.perf_counter() - self.t0), MIN_SOLVE_SECONDS)
 
     def lift(self, x: Levels) -> Levels | None:
         """A maximal down-set failure at or above ``x``, found from the top: the fewest QIs

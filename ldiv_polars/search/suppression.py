@@ -37,7 +37,9 @@ from ldiv_polars.core.validate import require_real
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.evaluate import evaluate_classes
+from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import classes_to_suppress, table_models
+from ldiv_polars.search.population import PopulationCounts
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 
@@ -118,7 +120,14 @@ class NodeChecker:
         self.tables = table_models(list(models))
         """The table-level models (risk thresholds): judged on the retained class sizes after
         the per-class models, suppressing the smallest classes within the limit."""
-        self.models = [m for m in models if not m.table_level]
+        self.population = population_models(list(models))
+        """The models judged against a population table (k-map with a population,
+        delta-presence): each class's population count is rolled up with the node
+        (:class:`~ldiv_polars.search.population.PopulationCounts`) and the model decides."""
+        self._population_counts = {id(m.population): PopulationCounts(m.population,
+                                                                       efs.encoding)
+                                   for m in self.population}
+        self.models = [m for m in models if not m.table_level and not m.population_based]
         # floors read sensitive ids as the values of ONE sensitive column
         self.relaxed = list(relaxed) if len(efs.sensitive) <= 1 else []
         self.limit = int(limit_rows)
@@ -275,7 +284,7 @@ class NodeChecker:
         if rolled.classes == 0:
             return NodeVerdict(True, np.zeros(0, dtype=bool), 0, 0)
         if first is None and not self.models and not self.relaxed:
-            first = (np.zeros(rolled.classes, dtype=bool), None)  # table-level models only
+            first = (np.zeros(rolled.classes, dtype=bool), None)  # no per-class rows read
         if first is None and self.size_k is not None:
             self.evaluations += 1
             first = (size < self.size_k, None)
@@ -292,11 +301,22 @@ class NodeChecker:
             first = (self._evaluate(arrays, rolled.classes, sizes=size, whole=True, enc=enc),
                      floor)
         fail, floor = first
+        if self.population:
+            fail = fail | self._population_fail(rolled)
         relaxed_passed = floor is None or not self.beyond_limit(float(floor.sum()))
         fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
         passed = supp_rows <= self.limit
         return NodeVerdict(passed, fail, min(supp_rows, int(size.sum())),
                            self.evaluations - evals_before, relaxed_passed)
+
+    def _population_fail(self, rolled: Rolled) -> np.ndarray:
+        """Classes failing a model judged against a population table: its count per class
+        rolled up with the node, the verdict the model's (``class_ok``)."""
+        fail = np.zeros(rolled.classes, dtype=bool)
+        for m in self.population:
+            counts = self._population_counts[id(m.population)].per_class(rolled)
+            fail |= ~m.class_ok(rolled.class_size, counts)
+        return fail
 
     def _complete(self, rolled: Rolled, fail: np.ndarray, supp_rows: int
                   ) -> tuple[np.ndarray, int]:
