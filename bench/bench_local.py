@@ -29,6 +29,11 @@ and ``--k`` under ``--time-limit``: wall seconds against the limit, status, the 
 the release, each phase's seconds, bound and gap; baseline (same run): the greedy's seconds.
 The load average is printed beside the figures.
 
+``peaks``: where the peak RSS of a cell-suppression release comes from, on the synthetic file of
+``--rows`` rows, each step in a fresh process: the bare streaming group-by (baseline), the keys +
+greedy + plan (no write), the same + the streamed write (no re-verification), and the
+re-verification alone of the written file (:func:`ldiv_polars.local.verify.verify_release`).
+
 Usage (from the repository root)::
 
     .venv/bin/python bench/bench_local.py adult --time-limit 60
@@ -146,21 +151,9 @@ def markdown(rows: list[dict[str, object]]) -> str:
 
 
 def release(args: argparse.Namespace) -> None:
-    from ldiv_polars.datasets.synth import write_synthetic
-
-    path = Path(args.dir) / f"ldiv_synth_{args.rows}_{args.seed}.parquet"
-    if not path.exists():
-        t = time.perf_counter()
-        tmp = path.with_suffix(".tmp.parquet")
-        write_synthetic(tmp, args.rows, args.seed)
-        tmp.rename(path)
-        print(f"wrote {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    path = _synthetic(args)
     out = Path(args.dir) / f"ldiv_local_release_{args.rows}.parquet"
     qi = args.qi.split(",")
-    head = f"import json, resource, sys, time; sys.path.insert(0, {str(REPO)!r})\n" \
-        "import polars as pl, ldiv_polars as lp\nt = time.perf_counter()\n"
-    tail = "print(json.dumps({'s': time.perf_counter() - t, 'peak_rss_mb': " \
-        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}))\n"
     model = f"lp.KAnonymity({args.k})"
     summary = ("extra = {'keys': r.details.get('keys'), 'cells': r.cells_suppressed, "
                "'rows_touched': r.records_touched, 'verified': r.verification.passed, "
@@ -168,7 +161,7 @@ def release(args: argparse.Namespace) -> None:
     steps = {
         "bare streaming group-by (baseline)":
             f"pl.scan_parquet({str(path)!r}).group_by({[*qi, 'disease']!r}).len()"
-            ".collect(engine='streaming')\nextra = {}\n",
+            ".collect(engine='streaming')\n",
         "cells (greedy): keys + plan + write + re-verification":
             f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', {model}, verify=False)"
             f"\nr.sink({str(out)!r})\n" + summary,
@@ -179,8 +172,52 @@ def release(args: argparse.Namespace) -> None:
             f"\nr.sink({str(out)!r})\n" + summary
             + "extra['rounds'] = len(r.details['rounds'])\n",
     }
-    print(f"| {args.rows:,} rows, QI {args.qi}, k={args.k} | time | peak RSS | vs bare |")
-    print("|---|---:|---:|---:|")
+    _run_steps(f"{args.rows:,} rows, QI {args.qi}, k={args.k}", steps)
+    out.unlink(missing_ok=True)
+
+
+def peaks(args: argparse.Namespace) -> None:
+    path = _synthetic(args)
+    out = Path(args.dir) / f"ldiv_cells_peaks_{args.rows}.parquet"
+    qi = args.qi.split(",")
+    cells = (f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', "
+             f"lp.KAnonymity({args.k}), verify=False)\n")
+    steps = {
+        "bare streaming group-by (baseline)":
+            f"pl.scan_parquet({str(path)!r}).group_by({[*qi, 'disease']!r}).len()"
+            ".collect(engine='streaming')\n",
+        "keys + greedy + plan (no write)": cells,
+        "keys + greedy + plan + streamed write (no re-verification)":
+            cells + f"r.sink({str(out)!r}, verify=False)\n",
+        "re-verification alone of the written file":
+            "from ldiv_polars.local.verify import verify_release\n"
+            f"v = verify_release(pl.scan_parquet({str(out)!r}), {qi!r}, 'disease', "
+            f"lp.KAnonymity({args.k}), 'value')\nassert v.passed, v\n",
+    }
+    _run_steps(f"{args.rows:,} rows, QI {args.qi}, k={args.k}", steps)
+    out.unlink(missing_ok=True)
+
+
+def _synthetic(args: argparse.Namespace) -> Path:
+    """The synthetic Parquet file of ``args.rows`` rows (written once, then reused)."""
+    from ldiv_polars.datasets.synth import write_synthetic
+
+    path = Path(args.dir) / f"ldiv_synth_{args.rows}_{args.seed}.parquet"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp.parquet")
+        write_synthetic(tmp, args.rows, args.seed)
+        tmp.rename(path)
+    return path
+
+
+def _run_steps(title: str, steps: dict[str, str]) -> None:
+    """Run each step's code in a fresh process; print its time, peak RSS, ratio to the first."""
+    head = f"import json, resource, sys, time; sys.path.insert(0, {str(REPO)!r})\n" \
+        "import polars as pl, ldiv_polars as lp\nt = time.perf_counter()\n"
+    tail = "print(json.dumps({'s': time.perf_counter() - t, 'peak_rss_mb': " \
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, " \
+        "**globals().get('extra', {})}))\n"
+    print(f"| {title} | time | peak RSS | vs bare |\n|---|---:|---:|---:|")
     base = None
     for name, body in steps.items():
         res = subprocess.run([sys.executable, "-c", head + body + tail], capture_output=True,
@@ -190,7 +227,6 @@ def release(args: argparse.Namespace) -> None:
         extra = {k: v for k, v in m.items() if k not in ("s", "peak_rss_mb")}
         print(f"| {name} {extra or ''} | {m['s']:.2f} s | {m['peak_rss_mb']:.0f} MB | "
               f"{m['s'] / base:.2f}x |", flush=True)
-    out.unlink(missing_ok=True)
 
 
 def synth_hierarchies(qi: list[str]) -> dict[str, object]:
@@ -287,9 +323,15 @@ def main() -> None:
     tl.add_argument("--qis", type=int, nargs="+", default=[5])
     tl.add_argument("--k", type=int, nargs="+", default=[3])
     tl.add_argument("--time-limit", type=float, default=60.0)
+    pk = sub.add_parser("peaks")
+    pk.add_argument("--rows", type=int, default=10_000_000)
+    pk.add_argument("--seed", type=int, default=1)
+    pk.add_argument("--k", type=int, default=10)
+    pk.add_argument("--qi", default="age,sex,race,education,marital_status")
+    pk.add_argument("--dir", default=tempfile.gettempdir())
     args = p.parse_args()
-    {"adult": adult, "compare": compare, "release": release,
-     "timelimit": timelimit}[args.cmd](args)
+    {"adult": adult, "compare": compare, "release": release, "timelimit": timelimit,
+     "peaks": peaks}[args.cmd](args)
 
 
 if __name__ == "__main__":
