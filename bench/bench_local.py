@@ -31,8 +31,9 @@ The load average is printed beside the figures.
 
 ``peaks``: where the peak RSS of a cell-suppression release comes from, on the synthetic file of
 ``--rows`` rows, each step in a fresh process: the bare streaming group-by (baseline), the keys +
-greedy + plan (no write), the same + the streamed write (no re-verification), and the
-re-verification alone of the written file (:func:`ldiv_polars.local.verify.verify_release`).
+greedy + plan (no write), the same + the streamed write (no re-verification), the same with
+the plan's join only counted (no write), a plain copy of the input (scan, Parquet sink: Polars'
+writer alone), and the re-verification alone of the written file (:func:`ldiv_polars.local.verify.verify_release`).
 
 Usage (from the repository root)::
 
@@ -189,6 +190,10 @@ def peaks(args: argparse.Namespace) -> None:
         "keys + greedy + plan (no write)": cells,
         "keys + greedy + plan + streamed write (no re-verification)":
             cells + f"r.sink({str(out)!r}, verify=False)\n",
+        "plan applied (the join), rows counted, no write":
+            cells + "r.output.select(pl.len()).collect(engine='streaming')\n",
+        "copy of the input, no join (Polars' Parquet sink alone)":
+            f"pl.scan_parquet({str(path)!r}).sink_parquet({str(out) + '.copy'!r})\n",
         "re-verification alone of the written file":
             "from ldiv_polars.local.verify import verify_release\n"
             f"v = verify_release(pl.scan_parquet({str(out)!r}), {qi!r}, 'disease', "
@@ -196,6 +201,7 @@ def peaks(args: argparse.Namespace) -> None:
     }
     _run_steps(f"{args.rows:,} rows, QI {args.qi}, k={args.k}", steps)
     out.unlink(missing_ok=True)
+    Path(str(out) + ".copy").unlink(missing_ok=True)
 
 
 def _synthetic(args: argparse.Namespace) -> Path:
