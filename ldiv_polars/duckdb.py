@@ -439,28 +439,35 @@ class _Calls:
 
     def verdict(self, call: Any, x_name: str, fs: str, model: Any) -> tuple[Any, ...]:
         """The ``ldiv__result`` row of ``model`` (``call`` its SQL form) over the extended
-        frequency set ``x_name``: its per-class table is materialized first and the exact step
-        (``ldiv__decide_x``) runs only when a class is flagged uncertain, so that it costs
-        nothing on a table where no class is within rounding of the threshold."""
+        frequency set ``x_name``: one query gives the float verdict and the count of classes
+        flagged uncertain; only when one is flagged does the exact step run
+        (:meth:`_decided`), so that it costs nothing on a table where no class is within
+        rounding of the threshold (or a model whose SQL form decides every class exactly)."""
         args = self._arguments(call, x_name, fs)
         marks = ", ".join("?" for _ in args)
-        cl = _tmp("cl")
+        cte = _tmp("c")
+        row = self.con.execute(f"WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
+                               "FROM ldiv__result(?, ?, ?)",
+                               [*args, cte, model.name, model.higher_is_better]).fetchall()[0]
+        if not row[-1]:  # no undecided class: the float verdicts are the exact ones
+            return row
+        return self._decided(call, args, x_name, model)
+
+    def _decided(self, call: Any, args: list[Any], x_name: str, model: Any
+                 ) -> tuple[Any, ...]:
+        """The ``ldiv__result`` row with the uncertain classes decided exactly: the per-class
+        table materialized, then ``ldiv__decide_x`` (the ``ldiv_decide`` UDF) over it."""
+        marks = ", ".join("?" for _ in args)
+        cl, source = _tmp("cl"), _tmp("d")
         self.con.execute(f"CREATE TEMP TABLE {_quote(cl)} AS FROM {call.macro}({marks})", args)
         try:
-            flagged = self.con.execute(f"SELECT bool_or(unc) FROM {_quote(cl)}").fetchone()
-            source, params = cl, []
-            if flagged and flagged[0]:
-                source = _tmp("d")
-                self.con.execute(f"CREATE TEMP TABLE {_quote(source)} AS "
-                                 "FROM ldiv__decide_x(?, ?, ?)", [cl, x_name, call.spec_json])
-            try:
-                return self.con.execute("FROM ldiv__result(?, ?, ?)",
-                                        [source, model.name, model.higher_is_better]
-                                        ).fetchall()[0]
-            finally:
-                if source != cl:
-                    self.con.execute(f"DROP TABLE IF EXISTS {_quote(source)}")
+            self.con.execute(f"CREATE TEMP TABLE {_quote(source)} AS "
+                             "FROM ldiv__decide_x(?, ?, ?)", [cl, x_name, call.spec_json])
+            return self.con.execute("FROM ldiv__result(?, ?, ?)",
+                                    [source, model.name, model.higher_is_better]
+                                    ).fetchall()[0]
         finally:
+            self.con.execute(f"DROP TABLE IF EXISTS {_quote(source)}")
             self.con.execute(f"DROP TABLE IF EXISTS {_quote(cl)}")
 
     def close(self) -> None:

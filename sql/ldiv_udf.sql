@@ -81,3 +81,19 @@ CREATE OR REPLACE MACRO ldiv_population_uniqueness(tbl, qi, population, model :=
                coalesce(list(classes ORDER BY size), []::BIGINT[]),
                CAST(population AS VARCHAR), model))
     FROM h;
+
+-- Population uniques as a threshold (the model PopulationUniques, docs/risk.md §5): one row,
+-- passed = the estimated share of population uniques <= max_fraction; an empty table passes;
+-- an estimate that is not available (fraction NULL, with its reason) fails, as in Python.
+-- The estimate is the UDF's (Pitman and SNB solve nonlinear equations: scipy, not SQL), the
+-- comparison plain SQL on the doubles, the same comparison as the model's.
+CREATE OR REPLACE MACRO ldiv_population_uniques(tbl, qi, population, max_fraction,
+                                                model := 'dankar') AS TABLE
+    SELECT 'population_uniques' AS model,
+           sample_size = 0 OR coalesce(fraction <= max_fraction, false) AS passed,
+           fraction AS achieved,
+           NULL::BIGINT AS failing_classes,
+           NULL::BIGINT AS failing_rows,
+           0::BIGINT AS undecided_classes,
+           reason
+    FROM ldiv_population_uniqueness(tbl, qi, population, model := model);

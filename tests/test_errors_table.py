@@ -60,6 +60,7 @@ def make_fixtures(d: Path) -> None:
     (d / "dup.csv").write_text("a,a,s,g\np,1,w,0\n")
     (d / "nulls.csv").write_text("a,b,s,g\np,1,,0\nq,2,x,1\n")
     (d / "t.json").write_text("{}")
+    (d / "pop_b.csv").write_text("b\n1\n2\n")  # a population table without the QI a
     (d / "csvdir").mkdir()
     t.write_csv(d / "csvdir" / "x.csv")
     (d / "pq").mkdir()

@@ -4,7 +4,6 @@ population is the sample itself."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
 
@@ -18,6 +17,7 @@ from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
 from ldiv_polars.hierarchy import Hierarchy
 from ldiv_polars.models import DeltaPresence, KAnonymity, KMapPopulation
 from ldiv_polars.search import anonymize
+from tests.lattice_brute import assert_search_matches, classes_at, nodes, random_qi
 
 
 @st.composite
@@ -28,11 +28,7 @@ def samples(draw):
     extra = draw(st.integers(0, 12))
     cols, pcols, hier = {}, {}, {}
     for i in range(n_qi):
-        vals = [f"v{i}_{j}" for j in range(draw(st.integers(1, 4)))]
-        height = draw(st.integers(1, 2))
-        hier[f"q{i}"] = [[v, *(f"g{lv}_{j >> lv}" for lv in range(1, height)), "*"]
-                         for j, v in enumerate(vals)]
-        cols[f"q{i}"] = draw(st.lists(st.sampled_from(vals), min_size=rows, max_size=rows))
+        vals, hier[f"q{i}"], cols[f"q{i}"] = random_qi(draw, st, i, rows)
         pcols[f"q{i}"] = cols[f"q{i}"] + draw(
             st.lists(st.sampled_from(vals), min_size=extra, max_size=extra))
     return pl.DataFrame(cols), pl.DataFrame(pcols), hier
@@ -43,11 +39,6 @@ def _ok(model, size: int, pop: int) -> bool:
     if isinstance(model, KMapPopulation):
         return pop >= model.k
     return pop > 0 and model.delta_min <= size / pop <= model.delta_max
-
-
-def _classes(df: pl.DataFrame, qi, maps, levels) -> Counter:
-    return Counter(tuple(maps[q][lv][v] for q, lv, v in zip(qi, levels, row))
-                   for row in df.select(qi).iter_rows())
 
 
 def _models(draw_kind: str, k: int, pop: pl.DataFrame):
@@ -78,24 +69,43 @@ def test_search_equals_brute_force(data, kind, k, suppression):
     qi = list(hier)
     model = _models(kind, k, pop)
     limit = int(math.floor(suppression * df.height + 1e-9))
-    maps = {q: [{r[0]: r[j] for r in hier[q]} for j in range(len(hier[q][0]))] for q in qi}
     good = []
-    for levels in itertools.product(*(range(len(hier[q][0])) for q in qi)):
-        sample, population = _classes(df, qi, maps, levels), _classes(pop, qi, maps, levels)
+    for levels in nodes(hier):
+        sample, population = classes_at(df, hier, levels), classes_at(pop, hier, levels)
         if sum(f for key, f in sample.items() if not _ok(model, f, population[key])) <= limit:
             good.append(levels)
-    minimal = {lv for lv in good
-               if not any(o != lv and all(a <= b for a, b in zip(o, lv)) for o in good)}
     res = anonymize(df, qi, None, {q: Hierarchy(r) for q, r in hier.items()}, model,
                     suppression=suppression, metric="height")
     assert res.monotone == (kind == "kmap")
-    if res.minimal_complete:
-        assert {tuple(m[q] for q in qi) for m in res.minimal} == minimal
-    if good:
-        assert res.value == min(sum(lv) for lv in good)
-        assert res.suppressed_rows <= limit and res.verification.passed
-    else:
-        assert not res.found
+    assert_search_matches(res, qi, good, limit, require_complete=False)
+
+
+@pytest.mark.parametrize("dense,key_space", [(True, None), (False, None), (False, 0)])
+@settings(max_examples=20, deadline=None)
+@given(data=samples())
+def test_population_counts_per_node_equal_the_brute_force(dense, key_space, data):
+    """Each node's population count per class, counted densely, by sorted int64 keys and (key
+    space exceeded) by rows of codes, equals the count of the generalized population."""
+    from ldiv_polars.core.frequency import FrequencySet
+    from ldiv_polars.search import population
+    from ldiv_polars.search.rollup import EncodedFrequencySet
+
+    df, pop, hier = data
+    qi = list(hier)
+    hs = {q: Hierarchy(r) for q, r in hier.items()}
+    efs = EncodedFrequencySet.from_frame(FrequencySet.build(df, qi, None).materialize(), hs)
+    counts = population.PopulationCounts(pop, efs.encoding)
+    old = population.KEY_SPACE_MAX, population.DENSE_KEYS_MAX
+    population.KEY_SPACE_MAX = old[0] if key_space is None else key_space
+    population.DENSE_KEYS_MAX = old[1] if dense else 0
+    try:
+        for levels in nodes(hier):
+            rolled = efs.rollup(list(levels))
+            labels = efs.class_labels(rolled).select(qi).rows()
+            expected = classes_at(pop, hier, levels)
+            assert counts.per_class(rolled).tolist() == [expected[key] for key in labels]
+    finally:
+        population.KEY_SPACE_MAX, population.DENSE_KEYS_MAX = old
 
 
 @settings(max_examples=30, deadline=None)

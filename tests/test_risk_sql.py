@@ -96,3 +96,23 @@ def test_individual_risk_macro_rejects_bad_weights(con: duckdb.DuckDBPyConnectio
     c.execute("CREATE OR REPLACE TABLE bad AS SELECT * FROM (VALUES (1, 2.0), (1, 0.0)) v(a, w)")
     with pytest.raises(duckdb.Error, match="non-positive"):
         c.execute("FROM ldiv_individual_risk('bad', ['a'], 'w')").fetchall()
+
+
+@pytest.mark.parametrize("population,model", [("usa", "dankar"), ("100000", "pitman"),
+                                              ("60000", "snb"), ("40000", "zayatz")])
+@pytest.mark.parametrize("x", [0.0, 0.01, 0.05, 0.3])
+def test_population_uniques_threshold_macro_is_the_model(con: duckdb.DuckDBPyConnection,
+                                                         population, model, x) -> None:
+    """The SQL threshold's verdict and figure are the model's (PopulationUniques in check)."""
+    from ldiv_polars import check
+    from ldiv_polars.models import PopulationUniques
+
+    qi = ["sex", "age", "race", "marital-status"]
+    row = con.execute("FROM ldiv_population_uniques('adult', ?, ?, ?, model := ?)",
+                      [qi, population, x, model]).fetchone()
+    df = _frame(con, "FROM adult")
+    pop = int(population) if population.isdigit() else population
+    want = check(df, qi, None, PopulationUniques(x, pop, model)).models[0]
+    assert row[0] == "population_uniques"
+    assert row[1] == want.passed
+    assert row[2] == want.achieved

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter
 from fractions import Fraction
 
 import numpy as np
@@ -21,6 +20,7 @@ from ldiv_polars.hierarchy import Hierarchy
 from ldiv_polars.models import AverageRisk, KAnonymity, KMap, PopulationUniques, SampleUniques
 from ldiv_polars.risk import population_uniqueness
 from ldiv_polars.search import anonymize
+from tests.lattice_brute import assert_search_matches, classes_at, nodes, random_qi
 
 
 def _table(sizes: list[int]) -> pl.DataFrame:
@@ -118,11 +118,7 @@ def tables(draw):
     rows = draw(st.integers(3, 14))
     cols, hier = {}, {}
     for i in range(n_qi):
-        vals = [f"v{i}_{j}" for j in range(draw(st.integers(1, 5)))]
-        height = draw(st.integers(1, 2))
-        hier[f"q{i}"] = [[v, *(f"g{lv}_{j >> lv}" for lv in range(1, height)), "*"]
-                         for j, v in enumerate(vals)]
-        cols[f"q{i}"] = draw(st.lists(st.sampled_from(vals), min_size=rows, max_size=rows))
+        _, hier[f"q{i}"], cols[f"q{i}"] = random_qi(draw, st, i, rows)
     return pl.DataFrame(cols), hier
 
 
@@ -161,24 +157,11 @@ def test_search_equals_brute_force(data, name, x, suppression, kmin):
     limit = int(math.floor(suppression * df.height + 1e-9))
     model = AverageRisk(x) if name == "avg" else SampleUniques(x)
     models = [model] + ([KAnonymity(kmin)] if kmin > 1 else [])
-    maps = {q: [{r[0]: r[j] for r in hier[q]} for j in range(len(hier[q][0]))] for q in qi}
-    good = []
-    for levels in itertools.product(*(range(len(hier[q][0])) for q in qi)):
-        counts = Counter(tuple(maps[q][lv][v] for q, lv, v in zip(qi, levels, row))
-                         for row in df.select(qi).iter_rows())
-        if _node_passes(name, Fraction(x), kmin, list(counts.values()), limit):
-            good.append(levels)
-    minimal = {lv for lv in good
-               if not any(o != lv and all(a <= b for a, b in zip(o, lv)) for o in good)}
+    good = [levels for levels in nodes(hier) if _node_passes(
+        name, Fraction(x), kmin, list(classes_at(df, hier, levels).values()), limit)]
     res = anonymize(df, qi, None, {q: Hierarchy(r) for q, r in hier.items()}, models,
                     suppression=suppression, metric="height")
-    assert res.minimal_complete
-    assert {tuple(m[q] for q in qi) for m in res.minimal} == minimal
-    if good:
-        assert res.value == min(sum(lv) for lv in good)
-        assert res.suppressed_rows <= limit and res.verification.passed
-    else:
-        assert not res.found
+    assert_search_matches(res, qi, good, limit)
 
 
 # --- the CLI -----------------------------------------------------------------------------------
@@ -292,25 +275,17 @@ def test_population_uniques_search_equals_brute_force(data, x, model_name):
     qi = list(hier)
     pop = 10 * df.height
     model = PopulationUniques(x, pop, model_name)
-    maps = {q: [{r[0]: r[j] for r in hier[q]} for j in range(len(hier[q][0]))] for q in qi}
     good = []
-    for levels in itertools.product(*(range(len(hier[q][0])) for q in qi)):
-        counts = Counter(tuple(maps[q][lv][v] for q, lv, v in zip(qi, levels, row))
-                         for row in df.select(qi).iter_rows())
+    for levels in nodes(hier):
+        counts = classes_at(df, hier, levels)
         est = population_uniqueness(np.array(list(counts.values())), population_size=pop,
                                     model=model_name).fraction
         if est is not None and est <= x:
             good.append(levels)
-    minimal = {lv for lv in good
-               if not any(o != lv and all(a <= b for a, b in zip(o, lv)) for o in good)}
     res = anonymize(df, qi, None, {q: Hierarchy(r) for q, r in hier.items()}, [model],
                     metric="height")
     assert res.monotone is False
-    assert {tuple(m[q] for q in qi) for m in res.minimal} == minimal
-    if good:
-        assert res.value == min(sum(lv) for lv in good) and res.verification.passed
-    else:
-        assert not res.found
+    assert_search_matches(res, qi, good, 0)
 
 
 # --- Mondrian ------------------------------------------------------------------------------------

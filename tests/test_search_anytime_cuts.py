@@ -85,8 +85,9 @@ def test_lifted_failures_are_maximal():
     efs, limit, heights, verdicts = _small(5, 1500, 2, 4, 0.01)
     search = _Search(efs, [KAnonymity(4)], limit, "loss", Budget())
     search.costs = search.separable_costs()
-    for x in [(0,) * 5, (1, 0, 2, 0, 1), (0, 2, 0, 1, 0)]:
-        lifted = search.lift(x)
+    for x, cheap_first in itertools.product([(0,) * 5, (1, 0, 2, 0, 1), (0, 2, 0, 1, 0)],
+                                            [False, True]):
+        lifted = search.lift(x, cheap_first)
         if verdicts[x].passed:
             assert lifted is None
             continue

@@ -24,6 +24,8 @@ from ldiv_polars.errors import InvalidParameterError
 # the input table and the columns
 QiOpt = Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")]
 SensitiveOpt = Annotated[str, typer.Option("--sensitive", help="sensitive column")]
+SensitivesOpt = Annotated[str | None, typer.Option(
+    "--sensitive", help="sensitive column(s), comma-separated")]
 SeparatorOpt = Annotated[str | None, typer.Option("--separator", help="CSV separator")]
 NullsOpt = Annotated[str, typer.Option("--nulls", help="error, or value: null is a value")]
 EngineOpt = Annotated[str, typer.Option("--engine", help="polars, duckdb or spark")]

@@ -27,6 +27,7 @@ from ldiv_polars.cli._options import (
     QiOpt,
     TOpt,
     json_option,
+    SensitivesOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
     risk_options,
@@ -35,7 +36,9 @@ from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
 
 def find_hierarchy(directory: Path, column: str) -> Path:
-    """``DIR/*_hierarchy_<column>.csv`` or ``DIR/<column>.csv``."""
+    """``DIR/*_hierarchy_<column>.csv`` or ``DIR/<column>.csv``. Raises
+    :class:`~ldiv_polars.errors.InputFormatError` when ``directory`` is not a directory or
+    holds no such file, or several ``*_hierarchy_<column>.csv``."""
     if not directory.is_dir():
         raise InputFormatError(f"--hierarchies: not a directory: {str(directory)!r}")
     exact = directory / f"{column}.csv"
@@ -108,8 +111,6 @@ OutArg = Annotated[Path, typer.Argument(help="output .parquet or .csv")]
 HierarchiesOpt = Annotated[Path | None, typer.Option(
     "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv "
     "(needed by --method global, gencells, local)")]
-SensitivesOpt = Annotated[str | None, typer.Option(
-    "--sensitive", help="sensitive column(s), comma-separated")]
 SuppressionOpt = Annotated[float, typer.Option(
     "--suppression", help="largest fraction of rows that may be suppressed")]
 MetricOpt = Annotated[str | None, typer.Option(

@@ -14,6 +14,7 @@ from ldiv_polars.cli._options import (
     InputArg,
     NullsOpt,
     QiOpt,
+    SensitivesOpt,
     SeparatorOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
@@ -21,8 +22,6 @@ from ldiv_polars.cli._options import (
 from ldiv_polars.errors import InvalidParameterError
 
 OutOpt = Annotated[Path, typer.Option("--out", help="counts file to write (.parquet)")]
-SensitivesOpt = Annotated[str | None, typer.Option(
-    "--sensitive", help="sensitive column(s), comma-separated")]
 HierarchiesOpt = Annotated[Path | None, typer.Option(
     "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv (for "
     "--levels)")]

@@ -46,7 +46,8 @@ _LABELS = {
 
 def parse_population(value: str | None) -> int | str | None:
     """``--population``: a positive integer, or a region name of
-    :data:`ldiv_polars.risk.REGIONS` (checked here, before any row is read)."""
+    :data:`ldiv_polars.risk.REGIONS` (checked here, before any row is read). Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a number below 1 or an unknown name."""
     if value is None:
         return None
     text = value.strip().replace("_", "").replace(",", "")

@@ -70,7 +70,9 @@ def generalize_and_suppress(
     """Full-domain generalization to a lattice node plus cell suppression, the node chosen to
     minimize the total ``metric`` (``loss``, ``precision`` or ``entropy``) of the release.
     ``method="exact"`` solves each node's suppression with the MILP (``time_limit`` seconds
-    per node). ``details`` has the node, its loss before suppression and the nodes tried."""
+    per node). ``details`` has the node, its loss before suppression and the nodes tried.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` for an unknown ``metric``, and
+    the input and parameter errors of :func:`prepare`."""
     t0 = time.perf_counter()
     if metric not in CELL_METRICS:
         raise InvalidParameterError(

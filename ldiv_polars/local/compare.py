@@ -222,7 +222,9 @@ def compare_methods(
 
 def compare_inputs(inputs: MethodInputs, methods: Sequence[str] | None = None
                    ) -> MethodComparison:
-    """:func:`compare_methods` on inputs already validated (own-value semantics only)."""
+    """:func:`compare_methods` on inputs already validated (own-value semantics only).
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` under wildcard semantics or for
+    a method not in :data:`METHODS`."""
     if inputs.semantics != "value":
         raise InvalidParameterError(
             "methods are compared under own-value semantics (a wildcard release is not "

@@ -85,7 +85,9 @@ class KeyTable:
     @classmethod
     def from_frequency_set(cls, df: pl.DataFrame, qi: Sequence[str],
                            sensitive: Sequence[str]) -> KeyTable:
-        """Encode a collected frequency set ``(qi..., sensitive..., n)`` (no nulls)."""
+        """Encode a collected frequency set ``(qi..., sensitive..., n)`` (no nulls). Raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` when the QI combinations are too
+        many to number (2^62 or more combinations)."""
         qi_t, s_t = tuple(qi), tuple(sensitive)
         df = df.filter(pl.col(COUNT) > 0)
         values = [df.get_column(q).unique().sort() for q in qi_t]
@@ -186,7 +188,10 @@ class KeyTable:
     def weights(self, importance: Importance) -> np.ndarray:
         """Cost of one suppressed cell per QI (see :data:`Importance`). A list orders the QIs
         from the most to the least important and is read as weights from ``2 - 1/q`` down to
-        ``1``: a more important cell costs more, but never as much as two cells.
+        ``1``: a more important cell costs more, but never as much as two cells. Raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` for a mapping naming a non-QI
+        column or holding a weight that is not finite and positive, or a list that does not
+        name every QI once.
 
         >>> t = KeyTable.build(__import__("polars").DataFrame({"a": [1], "b": [2]}), ["a", "b"],
         ...                    None)

@@ -83,7 +83,9 @@ class ReleasePlan:
         released value (same column order; ``levels=True`` appends ``ldiv_level_<qi>``
         Int8 columns, null where suppressed). Every row is kept (the plan holds every key of
         the table it was built from; a key missing from it would come out with every QI
-        null, which the verifier's counts catch). Row order is not preserved."""
+        null, which the verifier's counts catch). Row order is not preserved. Raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` when ``levels=True`` and the input
+        already has a ``ldiv_level_<qi>`` column, and the input errors of reading ``data``."""
         lf = to_lazyframe(data, separator=separator)
         names = lf.collect_schema().names()
         clash = [f"{LEVEL_PREFIX}{q}" for q in self.qi if f"{LEVEL_PREFIX}{q}" in names]
@@ -135,7 +137,9 @@ def build_plan(table: KeyTable, levels: np.ndarray,
                hierarchies: Mapping[str, Hierarchy] | None = None) -> ReleasePlan:
     """The plan releasing key ``k``'s QI ``i`` at ``levels[k, i]`` (:data:`SUPPRESSED`, 0 or a
     level of ``hierarchies[qi]``). A QI released at level 0 or suppressed only keeps its
-    dtype; one with a generalized level becomes a String column of labels."""
+    dtype; one with a generalized level becomes a String column of labels. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` when ``levels`` is not one row per key
+    and one column per QI, or a generalized QI has no hierarchy."""
     levels = np.asarray(levels, dtype=np.int64)
     if levels.shape != (table.keys, len(table.qi)):
         raise InvalidParameterError("levels must have one row per key and one column per QI")

@@ -59,7 +59,10 @@ def local_recode(
     separator: str | None = None,
 ) -> LocalResult:
     """Local recoding by rounds of optimal full-domain generalization (see the module
-    docstring). ``details["rounds"]`` lists each round's node and records released."""
+    docstring). ``details["rounds"]`` lists each round's node and records released. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for an unknown ``metric``, a
+    ``suppression`` outside [0, 1], ``max_rounds`` below 1, a model comparing classes with the
+    table (``needs_q``), and the input errors of reading ``data``."""
     t0 = time.perf_counter()
     if metric not in METRICS:
         raise InvalidParameterError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")

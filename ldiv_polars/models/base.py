@@ -197,7 +197,8 @@ class Model(ABC):
         """The exact verdict of one class and its value, correctly rounded but on the
         verdict's side of the threshold (see :func:`~ldiv_polars.models.exact.agreeing`), from
         its integer counts and the table distribution. Required when :meth:`uncertain` or
-        :meth:`array_verdict` can mark a class uncertain."""
+        :meth:`array_verdict` can mark a class uncertain. Default: raises
+        NotImplementedError (no exact routine)."""
         raise NotImplementedError(f"{self.describe()} has no exact routine")
 
     def satisfied_by(self, achieved: float | int | None) -> bool:

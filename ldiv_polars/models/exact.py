@@ -109,7 +109,7 @@ def int64_ratio(x: Fraction) -> tuple[int, int] | None:
 
 
 def holds(value: float | Fraction, op: Op, threshold: float | Fraction) -> bool:
-    """``value OP threshold``."""
+    """``value OP threshold``; raises ValueError for an unknown ``op``."""
     if op == "<=":
         return value <= threshold
     if op == "<":

@@ -108,6 +108,10 @@ class MultiAttribute(Model):
         return []
 
     def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
+        """Extra per-class frames keyed by the qi columns (joined onto the classes): each
+        sensitive column's model with the others joining the quasi-identifier. Raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` with fewer than two sensitive
+        columns."""
         if len(ctx.sensitive) < 2:
             raise InvalidParameterError(
                 "multi-attribute l-diversity needs at least two sensitive columns"

@@ -118,6 +118,9 @@ class PopulationUniques(TableModel):
         return {"x": self.x, "population": self.population_size, "model": self.model}
 
     def table_value(self, sizes: np.ndarray) -> float | None:
+        """The estimated share of population uniques on the class sizes ``sizes`` (None:
+        empty or not estimable). Raises :class:`~ldiv_polars.errors.InvalidParameterError`
+        when the sample has more records than the population."""
         from ldiv_polars.risk.population import population_uniqueness
 
         if int(sizes.sum()) == 0:

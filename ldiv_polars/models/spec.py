@@ -27,7 +27,8 @@ __all__ = ["FRACTION", "exact_number", "from_spec", "model_class", "spec_json"]
 
 
 def model_class(name: str) -> type[Model]:
-    """The :class:`Model` subclass whose ``name`` is ``name`` (library classes first)."""
+    """The :class:`Model` subclass whose ``name`` is ``name`` (library classes first). Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` when none is."""
     seen: list[type[Model]] = []
     stack = list(Model.__subclasses__())
     while stack:

@@ -49,7 +49,9 @@ if TYPE_CHECKING:
 def hierarchy_frame(hierarchy: Any) -> pl.DataFrame:
     """Accept a DataFrame in ARX layout, an object with a ``.frame`` DataFrame in that layout,
     or its rows (a list of equal-length lists, as a model spec carries it to the SQL exact
-    step); return it with every column cast to string."""
+    step); return it with every column cast to string. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` on anything else, a frame of fewer than
+    two columns, or empty cells (ragged rows)."""
     frame = getattr(hierarchy, "frame", hierarchy)
     if isinstance(frame, (list, tuple)) and frame and all(
             isinstance(r, (list, tuple)) and len(r) == len(frame[0]) for r in frame):

@@ -76,7 +76,8 @@ class Budget:
 
     @classmethod
     def of(cls, budget: Budget | float | None) -> Budget:
-        """A :class:`Budget` from itself, a number of seconds, or None (no limit)."""
+        """A :class:`Budget` from itself, a number of seconds, or None (no limit). Raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` for anything else."""
         if budget is None or isinstance(budget, Budget):
             return budget or cls()
         if isinstance(budget, bool) or not isinstance(budget, (int, float)):
@@ -369,6 +370,8 @@ class _Search:
                 return bound
             if self.lift(x) is None:
                 relax.exclude(x)  # checked: a pass (incumbent or worse) or an upward failure
+            elif not self.out_of_budget():
+                self.lift(x, cheap_first=True)  # a second, different cut from the same node
 
     def cut_bound(self) -> float:
         """The bound of the cut relaxation over what the search knows: every recorded down-set
@@ -387,18 +390,20 @@ class _Search:
             return None
         return max(self.budget.seconds - (time.perf_counter() - self.t0), MIN_SOLVE_SECONDS)
 
-    def lift(self, x: Levels) -> Levels | None:
+    def lift(self, x: Levels, cheap_first: bool = False) -> Levels | None:
         """A maximal down-set failure at or above ``x``, found from the top: the fewest QIs
-        (most expensive to raise first) set to their level in ``x``, the others at the top,
-        that fail (exponential then binary search on that count: coarse roll-ups, cheap);
-        QIs whose top level still fails are dropped, then each is climbed. None when ``x``
-        itself is no down-set failure (it was checked)."""
+        (most expensive to raise one level first; cheapest first with ``cheap_first``) set to
+        their level in ``x``, the others at the top, that fail (exponential then binary search
+        on that count: coarse roll-ups, cheap); QIs whose top level still fails are dropped (in
+        the opposite order), then each is climbed. None when ``x`` itself is no down-set failure
+        (it was checked)."""
         rec = self.records.get(x)
         if rec is not None and not rec[3]:
             return None
         top = tuple(h - 1 for h in self.heights)
+        sign = 1.0 if cheap_first else -1.0
         order = sorted((j for j in range(self.q) if x[j] < top[j]),
-                       key=lambda j: -(self._raise_cost(j, x[j])))
+                       key=lambda j: sign * self._raise_cost(j, x[j]))
 
         def node(m: int) -> Levels:
             z = list(top)
@@ -410,7 +415,7 @@ class _Search:
         if hi is None:
             return None
         z = list(node(hi))
-        for j in sorted(order[:hi - 1], key=lambda j: self._raise_cost(j, x[j])):
+        for j in sorted(order[:hi - 1], key=lambda j: -sign * self._raise_cost(j, x[j])):
             if self.out_of_budget():
                 break
             z[j] = top[j]

@@ -24,6 +24,7 @@ population's distinct keys and the node's classes (no pass over the records).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,16 @@ import numpy as np
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.search.encoding import Encoding, encode_frame
 from ldiv_polars.search.snapshot import Rolled
+
+
+KEY_SPACE_MAX = (1 << 62) - 1
+"""Largest key space whose keys are mixed-radix int64 numbers; beyond it the codes are matched
+as rows (``np.unique(axis=0)``, slower)."""
+
+
+DENSE_KEYS_MAX = 1 << 22
+"""Key spaces of up to this many keys are counted densely (one ``bincount``); larger ones by
+sorting the population's keys."""
 
 
 class PopulationCounts:
@@ -56,12 +67,31 @@ class PopulationCounts:
         population record generalizes to)."""
         levels = rolled.snapshot.levels
         maps = self.encoding.level_maps
-        pop = np.stack([maps[q][lv][self.codes[q]] for q, lv in enumerate(levels)], axis=1) \
-            if len(levels) else np.zeros((self.codes.shape[1], 0), dtype=np.int32)
-        classes = np.asarray(rolled.class_codes, dtype=pop.dtype).reshape(rolled.classes, -1)
-        both = np.concatenate([pop, classes])
+        pop = [maps[q][lv][self.codes[q]].astype(np.int64) for q, lv in enumerate(levels)]
+        classes = np.asarray(rolled.class_codes, dtype=np.int64).reshape(rolled.classes, -1)
+        cards = self.encoding.level_cards(levels)
+        if math.prod(cards) <= KEY_SPACE_MAX:  # one mixed-radix int64 key per row
+            pop_key = np.zeros(self.codes.shape[1], dtype=np.int64)
+            cls_key = np.zeros(rolled.classes, dtype=np.int64)
+            for q, card in enumerate(cards):
+                pop_key = pop_key * card + pop[q]
+                cls_key = cls_key * card + classes[:, q]
+            span = math.prod(cards)
+            if span <= DENSE_KEYS_MAX:  # a dense count per key: no sort
+                return np.bincount(pop_key, weights=self.n, minlength=span
+                                   ).astype(np.int64)[cls_key]
+            return _matched(pop_key, self.n, cls_key)
+        both = np.concatenate([np.stack(pop, axis=1), classes])
         _, inverse = np.unique(both, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
-        counts = np.bincount(inverse[:pop.shape[0]], weights=self.n,
-                             minlength=int(inverse.max()) + 1 if inverse.size else 0)
-        return counts[inverse[pop.shape[0]:]].astype(np.int64)
+        return _matched(inverse[:len(self.n)], self.n, inverse[len(self.n):])
+
+
+def _matched(pop_key: np.ndarray, n: np.ndarray, cls_key: np.ndarray) -> np.ndarray:
+    """Per entry of ``cls_key``: the sum of ``n`` over the equal entries of ``pop_key``."""
+    keys, inverse = np.unique(pop_key, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=n, minlength=keys.size).astype(np.int64)
+    at = np.searchsorted(keys, cls_key)
+    found = at < keys.size
+    found[found] = keys[at[found]] == cls_key[found]
+    return np.where(found, sums[np.minimum(at, max(keys.size - 1, 0))] if keys.size else 0, 0)

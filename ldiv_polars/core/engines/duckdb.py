@@ -538,7 +538,8 @@ def build(path: str | Path, qi: Sequence[str], sensitive: Sequence[str],
     (:func:`_group`). ``leaves[q]``: QI ``q``'s raw values in hierarchy order (a value's code
     is its index). ``None`` when a value is null, a QI value is missing from its hierarchy, a
     column reads with another type in DuckDB than in Polars, at most one sensitive column is
-    supported, or the key would overflow."""
+    supported, or the key would overflow. Any other error (e.g. an unreadable file, out of
+    memory) propagates, the temporary directory removed."""
     qi, sensitive = tuple(qi), tuple(sensitive)
     if len(sensitive) > 1:
         return None
