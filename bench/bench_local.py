@@ -24,6 +24,17 @@ method ``auto`` chooses, and each method's seconds.
 (:func:`ldiv_polars.datasets.write_synthetic`), then :meth:`LocalResult.sink` (write +
 re-verification pass), in a subprocess reporting wall time and peak RSS.
 
+``timelimit``: the exact method (``suppress_cells(method="exact")``) on Adult with ``--qis``
+and ``--k`` under ``--time-limit``: wall seconds against the limit, status, the phase that found
+the release, each phase's seconds, bound and gap; baseline (same run): the greedy's seconds.
+The load average is printed beside the figures.
+
+``peaks``: where the peak RSS of a cell-suppression release comes from, on the synthetic file of
+``--rows`` rows, each step in a fresh process: the bare streaming group-by (baseline), the keys +
+greedy + plan (no write), the same + the streamed write (no re-verification), the same with
+the plan's join only counted (no write), a plain copy of the input (scan, Parquet sink: Polars'
+writer alone), and the re-verification alone of the written file (:func:`ldiv_polars.local.verify.verify_release`).
+
 Usage (from the repository root)::
 
     .venv/bin/python bench/bench_local.py adult --time-limit 60
@@ -141,21 +152,9 @@ def markdown(rows: list[dict[str, object]]) -> str:
 
 
 def release(args: argparse.Namespace) -> None:
-    from ldiv_polars.datasets.synth import write_synthetic
-
-    path = Path(args.dir) / f"ldiv_synth_{args.rows}_{args.seed}.parquet"
-    if not path.exists():
-        t = time.perf_counter()
-        tmp = path.with_suffix(".tmp.parquet")
-        write_synthetic(tmp, args.rows, args.seed)
-        tmp.rename(path)
-        print(f"wrote {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    path = _synthetic(args)
     out = Path(args.dir) / f"ldiv_local_release_{args.rows}.parquet"
     qi = args.qi.split(",")
-    head = f"import json, resource, sys, time; sys.path.insert(0, {str(REPO)!r})\n" \
-        "import polars as pl, ldiv_polars as lp\nt = time.perf_counter()\n"
-    tail = "print(json.dumps({'s': time.perf_counter() - t, 'peak_rss_mb': " \
-        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}))\n"
     model = f"lp.KAnonymity({args.k})"
     summary = ("extra = {'keys': r.details.get('keys'), 'cells': r.cells_suppressed, "
                "'rows_touched': r.records_touched, 'verified': r.verification.passed, "
@@ -163,7 +162,7 @@ def release(args: argparse.Namespace) -> None:
     steps = {
         "bare streaming group-by (baseline)":
             f"pl.scan_parquet({str(path)!r}).group_by({[*qi, 'disease']!r}).len()"
-            ".collect(engine='streaming')\nextra = {}\n",
+            ".collect(engine='streaming')\n",
         "cells (greedy): keys + plan + write + re-verification":
             f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', {model}, verify=False)"
             f"\nr.sink({str(out)!r})\n" + summary,
@@ -174,8 +173,57 @@ def release(args: argparse.Namespace) -> None:
             f"\nr.sink({str(out)!r})\n" + summary
             + "extra['rounds'] = len(r.details['rounds'])\n",
     }
-    print(f"| {args.rows:,} rows, QI {args.qi}, k={args.k} | time | peak RSS | vs bare |")
-    print("|---|---:|---:|---:|")
+    _run_steps(f"{args.rows:,} rows, QI {args.qi}, k={args.k}", steps)
+    out.unlink(missing_ok=True)
+
+
+def peaks(args: argparse.Namespace) -> None:
+    path = _synthetic(args)
+    out = Path(args.dir) / f"ldiv_cells_peaks_{args.rows}.parquet"
+    qi = args.qi.split(",")
+    cells = (f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', "
+             f"lp.KAnonymity({args.k}), verify=False)\n")
+    steps = {
+        "bare streaming group-by (baseline)":
+            f"pl.scan_parquet({str(path)!r}).group_by({[*qi, 'disease']!r}).len()"
+            ".collect(engine='streaming')\n",
+        "keys + greedy + plan (no write)": cells,
+        "keys + greedy + plan + streamed write (no re-verification)":
+            cells + f"r.sink({str(out)!r}, verify=False)\n",
+        "plan applied (the join), rows counted, no write":
+            cells + "r.output.select(pl.len()).collect(engine='streaming')\n",
+        "copy of the input, no join (Polars' Parquet sink alone)":
+            f"pl.scan_parquet({str(path)!r}).sink_parquet({str(out) + '.copy'!r})\n",
+        "re-verification alone of the written file":
+            "from ldiv_polars.local.verify import verify_release\n"
+            f"v = verify_release(pl.scan_parquet({str(out)!r}), {qi!r}, 'disease', "
+            f"lp.KAnonymity({args.k}), 'value')\nassert v.passed, v\n",
+    }
+    _run_steps(f"{args.rows:,} rows, QI {args.qi}, k={args.k}", steps)
+    out.unlink(missing_ok=True)
+    Path(str(out) + ".copy").unlink(missing_ok=True)
+
+
+def _synthetic(args: argparse.Namespace) -> Path:
+    """The synthetic Parquet file of ``args.rows`` rows (written once, then reused)."""
+    from ldiv_polars.datasets.synth import write_synthetic
+
+    path = Path(args.dir) / f"ldiv_synth_{args.rows}_{args.seed}.parquet"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp.parquet")
+        write_synthetic(tmp, args.rows, args.seed)
+        tmp.rename(path)
+    return path
+
+
+def _run_steps(title: str, steps: dict[str, str]) -> None:
+    """Run each step's code in a fresh process; print its time, peak RSS, ratio to the first."""
+    head = f"import json, resource, sys, time; sys.path.insert(0, {str(REPO)!r})\n" \
+        "import polars as pl, ldiv_polars as lp\nt = time.perf_counter()\n"
+    tail = "print(json.dumps({'s': time.perf_counter() - t, 'peak_rss_mb': " \
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, " \
+        "**globals().get('extra', {})}))\n"
+    print(f"| {title} | time | peak RSS | vs bare |\n|---|---:|---:|---:|")
     base = None
     for name, body in steps.items():
         res = subprocess.run([sys.executable, "-c", head + body + tail], capture_output=True,
@@ -185,7 +233,6 @@ def release(args: argparse.Namespace) -> None:
         extra = {k: v for k, v in m.items() if k not in ("s", "peak_rss_mb")}
         print(f"| {name} {extra or ''} | {m['s']:.2f} s | {m['peak_rss_mb']:.0f} MB | "
               f"{m['s'] / base:.2f}x |", flush=True)
-    out.unlink(missing_ok=True)
 
 
 def synth_hierarchies(qi: list[str]) -> dict[str, object]:
@@ -230,6 +277,34 @@ def compare(args: argparse.Namespace) -> None:
                   + " / ".join(f"{o[m].elapsed_s:.2f}" for m in methods) + " |", flush=True)
 
 
+def timelimit(args: argparse.Namespace) -> None:
+    import os
+
+    import polars as pl
+
+    import ldiv_polars as lp
+
+    df = pl.read_csv(ADULT / "adult.csv", separator=";")
+    for nq in args.qis:
+        for k in args.k:
+            qi, models = QI_ORDER[:nq], [lp.KAnonymity(k)]
+            t = time.perf_counter()
+            lp.suppress_cells(df, qi, "occupation", models)
+            greedy_s = time.perf_counter() - t
+            t = time.perf_counter()
+            e = lp.suppress_cells(df, qi, "occupation", models, method="exact",
+                                  time_limit=args.time_limit)
+            wall = time.perf_counter() - t
+            d = e.details
+            print(json.dumps({"qis": nq, "k": k, "time_limit": args.time_limit,
+                              "exact_wall_s": round(wall, 2), "greedy_s": round(greedy_s, 2),
+                              "status": d["status"], "release_from": d["release_from"],
+                              "cells": e.cells_suppressed, "greedy_cost": d["greedy_cost"],
+                              "cost": d["cost"], "bound": d["bound"], "gap": d["gap"],
+                              "phase_s": d["steps"].get("phase_s"),
+                              "load": os.getloadavg()}), flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -244,14 +319,20 @@ def main() -> None:
     c.add_argument("--qis", type=int, nargs="+", default=[5, 6, 7, 8])
     c.add_argument("--k", type=int, nargs="+", default=[2, 3, 5, 10])
     c.add_argument("--suppression", type=float, default=0.05)
-    r = sub.add_parser("release")
-    r.add_argument("--rows", type=int, default=10_000_000)
-    r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--k", type=int, default=10)
-    r.add_argument("--qi", default="age,sex,race,education,marital_status")
-    r.add_argument("--dir", default=tempfile.gettempdir())
+    for name in ("release", "peaks"):  # both on the synthetic file
+        r = sub.add_parser(name)
+        r.add_argument("--rows", type=int, default=10_000_000)
+        r.add_argument("--seed", type=int, default=1)
+        r.add_argument("--k", type=int, default=10)
+        r.add_argument("--qi", default="age,sex,race,education,marital_status")
+        r.add_argument("--dir", default=tempfile.gettempdir())
+    tl = sub.add_parser("timelimit")
+    tl.add_argument("--qis", type=int, nargs="+", default=[5])
+    tl.add_argument("--k", type=int, nargs="+", default=[3])
+    tl.add_argument("--time-limit", type=float, default=60.0)
     args = p.parse_args()
-    {"adult": adult, "compare": compare, "release": release}[args.cmd](args)
+    {"adult": adult, "compare": compare, "release": release, "timelimit": timelimit,
+     "peaks": peaks}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -239,3 +239,43 @@ def test_sink_writes_atomically_and_reverifies(tmp_path) -> None:
     assert pl.read_parquet(src).equals(df)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.csv",
                                                           "out.parquet"]
+
+
+def _moderate_table(seed: int = 7) -> pl.DataFrame:
+    """3,000 records over 4 QIs of 6 values each: hundreds of keys, many of them unsafe."""
+    rng = np.random.default_rng(seed)
+    cols = {c: rng.integers(0, 6, 3000) for c in ["a", "b", "c", "d"]}
+    return pl.DataFrame({**cols, "s": rng.integers(0, 4, 3000)})
+
+
+def test_exact_with_no_time_left_returns_the_greedy_release_marked_as_such() -> None:
+    df = _moderate_table()
+    qi = ["a", "b", "c", "d"]
+    res = suppress_cells(df, qi, "s", lp.KAnonymity(3), method="exact", time_limit=0)
+    greedy = suppress_cells(df, qi, "s", lp.KAnonymity(3), method="greedy")
+    d = res.details
+    assert d["status"] == "time_limit" and d["release_from"] == "greedy"
+    assert d["bound"] is None and d["gap"] is None and "phase_s" not in d["steps"]
+    assert d["cost"] == d["greedy_cost"] == greedy.details["cost"]
+    assert res.cells_suppressed == greedy.cells_suppressed > 0
+    assert res.verification is not None and res.verification.passed  # re-verified from rows
+    table = KeyTable.build(df, qi, "s")
+    none = exact_masks(table, [lp.KAnonymity(3)], table.weights(None), "value", 0)
+    assert none.masks is None and none.status == "time_limit" and none.objective is None
+
+
+def test_exact_reports_what_it_has_whatever_the_limit() -> None:
+    df = _moderate_table(11)
+    qi = ["a", "b", "c", "d"]
+    table = KeyTable.build(df, qi, "s")
+    models = [lp.KAnonymity(3)]
+    greedy, _ = greedy_masks(table, models, table.weights(None), "value")
+    g_cost = float(table.n @ mask_costs(table.weights(None))[greedy])
+    for limit in (1.5, 30):
+        out = exact_masks(table, models, table.weights(None), "value", limit, incumbent=greedy)
+        assert out.status in ("optimal", "time_limit") and out.masks is not None
+        assert out.objective <= g_cost and out.steps["found_by"] in ("incumbent", "dive", "milp")
+        assert _valid(table, tuple(int(m) for m in out.masks), 3, 0, "value")
+        if out.bound is not None:
+            assert out.bound <= out.objective + 1e-9
+            assert out.gap == pytest.approx((out.objective - out.bound) / out.objective)

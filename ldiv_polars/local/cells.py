@@ -94,10 +94,17 @@ def suppress_cells(
             masks = out.masks
         details.update(status=out.status, objective=out.objective, bound=out.bound,
                        gap=out.gap, solve_s=round(out.seconds, 3), variables=out.variables,
-                       constraints=out.constraints, space=out.space, steps=out.steps)
+                       constraints=out.constraints, space=out.space, steps=out.steps,
+                       release_from=_source(out.steps.get("found_by")))
     details["cost"] = float(table.n @ cost[masks])
     q = len(table.qi)
     levels = np.where(((masks[:, None] >> np.arange(q)) & 1).astype(bool), SUPPRESSED, 0)
     return finish(f"cells-{method}", lf, table, levels, models, semantics, None,
                   CellCosts(table, flat_hierarchies(table)), details, t0, verify=verify,
                   separator=separator)
+
+
+def _source(found_by: object) -> str:
+    """The method that found the exact method's release: ``"greedy"`` (the incumbent it was
+    seeded with, e.g. when the time limit left no solver phase), ``"dive"`` or ``"milp"``."""
+    return "greedy" if found_by in (None, "incumbent") else str(found_by)

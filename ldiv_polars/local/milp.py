@@ -58,6 +58,11 @@ from ldiv_polars.models.base import Model
 MAX_CANDIDATES = 3_000_000
 """Programs with more candidate columns (key, mask) are not built (memory: ~1 KB each)."""
 
+MIN_SOLVE_S = 1.0
+"""A solver phase (LP, a dive step, the final MILP) starts only with at least this many
+seconds of the time limit left: a HiGHS call's setup cannot be interrupted, so one started
+with less would only overrun the limit."""
+
 DIVE_REDUCED_COST = 2.0
 """The restricted MILP that looks for a good release first keeps the candidates whose LP
 reduced cost is at most this (plus the LP's support and the incumbent's candidates)."""
@@ -111,6 +116,13 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     value (no release better than the incumbent uses it: classical reduced-cost fixing); the
     MILP of what is left is solved. The result is optimal when that MILP finishes or its dual
     bound reaches the best release; otherwise the best release found, with the bound and gap.
+    The time limit holds between phases: every solver call gets the seconds left, a phase
+    starts only with :data:`MIN_SOLVE_S` left, the dive stops between its steps when the time
+    is spent; a run stopped by the limit returns the best release so far (status
+    ``"time_limit"``, with the bound and gap when the LP was solved). ``steps["found_by"]``
+    names the phase that found the returned release (``"incumbent"``, ``"dive"``,
+    ``"milp"``) and ``steps["phase_s"]`` the wall seconds of each phase run; e.g. with
+    ``time_limit=0`` no phase runs and the incumbent is returned.
     More than ``max_candidates`` candidate columns: nothing is solved (status
     ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
@@ -129,11 +141,12 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
                       max([b[1] for b in bounds], default=0))
     search = _Search(prog, t0, float(time_limit), bool(np.all(weights == np.round(weights))))
     if incumbent is not None:
-        search.offer(incumbent.astype(np.int64), float(table.n @ prog.mask_cost[incumbent]))
-    lp = prog.relaxation(search.left())
+        search.offer(incumbent.astype(np.int64), float(table.n @ prog.mask_cost[incumbent]),
+                     "incumbent")
+    lp = search.timed("lp", prog.relaxation, search.left()) if search.can_start() else None
     if lp is not None:
         search.lp_and_dive(lp, semantics)
-    if not search.proven_by_lp(lp) and search.left() > 0:
+    if not search.proven_by_lp(lp) and search.can_start():
         search.final(lp)
     return search.outcome(semantics)
 
@@ -153,26 +166,44 @@ class _Search:
         """Seconds left of the time limit."""
         return max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
 
-    def offer(self, masks: np.ndarray | None, cost: float) -> None:
-        """Keep ``masks`` when it is cheaper than the best release so far."""
+    def can_start(self) -> bool:
+        """Whether enough of the time limit is left to start a solver phase."""
+        return self.left() >= MIN_SOLVE_S
+
+    def timed(self, phase: str, solve: Any, *args: Any, **kw: Any) -> Any:
+        """``solve(*args, **kw)``, its wall seconds added to ``steps["phase_s"][phase]``."""
+        t = time.perf_counter()
+        out = solve(*args, **kw)
+        times = self.steps.setdefault("phase_s", {})
+        times[phase] = round(times.get(phase, 0.0) + time.perf_counter() - t, 3)
+        return out
+
+    def offer(self, masks: np.ndarray | None, cost: float, source: str) -> None:
+        """Keep ``masks`` (found by phase ``source``) when cheaper than the best so far."""
         if masks is not None and cost < self.best_cost:
             self.best, self.best_cost = masks, cost
+            self.steps["found_by"] = source
 
     def lp_and_dive(self, lp: Any, semantics: Semantics) -> None:
         """Record the LP bound, then the dive: restricted MILPs for a good release (the keys
-        the LP settles fixed; else the columns of small reduced cost, with the best's)."""
+        the LP settles fixed; else the columns of small reduced cost, with the best's), each
+        step started only with time left and given at most a quarter of the limit."""
         prog = self.prog
         self.bound = lp.fun
         self.steps["lp_bound"] = float(lp.fun)
         self.steps["lp_s"] = round(time.perf_counter() - self.t0, 3)
-        share = max(self.time_limit / 4, 1.0)
-        dive = prog.solve(prog.upper(lp_fixed=lp.x), min(self.left(), share)) \
-            if semantics == "value" else None
-        if dive is None or dive.masks is None:
-            dive = prog.solve(prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
+        share = max(self.time_limit / 4, MIN_SOLVE_S)
+        dive = None
+        if semantics == "value" and self.can_start():
+            dive = self.timed("dive", prog.solve, prog.upper(lp_fixed=lp.x),
                               min(self.left(), share))
-        self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
-        self.offer(dive.masks, dive.cost)
+        if (dive is None or dive.masks is None) and self.can_start():
+            dive = self.timed("dive", prog.solve,
+                              prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
+                              min(self.left(), share))
+        if dive is not None:
+            self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
+            self.offer(dive.masks, dive.cost, "dive")
 
     def _slack(self) -> float:
         """The reduced cost above which a column cannot be in a release cheaper than the
@@ -188,15 +219,13 @@ class _Search:
         return self.status == "optimal"
 
     def final(self, lp: Any) -> None:
-        """The MILP of the columns that reduced-cost fixing leaves, within the time left
-        (without HiGHS's presolve: slow on this program, while its root cuts close most of
-        the LP's gap)."""
+        """The MILP of the columns that reduced-cost fixing leaves, within the time left."""
         prog = self.prog
         known = lp is not None and np.isfinite(self.best_cost)
         ub = prog.upper(reduced=(lp, self._slack())) if known else prog.upper()
         self.steps["columns_fixed"] = int((ub == 0).sum())
-        done = prog.solve(ub, self.left(), presolve=False)
-        self.offer(done.masks, done.cost)
+        done = self.timed("milp", prog.solve, ub, self.left())
+        self.offer(done.masks, done.cost, "milp")
         if done.optimal or (done.infeasible and known):
             # solved, or (with the columns fixed by reduced cost) no release beats the best
             self.status = "optimal"
@@ -520,17 +549,18 @@ class _Program:
                       method="highs-ds", options={"time_limit": max(seconds, 0.01)})
         return res if res.status == 0 else None
 
-    def solve(self, ub: np.ndarray, seconds: float, *, presolve: bool = True) -> _Solved:
+    def solve(self, ub: np.ndarray, seconds: float) -> _Solved:
         """The MILP restricted to the columns with a positive upper bound in ``ub`` (the
-        others fixed at 0, left out of the program) within ``seconds`` (``presolve=False``:
-        HiGHS's presolve, slow on the large program, is skipped; its root cuts are not)."""
+        others fixed at 0, left out of the program) within ``seconds``, without HiGHS's
+        presolve: slow on this program, and it checks the clock too rarely to keep a time
+        limit (it overran 60 s by minutes under load); its root cuts are kept."""
         keep = np.flatnonzero(ub > 0)
         lc = self.constraints()
         a = sparse.csc_array(lc.A)[:, keep]
         res = milp(self.c[keep], constraints=LinearConstraint(a, lc.lb, lc.ub),
                    integrality=self.integrality()[keep], bounds=Bounds(0, ub[keep]),
                    options={"time_limit": max(seconds, 0.01), "disp": False,
-                            "mip_rel_gap": 0.0, "presolve": presolve})
+                            "mip_rel_gap": 0.0, "presolve": False})
         masks = None
         if res.x is not None:
             x = np.zeros(self.n_cols)
