@@ -17,8 +17,9 @@ import polars as pl
 import pytest
 
 from ldiv_polars.cli import main
-from ldiv_polars.hierarchy import interval_hierarchy, masking_hierarchy
-from ldiv_polars.search.federated import ReleasePlan
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.hierarchy import Hierarchy, interval_hierarchy, masking_hierarchy
+from ldiv_polars.search.federated import ReleasePlan, verify_site_release
 
 ZIPS = ["1301", "1302", "1411", "1412", "2001"]
 
@@ -60,7 +61,9 @@ def _counts(tmp):
     return [tmp / f"counts{i}.parquet" for i in range(3)]
 
 
-@pytest.mark.parametrize("flags", [["--k", "2"], ["--k", "4", "--l", "2"], ["--k", "40"]])
+@pytest.mark.parametrize("flags", [["--k", "2"], ["--k", "4", "--l", "2"], ["--k", "40"],
+                                   ["--t", "0.4", "--alpha", "0.8", "--l", "2",
+                                    "--model", "entropy"]])
 def test_merged_verdict_is_the_whole_tables(sites, flags):
     tmp, _ = sites
     whole = _ldiv("check", tmp / "whole.parquet", "--qi", "zip,age", "--sensitive", "disease",
@@ -96,6 +99,10 @@ def test_each_sites_release_is_its_slice(sites, mode):
         assert r.returncode == 0, r.stderr
         assert "release matches the plan" in r.stdout
         assert _digest(pl.read_parquet(out)) == _digest(whole.filter(pl.col("site") == i))
+    hs = {q: Hierarchy.from_csv(tmp / "h" / f"{q}.csv", name=q) for q in plan.qi}
+    with pytest.raises(InvalidParameterError, match="not the plan applied"):
+        verify_site_release(str(tmp / "site0.parquet"), str(tmp / f"out1_{mode}.parquet"),
+                            plan, hs)
 
 
 def _one_line_exit_2(args, capsys) -> str:
@@ -133,3 +140,15 @@ def test_no_plan_is_exit_1(sites):
     r = _ldiv("anonymize-counts", *_counts(tmp), "--hierarchies", tmp / "h", "--plan-out",
               tmp / "none.json", "--k", "1000")
     assert r.returncode == 1 and not (tmp / "none.json").exists()
+
+
+def test_docs_flow_is_the_readmes():
+    """docs/spark.md shows the README's federated blocks verbatim (the README test runs them)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    docs = (root / "docs" / "spark.md").read_text("utf-8")
+    readme = (root / "README.md").read_text("utf-8")
+    flow = docs[docs.index("```python\nimport polars as pl\n\nadult"):]
+    flow = flow[:flow.index("```bash")] + flow[flow.index("```bash"):].split("```\n", 1)[0]
+    assert "ldiv apply-plan" in flow and flow in readme

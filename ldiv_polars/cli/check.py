@@ -117,9 +117,17 @@ def models_for(req: Requirements, data: TableLike, sensitive: str, separator: st
     and the ``l`` of the summary's ``recursive_c``: the requested l when it is an integer,
     else 2."""
     distance = t_distance_for(data, sensitive, separator) if req.t is not None else "equal"
-    l = req.l
-    return (build_models(req, t_distance=distance),
-            int(l) if l is not None and float(l).is_integer() and l >= 1 else 2)
+    return build_models(req, t_distance=distance), summary_l(req.l)
+
+
+def summary_l(l: float | None) -> int:
+    """The ``l`` of the summary's ``recursive_c``: the requested l when it is an integer >= 1,
+    else 2.
+
+    >>> summary_l(3.0), summary_l(2.5), summary_l(None)
+    (3, 2, 2)
+    """
+    return int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
 
 
 TableArg = Annotated[Path, typer.Argument(help="CSV or Parquet file")]
@@ -156,12 +164,20 @@ def check_cmd(
         stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
                                       engine=engine, separator=separator, nulls=nulls,
                                       population=pop)
+    emit(stats, verdicts, models, as_json=as_json,
+         title=f"{path.name}: QI {', '.join(qi_cols)}; sensitive {sensitive}")
+
+
+def emit(stats: dict[str, object], verdicts: list[dict[str, object]], models: list[Model], *,
+         as_json: bool, title: str) -> None:
+    """Print a check's summary and verdicts (JSON with ``as_json``, else
+    :func:`print_report`'s tables under ``title``); raise ``typer.Exit(1)`` when a model
+    fails."""
     passed = all(v["passed"] for v in verdicts)
     if as_json:
         echo_json({**stats, "passed": passed, "models": verdicts})
     else:
-        print_report(stats, verdicts, models, title=f"{path.name}: QI {', '.join(qi_cols)}; "
-                                                  f"sensitive {sensitive}")
+        print_report(stats, verdicts, models, title=title)
     if not passed:
         raise typer.Exit(1)
 

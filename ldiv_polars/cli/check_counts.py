@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ldiv_polars.cli._common import Stages, echo_json
+from ldiv_polars.cli._common import Stages
 from ldiv_polars.cli._models import Requirements, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
@@ -38,7 +38,7 @@ def check_counts_cmd(
     """Check the union of the sites whose counts files are given: the summary and a verdict
     per requested model, as ``ldiv check`` gives for the whole table. Exit 1 when a model
     fails; exit 2 when the files differ in their columns or levels."""
-    from ldiv_polars.cli.check import print_report
+    from ldiv_polars.cli.check import emit, summary_l
     from ldiv_polars.models.verdict import check_frequency_set, check_models
     from ldiv_polars.search.federated import read_counts
     from ldiv_polars.table_summary import frequency_set_summary, is_ordered_dtype
@@ -52,15 +52,8 @@ def check_counts_cmd(
         models = check_models(build_models(req, t_distance="ordered" if dtype is not None
                                            and is_ordered_dtype(dtype) else "equal"),
                               fs.sensitive)
-        summary_l = int(l) if l is not None and float(l).is_integer() and l >= 1 else 2
-        stats = frequency_set_summary(fs, summary_l)
+        stats = frequency_set_summary(fs, summary_l(l))
         results = check_frequency_set(fs, models).models
     verdicts = [{"key": m.key, **m.to_dict()} for m in results]
-    passed = all(v["passed"] for v in verdicts)
-    if as_json:
-        echo_json({**stats, "passed": passed, "models": verdicts})
-    else:
-        print_report(stats, verdicts, models, title=f"{len(counts)} sites: QI "
-                     f"{', '.join(fs.qi)}; sensitive {', '.join(fs.sensitive)}")
-    if not passed:
-        raise typer.Exit(1)
+    emit(stats, verdicts, models, as_json=as_json, title=f"{len(counts)} sites: QI "
+         f"{', '.join(fs.qi)}; sensitive {', '.join(fs.sensitive)}")
