@@ -132,6 +132,14 @@ def test_bad_input_is_exit_2(sites, capsys):
     (tmp / "junk.json").write_text("{}")
     _one_line_exit_2(["apply-plan", tmp / "site0.parquet", tmp / "junk.json", tmp / "o.parquet",
                       "--hierarchies", tmp / "h"], capsys)
+    bad.write_text(ReleasePlan(["zip", "age"], {"zip": 9, "age": 0}).to_json())
+    assert "not a level" in _one_line_exit_2(
+        ["apply-plan", tmp / "site0.parquet", bad, tmp / "o.parquet", "--hierarchies",
+         tmp / "h"], capsys)
+    bad.write_text(ReleasePlan(["zip"], {"zip": 0}, mode="blank").to_json())
+    assert "not a release plan" in _one_line_exit_2(
+        ["apply-plan", tmp / "site0.parquet", bad, tmp / "o.parquet", "--hierarchies",
+         tmp / "h"], capsys)
     assert not (tmp / "o.parquet").exists() and not (tmp / "p.json").exists()
 
 

@@ -54,7 +54,11 @@ def apply_plan_cmd(
         say(f"releasing {path.name} ({engine})")
         apply_plan(str(path), rp, hs, out, engine=engine)
         say(f"re-verifying {out} against the plan")
-        suppressed = verify_site_release(str(path), str(out), rp, hs, engine=engine)
+        try:
+            suppressed = verify_site_release(str(path), str(out), rp, hs, engine=engine)
+        except InvalidParameterError as exc:  # a bug, not bad input: no release is left
+            _remove(out)
+            raise RuntimeError(f"re-verification failed, release removed: {exc}") from None
     typer.echo(f"wrote {out}: levels {', '.join(f'{q}={v}' for q, v in rp.levels.items())}; "
                f"{suppressed} rows suppressed ({rp.mode}); release matches the plan")
 
@@ -67,3 +71,13 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFormatError(f"cannot read the plan {str(path)!r}: {exc}") from None
+
+
+def _remove(out: Path) -> None:
+    """Remove a written release (a file, or the Parquet directory Spark writes)."""
+    import shutil
+
+    if out.is_dir():
+        shutil.rmtree(out)
+    else:
+        out.unlink(missing_ok=True)

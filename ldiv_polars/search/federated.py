@@ -136,10 +136,13 @@ class ReleasePlan:
         """A plan from :meth:`to_json`'s text; :class:`InputFormatError` when it is not one."""
         try:
             d = json.loads(text)
-            return cls(list(d["qi"]), {k: int(v) for k, v in d["levels"].items()},
+            plan = cls(list(d["qi"]), {k: int(v) for k, v in d["levels"].items()},
                        [list(map(str, r)) for r in d["suppressed"]], str(d["mode"]),
                        str(d["mask"]))
-        except (ValueError, KeyError, TypeError) as exc:
+            if plan.mode not in ("mask", "drop") or set(plan.levels) != set(plan.qi):
+                raise ValueError("mode must be mask or drop, one level per QI")
+            return plan
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputFormatError(f"not a release plan: {exc}") from None
 
     def output_plan(self, hierarchies: Mapping[str, Hierarchy]) -> OutputPlan:
@@ -147,6 +150,14 @@ class ReleasePlan:
         rows whose QIs are the hierarchies' raw values (the output dtypes of
         :func:`~ldiv_polars.search.anonymize.anonymize`)."""
         hs = {q: hierarchies[q] for q in self.qi}
+        for q in self.qi:
+            if not 0 <= self.levels.get(q, -1) < hs[q].height:
+                raise InvalidParameterError(
+                    f"the plan's level {self.levels.get(q)} of {q!r} is not a level of its "
+                    f"hierarchy (0..{hs[q].height - 1}): a plan for other hierarchies")
+        if any(len(r) != len(self.qi) for r in self.suppressed):
+            raise InvalidParameterError("the plan's suppressed classes do not have one label "
+                                        "per QI")
         dtypes = {q: output_dtype(hs[q], self.levels[q]) for q in self.qi}
         labels = {q: hs[q].column(self.levels[q]).cast(pl.String).cast(dtypes[q])
                   for q in self.qi}
