@@ -257,6 +257,26 @@ def test_cli_engine_spark(spark, tmp_path, capsys):
     assert main(["check", str(tmp_path / "t.parquet"), *args, "--spark-master", "local"]) == 2
 
 
+def test_cli_apply_plan_engine_spark(spark, tmp_path):
+    """A site counts and releases its rows with Spark under the aggregator's plan: the same
+    release as Polars', re-verified against the plan by Spark's class sizes."""
+    df = pl.DataFrame({"zip": ["1301", "1302", "1301", "1302", "1411", "1411"],
+                       "s": ["a", "b", "a", "c", "a", "b"]})
+    df.write_parquet(tmp_path / "t.parquet")
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "zip.csv").write_text("1301;130*;*\n1302;130*;*\n1411;141*;*\n")
+    assert main(["counts", str(tmp_path / "t.parquet"), "--qi", "zip", "--sensitive", "s",
+                 "--out", str(tmp_path / "c.parquet"), "--engine", "spark"]) == 0
+    assert main(["anonymize-counts", str(tmp_path / "c.parquet"), "--hierarchies",
+                 str(tmp_path / "h"), "--plan-out", str(tmp_path / "plan.json"), "--k", "3",
+                 "--suppression", "0.4"]) == 0
+    for engine in ("polars", "spark"):
+        assert main(["apply-plan", str(tmp_path / "t.parquet"), str(tmp_path / "plan.json"),
+                     str(tmp_path / f"{engine}.parquet"), "--hierarchies", str(tmp_path / "h"),
+                     "--engine", engine]) == 0
+    assert _release_hash(tmp_path / "polars.parquet") == \
+        _release_hash(tmp_path / "spark.parquet")
+
 def test_spark_connect_session(tmp_path):
     """A local Spark Connect server (``remote("local[1]")``, started by pyspark) serves the
     same check and anonymize. pyspark refuses a local Connect server beside a classic session

@@ -136,15 +136,17 @@ def read(data: Any, separator: str | None = None) -> DataFrame:
     """``data`` as a Spark DataFrame: a Spark DataFrame as it is; a Polars frame or pyarrow
     table handed to :func:`session`'s Spark (its rows are in this process already); a path (file, glob, Parquet
     directory) checked as the other engines check it (:func:`~ldiv_polars.core.inputs.
-    to_lazyframe`: typed errors before any row is read) and read by :func:`session`'s Spark,
-    a CSV with the column types Polars infers (so every engine reads the same values)."""
+    to_lazyframe`: typed errors before any row is read) and read by :func:`session`'s Spark
+    (a directory Spark wrote, with its ``_SUCCESS`` marker, read by Spark directly), a CSV with the column types Polars infers (so every engine reads the same values)."""
     if isinstance(data, DataFrame):
         return data
     if isinstance(data, (pl.DataFrame, pl.LazyFrame, pa.Table)):  # rows of this process
         table = data if isinstance(data, pa.Table) else data.lazy().collect().to_arrow()
         return session().createDataFrame(table)
-    lf = to_lazyframe(data, separator=separator)  # raises the typed errors on bad paths
     text = str(data)
+    if (Path(text) / "_SUCCESS").is_file():  # a directory Spark wrote (its .crc files
+        return session().read.parquet(text)  # beside the parts: Polars refuses to scan it)
+    lf = to_lazyframe(data, separator=separator)  # raises the typed errors on bad paths
     first = check_input_path(data)
     reader = session().read
     if Path(text).suffix.lower() in PARQUET_SUFFIXES or (first.is_dir() and not is_glob(text)):
