@@ -224,11 +224,13 @@ def test_an_interrupted_write_leaves_nothing_and_keeps_the_old_file(tmp_path, si
     old = tmp_path / "big.parquet"
     old.write_bytes(b"the previous file")
     proc = _start_synth(tmp_path, 50_000_000)  # ~a minute of work: stopped long before
-    # wait until the temporary file exists: the write has started
-    deadline = time.monotonic() + 120
+    # wait until the temporary file exists: the write has started (the bound only stops a hung
+    # run; on a loaded machine the interpreter's start alone can take a minute)
+    deadline = time.monotonic() + 900
     while not temps(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, proc.communicate()
+    assert temps(tmp_path), "the write had not started"
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == code and err.strip() == word, (proc.returncode, err)
