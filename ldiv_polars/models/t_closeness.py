@@ -316,50 +316,19 @@ class TCloseness(Model):
 
 
 def _ordered_emd(ctx: ClassContext, out: str) -> pl.LazyFrame:
-    qi, s = list(ctx.qi), ctx.s
-    domain = (
-        ctx.reference.sort(s)
-        .with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias("__idx"),
-            pl.col(ROW_Q).cum_sum().alias("__Q"),
-            pl.len().cast(pl.Int64).alias("__m"),
-        )
-        .with_columns(pl.col("__Q").cum_sum().alias("__SQ"))
-    )
+    """The ordered-distance EMD of every class (column ``out``, one row per class): per row of
+    a class, the closed-form sum over the stretch of the domain from its value to the next
+    value the class holds (:func:`_ordered_rows`), plus the stretch before the class's first
+    value; divided by ``m - 1`` for a domain of ``m`` values."""
+    domain = _ordered_domain(ctx)
     sq = domain.select("__idx", "__SQ")
-    rows = ctx.rows.select(*qi, s, ROW_P).join(
-        domain.select(s, "__idx", "__m"), on=s, how="left", nulls_equal=True
-    )
-    rows = rows.with_columns(
-        pl.col(ROW_P).cum_sum().over(qi, order_by="__idx").alias("__P"),
-        (
-            pl.col("__idx").shift(-1).over(qi, order_by="__idx").fill_null(pl.col("__m") - 1)
-            - 1
-        ).alias("__b"),
-        (pl.col("__idx") == pl.col("__idx").min().over(qi)).alias("__first"),
-    )
-    # g = last domain index with Q_g <= P (-1 if none)
-    rows = (
-        rows.sort("__P")
-        .join_asof(
-            domain.select(pl.col("__Q"), pl.col("__idx").alias("__g")).sort("__Q"),
-            left_on="__P",
-            right_on="__Q",
-            strategy="backward",
-        )
-        .with_columns(pl.col("__g").fill_null(-1))
-        .with_columns(
-            pl.min_horizontal(pl.max_horizontal(pl.col("__g"), pl.col("__idx") - 1), pl.col("__b"))
-            .alias("__split")
-        )
-    )
 
     def lookup(frame: pl.LazyFrame, key: str, name: str) -> pl.LazyFrame:
         return frame.join(
             sq.rename({"__idx": key, "__SQ": name}), on=key, how="left"
         ).with_columns(pl.col(name).fill_null(0.0))
 
-    rows = rows.with_columns((pl.col("__idx") - 1).alias("__a1"))
+    rows = _ordered_rows(ctx, domain).with_columns((pl.col("__idx") - 1).alias("__a1"))
     rows = lookup(rows, "__a1", "__SQa1")
     rows = lookup(rows, "__split", "__SQs")
     rows = lookup(rows, "__b", "__SQb")
@@ -375,11 +344,59 @@ def _ordered_emd(ctx: ClassContext, out: str) -> pl.LazyFrame:
         .otherwise(0.0)
     )
     head = pl.when(pl.col("__first")).then(pl.col("__SQa1")).otherwise(0.0)
-    return rows.group_by(qi).agg(
+    return rows.group_by(list(ctx.qi)).agg(
         pl.when(pl.col("__m").first() > 1)
         .then((seg + head).sum() / (pl.col("__m").first() - 1))
         .otherwise(0.0)
         .alias(out)
+    )
+
+
+def _ordered_domain(ctx: ClassContext) -> pl.LazyFrame:
+    """The table's values in order: index ``__idx``, cumulative reference share ``__Q``, its
+    running sum ``__SQ`` and the domain size ``__m``."""
+    return (
+        ctx.reference.sort(ctx.s)
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("__idx"),
+            pl.col(ROW_Q).cum_sum().alias("__Q"),
+            pl.len().cast(pl.Int64).alias("__m"),
+        )
+        .with_columns(pl.col("__Q").cum_sum().alias("__SQ"))
+    )
+
+
+def _ordered_rows(ctx: ClassContext, domain: pl.LazyFrame) -> pl.LazyFrame:
+    """Each row of a class with its value's index, the class's cumulative share ``__P`` up to
+    it, the end ``__b`` of its stretch (the index before the class's next value), whether it is
+    the class's first value, and ``__split``: where ``P - Q`` changes sign in the stretch (the
+    last index with ``Q <= P``, clipped to the stretch)."""
+    qi, s = list(ctx.qi), ctx.s
+    rows = ctx.rows.select(*qi, s, ROW_P).join(
+        domain.select(s, "__idx", "__m"), on=s, how="left", nulls_equal=True
+    )
+    rows = rows.with_columns(
+        pl.col(ROW_P).cum_sum().over(qi, order_by="__idx").alias("__P"),
+        (
+            pl.col("__idx").shift(-1).over(qi, order_by="__idx").fill_null(pl.col("__m") - 1)
+            - 1
+        ).alias("__b"),
+        (pl.col("__idx") == pl.col("__idx").min().over(qi)).alias("__first"),
+    )
+    # g = last domain index with Q_g <= P (-1 if none)
+    return (
+        rows.sort("__P")
+        .join_asof(
+            domain.select(pl.col("__Q"), pl.col("__idx").alias("__g")).sort("__Q"),
+            left_on="__P",
+            right_on="__Q",
+            strategy="backward",
+        )
+        .with_columns(pl.col("__g").fill_null(-1))
+        .with_columns(
+            pl.min_horizontal(pl.max_horizontal(pl.col("__g"), pl.col("__idx") - 1), pl.col("__b"))
+            .alias("__split")
+        )
     )
 
 
