@@ -176,8 +176,10 @@ def verdict_costs(path: Path, reps: int) -> list[dict[str, object]]:
     return rows
 
 
-def measure(path: Path, reps: int, suite: str = "statistics") -> list[dict[str, object]]:
+def measure(path: Path, reps: int, suite: str = "statistics",
+            skip: tuple[str, ...] = ()) -> list[dict[str, object]]:
     jobs = workloads(path) if suite == "statistics" else threshold_workloads(path)
+    jobs = [job for job in jobs if not job[0].startswith(skip)] if skip else jobs
     times: dict[str, list[float]] = {}
     bases: dict[str, list[float]] = {}
     for rep in range(reps + 1):  # rep 0 warms up
@@ -246,10 +248,13 @@ def main() -> None:
     ap.add_argument("--suite", choices=["statistics", "thresholds"], default="statistics")
     ap.add_argument("--path", type=Path, help="a synthetic table already written (its rows "
                     "are counted; instead of --rows)")
+    ap.add_argument("--skip", action="append", default=[], help="leave out the figures whose "
+                    "name starts with this (e.g. 'suda2 6 QIs', over SUDA2's budget at 100M)")
     args = ap.parse_args()
     tables = {pl.scan_parquet(args.path).select(pl.len()).collect().item(): args.path} \
         if args.path else {rows: _data(rows) for rows in args.rows}
-    results = {rows: measure(path, args.reps, args.suite) for rows, path in tables.items()}
+    results = {rows: measure(path, args.reps, args.suite, tuple(args.skip))
+               for rows, path in tables.items()}
     text = markdown(results, args.reps, args.suite)
     print(text)
     if args.benchmarks_md:
