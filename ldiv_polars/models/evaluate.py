@@ -274,12 +274,16 @@ def _collected_verdicts(classes: pl.LazyFrame, rows: pl.LazyFrame, ref: pl.LazyF
     """The verdicts of :func:`evaluate_internal` collected: the class table with the exact
     models' flags first; the exact step only when a flag is set (else the float verdicts are
     the exact ones: every class is outside its rounding bound)."""
+    if not exact:
+        return _verdicts(classes, models, []).collect()
     flags = [m.uncertain().alias(uncertain_col(m)) for m in exact]  # type: ignore[union-attr]
-    table = classes.with_columns(flags).collect() if exact else classes.collect()
-    if exact and table.select(pl.any_horizontal(uncertain_col(m) for m in exact).any()).item():
-        decided = decide_uncertain(table.lazy(), rows, ref, qi, s, exact)
-        return _verdicts(decided, models, exact).collect()
-    return _verdicts(table.lazy(), models, []).collect()
+    # one collect in the common case: the float verdicts with the flags
+    table = _verdicts(classes.with_columns(flags), models, []).collect()
+    if not table.select(pl.any_horizontal(uncertain_col(m) for m in exact).any()).item():
+        return table
+    floats = dict.fromkeys([value_col(m) for m in models] + [f"pass_{m.key}" for m in models])
+    decided = decide_uncertain(table.drop(list(floats)).lazy(), rows, ref, qi, s, exact)
+    return _verdicts(decided, models, exact).collect()
 
 
 def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]
