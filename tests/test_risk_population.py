@@ -327,3 +327,22 @@ def test_pitman_with_a_zero_denominator_in_arx_start_uses_the_other_starts() -> 
     starts give (a root or None with a reason)."""
     res = population_uniqueness({6: 1, 1: 2}, population_size=1000, model="pitman")
     assert (res.fraction is None) == (res.reason is not None)
+
+
+def test_shlosser_terms_equal_exact_arithmetic_and_do_not_overflow() -> None:
+    """(1-q)^i ((1+q)^i - 1) against Fractions for small classes, and finite for a class of
+    10,000 records at q = 0.3 (where (1+q)^i overflows: the estimator returned None at 100M
+    rows before)."""
+    from ldiv_polars.risk.snb import _shlosser_terms, nonempty_classes
+
+    q = Fraction(3, 10)
+    sizes = np.array([1, 2, 3, 7, 50, 400])
+    got = _shlosser_terms(sizes.astype(float), 0.3)
+    for i, g in zip(sizes.tolist(), got.tolist()):
+        want = (1 - q) ** i * ((1 + q) ** i - 1)
+        assert g == pytest.approx(float(want), rel=1e-12)
+    big = _shlosser_terms(np.array([10_000.0]), 0.3)
+    assert np.isfinite(big).all()
+    assert big[0] == pytest.approx((1 - 0.09) ** 10_000, rel=1e-9)
+    k = nonempty_classes(SizeHistogram.of({1: 500, 2: 100, 3: 20, 10_000: 1}), 0.3)
+    assert np.isfinite(k) and k > 621

@@ -52,10 +52,22 @@ def nonempty_classes(h: SizeHistogram, f: float) -> float:
     i, c = h.sizes.astype(float), h.classes.astype(float)
     q = f
     num1 = np.sum(i * q * q * (1.0 - q * q) ** (i - 1.0) * c)
-    den1 = np.sum((1.0 - q) ** i * ((1.0 + q) ** i - 1.0) * c)
+    den1 = np.sum(_shlosser_terms(i, q) * c)
     num2 = np.sum((1.0 - q) ** i * c)
     den2 = np.sum(i * q * (1.0 - q) ** (i - 1.0) * c)
     return float(h.n_classes + h.of_size(1) * (num1 / den1) * (num2 / den2) ** 2)
+
+
+def _shlosser_terms(i: np.ndarray, q: float) -> np.ndarray:
+    """``(1 - q)^i ((1 + q)^i - 1)`` for class sizes ``i`` without overflow: written as
+    ``(1 - q)^i expm1(i log1p(q))`` (exact for small ``q``), and, where ``(1 + q)^i`` would
+    overflow, as the equal ``(1 - q^2)^i - (1 - q)^i`` (a large class at a sampling fraction
+    of 0.3 made the product inf * 0 = nan, and the estimator None)."""
+    x = i * np.log1p(q)
+    small = x < 700.0
+    down = np.exp(i * np.log1p(-q))
+    return np.where(small, down * np.expm1(np.minimum(x, 700.0)),
+                    np.exp(i * np.log1p(-q * q)) - down)
 
 
 def _log_equations(x: np.ndarray, k: float, f: float, c1: float, c2: float) -> np.ndarray:
