@@ -28,6 +28,7 @@ import polars as pl
 from ldiv_polars.core.validate import require_int_at_least, require_real
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall
+from ldiv_polars.models.k_anonymity import KAnonymity
 
 if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
@@ -113,15 +114,21 @@ class KMap(Model):
     def value(self) -> pl.Expr:
         return pl.col(SIZE)
 
+    @property
+    def as_k_anonymity(self) -> KAnonymity:
+        """k'-anonymity with the derived ``k'``: the owner of every size-threshold fact below
+        (verdict, bounds, array verdict, SQL form)."""
+        return KAnonymity(self.derived_k)
+
     def passes(self) -> pl.Expr:
-        return pl.col(SIZE) >= self.derived_k
+        return self.as_k_anonymity.passes()
 
     def reason(self) -> pl.Expr:
         return pl.format(f"class size {{}} < k'={self.derived_k} (k-map {self.k})",
                          pl.col(SIZE))
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
-        return achieved is not None and achieved >= self.derived_k
+        return self.as_k_anonymity.satisfied_by(achieved)
 
     @property
     def min_class_size(self) -> int:
@@ -129,14 +136,11 @@ class KMap(Model):
 
     @property
     def count_bounds(self) -> tuple[int, int]:
-        return (self.derived_k, 0)
+        return self.as_k_anonymity.count_bounds
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:
-        from ldiv_polars.models.encoded import ClassVerdict
-
-        return ClassVerdict((rows.size >= self.derived_k) | ~rows.present)
+        return self.as_k_anonymity.array_verdict(rows)
 
     def sql_call(self) -> SqlCall:
         """k'-anonymity's macro with the derived k'."""
-        return SqlCall("ldiv__k_anonymity_classes_x", (self.derived_k,),
-                       spec={"model": "k_anonymity", "k": self.derived_k})
+        return self.as_k_anonymity.sql_call()
