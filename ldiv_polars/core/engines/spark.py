@@ -134,10 +134,12 @@ _SPARK_TYPES = {
 
 def read(data: Any, separator: str | None = None) -> DataFrame:
     """``data`` as a Spark DataFrame: a Spark DataFrame as it is; a Polars frame or pyarrow
-    table handed to :func:`session`'s Spark (its rows are in this process already); a path (file, glob, Parquet
-    directory) checked as the other engines check it (:func:`~ldiv_polars.core.inputs.
-    to_lazyframe`: typed errors before any row is read) and read by :func:`session`'s Spark
-    (a directory Spark wrote, with its ``_SUCCESS`` marker, read by Spark directly), a CSV with the column types Polars infers (so every engine reads the same values)."""
+    table handed to :func:`session`'s Spark (its rows are in this process already); a path
+    (file, glob, Parquet directory) checked as the other engines check it
+    (:func:`~ldiv_polars.core.inputs.to_lazyframe`: typed errors before any row is read) and
+    read by :func:`session`'s Spark (a directory Spark wrote, with its ``_SUCCESS`` marker,
+    read by Spark directly), a CSV with the column types Polars infers (so every engine reads
+    the same values)."""
     if isinstance(data, DataFrame):
         return data
     if isinstance(data, (pl.DataFrame, pl.LazyFrame, pa.Table)):  # rows of this process
