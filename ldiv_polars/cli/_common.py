@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import typer
 
-from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
 
 def split_columns(value: str | None, option: str) -> list[str]:
@@ -98,3 +100,35 @@ def start_engine(engine: str, master: str | None, remote: str | None,
 
     spark = engine_for(None, "spark")  # a typed error when pyspark is not installed
     spark.session(master, remote)  # type: ignore[attr-defined]
+
+
+def find_hierarchy(directory: Path, column: str) -> Path:
+    """``DIR/*_hierarchy_<column>.csv`` or ``DIR/<column>.csv``. Raises
+    :class:`~ldiv_polars.errors.InputFormatError` when ``directory`` is not a directory or
+    holds no such file, or several ``*_hierarchy_<column>.csv``."""
+    if not directory.is_dir():
+        raise InputFormatError(f"--hierarchies: not a directory: {str(directory)!r}")
+    exact = directory / f"{column}.csv"
+    if exact.exists():
+        return exact
+    found = sorted(directory.glob(f"*_hierarchy_{column}.csv"))
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise InputFormatError(
+            f"several hierarchy files for {column!r} in {str(directory)!r}: "
+            f"{', '.join(p.name for p in found)}"
+        )
+    raise InputFormatError(
+        f"no hierarchy for column {column!r} in {str(directory)!r} (expected "
+        f"'*_hierarchy_{column}.csv' or '{column}.csv')"
+    )
+
+
+def read_hierarchies(files: Mapping[str, Path], separator: str = ";") -> dict[str, Any]:
+    """One :class:`~ldiv_polars.hierarchy.Hierarchy` per QI from the files
+    :func:`find_hierarchy` found (read after the output paths were checked). Raises the
+    hierarchy reader's typed errors."""
+    from ldiv_polars.hierarchy import Hierarchy
+
+    return {q: Hierarchy.from_csv(f, separator=separator, name=q) for q, f in files.items()}

@@ -48,6 +48,13 @@ AlphaOpt = Annotated[float | None, typer.Option(
 DeltaOpt = Annotated[float | None, typer.Option(
     "--delta", help="delta-disclosure: bound on |ln(p(s|class) / p(s))|")]
 
+# outputs and hierarchies
+OutArg = Annotated[Path, typer.Argument(help="output .parquet or .csv")]
+HierarchySeparatorOpt = Annotated[str, typer.Option(
+    "--hierarchy-separator", help="separator of the hierarchy CSVs")]
+HierarchiesDirOpt = Annotated[Path, typer.Option(
+    "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv")]
+
 # the risk thresholds (table-level models, cli/_models.py's RiskFlags)
 AverageRiskOpt = Annotated[float | None, typer.Option(
     "--average-risk", help="average re-identification risk (classes / records) <= r")]

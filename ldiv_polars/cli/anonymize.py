@@ -13,17 +13,26 @@ import typer
 if TYPE_CHECKING:  # rich is imported when something is printed (not in --json mode)
     from rich.console import Console
 
-from ldiv_polars.cli._common import Stages, echo_json, split_columns, start_engine
+from ldiv_polars.cli._common import (
+    Stages,
+    echo_json,
+    find_hierarchy,
+    read_hierarchies,
+    split_columns,
+    start_engine,
+)
 from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
     DeltaOpt,
     EngineOpt,
+    HierarchySeparatorOpt,
     InputArg,
     KOpt,
     LOpt,
     ModelOpt,
+    OutArg,
     QiOpt,
     TOpt,
     json_option,
@@ -32,30 +41,7 @@ from ldiv_polars.cli._options import (
     SparkRemoteOpt,
     risk_options,
 )
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
-
-
-def find_hierarchy(directory: Path, column: str) -> Path:
-    """``DIR/*_hierarchy_<column>.csv`` or ``DIR/<column>.csv``. Raises
-    :class:`~ldiv_polars.errors.InputFormatError` when ``directory`` is not a directory or
-    holds no such file, or several ``*_hierarchy_<column>.csv``."""
-    if not directory.is_dir():
-        raise InputFormatError(f"--hierarchies: not a directory: {str(directory)!r}")
-    exact = directory / f"{column}.csv"
-    if exact.exists():
-        return exact
-    found = sorted(directory.glob(f"*_hierarchy_{column}.csv"))
-    if len(found) == 1:
-        return found[0]
-    if len(found) > 1:
-        raise InputFormatError(
-            f"several hierarchy files for {column!r} in {str(directory)!r}: "
-            f"{', '.join(p.name for p in found)}"
-        )
-    raise InputFormatError(
-        f"no hierarchy for column {column!r} in {str(directory)!r} (expected "
-        f"'*_hierarchy_{column}.csv' or '{column}.csv')"
-    )
+from ldiv_polars.errors import InvalidParameterError
 
 
 def demo_hierarchies(path: Path | str, qi: list[str]) -> dict[str, Any]:
@@ -107,7 +93,6 @@ def demo_step(path: Path | str, qi: list[str], sensitive: str, k: int, l: int,
 
 
 # the options of ldiv anonymize alone
-OutArg = Annotated[Path, typer.Argument(help="output .parquet or .csv")]
 HierarchiesOpt = Annotated[Path | None, typer.Option(
     "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv "
     "(needed by --method global, gencells, local)")]
@@ -124,8 +109,6 @@ BudgetOpt = Annotated[float | None, typer.Option(
     "--budget", help="seconds the anytime search may run (it reports its gap)")]
 InputSeparatorOpt = Annotated[str | None, typer.Option(
     "--separator", help="input CSV separator")]
-HierarchySeparatorOpt = Annotated[str, typer.Option(
-    "--hierarchy-separator", help="separator of the hierarchy CSVs")]
 NoVerifyOpt = Annotated[bool, typer.Option(
     "--no-verify", help="skip re-verifying the output with the checker")]
 JsonOpt = Annotated[bool, json_option("print the result as JSON")]
@@ -231,7 +214,6 @@ def _checked_paths_and_hierarchies(
     another method than the global search or ``--hierarchies`` is missing for it.
     ``directory``: ``out`` is a Parquet directory (what Spark writes)."""
     from ldiv_polars.core.output import check_output, check_output_dir
-    from ldiv_polars.hierarchy import Hierarchy
 
     if report is not None and not global_search:
         raise InvalidParameterError("--report is available with --method global only "
@@ -242,7 +224,7 @@ def _checked_paths_and_hierarchies(
     (check_output_dir if directory else check_output)(
         out, inputs=[path, *files.values()])  # before any work
     _check_report_path(report, s_cols, [path, out, *files.values()])
-    return {q: Hierarchy.from_csv(f, separator=separator, name=q) for q, f in files.items()}
+    return read_hierarchies(files, separator)
 
 
 def _search(path: Path, qi: list[str], s_cols: list[str], hs: dict[str, Any],

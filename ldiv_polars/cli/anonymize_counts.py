@@ -10,11 +10,20 @@ from typing import Annotated
 
 import typer
 
-from ldiv_polars.cli._common import Stages
+from ldiv_polars.cli._common import Stages, find_hierarchy, read_hierarchies
 from ldiv_polars.cli._models import Requirements
-from ldiv_polars.cli._options import AlphaOpt, COpt, DeltaOpt, KOpt, LOpt, ModelOpt, TOpt
-from ldiv_polars.cli.anonymize import (
+from ldiv_polars.cli._options import (
+    AlphaOpt,
+    COpt,
+    DeltaOpt,
+    HierarchiesDirOpt,
     HierarchySeparatorOpt,
+    KOpt,
+    LOpt,
+    ModelOpt,
+    TOpt,
+)
+from ldiv_polars.cli.anonymize import (
     JsonOpt,
     MetricOpt,
     ModeOpt,
@@ -22,13 +31,10 @@ from ldiv_polars.cli.anonymize import (
     SuppressionOpt,
     _requested_models,
     _show,
-    find_hierarchy,
 )
 from ldiv_polars.cli.check_counts import CountsArg
 
 PlanOutOpt = Annotated[Path, typer.Option("--plan-out", help="release plan to write (.json)")]
-CountsHierarchiesOpt = Annotated[Path, typer.Option(
-    "--hierarchies", help="directory with <column>.csv or *_hierarchy_<column>.csv")]
 
 
 def register(app: typer.Typer) -> None:
@@ -37,7 +43,7 @@ def register(app: typer.Typer) -> None:
 
 
 def anonymize_counts_cmd(
-    counts: CountsArg, hierarchies: CountsHierarchiesOpt, plan_out: PlanOutOpt,
+    counts: CountsArg, hierarchies: HierarchiesDirOpt, plan_out: PlanOutOpt,
     k: KOpt = None, l: LOpt = None, model: ModelOpt = None, c: COpt = None, t: TOpt = None,
     alpha: AlphaOpt = None, delta: DeltaOpt = None, suppression: SuppressionOpt = 0.0,
     metric: MetricOpt = None, mode: ModeOpt = "mask", strategy: StrategyOpt = "auto",
@@ -48,7 +54,6 @@ def anonymize_counts_cmd(
     release plan atomically. Exit 1 when no generalization satisfies them (no plan written);
     exit 2 when the counts files differ in their columns or levels."""
     from ldiv_polars.core.output import atomic_output, check_output
-    from ldiv_polars.hierarchy import Hierarchy
     from ldiv_polars.search.federated import anonymize_counts, read_counts
 
     started = time.perf_counter()
@@ -57,8 +62,7 @@ def anonymize_counts_cmd(
     fs, levels = read_counts(counts)  # the counts' roles, before any work
     files = {q: find_hierarchy(hierarchies, q) for q in fs.qi}
     check_output(plan_out, inputs=[*counts, *files.values()], suffixes=(".json",))
-    hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
-          for q, f in files.items()}
+    hs = read_hierarchies(files, hierarchy_separator)
     with Stages("anonymize-counts") as say:
         say(f"searching the lattice on {len(counts)} merged counts files")
         result, plan = anonymize_counts([fs], hs, models, levels=levels,

@@ -9,10 +9,16 @@ from typing import Annotated
 
 import typer
 
-from ldiv_polars.cli._common import Stages, start_engine
-from ldiv_polars.cli._options import EngineOpt, InputArg, SparkMasterOpt, SparkRemoteOpt
-from ldiv_polars.cli.anonymize import HierarchySeparatorOpt, OutArg, find_hierarchy
-from ldiv_polars.cli.anonymize_counts import CountsHierarchiesOpt
+from ldiv_polars.cli._common import Stages, find_hierarchy, read_hierarchies, start_engine
+from ldiv_polars.cli._options import (
+    EngineOpt,
+    HierarchiesDirOpt,
+    HierarchySeparatorOpt,
+    InputArg,
+    OutArg,
+    SparkMasterOpt,
+    SparkRemoteOpt,
+)
 from ldiv_polars.errors import InvalidParameterError
 
 PlanArg = Annotated[Path, typer.Argument(help="release plan (.json, from ldiv anonymize-counts)")]
@@ -24,7 +30,7 @@ def register(app: typer.Typer) -> None:
 
 
 def apply_plan_cmd(
-    path: InputArg, plan: PlanArg, out: OutArg, hierarchies: CountsHierarchiesOpt,
+    path: InputArg, plan: PlanArg, out: OutArg, hierarchies: HierarchiesDirOpt,
     hierarchy_separator: HierarchySeparatorOpt = ";", engine: EngineOpt = "polars",
     spark_master: SparkMasterOpt = None, spark_remote: SparkRemoteOpt = None,
 ) -> None:
@@ -35,7 +41,6 @@ def apply_plan_cmd(
     site's release alone (they hold on the union of the sites: the aggregator's check)."""
     from ldiv_polars.core.inputs import to_lazyframe
     from ldiv_polars.core.output import check_output, check_output_dir
-    from ldiv_polars.hierarchy import Hierarchy
     from ldiv_polars.search.federated import ReleasePlan, apply_plan, verify_site_release
 
     rp = ReleasePlan.from_json(_read_text(plan))
@@ -47,8 +52,7 @@ def apply_plan_cmd(
     files = {q: find_hierarchy(hierarchies, q) for q in rp.qi}
     (check_output_dir if engine == "spark" else check_output)(
         out, inputs=[path, plan, *files.values()])
-    hs = {q: Hierarchy.from_csv(f, separator=hierarchy_separator, name=q)
-          for q, f in files.items()}
+    hs = read_hierarchies(files, hierarchy_separator)
     start_engine(engine, spark_master, spark_remote)
     with Stages("apply-plan") as say:
         say(f"releasing {path.name} ({engine})")

@@ -8,9 +8,16 @@ from typing import Annotated
 
 import typer
 
-from ldiv_polars.cli._common import Stages, split_columns, start_engine
+from ldiv_polars.cli._common import (
+    Stages,
+    find_hierarchy,
+    read_hierarchies,
+    split_columns,
+    start_engine,
+)
 from ldiv_polars.cli._options import (
     EngineOpt,
+    HierarchySeparatorOpt,
     InputArg,
     NullsOpt,
     QiOpt,
@@ -55,15 +62,14 @@ def parse_levels(text: str | None) -> dict[str, int]:
 def counts_cmd(
     path: InputArg, qi: QiOpt, out: OutOpt, sensitive: SensitivesOpt = None,
     hierarchies: HierarchiesOpt = None, levels: LevelsOpt = None,
+    hierarchy_separator: HierarchySeparatorOpt = ";",
     separator: SeparatorOpt = None, nulls: NullsOpt = "error", engine: EngineOpt = "polars",
     spark_master: SparkMasterOpt = None, spark_remote: SparkRemoteOpt = None,
 ) -> None:
     """Write the frequency set of a table (its QI/sensitive columns and levels in the file's
     metadata): what a site sends to the trusted aggregator instead of its rows. Counts are
     disclosive themselves: send them to a trusted party only."""
-    from ldiv_polars.cli.anonymize import find_hierarchy
     from ldiv_polars.core.output import check_output
-    from ldiv_polars.hierarchy import Hierarchy
     from ldiv_polars.search.federated import site_counts, write_counts
 
     qi_cols = split_columns(qi, "--qi")
@@ -73,7 +79,7 @@ def counts_cmd(
     start_engine(engine, spark_master, spark_remote)
     files = {q: find_hierarchy(hierarchies, q) for q in lv} if hierarchies else {}
     check_output(out, inputs=[path, *files.values()], suffixes=(".parquet", ".pq"))
-    hs = {q: Hierarchy.from_csv(f, name=q) for q, f in files.items()}
+    hs = read_hierarchies(files, hierarchy_separator)
     with Stages("counts") as say:
         say(f"counting {path.name} ({engine})")
         fs = site_counts(str(path), qi_cols, split_columns(sensitive, "--sensitive") or None,
