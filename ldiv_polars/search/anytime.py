@@ -170,6 +170,9 @@ class _Search:
         self.best_val = math.inf
         self.stopped = ""
         self.costs: list[list[float]] = []
+        self.info: dict[Levels, float] = {}
+        """levels -> the entropy (bits) of the node's class sizes: the information it releases
+        (:meth:`descend_by_ratio`)."""
 
     # --- budget and checks --------------------------------------------------------------------
 
@@ -190,6 +193,7 @@ class _Search:
         rolled = self.efs.rollup(x)
         verdict = self.checker.check(rolled)
         self.checked += 1
+        self.info[x] = _entropy_bits(rolled.class_size)
         free = self.free_value(x, rolled)
         if verdict.passed:
             value = free if verdict.suppressed_rows == 0 and self.has_bound else \
@@ -263,6 +267,13 @@ class _Search:
             return self.metrics.bound_from_levels(self.metric, y)
         return sorted(range(self.q), key=step)
 
+    def incumbent(self, top: Levels) -> None:
+        """An incumbent first: if the top passes, :meth:`descend` from it, then
+        :meth:`descend_by_ratio` (the better of the two is the incumbent)."""
+        if self.check(top)[0]:
+            self.descend(top)
+            self.descend_by_ratio(top)
+
     def descend(self, x: Levels) -> None:
         """From a pass, step down (the predecessor with the least value first) while a
         predecessor passes with a lower value: a cheaper incumbent early. Failing predecessors
@@ -286,13 +297,38 @@ class _Search:
                 return
             cur = nxt
 
+    def descend_by_ratio(self, x: Levels) -> Levels:
+        """From a pass, step to the passing predecessor that lowers the value most per bit of
+        information released (the entropy of the class sizes, :attr:`info`), while one
+        lowers it: every predecessor is checked at each step (a knapsack's greedy: value given
+        up per unit of the capacity k-anonymity leaves). A second incumbent, often cheaper than
+        :meth:`descend`'s (largest drop first) on wide lattices. Returns the pass it stopped at
+        (no predecessor of it passes with a lower value, unless the budget ran out)."""
+        cur, val = x, self.check(x)[1]
+        while not self.out_of_budget():
+            best: tuple[float, Levels, float] | None = None
+            for i in range(self.q):
+                if not cur[i] or self.out_of_budget():
+                    continue
+                p = cur[:i] + (cur[i] - 1,) + cur[i + 1:]
+                if self.refuter(p) is not None:
+                    continue
+                passed, value = self.check(p)[:2]
+                if passed and value < val:
+                    ratio = (val - value) / max(self.info[p] - self.info[cur], 1e-9)
+                    if best is None or ratio > best[0]:
+                        best = (ratio, p, value)
+            if best is None:
+                return cur
+            _, cur, val = best
+        return cur
+
     # --- the best-first loop ------------------------------------------------------------------
 
     def run(self) -> float:
         """Search until proven or out of budget; return the lower bound (see module docstring)."""
         top = tuple(h - 1 for h in self.heights)
-        if self.check(top)[0]:  # an incumbent first: roll-ups high up are cheap
-            self.descend(top)
+        self.incumbent(top)  # roll-ups high up are cheap
         bottom = (0,) * self.q
         heap: list[tuple[float, bool, Levels]] = [(self.key(bottom), self.cheap, bottom)]
         seen = {bottom}
@@ -353,8 +389,7 @@ class _Search:
         self.costs = self.separable_costs()
         relax = CutRelaxation(self.costs)
         top = tuple(h - 1 for h in self.heights)
-        if self.check(top)[0]:
-            self.descend(top)
+        self.incumbent(top)
         fed, bound = 0, -math.inf
         while True:
             for f in self.fails[fed:self.n_fails]:
@@ -499,3 +534,16 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
         best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
         proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
         stopped=s.stopped, notes=notes)
+
+
+def _entropy_bits(size: np.ndarray) -> float:
+    """Shannon entropy (bits) of the distribution of rows over classes of these sizes.
+
+    >>> _entropy_bits(np.array([2, 2])), _entropy_bits(np.array([5]))
+    (1.0, 0.0)
+    """
+    n = size[size > 0].astype(np.float64)
+    total = float(n.sum())
+    if total <= 0:
+        return 0.0
+    return float(np.log2(total) - (n * np.log2(n)).sum() / total)
