@@ -85,9 +85,10 @@ def test_lifted_failures_are_maximal():
     efs, limit, heights, verdicts = _small(5, 1500, 2, 4, 0.01)
     search = _Search(efs, [KAnonymity(4)], limit, "loss", Budget())
     search.costs = search.separable_costs()
-    for x, cheap_first in itertools.product([(0,) * 5, (1, 0, 2, 0, 1), (0, 2, 0, 1, 0)],
-                                            [False, True]):
-        lifted = search.lift(x, cheap_first)
+    ranks = [None, [0.3, 0.9, 0.1, 0.5, 0.7], [4.0, 3.0, 2.0, 1.0, 0.0]]  # None: by cost
+    for x, cheap_first, rank in itertools.product([(0,) * 5, (1, 0, 2, 0, 1), (0, 2, 0, 1, 0)],
+                                                  [False, True], ranks):
+        lifted = search.lift(x, cheap_first, rank)
         if verdicts[x].passed:
             assert lifted is None
             continue

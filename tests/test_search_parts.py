@@ -162,6 +162,10 @@ def test_store_makes_a_hub_on_its_third_request(monkeypatch):
     assert made == [((0, 0), (1, 1))] and hub.levels == (1, 1)
     assert store.source((1, 4), base, make) is hub and len(made) == 1
     assert store.hub((1, 1), base, make) is None  # a node is not its own hub
+    declined, asked = SnapshotStore(2, 1000), []  # a maker returning None: would not be kept
+    for _ in range(TUNING.hub_after + 2):
+        assert declined.source((2, 3), base, lambda s, lv: asked.append(lv)) is base
+    assert asked == [(1, 1)] and declined.hubs == {(1, 1): None}
 
 
 def test_tuned_sets_restores_and_rejects_unknown_fields():
@@ -210,21 +214,6 @@ def test_named_constructors_equal_the_keyword_one(adult):
         EncodedFrequencySet.from_codes(fs, hs, codes, a.base.n)  # no sensitive ids
     with pytest.raises(InvalidParameterError):
         EncodedFrequencySet.from_keys(fs, hs, keys, slim.base.n)  # a sensitive column
-
-
-def test_store_records_a_hub_its_maker_declines(monkeypatch):
-    """A maker returning None (the hub would not be kept): no hub, asked once, the base used."""
-    monkeypatch.setattr(TUNING, "hub_min_rows", 0)
-    store = SnapshotStore(2, 1000)
-    base = _snap((0, 0), 1000)
-    asked = []
-
-    def make(src, levels):
-        asked.append(levels)
-
-    for _ in range(TUNING.hub_after + 2):
-        assert store.source((2, 3), base, make) is base
-    assert asked == [(1, 1)] and store.hubs == {(1, 1): None}
 
 
 @settings(max_examples=40, deadline=None)

@@ -54,6 +54,10 @@ MIN_SOLVE_SECONDS = 0.5
 """The least time a MILP solve is given, even past the budget (a solve cut short reports a weak
 dual bound)."""
 
+RANDOM_LIFTS = 4
+"""Lifts in random QI orders of each MILP node that fails, after the two by cost
+(:meth:`_Search.more_lifts`): more cuts per solve."""
+
 CUT_LOOP_MIN_NODES = 10 ** 6
 """Lattices of at least this many nodes are searched by the cut loop (:meth:`_Search.run_cuts`)
 when the metric is separable; smaller ones best-first (:meth:`_Search.run`), which proves
@@ -170,6 +174,8 @@ class _Search:
         self.best_val = math.inf
         self.stopped = ""
         self.costs: list[list[float]] = []
+        self.rng = np.random.default_rng(0)
+        """The random QI orders of :meth:`more_lifts` (seeded: a search is reproducible)."""
         self.info: dict[Levels, float] = {}
         """levels -> the entropy (bits) of the node's class sizes: the information it releases
         (:meth:`descend_by_ratio`)."""
@@ -405,8 +411,8 @@ class _Search:
                 return bound
             if self.lift(x) is None:
                 relax.exclude(x)  # checked: a pass (incumbent or worse) or an upward failure
-            elif not self.out_of_budget():
-                self.lift(x, cheap_first=True)  # a second, different cut from the same node
+            else:
+                self.more_lifts(x)
 
     def cut_bound(self) -> float:
         """The bound of the cut relaxation over what the search knows: every recorded down-set
@@ -425,20 +431,35 @@ class _Search:
             return None
         return max(self.budget.seconds - (time.perf_counter() - self.t0), MIN_SOLVE_SECONDS)
 
-    def lift(self, x: Levels, cheap_first: bool = False) -> Levels | None:
+    def more_lifts(self, x: Levels) -> None:
+        """After the first lift of the MILP's node ``x`` (most expensive QIs first), more
+        different cuts from it: a lift with the cheapest QIs first, then
+        :data:`RANDOM_LIFTS` in random QI orders (seeded: the same search makes the same
+        cuts). Each costs a few coarse roll-ups, against a MILP solve per node."""
+        if self.out_of_budget():
+            return
+        self.lift(x, cheap_first=True)
+        for _ in range(RANDOM_LIFTS):
+            if self.out_of_budget():
+                return
+            self.lift(x, rank=self.rng.random(self.q).tolist())
+
+    def lift(self, x: Levels, cheap_first: bool = False,
+             rank: Sequence[float] | None = None) -> Levels | None:
         """A maximal down-set failure at or above ``x``, found from the top: the fewest QIs
-        (most expensive to raise one level first; cheapest first with ``cheap_first``) set to
-        their level in ``x``, the others at the top, that fail (exponential then binary search
-        on that count: coarse roll-ups, cheap); QIs whose top level still fails are dropped (in
-        the opposite order), then each is climbed. None when ``x`` itself is no down-set failure
-        (it was checked)."""
+        (most expensive to raise one level first; cheapest first with ``cheap_first``; by
+        increasing ``rank[j]`` when given) set to their level in ``x``, the others at the
+        top, that fail (exponential then binary search on that count: coarse roll-ups,
+        cheap); QIs whose top level still fails are dropped (in the opposite order), then each
+        is climbed. None when ``x`` itself is no down-set failure (it was checked)."""
         rec = self.records.get(x)
         if rec is not None and not rec[3]:
             return None
         top = tuple(h - 1 for h in self.heights)
-        sign = 1.0 if cheap_first else -1.0
-        order = sorted((j for j in range(self.q) if x[j] < top[j]),
-                       key=lambda j: sign * self._raise_cost(j, x[j]))
+        if rank is None:
+            sign = 1.0 if cheap_first else -1.0
+            rank = [sign * self._raise_cost(j, x[j]) for j in range(self.q)]
+        order = sorted((j for j in range(self.q) if x[j] < top[j]), key=lambda j: rank[j])
 
         def node(m: int) -> Levels:
             z = list(top)
@@ -450,7 +471,7 @@ class _Search:
         if hi is None:
             return None
         z = list(node(hi))
-        for j in sorted(order[:hi - 1], key=lambda j: -sign * self._raise_cost(j, x[j])):
+        for j in sorted(order[:hi - 1], key=lambda j: -rank[j]):
             if self.out_of_budget():
                 break
             z[j] = top[j]
