@@ -51,6 +51,12 @@ from ldiv_polars.models.boundary import (
 KEY = "__ldiv_key"
 """Prefix of the key columns inside an evaluation (``__ldiv_key0``, ...)."""
 
+IN_MEMORY = "in-memory"
+"""The engine that collects the verdicts of a collected frequency set (:func:`collect_unnamed`):
+its fixed cost is lower than the streaming engine's on a table already in memory, and its
+per-class sums add the rows in their order, so that a float statistic is the same on every
+run (the streaming engine's morsels may add them in another order: the last bit varies)."""
+
 
 @dataclass(frozen=True)
 class ClassNames:
@@ -275,15 +281,15 @@ def _collected_verdicts(classes: pl.LazyFrame, rows: pl.LazyFrame, ref: pl.LazyF
     models' flags first; the exact step only when a flag is set (else the float verdicts are
     the exact ones: every class is outside its rounding bound)."""
     if not exact:
-        return _verdicts(classes, models, []).collect()
+        return _verdicts(classes, models, []).collect(engine=IN_MEMORY)
     flags = [m.uncertain().alias(uncertain_col(m)) for m in exact]  # type: ignore[union-attr]
     # one collect in the common case: the float verdicts with the flags
-    table = _verdicts(classes.with_columns(flags), models, []).collect()
+    table = _verdicts(classes.with_columns(flags), models, []).collect(engine=IN_MEMORY)
     if not table.select(pl.any_horizontal(uncertain_col(m) for m in exact).any()).item():
         return table
     floats = dict.fromkeys([value_col(m) for m in models] + [f"pass_{m.key}" for m in models])
     decided = decide_uncertain(table.drop(list(floats)).lazy(), rows, ref, qi, s, exact)
-    return _verdicts(decided, models, exact).collect()
+    return _verdicts(decided, models, exact).collect(engine=IN_MEMORY)
 
 
 def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]
