@@ -247,15 +247,23 @@ def install(
     return con
 
 
+_PROBE = "ldiv__eps(), ldiv__share_le(0, 0, 0.0)"
+"""Two scalar macros of ``ldiv.sql``, its first and its last: both exist once it ran."""
+_UDF_PROBE = ("ldiv_decide(NULL, NULL, NULL, NULL, NULL), ldiv_adjusted_entropy(NULL, NULL), "
+              "ldiv_population_uniqueness_of(NULL, NULL, NULL, NULL)")
+"""The Python UDFs :func:`install` registers with ``udfs=True``."""
+
+
 def _installed(con: duckdb.DuckDBPyConnection, udfs: bool) -> bool:
-    names = ["ldiv_summary", "ldiv__fs", "ldiv__verdict"] + (
-        ["ldiv_adjusted_entropy", "ldiv_decide"] if udfs else [])
-    row = con.execute(
-        "SELECT count(DISTINCT function_name) FROM duckdb_functions() "
-        "WHERE list_contains(?, function_name)",
-        [names],
-    ).fetchall()
-    return bool(row and row[0][0] == len(names))
+    """Whether :func:`install` ran on ``con`` (with the UDFs when ``udfs``): a statement that
+    calls the probe functions and returns no row binds (a missing function is a
+    ``CatalogException``), which costs far less than listing ``duckdb_functions()``."""
+    probe = _PROBE + (", " + _UDF_PROBE if udfs else "")
+    try:
+        con.execute(f"SELECT {probe} WHERE false").fetchall()
+    except duckdb.CatalogException:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -437,21 +445,31 @@ class _Calls:
                f"FROM ldiv__decide_x(?, ?, ?))")
         return sql, [*args, cte, x_name, call.spec_json]
 
-    def verdict(self, call: Any, x_name: str, fs: str, model: Any) -> tuple[Any, ...]:
-        """The ``ldiv__result`` row of ``model`` (``call`` its SQL form) over the extended
-        frequency set ``x_name``: one query gives the float verdict and the count of classes
-        flagged uncertain; only when one is flagged does the exact step run
-        (:meth:`_decided`), so that it costs nothing on a table where no class is within
-        rounding of the threshold (or a model whose SQL form decides every class exactly)."""
-        args = self._arguments(call, x_name, fs)
-        marks = ", ".join("?" for _ in args)
-        cte = _tmp("c")
-        row = self.con.execute(f"WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
-                               "FROM ldiv__result(?, ?, ?)",
-                               [*args, cte, model.name, model.higher_is_better]).fetchall()[0]
-        if not row[-1]:  # no undecided class: the float verdicts are the exact ones
-            return row
-        return self._decided(call, args, x_name, model)
+    def verdicts(self, pairs: Sequence[tuple[Any, Any]], x_name: str, fs: str
+                 ) -> list[tuple[Any, ...]]:
+        """The ``ldiv__result`` rows of several models (``(model, call)`` pairs, ``call`` the
+        model's SQL form) over the extended frequency set ``x_name``, in one statement: each
+        model's per-class macro is a CTE and its ``ldiv__result`` one branch of a UNION ALL,
+        which gives the float verdict and the count of classes flagged uncertain. Only a model
+        with a flagged class is then decided exactly (:meth:`_decided`), so that the exact
+        step costs nothing on a table where no class is within rounding of a threshold (or a
+        model whose SQL form decides every class exactly)."""
+        if not pairs:
+            return []
+        ctes, branches, cte_args, result_args, model_args = [], [], [], [], []
+        for i, (model, call) in enumerate(pairs):
+            args = self._arguments(call, x_name, fs)
+            cte = _tmp("c")
+            ctes.append(f"{_quote(cte)} AS (FROM {call.macro}({', '.join('?' for _ in args)}))")
+            branches.append(f"SELECT {i} AS i, * FROM ldiv__result(?, ?, ?)")
+            cte_args += args
+            result_args += [cte, model.name, model.higher_is_better]
+            model_args.append(args)
+        rows = self.con.execute(f"WITH {', '.join(ctes)} {' UNION ALL '.join(branches)} "
+                                "ORDER BY i", [*cte_args, *result_args]).fetchall()
+        # no undecided class (the last column): the float verdicts are the exact ones
+        return [row[1:] if not row[-1] else self._decided(call, args, x_name, model)
+                for row, (model, call), args in zip(rows, pairs, model_args)]
 
     def _decided(self, call: Any, args: list[Any], x_name: str, model: Any
                  ) -> tuple[Any, ...]:
@@ -533,19 +551,19 @@ def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any]
               ) -> list[dict[str, object]]:
     """:func:`check` of a materialized frequency set (the temp table ``fs``): its extended
     form (class ids, sizes, table frequencies) is built once and shared by every model, whose
-    SQL form (``Model.sql_call()``, the models bound to the table's records) reads it; a
-    table-level model's reads the class sizes (:func:`_table_level_row`)."""
+    SQL form (``Model.sql_call()``, the models bound to the table's records) reads it: one
+    statement judges every per-class model (:meth:`_Calls.verdicts`); a table-level model's
+    form reads the class sizes (:func:`_table_level_row`)."""
     out: list[dict[str, object]] = []
     x_name = _tmp("fsx")
     con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
     runner = _Calls(con)
     try:
         model_list = _bound(con, x_name, model_list)
-        for m, call in zip(model_list, [m.sql_call() for m in model_list]):
-            if m.table_level:
-                out.append(_table_level_row(con, x_name, m, call))
-                continue
-            out.append(_result_row(m.key, runner.verdict(call, x_name, fs, m)))
+        pairs = [(m, m.sql_call()) for m in model_list]
+        per_class = iter(runner.verdicts([p for p in pairs if not p[0].table_level], x_name, fs))
+        out = [_table_level_row(con, x_name, m, call) if m.table_level
+               else _result_row(m.key, next(per_class)) for m, call in pairs]
     finally:
         runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")

@@ -355,6 +355,27 @@ def test_sql_verdicts_are_exact_on_the_boundary(con, case):
                                   else math.inf) == got["passed"], (model, got)
 
 
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(case=boundary_case())
+def test_sql_check_of_several_models_is_each_models_check(con, case):
+    """The DuckDB check judges every model in one statement: a model whose classes are
+    flagged uncertain, among others, gets the verdict it gets alone (exact, by the test
+    above)."""
+    import ldiv_polars.duckdb as ld
+
+    classes, model = case
+    try:
+        model.sql_call()
+    except NoSqlFormError:
+        return
+    others = [m for m in (KAnonymity(2), DistinctLDiversity(2)) if m.key != model.key]
+    models = [others[0], model, *others[1:]]
+    df = frame(classes)
+    together = ld.check(df, ["q"], "s", models, con=con)
+    assert together == [ld.check(df, ["q"], "s", [m], con=con)[0] for m in models]
+
+
 def test_sql_without_python_reports_undecided_classes():
     """What a DuckDB-CLI user who `.read`s ldiv.sql gets on a boundary: the float verdict
     cannot decide, and says so (passed NULL, undecided_classes), never a silent answer."""
