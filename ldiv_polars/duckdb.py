@@ -20,6 +20,7 @@ table *before* running anything, and pass every name to DuckDB as a bound list p
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from importlib import resources
@@ -449,20 +450,25 @@ class _Calls:
                  ) -> list[tuple[Any, ...]]:
         """The ``ldiv__result`` rows of several models (``(model, call)`` pairs, ``call`` the
         model's SQL form) over the extended frequency set ``x_name``, in one statement: each
-        model's per-class macro is a CTE and its ``ldiv__result`` one branch of a UNION ALL,
-        which gives the float verdict and the count of classes flagged uncertain. Only a model
-        with a flagged class is then decided exactly (:meth:`_decided`), so that the exact
-        step costs nothing on a table where no class is within rounding of a threshold (or a
-        model whose SQL form decides every class exactly)."""
+        model's per-class form is a CTE and its ``ldiv__result`` one branch of a UNION ALL,
+        which gives the float verdict and the count of classes flagged uncertain; the class
+        statistics two forms or more read are computed once (:meth:`_shared_stats`). Only a
+        model with a flagged class is then decided exactly (:meth:`_decided`), so that the
+        exact step costs nothing on a table where no class is within rounding of a
+        threshold (or a model whose SQL form decides every class exactly)."""
         if not pairs:
             return []
-        ctes, branches, cte_args, result_args, model_args = [], [], [], [], []
+        ctes, cte_args, shared = self._shared_stats([call for _, call in pairs], x_name)
+        branches, result_args, model_args = [], [], []
         for i, (model, call) in enumerate(pairs):
             args = self._arguments(call, x_name, fs)
+            macro, form_args = call.macro, args
+            if call.stats_macro is not None and call.stats in shared:
+                macro, form_args = call.stats_macro, [x_name, shared[call.stats], *args[1:]]
             cte = _tmp("c")
-            ctes.append(f"{_quote(cte)} AS (FROM {call.macro}({', '.join('?' for _ in args)}))")
+            ctes.append(f"{_quote(cte)} AS (FROM {macro}({', '.join('?' for _ in form_args)}))")
             branches.append(f"SELECT {i} AS i, * FROM ldiv__result(?, ?, ?)")
-            cte_args += args
+            cte_args += form_args
             result_args += [cte, model.name, model.higher_is_better]
             model_args.append(args)
         rows = self.con.execute(f"WITH {', '.join(ctes)} {' UNION ALL '.join(branches)} "
@@ -470,6 +476,19 @@ class _Calls:
         # no undecided class (the last column): the float verdicts are the exact ones
         return [row[1:] if not row[-1] else self._decided(call, args, x_name, model)
                 for row, (model, call), args in zip(rows, pairs, model_args)]
+
+    @staticmethod
+    def _shared_stats(calls: Sequence[Any], x_name: str
+                      ) -> tuple[list[str], list[Any], dict[int, str]]:
+        """The CTEs (and their parameters) of the class statistics
+        ``ldiv__class_stats_x(x_name, l)`` that two forms or more among ``calls`` read
+        (``SqlCall.stats_macro``), materialized once per ``l``, and the CTE's name by ``l``;
+        a statistic one form alone reads stays inside that form."""
+        readers = Counter(c.stats for c in calls if c.stats_macro is not None)
+        shared = {l: _tmp("st") for l, count in readers.items() if count > 1}
+        ctes = [f"{_quote(name)} AS MATERIALIZED (FROM ldiv__class_stats_x(?, ?))"
+                for name in shared.values()]
+        return ctes, [a for l in shared for a in (x_name, l)], shared
 
     def _decided(self, call: Any, args: list[Any], x_name: str, model: Any
                  ) -> tuple[Any, ...]:

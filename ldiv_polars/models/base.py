@@ -74,12 +74,18 @@ class SqlCall:
     ``hierarchy`` is registered as a relation and passed last (hierarchical t-closeness).
     ``spec`` is the model as constructor keywords plus ``"model": name``: the exact step
     rebuilds the model from it (:mod:`ldiv_polars.models.spec`) to decide the uncertain
-    classes (``unc``) with :meth:`Model.decide`."""
+    classes (``unc``) with :meth:`Model.decide`. ``stats_macro``, when the form reads the
+    per-class statistics ``ldiv__class_stats_x(x, stats)`` (their columns, or a subset), is
+    the same form reading them from a relation passed after ``x``
+    (``stats_macro(x, st, *params[, hierarchy])``): an engine judging several models in one
+    statement computes them once per ``stats``."""
 
     macro: str
     params: tuple[object, ...] = ()
     hierarchy: Any = None
     spec: dict[str, Any] = field(default_factory=dict)
+    stats_macro: str | None = None
+    stats: int = 1
 
     @property
     def spec_json(self) -> str:
