@@ -239,7 +239,7 @@ def summarize_unnamed(fs: FrequencySet, models: Sequence[Model], exprs: Sequence
     """
     inner, _ = _internal(fs)
     plan = _class_plan(inner, models, _renamed(reference, fs, inner), fs.qi)
-    flags = [m.uncertain().alias(uncertain_col(m)) for m in plan.exact]  # type: ignore[union-attr]
+    flags = plan.flags
     table = _verdicts(plan.classes.with_columns(flags) if flags else plan.classes, models, [])
     uncertain = pl.any_horizontal(uncertain_col(m) for m in plan.exact).any() if flags \
         else pl.lit(False)
@@ -253,7 +253,8 @@ def summarize_unnamed(fs: FrequencySet, models: Sequence[Model], exprs: Sequence
 class _ClassPlan:
     """An evaluation before its verdicts: the per-class aggregations (``classes``, lazy),
     the frequency-set rows and reference distribution the exact step reads, and the models
-    that have one (``exact``; none without a sensitive column, ``s`` then None)."""
+    that have one (``exact``; none without a sensitive column, ``s`` then None) with their
+    per-class flags (``flags``: :meth:`Model.uncertain` named :func:`uncertain_col`)."""
 
     classes: pl.LazyFrame
     rows: pl.LazyFrame
@@ -261,6 +262,7 @@ class _ClassPlan:
     qi: list[str]
     s: str | None
     exact: list[Model]
+    flags: list[pl.Expr]
 
 
 def _class_plan(fs: FrequencySet, models: Sequence[Model],
@@ -276,9 +278,11 @@ def _class_plan(fs: FrequencySet, models: Sequence[Model],
     frame = fs.frame if fs.count == COUNT else fs.frame.rename({fs.count: COUNT})
     if not fs.sensitive:
         classes = _without_sensitive(fs, models, frame, names)
-        return _ClassPlan(classes, frame, pl.LazyFrame(), qi, None, [])
+        return _ClassPlan(classes, frame, pl.LazyFrame(), qi, None, [], [])
     s = fs.sensitive[0]
-    exact = [m for m in models if m.uncertain() is not None]
+    uncertain = [(m, m.uncertain()) for m in models]
+    exact = [m for m, u in uncertain if u is not None]
+    flags = [u.alias(uncertain_col(m)) for m, u in uncertain if u is not None]
     rows = frame.cache() if exact else frame
     ref = _reference_of(rows, reference, s)
     if any(m.needs_q for m in models):
@@ -292,7 +296,7 @@ def _class_plan(fs: FrequencySet, models: Sequence[Model],
         pl.col(s).n_unique().alias(DISTINCT),
         *aggs,
     )
-    return _ClassPlan(_joined_frames(classes, models, ctx), rows, ref, qi, s, exact)
+    return _ClassPlan(_joined_frames(classes, models, ctx), rows, ref, qi, s, exact, flags)
 
 
 def _joined_frames(classes: pl.LazyFrame, models: Sequence[Model], ctx: ClassContext
@@ -339,9 +343,9 @@ def _collected_verdicts(plan: _ClassPlan, models: Sequence[Model]) -> pl.DataFra
     exact = plan.exact
     if not exact:
         return _verdicts(plan.classes, models, []).collect(engine=IN_MEMORY)
-    flags = [m.uncertain().alias(uncertain_col(m)) for m in exact]  # type: ignore[union-attr]
     # one collect in the common case: the float verdicts with the flags
-    table = _verdicts(plan.classes.with_columns(flags), models, []).collect(engine=IN_MEMORY)
+    table = _verdicts(plan.classes.with_columns(plan.flags), models, []).collect(
+        engine=IN_MEMORY)
     if not table.select(pl.any_horizontal(uncertain_col(m) for m in exact).any()).item():
         return table
     floats = dict.fromkeys([value_col(m) for m in models] + [f"pass_{m.key}" for m in models])
