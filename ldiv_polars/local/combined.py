@@ -92,7 +92,7 @@ def generalize_and_suppress(
                "node_bound": float(costs.suite.bound_from_levels(metric, levels)),
                "nodes_tried": tried, "lattice_size": lattice.size}
     return finish(f"generalize+cells-{method}", lf, table, key_levels, models, semantics, hs,
-                  costs, details, t0, verify=verify, separator=separator)
+                  costs, details, t0, verify=verify, separator=separator, source=data)
 
 
 @dataclass
