@@ -211,3 +211,22 @@ def test_cli_bad_flags_exit_2(files, flags, message):
     r = _cli("check", files / "sample.csv", "--qi", "zip,age", "--sensitive", "s", *flags)
     assert r.returncode == 2 and message in r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_cli_population_table_read_with_the_command_separator(files):
+    """``--population-table`` is read with ``--separator`` as the main table is (issue 19):
+    with ``|`` the default sniffing would see one column and refuse the QIs."""
+    pop, sample = (pl.read_csv(files / f) for f in ("pop.csv", "sample.csv"))
+    pop.write_csv(files / "pop_bar.csv", separator="|")
+    sample.write_csv(files / "sample_bar.csv", separator="|")
+    r = _cli("check", files / "sample_bar.csv", "--qi", "zip,age", "--sensitive", "s",
+             "--separator", "|", "--k-map", 2, "--population-table", files / "pop_bar.csv",
+             "--json")
+    import json
+
+    verdict = json.loads(r.stdout)["models"][0]  # the same verdict as with commas
+    assert (r.returncode, verdict["failing_rows"]) == (1, 2), r.stderr
+    r = _cli("mondrian", files / "sample_bar.csv", files / "m.csv", "--qi", "zip,age",
+             "--sensitive", "s", "--separator", "|", "--k-map", 1, "--population-table",
+             files / "pop_bar.csv")
+    assert "Traceback" not in r.stdout + r.stderr and "pop_bar" not in r.stderr, r.stderr
