@@ -45,7 +45,7 @@ from ldiv_polars.core.validate import (
     raise_null_counts,
     require_int_at_least,
 )
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError, UnknownColumnError
 from ldiv_polars.table_summary import SUMMARY_KEYS
 
 __all__ = [
@@ -414,6 +414,7 @@ class _Calls:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.hierarchies: list[str] = []
+        self.sources = ExitStack()  # the population tables read by the models
 
     def _arguments(self, call: Any, x_name: str, fs: str) -> list[Any]:
         """The macro's arguments: the extended frequency set, the parameters and, for a
@@ -424,7 +425,26 @@ class _Calls:
             self.hierarchies.append(hname)
             _check_leaves(self.con, fs, hname)
             args.append(hname)
+        if call.population is not None:
+            args += self._population(call.population, fs)
         return args
+
+    def _population(self, population: Any, fs: str) -> list[Any]:
+        """The population table of a model judged against one, as a relation on the
+        connection (kept until :meth:`close`), and the class key's field names; raises
+        :class:`~ldiv_polars.errors.UnknownColumnError` when it lacks one."""
+        qi = [d[0] for d in self.con.execute(
+            f"SELECT unnest(ec) FROM {_quote(fs)} LIMIT 0").description]
+        if isinstance(population, pl.LazyFrame):  # collect the QI columns only
+            names = population.collect_schema().names()
+            population = population.select([c for c in names if c.lower() in
+                                            {q.lower() for q in qi}])
+        src = self.sources.enter_context(_source(population, self.con, None))
+        known = {c.lower() for c in src.columns}
+        missing = [q for q in qi if q.lower() not in known]
+        if missing:
+            raise UnknownColumnError(missing, src.columns)
+        return [src.name, qi]
 
     def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
         """SQL (a parenthesized relation) and parameters of the per-class verdicts of
@@ -473,6 +493,7 @@ class _Calls:
     def close(self) -> None:
         for hname in self.hierarchies:
             self.con.unregister(hname)
+        self.sources.close()
 
 
 @reads_input
