@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from ldiv_polars.errors import UnknownColumnError
 from ldiv_polars.models import DeltaPresence, KAnonymity, KMapPopulation
 from ldiv_polars.partition.mondrian import PartitionInfeasibleError, mondrian
+from tests.test_population_table import _ok as _holds  # the definitions, written out
 
 QI = ["age", "zip", "sex"]
 NUMERIC = {"age", "zip"}
@@ -40,13 +41,6 @@ def _box_count(rows: list[dict], pop: pl.DataFrame) -> int:
     sets = {c: {r[c] for r in rows} for c in QI if c not in NUMERIC}
     return sum(all(lo[c] <= p[c] <= hi[c] for c in NUMERIC)
                and all(p[c] in sets[c] for c in sets) for p in pop.iter_rows(named=True))
-
-
-def _holds(model, size: int, count: int) -> bool:
-    """The definitions (Sweeney's k-map; Nergiz et al.'s delta-presence)."""
-    if isinstance(model, KMapPopulation):
-        return count >= model.k
-    return count > 0 and model.delta_min <= size / count <= model.delta_max
 
 
 def _model(kind: str, k: int, pop: pl.DataFrame):

@@ -15,21 +15,9 @@ if shutil.which("java") is None:
     pytest.skip("no java on PATH: the Spark engine needs Java 17+", allow_module_level=True)
 
 import ldiv_polars as lp  # noqa: E402
-from ldiv_polars.core.engines import spark as spark_engine  # noqa: E402
 from ldiv_polars.hierarchy import Hierarchy  # noqa: E402
 from ldiv_polars.models import DeltaPresence, KMapPopulation  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    s = (SparkSession.builder.master("local[1]").appName("ldiv-tests")
-         .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
-    spark_engine.use_session(s)
-    yield s
+from tests.test_engine_spark import spark  # noqa: E402,F401 (its local session fixture)
 
 
 @pytest.mark.slow
