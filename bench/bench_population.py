@@ -8,6 +8,9 @@ warm-up):
 
 - ``check`` with ``KMapPopulation(5, adult)`` against ``check`` with ``KAnonymity(5)`` (the
   population's extra work: one group-by of the population and a join);
+- ``mondrian`` (strict) with ``KMapPopulation(5, adult)`` against ``mondrian`` with
+  ``KAnonymity(5)`` (the extra work per round: the population keys matched with every
+  candidate child's ranges and sets);
 - ``anonymize`` (Flash, suppression 2%, metric loss) with ``KMapPopulation(5, adult)`` against
   the same search with ``KAnonymity(5)`` (the extra work per node: the population's distinct
   keys rolled to the node and matched with its classes), and with ``DeltaPresence`` (not
@@ -58,7 +61,12 @@ def workloads(fraction: float, copies: int = 1
         return lambda: lp.anonymize(sample, QI, None, h, model, suppression=0.02,
                                     metric="loss", strategy=strategy)
 
+    def part(model: object) -> Callable[[], object]:
+        return lambda: lp.mondrian(sample, QI, None, [model])
+
     return [
+        (f"mondrian k-map {5 * copies} (population table)", "mondrian k-anonymity 5",
+         part(kmap), part(kanon)),
         (f"check k-map {5 * copies} (population table)", "check k-anonymity 5",
          lambda: lp.check(sample, QI, None, kmap), lambda: lp.check(sample, QI, None, kanon)),
         (f"anonymize k-map {5 * copies} (population table)", "anonymize k-anonymity 5",

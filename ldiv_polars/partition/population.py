@@ -154,16 +154,40 @@ def population_at_groups(population: pl.LazyFrame, ranges: pl.DataFrame, qi: Seq
                      pl.col(f"{c}_max").cast(pl.Float64).alias(f"{p}hi{j}")]
         else:
             cols.append(pl.col(f"{c}_set").cast(pl.List(pl.String)).alias(f"{p}set{j}"))
-    boxes = ranges.lazy().select(cols)
-    first = next((j for j, c in enumerate(qi) if c in numeric), None)
-    if first is not None:  # a range join on one numeric QI, the others filtered
-        v = pl.col(f"{p}v{first}")
-        matched = keys.join_where(boxes, v >= pl.col(f"{p}lo{first}"),
-                                  v <= pl.col(f"{p}hi{first}"))
-    else:  # an equi-join on the values of the first set
-        matched = keys.join(boxes.with_columns(pl.col(f"{p}set0").alias(f"{p}v0")).explode(
-            f"{p}v0"), on=f"{p}v0")
-    conds = [pl.col(f"{p}v{j}").is_between(pl.col(f"{p}lo{j}"), pl.col(f"{p}hi{j}"))
-             if c in numeric else pl.col(f"{p}set{j}").list.contains(pl.col(f"{p}v{j}"))
-             for j, c in enumerate(qi)]
-    return matched.filter(*conds).select(pl.col(group).repeat_by(pl.col(n))).explode(group)
+    boxes = ranges.select(cols)
+    keys_df = keys.collect()
+    j = min(range(len(qi)), key=lambda i: _pairs(keys_df, boxes, i, qi[i] in numeric, p))
+    v = pl.col(f"{p}v{j}")
+    if qi[j] in numeric:  # a range join on the QI matching the fewest pairs, the others filtered
+        matched = keys_df.lazy().join_where(boxes.lazy(), v >= pl.col(f"{p}lo{j}"),
+                                            v <= pl.col(f"{p}hi{j}"))
+    else:  # an equi-join on the values of that QI's sets
+        matched = keys_df.lazy().join(
+            boxes.lazy().with_columns(pl.col(f"{p}set{j}").alias(f"{p}v{j}")).explode(
+                f"{p}v{j}"), on=f"{p}v{j}")
+    matched = matched.filter(*[pl.col(f"{p}v{i}").is_between(pl.col(f"{p}lo{i}"),
+                                                             pl.col(f"{p}hi{i}"))
+                               for i, c in enumerate(qi) if c in numeric] or [pl.lit(True)])
+    for i, c in enumerate(qi):  # each other set: a semi-join on (group, value)
+        if c not in numeric and i != j:
+            members = boxes.lazy().select(group, pl.col(f"{p}set{i}").alias(f"{p}v{i}")
+                                          ).explode(f"{p}v{i}")
+            matched = matched.join(members, on=[group, f"{p}v{i}"], how="semi")
+    return matched.select(pl.col(group).repeat_by(pl.col(n))).explode(group)
+
+
+def _pairs(keys: pl.DataFrame, boxes: pl.DataFrame, j: int, numeric: bool, p: str) -> int:
+    """How many (population key, group) pairs match on QI ``j`` alone: the size of the join
+    :func:`population_at_groups` would make on it (sorted values and ``searchsorted`` for a
+    range, a join of the exploded sets with the values' key counts for a set)."""
+    import numpy as np
+
+    v = keys.get_column(f"{p}v{j}")
+    if numeric:
+        vals = np.sort(v.drop_nulls().to_numpy())
+        lo = np.searchsorted(vals, boxes.get_column(f"{p}lo{j}").to_numpy(), side="left")
+        hi = np.searchsorted(vals, boxes.get_column(f"{p}hi{j}").to_numpy(), side="right")
+        return int((hi - lo).sum())
+    per_value = keys.group_by(v.name).agg(pl.len().alias(f"{p}keys"))
+    sets = boxes.select(pl.col(f"{p}set{j}").explode().alias(v.name))
+    return int(sets.join(per_value, on=v.name).get_column(f"{p}keys").sum())
