@@ -163,6 +163,19 @@ def _population_uniqueness_udf(sizes: list[int], classes: list[int], population:
     return {k: out[k] for k in POPULATION_UNIQUENESS_FIELDS}
 
 
+def _k_map_k_udf(k: int, records: int, population: str, estimator: str,
+                 significance: float) -> int:
+    """Native UDF: ARX's ``k'`` of the estimated k-map of a table of ``records`` records
+    (:attr:`ldiv_polars.models.KMap.derived_k`, the model's own derivation; ``population`` a
+    number or a region name)."""
+    from ldiv_polars.models import KMap
+
+    text = population.strip().replace("_", "")
+    pop: int | str = int(text) if text.isdigit() else population
+    return KMap(int(k), pop, estimator=estimator, significance=significance,
+                rows=int(records)).derived_k
+
+
 def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Array,
                 labels: pa.Array) -> pa.Array:
     """Arrow UDF: the exact verdict and value of each (undecided) class of the batch, by the
@@ -193,7 +206,8 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     dbl_list = duckdb.list_type(duckdb.sqltypes.DOUBLE)
     big_list = duckdb.list_type(duckdb.sqltypes.BIGINT)
     str_list = duckdb.list_type(duckdb.sqltypes.VARCHAR)
-    for name in ("ldiv_adjusted_entropy", "ldiv_decide", "ldiv_population_uniqueness_of"):
+    for name in ("ldiv_adjusted_entropy", "ldiv_decide", "ldiv_population_uniqueness_of",
+                 "ldiv_k_map_k"):
         try:
             con.remove_function(name)
         except Exception:  # noqa: BLE001 - not registered yet on this connection
@@ -205,6 +219,12 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         duckdb.struct_type(POPULATION_UNIQUENESS_FIELDS),  # type: ignore[arg-type]
         type="native",
         side_effects=False,
+    )
+    con.create_function(
+        "ldiv_k_map_k", _k_map_k_udf,
+        [duckdb.sqltypes.BIGINT, duckdb.sqltypes.BIGINT, duckdb.sqltypes.VARCHAR,
+         duckdb.sqltypes.VARCHAR, duckdb.sqltypes.DOUBLE],
+        duckdb.sqltypes.BIGINT, type="native", side_effects=False,
     )
     con.create_function(
         "ldiv_adjusted_entropy",

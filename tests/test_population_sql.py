@@ -89,3 +89,26 @@ def test_errors_are_typed_or_raised_before_the_verdict(tmp_path):
                 "FROM ldiv_k_map_population('smp', ['zip', 'age'], 'pop', 1)"):
         with pytest.raises(duckdb.Error):
             con.execute(sql).fetchall()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=30), st.integers(1, 6),
+       st.sampled_from([0, 5, 30, 1000]), st.sampled_from(["poisson", "zero_truncated_poisson"]),
+       st.sampled_from([0.01, 0.2]))
+def test_estimated_k_map_macro_equals_polars(keys, k, extra, estimator, significance):
+    """``ldiv_k_map`` (k' from the model through the UDF ``ldiv_k_map_k``, then k'-anonymity
+    in SQL) gives ``check`` with ``KMap`` on random tables and population sizes."""
+    from ldiv_polars.models import KMap
+
+    df = pl.DataFrame({"a": keys, "b": [v % 2 for v in keys]})
+    population = len(keys) + extra
+    con = ld.install(duckdb.connect())
+    con.register("t", df.to_arrow())
+    row = con.execute("FROM ldiv_k_map('t', ['a', 'b'], ?, ?, estimator := ?, "
+                      "significance := ?)", [k, str(population), estimator, significance]
+                      ).fetchall()[0]
+    model = KMap(k, population, estimator=estimator, significance=significance)
+    want = check(df, ["a", "b"], None, model).models[0].to_dict()
+    assert row[:5] == (want["model"], want["passed"], want["achieved"],
+                       want["failing_classes"], want["failing_rows"])
+    assert row[-1] == model.for_rows(len(keys)).derived_k
