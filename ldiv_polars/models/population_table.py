@@ -81,6 +81,7 @@ class PopulationModel(Model):
 
         out = copy.copy(self)
         out.population = generalize(self.population)
+        out.population_source = out.population  # (the SQL form reads the generalized table)
         return out
 
     def validate(self, fs: FrequencySet) -> None:
