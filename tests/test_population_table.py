@@ -218,6 +218,11 @@ def test_cli_population_table_read_with_the_command_separator(files):
 
     verdict = json.loads(r.stdout)["models"][0]  # the same verdict as with commas
     assert (r.returncode, verdict["failing_rows"]) == (1, 2), r.stderr
+    r = _cli("check", files / "sample_bar.csv", "--qi", "zip,age", "--sensitive", "s",
+             "--separator", "|", "--k-map", 2, "--population-table", files / "pop_bar.csv",
+             "--json", "--engine", "duckdb")  # the DuckDB form: the same verdict
+    verdict = json.loads(r.stdout)["models"][0]
+    assert (r.returncode, verdict["failing_rows"]) == (1, 2), r.stderr
     r = _cli("mondrian", files / "sample_bar.csv", files / "m.csv", "--qi", "zip,age",
              "--sensitive", "s", "--separator", "|", "--k", 1, "--k-map", 2,
              "--population-table", files / "pop_bar.csv", "--json")
