@@ -58,9 +58,9 @@ from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import evaluate_classes
 from ldiv_polars.models.base import SIZE, Model
 from ldiv_polars.models.population_table import population_models
-from ldiv_polars.partition.population import child_pid, population_at_groups
 from ldiv_polars.models.table_level import TableModel, table_models
 from ldiv_polars.models.verdict import CheckResult, bind_models, check, check_models
+from ldiv_polars.partition.population import PopulationBoxes, child_pid, population_at_groups
 
 __all__ = ["MondrianResult", "PartitionInfeasibleError", "mondrian"]
 
@@ -217,8 +217,6 @@ class _Judge:
     <ldiv_polars.models.population_table.PopulationModel.class_ok>`."""
 
     def __init__(self, plan: _Plan, work: pl.DataFrame, lf: pl.LazyFrame) -> None:
-        from ldiv_polars.partition.population import PopulationBoxes
-
         self.plan = plan
         s_t = plan.sensitive
         self.reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(plan.count))
