@@ -97,6 +97,27 @@ RISK_OPTIONS: dict[str, Any] = {
 by parameter name."""
 
 
+def parse_population(value: str | None) -> int | str | None:
+    """``--population``: a positive integer, or a region name of
+    :data:`ldiv_polars.risk.REGIONS` (checked here, before any row is read). Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a number below 1 or an unknown name."""
+    if value is None:
+        return None
+    text = value.strip().replace("_", "").replace(",", "")
+    if text.isdigit():
+        if int(text) < 1:
+            raise InvalidParameterError("--population must be at least 1")
+        return int(text)
+    from ldiv_polars.risk.population import REGIONS
+
+    key = value.strip().lower().replace(" ", "_").replace("-", "_")
+    if key not in REGIONS:
+        raise InvalidParameterError(
+            f"--population: {value!r} is neither a number nor a region "
+            f"({', '.join(REGIONS)})")
+    return key
+
+
 def risk_flags(*, population: str | None = None, delta_presence: str | None = None,
                **flags: Any) -> RiskFlags:
     """The risk options of a command as :class:`RiskFlags` (``--population`` parsed: a
@@ -110,8 +131,6 @@ def risk_flags(*, population: str | None = None, delta_presence: str | None = No
               significance=None, population_table='pop.csv', delta_presence=(0.1, 0.5),
               separator=None)
     """
-    from ldiv_polars.cli.risk import parse_population
-
     bounds = None
     if delta_presence is not None:
         parts = delta_presence.split(",")
