@@ -184,7 +184,7 @@ def _internal(fs: FrequencySet) -> tuple[FrequencySet, dict[str, str]]:
     frame = fs.frame.select([pl.col(k).alias(i) for k, i in zip(fs.keys, internal)]
                             + [pl.col(fs.count).alias(COUNT)])
     q = len(fs.qi)
-    inner = FrequencySet(frame, tuple(internal[:q]), tuple(internal[q:]), COUNT)
+    inner = FrequencySet(frame, tuple(internal[:q]), tuple(internal[q:]), COUNT, fs.unique)
     return inner, dict(zip(internal[:q], fs.qi))
 
 
@@ -211,7 +211,7 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     caller's QI names (:attr:`ClassContext.names`).
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a model requested twice or one
     needing a sensitive column that ``fs`` lacks."""
-    plan = _class_plan(fs, models, reference, names)
+    plan = _class_plan(fs, models, reference, names, cache=not collect)
     if collect:
         return _collected_verdicts(plan, models)
     classes = plan.classes
@@ -238,7 +238,7 @@ def summarize_unnamed(fs: FrequencySet, models: Sequence[Model], exprs: Sequence
     (3, 6, 2)
     """
     inner, _ = _internal(fs)
-    plan = _class_plan(inner, models, _renamed(reference, fs, inner), fs.qi)
+    plan = _class_plan(inner, models, _renamed(reference, fs, inner), fs.qi, cache=False)
     flags = plan.flags
     table = _verdicts(plan.classes.with_columns(flags) if flags else plan.classes, models, [])
     uncertain = pl.any_horizontal(uncertain_col(m) for m in plan.exact).any() if flags \
@@ -266,9 +266,11 @@ class _ClassPlan:
 
 
 def _class_plan(fs: FrequencySet, models: Sequence[Model],
-                reference: pl.LazyFrame | pl.DataFrame | None, names: tuple[str, ...]
-                ) -> _ClassPlan:
-    """The per-class aggregations of :func:`evaluate_internal` (same arguments and errors)."""
+                reference: pl.LazyFrame | pl.DataFrame | None, names: tuple[str, ...], *,
+                cache: bool) -> _ClassPlan:
+    """The per-class aggregations of :func:`evaluate_internal` (same arguments and errors).
+    ``cache``: the rows cached for the lazy exact step, which reads them again in the same
+    plan (a collected evaluation reads them in a query of its own)."""
     models = list(models)
     keys = [m.key for m in models]
     dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -283,7 +285,7 @@ def _class_plan(fs: FrequencySet, models: Sequence[Model],
     uncertain = [(m, m.uncertain()) for m in models]
     exact = [m for m, u in uncertain if u is not None]
     flags = [u.alias(uncertain_col(m)) for m, u in uncertain if u is not None]
-    rows = frame.cache() if exact else frame
+    rows = frame.cache() if exact and cache else frame
     ref = _reference_of(rows, reference, s)
     if any(m.needs_q for m in models):
         rows = rows.with_columns(
@@ -291,9 +293,11 @@ def _class_plan(fs: FrequencySet, models: Sequence[Model],
         ).join(ref, on=s, how="left", nulls_equal=True)
     ctx = ClassContext(fs.qi, fs.sensitive, rows, ref, names)
     aggs = [e for m in models for e in m.aggs(ctx)]
+    # the rows of a class are its distinct values when no two rows share their keys
+    distinct = pl.len() if fs.unique and len(fs.sensitive) == 1 else pl.col(s).n_unique()
     classes = rows.group_by(qi).agg(
         pl.col(COUNT).sum().alias(SIZE),
-        pl.col(s).n_unique().alias(DISTINCT),
+        distinct.alias(DISTINCT),
         *aggs,
     )
     return _ClassPlan(_joined_frames(classes, models, ctx), rows, ref, qi, s, exact, flags)
