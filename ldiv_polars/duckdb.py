@@ -46,7 +46,7 @@ from ldiv_polars.core.validate import (
     raise_null_counts,
     require_int_at_least,
 )
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError, UnknownColumnError
 from ldiv_polars.table_summary import SUMMARY_KEYS
 
 __all__ = [
@@ -164,6 +164,19 @@ def _population_uniqueness_udf(sizes: list[int], classes: list[int], population:
     return {k: out[k] for k in POPULATION_UNIQUENESS_FIELDS}
 
 
+def _k_map_k_udf(k: int, records: int, population: str, estimator: str,
+                 significance: float) -> int:
+    """Native UDF: ARX's ``k'`` of the estimated k-map of a table of ``records`` records
+    (:attr:`ldiv_polars.models.KMap.derived_k`, the model's own derivation; ``population`` a
+    number or a region name)."""
+    from ldiv_polars.models import KMap
+
+    text = population.strip().replace("_", "")
+    pop: int | str = int(text) if text.isdigit() else population
+    return KMap(int(k), pop, estimator=estimator, significance=significance,
+                rows=int(records)).derived_k
+
+
 def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Array,
                 labels: pa.Array) -> pa.Array:
     """Arrow UDF: the exact verdict and value of each (undecided) class of the batch, by the
@@ -194,7 +207,8 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     dbl_list = duckdb.list_type(duckdb.sqltypes.DOUBLE)
     big_list = duckdb.list_type(duckdb.sqltypes.BIGINT)
     str_list = duckdb.list_type(duckdb.sqltypes.VARCHAR)
-    for name in ("ldiv_adjusted_entropy", "ldiv_decide", "ldiv_population_uniqueness_of"):
+    for name in ("ldiv_adjusted_entropy", "ldiv_decide", "ldiv_population_uniqueness_of",
+                 "ldiv_k_map_k"):
         try:
             con.remove_function(name)
         except Exception:  # noqa: BLE001 - not registered yet on this connection
@@ -206,6 +220,12 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         duckdb.struct_type(POPULATION_UNIQUENESS_FIELDS),  # type: ignore[arg-type]
         type="native",
         side_effects=False,
+    )
+    con.create_function(
+        "ldiv_k_map_k", _k_map_k_udf,
+        [duckdb.sqltypes.BIGINT, duckdb.sqltypes.BIGINT, duckdb.sqltypes.VARCHAR,
+         duckdb.sqltypes.VARCHAR, duckdb.sqltypes.DOUBLE],
+        duckdb.sqltypes.BIGINT, type="native", side_effects=False,
     )
     con.create_function(
         "ldiv_adjusted_entropy",
@@ -423,6 +443,7 @@ class _Calls:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.hierarchies: list[str] = []
+        self.sources = ExitStack()  # the population tables read by the models
 
     def _arguments(self, call: Any, x_name: str, fs: str) -> list[Any]:
         """The macro's arguments: the extended frequency set, the parameters and, for a
@@ -433,7 +454,26 @@ class _Calls:
             self.hierarchies.append(hname)
             _check_leaves(self.con, fs, hname)
             args.append(hname)
+        if call.population is not None:
+            args += self._population(call.population, fs)
         return args
+
+    def _population(self, population: Any, fs: str) -> list[Any]:
+        """The population table of a model judged against one, as a relation on the
+        connection (kept until :meth:`close`), and the class key's field names; raises
+        :class:`~ldiv_polars.errors.UnknownColumnError` when it lacks one."""
+        qi = [d[0] for d in self.con.execute(
+            f"SELECT unnest(ec) FROM {_quote(fs)} LIMIT 0").description]
+        if isinstance(population, pl.LazyFrame):  # collect the QI columns only
+            names = population.collect_schema().names()
+            population = population.select([c for c in names if c.lower() in
+                                            {q.lower() for q in qi}])
+        src = self.sources.enter_context(_source(population, self.con, None))
+        known = {c.lower() for c in src.columns}
+        missing = [q for q in qi if q.lower() not in known]
+        if missing:
+            raise UnknownColumnError(missing, src.columns)
+        return [src.name, qi]
 
     def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
         """SQL (a parenthesized relation) and parameters of the per-class verdicts of
@@ -510,6 +550,7 @@ class _Calls:
     def close(self) -> None:
         for hname in self.hierarchies:
             self.con.unregister(hname)
+        self.sources.close()
 
 
 @reads_input

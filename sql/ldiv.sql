@@ -1009,3 +1009,72 @@ CREATE OR REPLACE MACRO ldiv_sample_unique_share(tbl, qi, x) AS TABLE
     WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi,
                             ldiv__number(x, 'x', 0.0, 1.0, false, false, false)))
     FROM ldiv__threshold_of('ldiv__z', 'sample_uniques', x);
+
+-- ---------------------------------------------------------------------------------------------
+-- Models against a population table (docs/risk.md §5): k-map with a population (Sweeney; ARX
+-- KMap with a population) and delta-presence (Nergiz et al. 2007; ARX DPresence). The table is a
+-- sample of the population table pop, which holds the QI columns at the same generalization.
+-- ---------------------------------------------------------------------------------------------
+
+-- A QI value as a key that compares as the Polars side compares (as text, NULL matching NULL):
+-- 'V' || text for a value, 'N' for NULL (one-to-one, so the keys of two values are equal iff
+-- the values' texts are, or both are NULL).
+CREATE OR REPLACE MACRO ldiv__text_key(v) AS coalesce('V' || v::VARCHAR, 'N');
+
+-- Per class of an extended frequency set x (ldiv__fsx, or ldiv__population_classes): cid,
+-- size and pop_n, the number of records of the population table pop with the class's QI
+-- values (0 when none). The population is counted by one GROUP BY on its QI columns (qi: the
+-- class key's fields, any order and case); both sides' keys are text keys (ldiv__text_key),
+-- joined on the column names (NATURAL JOIN), so the column order and types may differ.
+CREATE OR REPLACE MACRO ldiv__population_x(x, pop, qi) AS TABLE
+    WITH c AS (SELECT DISTINCT cid AS "ldiv__cid", size AS "ldiv__size", unnest(ec)
+               FROM query_table(x)),
+         ck AS (SELECT "ldiv__cid", "ldiv__size",
+                       ldiv__text_key(COLUMNS(lambda c: ldiv__in(qi, c)))
+                FROM c),
+         p AS (SELECT ldiv__text_key(COLUMNS(lambda c: ldiv__in(qi, c))),
+                      count(*)::BIGINT AS "ldiv__pop"
+               FROM query_table(pop) WHERE (SELECT ldiv__args_ok(pop, qi, NULL))
+               GROUP BY ALL)
+    SELECT "ldiv__cid" AS cid, "ldiv__size" AS size, coalesce("ldiv__pop", 0)::BIGINT AS pop_n
+    FROM ck NATURAL LEFT JOIN p;
+
+-- k-map against pop: a class passes iff pop_n >= k (v = pop_n; exact integers, never unc).
+CREATE OR REPLACE MACRO ldiv__k_map_population_classes_x(x, k, pop, qi) AS TABLE
+    SELECT cid, size, pop_n >= k AS ok, pop_n::DOUBLE AS v, false AS unc
+    FROM ldiv__population_x(x, pop, qi);
+
+-- delta-presence against pop: v = size / pop_n (IEEE division, as ARX and the Polars side;
+-- 'inf' for a class absent from pop), a class passes iff dmin <= v <= dmax.
+CREATE OR REPLACE MACRO ldiv__delta_presence_classes_x(x, dmin, dmax, pop, qi) AS TABLE
+    SELECT cid, size, v >= dmin AND v <= dmax AS ok, v, false AS unc
+    FROM (SELECT cid, size,
+                 CASE WHEN pop_n > 0 THEN size::DOUBLE / pop_n ELSE 'inf'::DOUBLE END AS v
+          FROM ldiv__population_x(x, pop, qi));
+
+-- The classes of tbl on qi as an extended-frequency-set-like relation (cid, ec, size) for the
+-- public macros (no sensitive column); ok: the parameters' check, run as the scan starts.
+CREATE OR REPLACE MACRO ldiv__population_classes(tbl, qi, ok) AS TABLE
+    SELECT row_number() OVER () AS cid, ec, size
+    FROM (SELECT struct_pack(*COLUMNS(lambda c: ldiv__in(qi, c))) AS ec, count(*) AS size
+          FROM query_table(tbl)
+          WHERE ok AND (SELECT ldiv__args_ok(tbl, qi, NULL))
+          GROUP BY ALL);
+
+-- k-map of tbl against the population table pop: every class matches >= k records of pop.
+CREATE OR REPLACE MACRO ldiv_k_map_population(tbl, qi, pop, k) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__population_classes(tbl, qi,
+                                                                   ldiv__count_ok(k, 'k'))),
+         "ldiv__c" AS (FROM ldiv__k_map_population_classes_x('ldiv__x', k, pop, qi))
+    FROM ldiv__result('ldiv__c', 'k_map_population', true);
+
+-- delta-presence of tbl (a research subset of pop): every class has
+-- dmin <= size / (its records in pop) <= dmax.
+CREATE OR REPLACE MACRO ldiv_delta_presence(tbl, qi, pop, dmin, dmax) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__population_classes(tbl, qi,
+             ldiv__number(dmin, 'delta_min', 0.0, 1.0, false, false, false)
+             AND ldiv__number(dmax, 'delta_max', 0.0, 1.0, false, false, false)
+             AND ldiv__need(dmin <= dmax, 'delta_min ' || dmin::VARCHAR
+                            || ' must not exceed delta_max ' || dmax::VARCHAR))),
+         "ldiv__c" AS (FROM ldiv__delta_presence_classes_x('ldiv__x', dmin, dmax, pop, qi))
+    FROM ldiv__result('ldiv__c', 'delta_presence', false);
