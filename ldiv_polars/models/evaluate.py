@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
@@ -51,12 +50,6 @@ from ldiv_polars.models.boundary import (
 
 KEY = "__ldiv_key"
 """Prefix of the key columns inside an evaluation (``__ldiv_key0``, ...)."""
-
-ROWS = "__ldiv_rows"
-"""The table's records in a row of :func:`summarize_unnamed`."""
-CLASSES = "__ldiv_classes"
-"""The table's classes in a row of :func:`summarize_unnamed`."""
-_UNCERTAIN = "__ldiv_uncertain"
 
 IN_MEMORY = "in-memory"
 """The engine that collects the verdicts of a collected frequency set (:func:`collect_unnamed`):
@@ -218,35 +211,6 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     if plan.exact:
         classes = decide_uncertain(classes, plan.rows, plan.ref, plan.qi, plan.s, plan.exact)
     return _verdicts(classes, models, plan.exact)
-
-
-def summarize_unnamed(fs: FrequencySet, models: Sequence[Model], exprs: Sequence[pl.Expr], *,
-                      reference: pl.LazyFrame | pl.DataFrame | None = None
-                      ) -> dict[str, Any] | None:
-    """The aggregations ``exprs`` over the class table of :func:`collect_unnamed` (its
-    ``size``, ``pass_<key>`` and ``<key>__value`` columns) as one row, with the table's records
-    (key :data:`ROWS`) and classes (:data:`CLASSES`), in one query that never collects the
-    class table: for a caller that needs only table-level figures (``check``). None when a
-    class is within rounding of a threshold: the exact step reads the class table then
-    (:func:`collect_unnamed`). ``fs`` should be collected; raises as
-    :func:`evaluate_internal`.
-
-    >>> from ldiv_polars.models import KAnonymity
-    >>> fs = FrequencySet(pl.LazyFrame({"q": [1, 1, 2], "n": [2, 1, 3]}), ("q",), ())
-    >>> row = summarize_unnamed(fs, [KAnonymity(3)], [pl.col("size").min().alias("k")])
-    >>> row["k"], row[ROWS], row[CLASSES]
-    (3, 6, 2)
-    """
-    inner, _ = _internal(fs)
-    plan = _class_plan(inner, models, _renamed(reference, fs, inner), fs.qi, cache=False)
-    flags = plan.flags
-    table = _verdicts(plan.classes.with_columns(flags) if flags else plan.classes, models, [])
-    uncertain = pl.any_horizontal(uncertain_col(m) for m in plan.exact).any() if flags \
-        else pl.lit(False)
-    row = table.select(uncertain.alias(_UNCERTAIN), pl.col(SIZE).sum().alias(ROWS),
-                       pl.len().alias(CLASSES), *exprs).collect(engine=IN_MEMORY)
-    out = row.row(0, named=True)
-    return None if out[_UNCERTAIN] else out
 
 
 @dataclass(frozen=True)
