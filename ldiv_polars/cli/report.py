@@ -25,6 +25,7 @@ from ldiv_polars.cli._options import (
     TOpt,
     json_option,
     risk_options,
+    weights_read,
 )
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def report_cmd(
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                   risk=risk)
     models, summary_l = models_for(req, path, sensitive, separator)
+    weights_read(models, None)  # (--weight here is the risk section's)
     with Stages("report") as say:
         page = report(str(path), qi_cols, sensitive, models,
                       release=None if release is None else str(release), out=out,

@@ -1,0 +1,166 @@
+"""Weighted k-anonymity (k-anonymity on F_k, the class's sum of sampling weights): the model,
+the weighted frequency set of every engine, ``check(weight=)`` and ``ldiv check --weight``.
+
+Expectations are independent: sdcMicro's ``freqCalc`` F_k (the case of
+tests/test_risk_weights.py, copied from sdcMicro's tests) and a brute force with Python sums on
+small random tables (weights are multiples of 1/4, so every float sum is exact whatever the
+order of the additions).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ldiv_polars as lp
+from ldiv_polars.core.engines.base import engine_for
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.models import KAnonymity, WeightedKAnonymity
+
+from .test_risk_weights import FREQCALC, r_frame
+
+ENGINES = ["polars", "duckdb"]
+
+
+def brute(rows: list[tuple], weights: list[float], k: int) -> tuple[float | None, int, int]:
+    """(smallest F_k, failing classes, failing rows) by Python sums over the rows."""
+    fk: dict[tuple, float] = defaultdict(float)
+    size: dict[tuple, int] = defaultdict(int)
+    for key, w in zip(rows, weights):
+        fk[key] += w
+        size[key] += 1
+    failing = [key for key in fk if fk[key] < k]
+    return (min(fk.values()) if fk else None, len(failing), sum(size[c] for c in failing))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("k", [17, 18, 101, 124])
+def test_sdcmicro_freqcalc_fk(engine: str, k: int) -> None:
+    values, nrow, ncol, weights, _, expect_Fk, _, _, _ = FREQCALC[0]  # complete, weighted
+    names = [chr(ord("A") + i) for i in range(ncol)]
+    df = r_frame(values, nrow, names, weights)
+    r = lp.check(df, names, None, WeightedKAnonymity(k), weight="weight", engine=engine)
+    keys = list(zip(*[df[n].to_list() for n in names]))
+    per_class = dict(zip(keys, expect_Fk))  # sdcMicro's F_k of each record's class
+    failing = {c for c, fk in per_class.items() if fk < k}
+    m = r.models[0]
+    assert m.achieved == min(expect_Fk)
+    assert m.passed is (not failing)
+    assert m.failing_classes == len(failing)
+    assert m.failing_rows == sum(1 for c in keys if c in failing)
+
+
+tables = st.integers(1, 25).flatmap(lambda n: st.tuples(
+    st.lists(st.tuples(st.integers(0, 2), st.sampled_from("ab")), min_size=n, max_size=n),
+    st.lists(st.integers(1, 40).map(lambda q: q / 4), min_size=n, max_size=n),
+    st.lists(st.sampled_from("xyz"), min_size=n, max_size=n),
+    st.integers(1, 12)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(tables)
+def test_check_equals_brute_force(case: tuple) -> None:
+    keys, weights, sens, k = case
+    df = pl.DataFrame({"a": [x for x, _ in keys], "b": [y for _, y in keys], "s": sens,
+                       "w": weights})
+    expect = brute(keys, weights, k)
+    for engine in ENGINES:
+        r = lp.check(df, ["a", "b"], "s", [WeightedKAnonymity(k), KAnonymity(1)],
+                     weight="w", engine=engine)
+        m = r["weighted_k_anonymity"]
+        assert (m.achieved, m.failing_classes, m.failing_rows) == expect, engine
+        assert m.passed is (expect[1] == 0)
+        assert r["k_anonymity"].achieved == min(sum(1 for c in keys if c == key)
+                                               for key in keys)  # counts still judged
+
+
+def test_classes_and_violations_read_weights() -> None:
+    df = pl.DataFrame({"q": [1, 1, 2], "w": [2.5, 2.5, 9.0]})
+    m = WeightedKAnonymity(6)
+    out = lp.classes(df, "q", None, m, weight="w").sort("q").collect()
+    assert out[m.fk_col].to_list() == [5.0, 9.0]
+    assert out["pass_weighted_k_anonymity_6"].to_list() == [False, True]
+    bad = lp.violations(df, "q", None, m, weight="w").collect()
+    assert bad["q"].to_list() == [1]
+    assert bad["reasons"].to_list() == [["estimated population size F_k 5.0 < k=6"]]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_weighted_frequency_set_per_engine(engine: str, tmp_path) -> None:
+    path = tmp_path / "t.parquet"
+    pl.DataFrame({"q": [1, 1, 2], "s": ["a", "a", "b"], "w": [1, 2, 4]}).write_parquet(path)
+    fs = engine_for(str(path), engine).plan_frequency_set(str(path), "q", "s", weight="w")
+    assert fs.frame.sort("q").collect().rows() == [(1, "a", 2, 3.0), (2, "b", 1, 4.0)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("bad", [None, -1.0, 0.0, float("nan"), float("inf")])
+def test_bad_weights_are_typed_errors(engine: str, bad: float | None) -> None:
+    df = pl.DataFrame({"q": [1, 1, 2], "w": [1.0, bad, 3.0]}, schema={"q": pl.Int64,
+                                                                      "w": pl.Float64})
+    with pytest.raises(InvalidParameterError, match="1 null, non-finite or non-positive"):
+        lp.check(df, "q", None, WeightedKAnonymity(2), weight="w", engine=engine)
+
+
+@pytest.mark.parametrize("weight,match", [("nope", "not in the data"),
+                                          ("q", "also a quasi-identifier"),
+                                          ("t", "must be numeric")])
+def test_weight_column_checked_before_reading(weight: str, match: str) -> None:
+    df = pl.DataFrame({"q": [1], "t": ["x"]})
+    with pytest.raises(InvalidParameterError, match=match):
+        lp.check(df, "q", None, WeightedKAnonymity(1), weight=weight)
+
+
+def test_model_without_weight_is_a_typed_error() -> None:
+    df = pl.DataFrame({"q": [1]})
+    with pytest.raises(InvalidParameterError, match="pass weight="):
+        lp.check(df, "q", None, [KAnonymity(1), WeightedKAnonymity(1)])
+
+
+def test_other_models_ignore_weights() -> None:
+    df = pl.DataFrame({"q": [1, 1, 2], "w": [100.0, 100.0, 100.0]})
+    assert lp.check(df, "q", None, KAnonymity(2), weight="w").passed is False
+
+
+# --- ldiv check --weighted-k --weight -------------------------------------------------------
+
+
+@pytest.fixture()
+def weighted_csv(tmp_path):
+    path = tmp_path / "w.csv"
+    pl.DataFrame({"zip": ["130", "130", "148"], "s": ["a", "b", "a"],
+                  "w": [2.5, 2.5, 9.0]}).write_csv(path)
+    return path
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("k,rc", [(5, 0), (6, 1)])
+def test_cli_check_weighted_k(capsys, weighted_csv, engine: str, k: int, rc: int) -> None:
+    from ldiv_polars.cli import main
+
+    got = main(["check", str(weighted_csv), "--qi", "zip", "--sensitive", "s", "--weighted-k",
+                str(k), "--weight", "w", "--engine", engine, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert got == rc
+    (m,) = out["models"]
+    assert (m["model"], m["achieved"], m["failing_rows"]) == ("weighted_k_anonymity", 5.0,
+                                                              0 if rc == 0 else 2)
+
+
+@pytest.mark.parametrize("flags,match", [
+    (["--weighted-k", "2"], "pass weight="),
+    (["--k", "2", "--weight", "w"], "--weight is read by --weighted-k only"),
+    (["--weighted-k", "2", "--weight", "nope"], "not in the data"),
+])
+def test_cli_check_weight_errors(capsys, weighted_csv, flags: list[str], match: str) -> None:
+    from ldiv_polars.cli import main
+
+    got = main(["check", str(weighted_csv), "--qi", "zip", "--sensitive", "s", *flags])
+    err = capsys.readouterr().err
+    assert got == 2 and match in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
