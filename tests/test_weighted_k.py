@@ -164,3 +164,121 @@ def test_cli_check_weight_errors(capsys, weighted_csv, flags: list[str], match: 
     err = capsys.readouterr().err
     assert got == 2 and match in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+# --- anonymize(weight=): the search rolls F_k up with every node -----------------------------
+
+ZIP = [["130", "13*", "*"], ["131", "13*", "*"], ["140", "14*", "*"], ["141", "14*", "*"]]
+AGE = [["1", "1-2", "*"], ["2", "1-2", "*"], ["3", "3-4", "*"], ["4", "3-4", "*"]]
+
+
+def brute_nodes(rows: list[tuple[str, str]], weights: list[float], k: int, limit: int
+                ) -> dict[tuple[int, int], int]:
+    """Every passing node (zip level, age level) with its suppressed rows, by Python sums:
+    the classes whose weight sum is below k are suppressed; the node passes within ``limit``."""
+    up = [{r[0]: r for r in ZIP}, {r[0]: r for r in AGE}]
+    out = {}
+    for a in range(3):
+        for b in range(3):
+            keys = [(up[0][z][a], up[1][g][b]) for z, g in rows]
+            fk: dict[tuple, float] = defaultdict(float)
+            n: dict[tuple, int] = defaultdict(int)
+            for key, w in zip(keys, weights):
+                fk[key] += w
+                n[key] += 1
+            suppressed = sum(n[c] for c in fk if fk[c] < k)
+            if suppressed <= limit:
+                out[(a, b)] = suppressed
+    return out
+
+
+search_tables = st.integers(1, 14).flatmap(lambda n: st.tuples(
+    st.lists(st.tuples(st.sampled_from([r[0] for r in ZIP]), st.sampled_from([r[0] for r in AGE])),
+             min_size=n, max_size=n),
+    st.lists(st.integers(1, 40).map(lambda q: q / 4), min_size=n, max_size=n),
+    st.integers(1, 30), st.sampled_from([0.0, 0.2, 0.5])))
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None)
+@given(search_tables)
+def test_anonymize_equals_brute_force_over_every_node(case: tuple) -> None:
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.search.suppression import suppression_limit_rows
+
+    rows, weights, k, suppression = case
+    df = pl.DataFrame({"zip": [z for z, _ in rows], "age": [g for _, g in rows],
+                       "w": weights})
+    hs = {"zip": Hierarchy(ZIP, name="zip"), "age": Hierarchy(AGE, name="age")}
+    limit = suppression_limit_rows(suppression, len(rows))
+    passing = brute_nodes(rows, weights, k, limit)
+    r = lp.anonymize(df, ["zip", "age"], None, hs, WeightedKAnonymity(k), weight="w",
+                     suppression=suppression, metric="height")
+    if not passing:
+        assert r.levels is None
+        return
+    levels = (r.levels["zip"], r.levels["age"])
+    assert levels in passing
+    assert sum(levels) == min(a + b for a, b in passing)  # the optimum of the height metric
+    assert r.suppressed_rows == passing[levels]
+    assert r.verification is not None and r.verification.passed
+
+
+def test_anonymize_needs_weight_and_checks_it() -> None:
+    from ldiv_polars.hierarchy import Hierarchy
+
+    df = pl.DataFrame({"zip": ["130", "131"], "w": [1.0, -2.0]})
+    hs = {"zip": Hierarchy(ZIP, name="zip")}
+    with pytest.raises(InvalidParameterError, match="pass weight="):
+        lp.anonymize(df, "zip", None, hs, WeightedKAnonymity(2))
+    with pytest.raises(InvalidParameterError, match="not in the data"):
+        lp.anonymize(df, "zip", None, hs, WeightedKAnonymity(2), weight="nope")
+    with pytest.raises(InvalidParameterError, match="non-positive"):
+        lp.anonymize(df, "zip", None, hs, WeightedKAnonymity(2), weight="w")
+
+
+@pytest.fixture()
+def lattice_files(tmp_path):
+    data = tmp_path / "a.csv"
+    pl.DataFrame({"zip": ["130", "131", "140", "141", "141"], "s": ["a", "b", "a", "a", "b"],
+                  "w": [2.0, 3.0, 1.0, 1.5, 6.0]}).write_csv(data)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    (hdir / "zip.csv").write_text("".join(";".join(r) + "\n" for r in ZIP))
+    return data, hdir
+
+
+@pytest.mark.parametrize("k,levels,rc", [(5, 1, 0), (9, 2, 0), (14, None, 1)])
+def test_cli_anonymize_weighted_k(capsys, tmp_path, lattice_files, k, levels, rc) -> None:
+    from ldiv_polars.cli import main
+
+    data, hdir = lattice_files
+    out = tmp_path / "out.csv"
+    got = main(["anonymize", str(data), str(out), "--qi", "zip", "--hierarchies", str(hdir),
+                "--weighted-k", str(k), "--weight", "w", "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert got == rc
+    # F_k at level 0: 130: 2, 131: 3, 140: 1, 141: 7.5; level 1: 13*: 5, 14*: 8.5; top: 13.5
+    assert ((res["optimum"] or {}).get("levels") or {}).get("zip") == levels
+    if rc == 0:
+        assert res["verified"] is True
+        assert pl.read_csv(out)["w"].to_list() == [2.0, 3.0, 1.0, 1.5, 6.0]  # kept as is
+    else:
+        assert not out.exists()
+
+
+def test_cli_anonymize_weight_only_with_the_global_search(capsys, tmp_path,
+                                                         lattice_files) -> None:
+    from ldiv_polars.cli import main
+
+    data, hdir = lattice_files
+    got = main(["anonymize", str(data), str(tmp_path / "o.csv"), "--qi", "zip", "--hierarchies",
+                str(hdir), "--weighted-k", "5", "--weight", "w", "--method", "cells"])
+    assert got == 2 and "--method global only" in capsys.readouterr().err
+
+
+def test_mondrian_refuses_weighted_models() -> None:
+    from ldiv_polars.partition import mondrian
+
+    with pytest.raises(InvalidParameterError, match="Mondrian does not read sampling weights"):
+        mondrian(pl.DataFrame({"q": [1, 2]}), "q", None, WeightedKAnonymity(1))

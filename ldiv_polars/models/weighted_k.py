@@ -31,6 +31,8 @@ from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import ClassContext, Model
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
@@ -89,12 +91,22 @@ class WeightedKAnonymity(Model):
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved >= self.k
 
+    def class_ok(self, fk: np.ndarray) -> np.ndarray:
+        """Per class (numpy): whether a class of weight sum ``fk`` passes (what
+        :meth:`passes` states in Polars).
+
+        >>> import numpy as np
+        >>> WeightedKAnonymity(5).class_ok(np.array([4.75, 5.0])).tolist()
+        [False, True]
+        """
+        return fk >= self.k
+
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
-        """Per class of ``rows``: ``F_k >= k`` on the rows' weight sums
+        """Per class of ``rows``: :meth:`class_ok` on the rows' weight sums
         (:attr:`EncodedRows.weight_sum`); None when ``rows`` carry no weights."""
         from ldiv_polars.models.encoded import ClassVerdict
 
         fk = rows.weight_sum
         if fk is None:
             return None
-        return ClassVerdict((fk >= self.k) | ~rows.present)
+        return ClassVerdict(self.class_ok(fk) | ~rows.present)

@@ -467,7 +467,9 @@ def mondrian(
     the population records inside each group's ranges and sets (see the module). Raises
     :class:`PartitionInfeasibleError` when the whole table fails a model,
     :class:`~ldiv_polars.errors.NullValuesError` on nulls and
-    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI. An
+    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI;
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a model reading sampling weights
+    (:class:`~ldiv_polars.models.WeightedKAnonymity`: not enforced by Mondrian). An
     empty table (no rows) is partitioned into zero groups (every model holds vacuously).
 
     >>> import polars as pl
@@ -479,6 +481,11 @@ def mondrian(
     2
     """
     model_list = check_models(models, required_by="mondrian")
+    weighted = [m.describe() for m in model_list if m.needs_weight]
+    if weighted:
+        raise InvalidParameterError(
+            f"{', '.join(weighted)}: Mondrian does not read sampling weights (yet); use the "
+            "global search (anonymize(weight=), ldiv anonymize --weight)")
     lf = to_lazyframe(data)
     plan = _plan(lf, qi, sensitive, model_list, relaxed, group)
     work = _work_table(lf, plan)
