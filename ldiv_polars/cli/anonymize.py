@@ -165,10 +165,7 @@ def anonymize_cmd(
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
         k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk))
-    weights_read(models, weight)
-    if weight is not None and (method != "global" or compare or report is not None):
-        raise InvalidParameterError("--weight/--weighted-k are enforced by --method global "
-                                    "only, without --compare and --report")
+    _refuse_weight(models, weight, method != "global" or compare or report is not None)
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
@@ -202,6 +199,17 @@ def _start_engine(engine: str, master: str | None, remote: str | None,
         raise InvalidParameterError("--engine is available with --method global only, "
                                     "without --report")
     start_engine(engine, master, remote)
+
+
+def _refuse_weight(models: list[Any], weight: str | None, other_method: bool) -> None:
+    """``--weight`` without a model reading it, or such a model without it (as ``check``:
+    :func:`~ldiv_polars.cli._options.weights_read`), and weights with another method than
+    the global search (``other_method``: ``--method``, ``--compare`` or ``--report``) are
+    refused (:class:`InvalidParameterError`)."""
+    weights_read(models, weight)
+    if weight is not None and other_method:
+        raise InvalidParameterError("--weight/--weighted-k are enforced by --method global "
+                                    "only, without --compare and --report")
 
 
 def _requested_models(req: Requirements) -> list[Any]:

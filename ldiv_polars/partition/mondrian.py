@@ -450,6 +450,18 @@ def _group_ranges(frame: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
 
 
 @reads_input
+def _unweighted(models: list[Model]) -> list[Model]:
+    """``models``, unless one reads sampling weights
+    (:class:`~ldiv_polars.models.WeightedKAnonymity`), which Mondrian does not enforce:
+    then :class:`~ldiv_polars.errors.InvalidParameterError`."""
+    weighted = [m.describe() for m in models if m.needs_weight]
+    if weighted:
+        raise InvalidParameterError(
+            f"{', '.join(weighted)}: Mondrian does not read sampling weights (yet); use the "
+            "global search (anonymize(weight=), ldiv anonymize --weight)")
+    return models
+
+
 def mondrian(
     data: TableLike,
     qi: str | Iterable[str],
@@ -467,9 +479,8 @@ def mondrian(
     the population records inside each group's ranges and sets (see the module). Raises
     :class:`PartitionInfeasibleError` when the whole table fails a model,
     :class:`~ldiv_polars.errors.NullValuesError` on nulls and
-    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI;
-    :class:`~ldiv_polars.errors.InvalidParameterError` for a model reading sampling weights
-    (:class:`~ldiv_polars.models.WeightedKAnonymity`: not enforced by Mondrian). An
+    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI
+    (:func:`_unweighted`: a model reading sampling weights is refused). An
     empty table (no rows) is partitioned into zero groups (every model holds vacuously).
 
     >>> import polars as pl
@@ -480,12 +491,7 @@ def mondrian(
     >>> mondrian(df, ["q"], "s", [KAnonymity(2)], relaxed=True).groups
     2
     """
-    model_list = check_models(models, required_by="mondrian")
-    weighted = [m.describe() for m in model_list if m.needs_weight]
-    if weighted:
-        raise InvalidParameterError(
-            f"{', '.join(weighted)}: Mondrian does not read sampling weights (yet); use the "
-            "global search (anonymize(weight=), ldiv anonymize --weight)")
+    model_list = _unweighted(check_models(models, required_by="mondrian"))
     lf = to_lazyframe(data)
     plan = _plan(lf, qi, sensitive, model_list, relaxed, group)
     work = _work_table(lf, plan)

@@ -319,30 +319,21 @@ def anonymize(
     re-verified with :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips
     that pass; :meth:`AnonymizationResult.sink` then writes and re-verifies the output).
     ``engine="spark"`` (or a Spark DataFrame): counts, release (``output`` a Spark DataFrame,
-    :meth:`~AnonymizationResult.sink` writes a Parquet directory) and verification in Spark.
-    ``weight`` names a column of sampling weights (finite, > 0) for the models reading them
-    (:class:`~ldiv_polars.models.WeightedKAnonymity`): the engine sums them per raw QI key in
-    one more pass and the search rolls the sums up with each node (every other model, the
-    suppression limit and the suppressed-row counts read records, as without weights); a
-    model reading weights without ``weight`` is an
-    :class:`~ldiv_polars.errors.InvalidParameterError` before any pass.
+    :meth:`~AnonymizationResult.sink` writes a Parquet directory) and verification in Spark;
+    ``weight``: sampling weights for the models reading them (:func:`_check_weight`).
 
     The pipeline: :func:`_read_input` (arguments checked, hierarchies and models prepared),
     :func:`_count` (the encoded frequency set, by the engine that counts this input best),
     :func:`search_lattice`, :func:`_choose` (the optimum re-evaluated, its metrics and output
-    plan), the engine's release, :func:`_verification`; :class:`_Counts` frees memory
-    between the phases.
+    plan), the engine's release, :func:`_verification`; :class:`_Counts` frees memory between.
     """
     t0 = time.perf_counter()
     metric = _check_arguments(metric, suppression, suppression_mode, strategy)
     budget = Budget.of(budget) if budget is not None else None
-    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator, engine)
-    _check_weight(inp, weight)
+    inp = _check_weight(_read_input(data, qi, sensitive, hierarchies, models, metric, nulls,
+                                    separator, engine), weight)
     counts = _count(inp)
     try:
-        if inp.weight is not None:
-            assert counts.efs is not None
-            weight_sums(inp.engine, inp.table, inp.weight, counts.efs.encoding)
         limit = suppression_limit_rows(suppression, counts.total)
         outcome = search_lattice(counts.search_efs, inp.models, limit, metric,
                                  strategy=strategy, progress=progress, budget=budget)
@@ -423,19 +414,24 @@ def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, mode
                   polars_engine.ENGINE if engine is None else reader)
 
 
-def _check_weight(inp: _Input, weight: str | None) -> None:
-    """Check ``weight`` against the input and the models (before any pass over the rows) and
-    keep it in ``inp``: a model reading weights needs it, a frequency set given instead of
-    rows has none (:class:`~ldiv_polars.errors.InvalidParameterError`)."""
+def _check_weight(inp: _Input, weight: str | None) -> _Input:
+    """``inp`` with ``weight`` (a column of sampling weights, finite and > 0) checked against
+    the input and the models before any pass over the rows (a model reading weights needs
+    it, a frequency set given instead of rows has none: else
+    :class:`~ldiv_polars.errors.InvalidParameterError`). With weights, :func:`_count` has
+    the engine sum them per raw QI key (one more pass) and the search rolls the sums up with
+    each node for the models reading them (:class:`~ldiv_polars.models.WeightedKAnonymity`);
+    every other model, the suppression limit and the suppressed-row counts read records."""
     require_weights(inp.models, weight)
     if weight is None:
-        return
+        return inp
     if inp.table is None:
         raise InvalidParameterError("a frequency set holds no sampling weights: anonymize the "
                                     "rows to read weight=")
     schema = inp.engine.schema(inp.table) if inp.engine.distributed else \
         inp.lf.collect_schema()
     inp.weight = validate_weight(schema, weight, inp.fs.keys)
+    return inp
 
 
 def _counts_input(fs: FrequencySet, hierarchies: Any, models: Any, metric: str) -> _Input:
@@ -559,6 +555,8 @@ def _count(inp: _Input) -> _Counts:
         except BaseException:
             counts.close()  # (the engine's handle: a model refusing the values, say)
             raise
+    if inp.weight is not None:  # F_k per raw key, rolled up with each node
+        weight_sums(inp.engine, inp.table, inp.weight, efs.encoding)
     search_efs = efs.without_sensitive() if inp.qi_only and efs.sensitive else efs
     _lean_search(search_efs)
     # models sized by the table (k-map's k') judge it by its records before suppression

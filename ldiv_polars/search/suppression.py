@@ -128,10 +128,7 @@ class NodeChecker:
         self._population_counts = {id(m.population): population_counts(m.population,
                                                                         efs.encoding)
                                    for m in self.population}
-        self.weighted = [m for m in models if m.needs_weight]
-        """The models reading each class's sum of sampling weights (``F_k``): rolled up with
-        the node from the sums per raw key the search put in the encoding's memo
-        (:func:`~ldiv_polars.search.population.weight_sums`)."""
+        self.weighted = [m for m in models if m.needs_weight]  # F_k rolled up: _weight_sums
         self._weights = _weight_sums(efs, self.weighted)
         self.models = [m for m in models if not m.table_level and not m.population_based
                        and not m.needs_weight]
