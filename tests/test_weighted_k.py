@@ -282,3 +282,15 @@ def test_mondrian_refuses_weighted_models() -> None:
 
     with pytest.raises(InvalidParameterError, match="Mondrian does not read sampling weights"):
         mondrian(pl.DataFrame({"q": [1, 2]}), "q", None, WeightedKAnonymity(1))
+
+
+def test_polars_namespace_passes_weights() -> None:
+    import ldiv_polars.namespace  # noqa: F401 (registers df.ldiv)
+    from ldiv_polars.hierarchy import Hierarchy
+
+    df = pl.DataFrame({"zip": ["130", "131", "140", "141", "141"],
+                       "w": [2.0, 3.0, 1.0, 1.5, 6.0]})
+    assert df.ldiv.check("zip", None, WeightedKAnonymity(2), weight="w").models[0].achieved == 1.0
+    r = df.ldiv.anonymize("zip", None, {"zip": Hierarchy(ZIP, name="zip")},
+                          WeightedKAnonymity(5), weight="w")
+    assert r.levels == {"zip": 1}
