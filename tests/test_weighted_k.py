@@ -277,11 +277,57 @@ def test_cli_anonymize_weight_only_with_the_global_search(capsys, tmp_path,
     assert got == 2 and "--method global only" in capsys.readouterr().err
 
 
-def test_mondrian_refuses_weighted_models() -> None:
+mondrian_tables = st.integers(1, 30).flatmap(lambda n: st.tuples(
+    st.lists(st.tuples(st.integers(0, 9), st.sampled_from("abc")), min_size=n, max_size=n),
+    st.lists(st.integers(1, 40).map(lambda q: q / 4), min_size=n, max_size=n),
+    st.integers(1, 6), st.integers(1, 4), st.booleans()))
+
+
+@settings(max_examples=30, deadline=None)
+@given(mondrian_tables)
+def test_mondrian_weighted(case: tuple) -> None:
+    from ldiv_polars.partition import PartitionInfeasibleError, mondrian
+
+    keys, weights, k, c, relaxed = case
+    df = pl.DataFrame({"a": [x for x, _ in keys], "b": [y for _, y in keys], "w": weights})
+    # every weight c: F_k = c * f_k, so F_k >= c * k is k-anonymity: the same partition
+    const = df.with_columns(w=pl.lit(float(c)))
+    try:
+        want = mondrian(const, ["a", "b"], None, KAnonymity(k), relaxed=relaxed)
+    except PartitionInfeasibleError:
+        with pytest.raises(PartitionInfeasibleError):
+            mondrian(const, ["a", "b"], None, WeightedKAnonymity(c * k), relaxed=relaxed,
+                     weight="w")
+    else:
+        got = mondrian(const, ["a", "b"], None, WeightedKAnonymity(c * k), relaxed=relaxed,
+                       weight="w")
+        assert got.ranges.equals(want.ranges)
+    # any weights: every released group's F_k (Python sums) is at least k
+    k = max(1, int(sum(weights) // 3))
+    try:
+        got = mondrian(df, ["a", "b"], None, WeightedKAnonymity(k), relaxed=relaxed,
+                       weight="w")
+    except PartitionInfeasibleError:
+        assert sum(weights) < k
+        return
+    groups = got.frame.select("group", "w").collect()
+    fk: dict[int, float] = defaultdict(float)
+    for g, w in groups.iter_rows():
+        fk[g] += w
+    assert min(fk.values()) >= k and len(fk) == got.groups
+    assert got.verification.passed
+
+
+def test_mondrian_weight_errors() -> None:
     from ldiv_polars.partition import mondrian
 
-    with pytest.raises(InvalidParameterError, match="Mondrian does not read sampling weights"):
-        mondrian(pl.DataFrame({"q": [1, 2]}), "q", None, WeightedKAnonymity(1))
+    df = pl.DataFrame({"q": [1, 2], "w": [1.0, 0.0]})
+    with pytest.raises(InvalidParameterError, match="pass weight="):
+        mondrian(df, "q", None, WeightedKAnonymity(1))
+    with pytest.raises(InvalidParameterError, match="1 null, non-finite or non-positive"):
+        mondrian(df, "q", None, WeightedKAnonymity(1), weight="w")
+    with pytest.raises(InvalidParameterError, match="not in the data"):
+        mondrian(df, "q", None, WeightedKAnonymity(1), weight="x")
 
 
 def test_polars_namespace_passes_weights() -> None:
@@ -294,3 +340,22 @@ def test_polars_namespace_passes_weights() -> None:
     r = df.ldiv.anonymize("zip", None, {"zip": Hierarchy(ZIP, name="zip")},
                           WeightedKAnonymity(5), weight="w")
     assert r.levels == {"zip": 1}
+
+
+@pytest.mark.parametrize("k,rc,groups", [(5, 0, 2), (18, 1, None)])
+def test_cli_mondrian_weighted_k(capsys, tmp_path, k, rc, groups) -> None:
+    from ldiv_polars.cli import main
+
+    data, out = tmp_path / "m.csv", tmp_path / "o.csv"
+    pl.DataFrame({"zip": [130, 131, 140, 141, 141, 150], "s": list("abcabc"),
+                  "w": [2.0, 3.0, 1.0, 1.5, 6.0, 4.0]}).write_csv(data)
+    got = main(["mondrian", str(data), str(out), "--qi", "zip", "--sensitive", "s", "--k", "1",
+                "--weighted-k", str(k), "--weight", "w", "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert got == rc
+    if rc == 0:  # strict median splits: {130, 131, 140} F_k 6, {141, 141, 150} F_k 11.5
+        assert res["groups"] == groups and res["verified"] is True
+        assert pl.read_csv(out).group_by("group").agg(pl.col("w").sum()).sort("group")[
+            "w"].to_list() == [6.0, 11.5]
+    else:
+        assert res["feasible"] is False and not out.exists()
