@@ -10,7 +10,9 @@ process, medians over ``--reps`` alternating repetitions (after one warm-up):
   (a Parquet file);
 - ``anonymize`` (Flash, suppression 2%, metric loss) with ``WeightedKAnonymity(100)`` (one more
   pass summing the weights per raw key; ``F_k`` rolled up with each node) against the same
-  search with ``KAnonymity(5)``.
+  search with ``KAnonymity(5)``;
+- ``mondrian`` (strict) with ``WeightedKAnonymity(100)`` (the weights summed in every candidate
+  child's frequency set) against ``mondrian`` with ``KAnonymity(5)``, on one copy of Adult.
 
 Run from the repository root::
 
@@ -59,6 +61,10 @@ def workloads(copies: int, tmp: Path) -> list[tuple[str, str, Callable[[], objec
         weight = "w" if model is wk else None
         return lambda: lp.check(data, QI, None, model, engine=engine, weight=weight)
 
+    def part(model: object) -> Callable[[], object]:
+        weight = "w" if model is wk else None
+        return lambda: lp.mondrian(table.head(30162), QI, None, [model], weight=weight)
+
     def search(model: object) -> Callable[[], object]:
         weight = "w" if model is wk else None
         return lambda: lp.anonymize(table, QI, None, h, model, suppression=0.02,
@@ -70,6 +76,8 @@ def workloads(copies: int, tmp: Path) -> list[tuple[str, str, Callable[[], objec
         ("check weighted k 100 (DuckDB, Parquet)", "check k-anonymity 5 (DuckDB, Parquet)",
          check(str(path), wk, "duckdb"), check(str(path), k, "duckdb")),
         ("anonymize weighted k 100", "anonymize k-anonymity 5", search(wk), search(k)),
+        ("mondrian weighted k 100 (30,162 rows)", "mondrian k-anonymity 5 (30,162 rows)",
+         part(wk), part(k)),
     ]
 
 
