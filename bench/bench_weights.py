@@ -16,7 +16,7 @@ process, medians over ``--reps`` alternating repetitions (after one warm-up):
 
 Run from the repository root::
 
-    nice .venv/bin/python bench/bench_weights.py --reps 3 --copies 10 --benchmarks-md BENCHMARKS.md
+    nice .venv/bin/python bench/bench_weights.py --reps 3 --copies 10
 """
 
 from __future__ import annotations
@@ -39,10 +39,9 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 import ldiv_polars as lp  # noqa: E402
+from bench.bench_population import DATA, QI  # noqa: E402 (the same Adult workload)
 from ldiv_polars.hierarchy import Hierarchy  # noqa: E402
 
-DATA = Path("/work/shared/data/adult")
-QI = ["age", "sex", "race", "marital-status", "education", "native-country"]
 SECTION = "## k-anonymity on sampling weights (issue 19 item 2, `bench/bench_weights.py`)"
 
 
@@ -112,7 +111,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--copies", type=int, default=10)
-    ap.add_argument("--benchmarks-md", type=Path)
     args = ap.parse_args()
     if not (DATA / "adult.csv").exists():
         sys.exit(f"no Adult data at {DATA}: nothing measured")
@@ -120,11 +118,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         rows = [(f, b, *timed(fc, bc, args.reps))
                 for f, b, fc, bc in workloads(args.copies, Path(tmp))]
-    text = markdown(rows, args.reps, args.copies, load)
-    print(text)
-    if args.benchmarks_md:
-        old = args.benchmarks_md.read_text() if args.benchmarks_md.exists() else ""
-        args.benchmarks_md.write_text(old.rstrip("\n") + "\n\n" + text)
+    print(markdown(rows, args.reps, args.copies, load))  # (BENCHMARKS.md's section, by hand)
 
 
 if __name__ == "__main__":
