@@ -359,3 +359,23 @@ def test_cli_mondrian_weighted_k(capsys, tmp_path, k, rc, groups) -> None:
             "w"].to_list() == [6.0, 11.5]
     else:
         assert res["feasible"] is False and not out.exists()
+
+
+def test_sql_engine_and_counts_and_report_refuse_weighted_models(capsys, tmp_path,
+                                                                weighted_csv) -> None:
+    from ldiv_polars.cli import main
+    from ldiv_polars.duckdb import check as sql_check
+    from ldiv_polars.errors import NoSqlFormError
+
+    with pytest.raises(NoSqlFormError):  # the SQL macros read no weights
+        sql_check(str(weighted_csv), "zip", "s", [WeightedKAnonymity(2)])
+    counts = tmp_path / "c.parquet"
+    assert main(["counts", str(weighted_csv), "--qi", "zip", "--sensitive", "s", "--out",
+                 str(counts)]) == 0
+    capsys.readouterr()
+    assert main(["check-counts", str(counts), "--weighted-k", "2"]) == 2
+    assert "sampling weights" in capsys.readouterr().err
+    assert main(["report", str(weighted_csv), "--qi", "zip", "--sensitive", "s", "--out",
+                 str(tmp_path / "r.html"), "--weighted-k", "2"]) == 2
+    assert "sampling weights" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
