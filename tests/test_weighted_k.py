@@ -379,3 +379,17 @@ def test_sql_engine_and_counts_and_report_refuse_weighted_models(capsys, tmp_pat
                  str(tmp_path / "r.html"), "--weighted-k", "2"]) == 2
     assert "sampling weights" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("k,rc", [(5, 0), (6, 1)])
+def test_cli_report_weighted_k(capsys, tmp_path, weighted_csv, k: int, rc: int) -> None:
+    pytest.importorskip("matplotlib", reason="ldiv report draws with matplotlib")
+    from ldiv_polars.cli import main
+
+    out = tmp_path / "r.html"
+    got = main(["report", str(weighted_csv), "--qi", "zip", "--sensitive", "s", "--out",
+                str(out), "--weighted-k", str(k), "--weight", "w", "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert got == rc and out.exists()  # the page is written either way; exit 1: a model fails
+    (m,) = res["models"]
+    assert (m["model"], m["achieved"], m["passed"]) == ("weighted_k_anonymity", 5.0, rc == 0)
