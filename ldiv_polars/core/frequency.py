@@ -137,12 +137,16 @@ def frequency_set(
 class FrequencySet:
     """A frequency set with its column roles. ``frame`` may be lazy over the rows or over an
     already collected table (see :meth:`materialize`); ``count`` names its count column
-    (``n`` unless a key has that name: :func:`count_name`)."""
+    (``n`` unless a key has that name: :func:`count_name`). ``unique``: no two rows share
+    their keys (a group-by's result, as :meth:`build` and :func:`merge_frequency_sets` make
+    it), so that a class's rows are its distinct sensitive values (the evaluation then counts
+    them without hashing the values); False when not known."""
 
     frame: pl.LazyFrame
     qi: tuple[str, ...]
     sensitive: tuple[str, ...]
     count: str = COUNT
+    unique: bool = False
     weight: str | None = None
     """The weight-sum column (Float64: per key, the sum of the rows' sampling weights), when
     the set was built with ``weight=``; None otherwise."""
@@ -196,7 +200,7 @@ class FrequencySet:
                 schema=schema,
                 streamable=False,
             )
-        return cls(fs, qi_t, s_t, count, wname)
+        return cls(fs, qi_t, s_t, count, unique=True, weight=wname)
 
     @property
     def keys(self) -> list[str]:
@@ -208,7 +212,7 @@ class FrequencySet:
         the pass over the rows: an engine error on unreadable rows is raised as
         :class:`~ldiv_polars.errors.UnreadableInputError`."""
         return FrequencySet(self.collect().lazy(), self.qi, self.sensitive, self.count,
-                            self.weight)
+                            self.unique, self.weight)
 
     def collect(self) -> pl.DataFrame:
         """The frequency set as a DataFrame (see :meth:`materialize`)."""
@@ -257,4 +261,4 @@ def merge_frequency_sets(sets: Iterable[FrequencySet | pl.DataFrame | pl.LazyFra
     with translate_input_errors():
         merged = (pl.concat(frames).group_by(keys)
                   .agg(pl.col(COUNT).sum().cast(pl.Int64)).collect())
-    return FrequencySet(merged.lazy(), qi_t, s_t)
+    return FrequencySet(merged.lazy(), qi_t, s_t, unique=True)

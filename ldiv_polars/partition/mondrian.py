@@ -265,7 +265,8 @@ class _Judge:
         """``keys`` plus ``__ok``: whether each class of the frequency set ``frame`` passes
         every model; ``counts``: per population table (by ``id``), the classes' population
         counts (``keys`` and a count column; absent classes count 0)."""
-        fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count, self.plan.wsum)
+        fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count,
+                          weight=self.plan.wsum)
         out = evaluate_classes(fs, self.class_models, reference=self.reference)
         ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.class_models]) \
             if self.class_models else pl.lit(True)

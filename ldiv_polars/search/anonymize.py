@@ -256,7 +256,7 @@ class _VerificationPlan:
         if written.weight and self.fs.weight:
             names[written.weight] = self.fs.weight
         return self.verify(FrequencySet(kept.rename(names).lazy(), qi, sens, self.fs.count,
-                                        self.fs.weight))
+                                        weight=self.fs.weight))
 
     def verify(self, collected: FrequencySet | pl.DataFrame) -> CheckResult:
         """Check the models on the collected frequency set; raise if one fails."""
@@ -268,7 +268,7 @@ class _VerificationPlan:
                                                self.restore.items())
         result = check_frequency_set(
             FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive, self.fs.count,
-                         self.fs.weight), self.models)
+                         weight=self.fs.weight), self.models)
         if not result.passed:
             failing = [m.key for m in result.models if not m.passed]
             raise VerificationError(

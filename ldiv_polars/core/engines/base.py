@@ -266,7 +266,7 @@ def deferred_frequency_set(engine: Engine, data: Any, qi: Any, sensitive: Any, *
         return fs.frame.collect().rename(names)
 
     frame = pl.defer(run, schema=columns)
-    return FrequencySet(frame, qi_t, s_t, count, wname)
+    return FrequencySet(frame, qi_t, s_t, count, weight=wname)
 
 
 def engine_for(data: object, engine: str | None = None) -> Engine:

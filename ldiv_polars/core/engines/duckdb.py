@@ -120,7 +120,7 @@ class DuckDBEngine:
             df = check_weighted(df.cast({wname: pl.Float64}), weight)
         if nulls == "error":
             raise_on_nulls(df, keys, count)
-        return FrequencySet(df.lazy(), tuple(qi_t), tuple(s_t), count, wname)
+        return FrequencySet(df.lazy(), tuple(qi_t), tuple(s_t), count, weight=wname)
 
     def encoded_counts(self, data: Any, qi: Sequence[str], sensitive: Sequence[str],
                        leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",

@@ -281,7 +281,7 @@ class SparkEngine:
         frame = frame.with_columns(pl.col(count).cast(pl.Int64))
         if nulls == "error":
             raise_on_nulls(frame, keys, count)
-        return FrequencySet(frame.lazy(), qi_t, s_t, count, wname)
+        return FrequencySet(frame.lazy(), qi_t, s_t, count, weight=wname)
 
     def encoded_counts(self, data: Any, qi: Sequence[str], sensitive: Sequence[str],
                        leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",
