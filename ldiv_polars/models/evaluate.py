@@ -35,6 +35,7 @@ from ldiv_polars.models.base import (
     ROW_M,
     ROW_P,
     ROW_Q,
+    ROW_W,
     SIZE,
     ClassContext,
     Model,
@@ -171,13 +172,15 @@ def internal_keys(fs: FrequencySet) -> list[str]:
 
 
 def _internal(fs: FrequencySet) -> tuple[FrequencySet, dict[str, str]]:
-    """``fs`` with its keys renamed ``__ldiv_key<i>`` and its count ``n``, and the map back
-    from the internal quasi-identifier names."""
+    """``fs`` with its keys renamed ``__ldiv_key<i>``, its count ``n`` and its weight sums
+    (if any) ``ROW_W``, and the map back from the internal quasi-identifier names."""
     internal = internal_keys(fs)
+    weight = [pl.col(fs.weight).alias(ROW_W)] if fs.weight else []
     frame = fs.frame.select([pl.col(k).alias(i) for k, i in zip(fs.keys, internal)]
-                            + [pl.col(fs.count).alias(COUNT)])
+                            + [pl.col(fs.count).alias(COUNT)] + weight)
     q = len(fs.qi)
-    inner = FrequencySet(frame, tuple(internal[:q]), tuple(internal[q:]), COUNT, fs.unique)
+    inner = FrequencySet(frame, tuple(internal[:q]), tuple(internal[q:]), COUNT, fs.unique,
+                         ROW_W if fs.weight else None)
     return inner, dict(zip(internal[:q], fs.qi))
 
 
@@ -255,7 +258,7 @@ def _class_plan(fs: FrequencySet, models: Sequence[Model],
         rows = rows.with_columns(
             (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
         ).join(ref, on=s, how="left", nulls_equal=True)
-    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref, names)
+    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref, names, fs.weight)
     aggs = [e for m in models for e in m.aggs(ctx)]
     # the rows of a class are its distinct values when no two rows share their keys
     distinct = pl.len() if fs.unique and len(fs.sensitive) == 1 else pl.col(s).n_unique()
@@ -287,7 +290,7 @@ def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFram
         raise InvalidParameterError(
             f"{', '.join(needing)} need(s) a sensitive column; none was given"
         )
-    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame(), names)
+    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame(), names, fs.weight)
     aggs = [e for m in models for e in m.aggs(ctx)]
     classes = frame.group_by(list(fs.qi)).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
     return _joined_frames(classes, models, ctx)

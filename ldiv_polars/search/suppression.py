@@ -34,12 +34,13 @@ import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_name
 from ldiv_polars.core.validate import require_real
+from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import classes_to_suppress, table_models
-from ldiv_polars.search.population import population_counts
+from ldiv_polars.search.population import WEIGHTS, PopulationCounts, population_counts
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 
@@ -127,7 +128,10 @@ class NodeChecker:
         self._population_counts = {id(m.population): population_counts(m.population,
                                                                         efs.encoding)
                                    for m in self.population}
-        self.models = [m for m in models if not m.table_level and not m.population_based]
+        self.weighted = [m for m in models if m.needs_weight]  # F_k rolled up: _weight_sums
+        self._weights = _weight_sums(efs, self.weighted)
+        self.models = [m for m in models if not m.table_level and not m.population_based
+                       and not m.needs_weight]
         # floors read sensitive ids as the values of ONE sensitive column
         self.relaxed = list(relaxed) if len(efs.sensitive) <= 1 else []
         self.limit = int(limit_rows)
@@ -303,6 +307,10 @@ class NodeChecker:
         fail, floor = first
         if self.population:
             fail = fail | self._population_fail(rolled)
+        if self.weighted:
+            fk = self._weights.per_class(rolled)  # type: ignore[union-attr]
+            for m in self.weighted:
+                fail = fail | ~m.class_ok(fk)
         relaxed_passed = floor is None or not self.beyond_limit(float(floor.sum()))
         fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
         passed = supp_rows <= self.limit
@@ -378,3 +386,16 @@ class NodeChecker:
                     changed = True
                     break
         return more
+
+
+def _weight_sums(efs: EncodedFrequencySet, weighted: Sequence[Model]) -> PopulationCounts | None:
+    """The sampling-weight sums per raw key of the search (``efs.encoding.memo``), when a
+    model reads them; a typed error when the search was started without weights."""
+    if not weighted:
+        return None
+    sums = efs.encoding.memo.get(WEIGHTS)
+    if not isinstance(sums, PopulationCounts):
+        raise InvalidParameterError(
+            f"{', '.join(m.describe() for m in weighted)} read(s) sampling weights: pass "
+            "weight= to anonymize() (CLI: --weight)")
+    return sums
