@@ -213,6 +213,7 @@ ADULT_MODELS = {
     "t=0.2 equal": lambda hs: [TCloseness(0.2)],
     "t=0.15 hierarchical": lambda hs: [TCloseness(0.15, "hierarchical", hs["occupation"])],
     "t=0.1 ordered + k=5": lambda hs: [TCloseness(0.1, "ordered"), KAnonymity(5)],
+    "t=0.2 ordered": lambda hs: [TCloseness(0.2, "ordered")],
     "(0.5,5)-anonymity": lambda hs: [AlphaKAnonymity(0.5, 5)],
     "delta=3": lambda hs: [DeltaDisclosure(3.0)],
     "enhanced beta=1": lambda hs: [BetaLikeness(1.0, enhanced=True)],
@@ -235,7 +236,7 @@ ISSUE_QI = [*ADULT_QI, "native-country", "workclass"]  # issue 23's 7-QI configu
 @pytest.mark.parametrize("qi,name", [
     pytest.param(ADULT_QI, n, id=f"5 QIs, {n}") for n in sorted(ADULT_MODELS)] + [
     pytest.param(ISSUE_QI, n, id=f"7 QIs, {n}")
-    for n in ("entropy l=3", "recursive (3,3)", "t=0.2 equal", "delta=3")])
+    for n in ("entropy l=3", "recursive (3,3)", "t=0.2 equal", "t=0.2 ordered", "delta=3")])
 def test_pruned_search_equals_every_node_judged_on_adult(adult5, qi, name):
     """Adult, occupation sensitive, 2%: the pruned search's minimal nodes, optimum and loss
     equal judging every node (240 with 5 QIs, 2160 with the issue's 7); it checked fewer."""
