@@ -21,8 +21,10 @@ auto`` run) on the same QI sets and k: every method's ``loss`` on the common per
 method ``auto`` chooses, and each method's seconds.
 
 ``release``: ``suppress_cells`` (greedy, k=10) on a synthetic Parquet file of ``--rows`` rows
-(:func:`ldiv_polars.datasets.write_synthetic`), then :meth:`LocalResult.sink` (write +
-re-verification pass), in a subprocess reporting wall time and peak RSS.
+(:func:`ldiv_polars.datasets.write_synthetic`, or ``--path``), then :meth:`LocalResult.sink`
+(write in batches + re-verification pass), each step in a subprocess reporting wall time and
+peak RSS; baselines of the same run: the bare streaming group-by and a plain copy of the input
+(``sink_parquet``); ``--local``: local recoding too.
 
 ``timelimit``: the exact method (``suppress_cells(method="exact")``) on Adult with ``--qis``
 and ``--k`` under ``--time-limit``: wall seconds against the limit, status, the phase that found
@@ -31,7 +33,9 @@ The load average is printed beside the figures.
 
 ``peaks``: where the peak RSS of a cell-suppression release comes from, on the synthetic file of
 ``--rows`` rows, each step in a fresh process: the bare streaming group-by (baseline), the keys +
-greedy + plan (no write), the same + the streamed write (no re-verification), the same with
+greedy + plan (no write), the same + the write in batches (``LocalResult.sink`` on a Parquet
+input), the same through Polars' streamed sink (the earlier path), the batched write with its
+re-verification, the same with
 the plan's join only counted (no write), a plain copy of the input (scan, Parquet sink: Polars'
 writer alone), and the re-verification alone of the written file (:func:`ldiv_polars.local.verify.verify_release`).
 
@@ -163,6 +167,8 @@ def release(args: argparse.Namespace) -> None:
         "bare streaming group-by (baseline)":
             f"pl.scan_parquet({str(path)!r}).group_by({[*qi, 'disease']!r}).len()"
             ".collect(engine='streaming')\n",
+        "plain copy of the input (scan -> sink_parquet, Polars' writer alone)":
+            f"pl.scan_parquet({str(path)!r}).sink_parquet({str(out) + '.copy'!r})\n",
         "cells (greedy): keys + plan + write + re-verification":
             f"r = lp.suppress_cells({str(path)!r}, {qi!r}, 'disease', {model}, verify=False)"
             f"\nr.sink({str(out)!r})\n" + summary,
@@ -173,8 +179,11 @@ def release(args: argparse.Namespace) -> None:
             f"\nr.sink({str(out)!r})\n" + summary
             + "extra['rounds'] = len(r.details['rounds'])\n",
     }
+    if not args.local:
+        steps = {k: v for k, v in steps.items() if not k.startswith("local")}
     _run_steps(f"{args.rows:,} rows, QI {args.qi}, k={args.k}", steps)
     out.unlink(missing_ok=True)
+    Path(str(out) + ".copy").unlink(missing_ok=True)
 
 
 def peaks(args: argparse.Namespace) -> None:
@@ -188,8 +197,12 @@ def peaks(args: argparse.Namespace) -> None:
             f"pl.scan_parquet({str(path)!r}).group_by({[*qi, 'disease']!r}).len()"
             ".collect(engine='streaming')\n",
         "keys + greedy + plan (no write)": cells,
-        "keys + greedy + plan + streamed write (no re-verification)":
+        "keys + greedy + plan + write in batches (no re-verification)":
             cells + f"r.sink({str(out)!r}, verify=False)\n",
+        "keys + greedy + plan + Polars' streamed sink (no re-verification)":
+            cells + f"r._input = None  # the sink path\nr.sink({str(out)!r}, verify=False)\n",
+        "keys + greedy + plan + write in batches + re-verification":
+            cells + f"r.sink({str(out)!r})\n",
         "plan applied (the join), rows counted, no write":
             cells + "r.output.select(pl.len()).collect(engine='streaming')\n",
         "copy of the input, no join (Polars' Parquet sink alone)":
@@ -208,6 +221,8 @@ def _synthetic(args: argparse.Namespace) -> Path:
     """The synthetic Parquet file of ``args.rows`` rows (written once, then reused)."""
     from ldiv_polars.datasets.synth import write_synthetic
 
+    if args.path:
+        return Path(args.path)
     path = Path(args.dir) / f"ldiv_synth_{args.rows}_{args.seed}.parquet"
     if not path.exists():
         tmp = path.with_suffix(".tmp.parquet")
@@ -326,6 +341,8 @@ def main() -> None:
         r.add_argument("--k", type=int, default=10)
         r.add_argument("--qi", default="age,sex,race,education,marital_status")
         r.add_argument("--dir", default=tempfile.gettempdir())
+        r.add_argument("--path", help="an existing synthetic file of --rows rows to use")
+        r.add_argument("--local", action="store_true", help="release: local recoding too")
     tl = sub.add_parser("timelimit")
     tl.add_argument("--qis", type=int, nargs="+", default=[5])
     tl.add_argument("--k", type=int, nargs="+", default=[3])

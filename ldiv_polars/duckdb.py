@@ -20,6 +20,7 @@ table *before* running anything, and pass every name to DuckDB as a bound list p
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from importlib import resources
@@ -45,7 +46,7 @@ from ldiv_polars.core.validate import (
     raise_null_counts,
     require_int_at_least,
 )
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError, UnknownColumnError
 from ldiv_polars.table_summary import SUMMARY_KEYS
 
 __all__ = [
@@ -163,6 +164,19 @@ def _population_uniqueness_udf(sizes: list[int], classes: list[int], population:
     return {k: out[k] for k in POPULATION_UNIQUENESS_FIELDS}
 
 
+def _k_map_k_udf(k: int, records: int, population: str, estimator: str,
+                 significance: float) -> int:
+    """Native UDF: ARX's ``k'`` of the estimated k-map of a table of ``records`` records
+    (:attr:`ldiv_polars.models.KMap.derived_k`, the model's own derivation; ``population`` a
+    number or a region name)."""
+    from ldiv_polars.models import KMap
+
+    text = population.strip().replace("_", "")
+    pop: int | str = int(text) if text.isdigit() else population
+    return KMap(int(k), pop, estimator=estimator, significance=significance,
+                rows=int(records)).derived_k
+
+
 def _decide_udf(spec: pa.Array, ranks: pa.Array, counts: pa.Array, table: pa.Array,
                 labels: pa.Array) -> pa.Array:
     """Arrow UDF: the exact verdict and value of each (undecided) class of the batch, by the
@@ -193,7 +207,8 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     dbl_list = duckdb.list_type(duckdb.sqltypes.DOUBLE)
     big_list = duckdb.list_type(duckdb.sqltypes.BIGINT)
     str_list = duckdb.list_type(duckdb.sqltypes.VARCHAR)
-    for name in ("ldiv_adjusted_entropy", "ldiv_decide", "ldiv_population_uniqueness_of"):
+    for name in ("ldiv_adjusted_entropy", "ldiv_decide", "ldiv_population_uniqueness_of",
+                 "ldiv_k_map_k"):
         try:
             con.remove_function(name)
         except Exception:  # noqa: BLE001 - not registered yet on this connection
@@ -205,6 +220,12 @@ def _register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         duckdb.struct_type(POPULATION_UNIQUENESS_FIELDS),  # type: ignore[arg-type]
         type="native",
         side_effects=False,
+    )
+    con.create_function(
+        "ldiv_k_map_k", _k_map_k_udf,
+        [duckdb.sqltypes.BIGINT, duckdb.sqltypes.BIGINT, duckdb.sqltypes.VARCHAR,
+         duckdb.sqltypes.VARCHAR, duckdb.sqltypes.DOUBLE],
+        duckdb.sqltypes.BIGINT, type="native", side_effects=False,
     )
     con.create_function(
         "ldiv_adjusted_entropy",
@@ -247,15 +268,23 @@ def install(
     return con
 
 
+_PROBE = "ldiv__eps(), ldiv__share_le(0, 0, 0.0)"
+"""Two scalar macros of ``ldiv.sql``, its first and its last: both exist once it ran."""
+_UDF_PROBE = ("ldiv_decide(NULL, NULL, NULL, NULL, NULL), ldiv_adjusted_entropy(NULL, NULL), "
+              "ldiv_population_uniqueness_of(NULL, NULL, NULL, NULL)")
+"""The Python UDFs :func:`install` registers with ``udfs=True``."""
+
+
 def _installed(con: duckdb.DuckDBPyConnection, udfs: bool) -> bool:
-    names = ["ldiv_summary", "ldiv__fs", "ldiv__verdict"] + (
-        ["ldiv_adjusted_entropy", "ldiv_decide"] if udfs else [])
-    row = con.execute(
-        "SELECT count(DISTINCT function_name) FROM duckdb_functions() "
-        "WHERE list_contains(?, function_name)",
-        [names],
-    ).fetchall()
-    return bool(row and row[0][0] == len(names))
+    """Whether :func:`install` ran on ``con`` (with the UDFs when ``udfs``): a statement that
+    calls the probe functions and returns no row binds (a missing function is a
+    ``CatalogException``), which costs far less than listing ``duckdb_functions()``."""
+    probe = _PROBE + (", " + _UDF_PROBE if udfs else "")
+    try:
+        con.execute(f"SELECT {probe} WHERE false").fetchall()
+    except duckdb.CatalogException:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,6 +443,7 @@ class _Calls:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.hierarchies: list[str] = []
+        self.sources = ExitStack()  # the population tables read by the models
 
     def _arguments(self, call: Any, x_name: str, fs: str) -> list[Any]:
         """The macro's arguments: the extended frequency set, the parameters and, for a
@@ -424,7 +454,26 @@ class _Calls:
             self.hierarchies.append(hname)
             _check_leaves(self.con, fs, hname)
             args.append(hname)
+        if call.population is not None:
+            args += self._population(call.population, fs)
         return args
+
+    def _population(self, population: Any, fs: str) -> list[Any]:
+        """The population table of a model judged against one, as a relation on the
+        connection (kept until :meth:`close`), and the class key's field names; raises
+        :class:`~ldiv_polars.errors.UnknownColumnError` when it lacks one."""
+        qi = [d[0] for d in self.con.execute(
+            f"SELECT unnest(ec) FROM {_quote(fs)} LIMIT 0").description]
+        if isinstance(population, pl.LazyFrame):  # collect the QI columns only
+            names = population.collect_schema().names()
+            population = population.select([c for c in names if c.lower() in
+                                            {q.lower() for q in qi}])
+        src = self.sources.enter_context(_source(population, self.con, None))
+        known = {c.lower() for c in src.columns}
+        missing = [q for q in qi if q.lower() not in known]
+        if missing:
+            raise UnknownColumnError(missing, src.columns)
+        return [src.name, qi]
 
     def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
         """SQL (a parenthesized relation) and parameters of the per-class verdicts of
@@ -437,21 +486,49 @@ class _Calls:
                f"FROM ldiv__decide_x(?, ?, ?))")
         return sql, [*args, cte, x_name, call.spec_json]
 
-    def verdict(self, call: Any, x_name: str, fs: str, model: Any) -> tuple[Any, ...]:
-        """The ``ldiv__result`` row of ``model`` (``call`` its SQL form) over the extended
-        frequency set ``x_name``: one query gives the float verdict and the count of classes
-        flagged uncertain; only when one is flagged does the exact step run
-        (:meth:`_decided`), so that it costs nothing on a table where no class is within
-        rounding of the threshold (or a model whose SQL form decides every class exactly)."""
-        args = self._arguments(call, x_name, fs)
-        marks = ", ".join("?" for _ in args)
-        cte = _tmp("c")
-        row = self.con.execute(f"WITH {_quote(cte)} AS (FROM {call.macro}({marks})) "
-                               "FROM ldiv__result(?, ?, ?)",
-                               [*args, cte, model.name, model.higher_is_better]).fetchall()[0]
-        if not row[-1]:  # no undecided class: the float verdicts are the exact ones
-            return row
-        return self._decided(call, args, x_name, model)
+    def verdicts(self, pairs: Sequence[tuple[Any, Any]], x_name: str, fs: str
+                 ) -> list[tuple[Any, ...]]:
+        """The ``ldiv__result`` rows of several models (``(model, call)`` pairs, ``call`` the
+        model's SQL form) over the extended frequency set ``x_name``, in one statement: each
+        model's per-class form is a CTE and its ``ldiv__result`` one branch of a UNION ALL,
+        which gives the float verdict and the count of classes flagged uncertain; the class
+        statistics two forms or more read are computed once (:meth:`_shared_stats`). Only a
+        model with a flagged class is then decided exactly (:meth:`_decided`), so that the
+        exact step costs nothing on a table where no class is within rounding of a
+        threshold (or a model whose SQL form decides every class exactly)."""
+        if not pairs:
+            return []
+        ctes, cte_args, shared = self._shared_stats([call for _, call in pairs], x_name)
+        branches, result_args, model_args = [], [], []
+        for i, (model, call) in enumerate(pairs):
+            args = self._arguments(call, x_name, fs)
+            macro, form_args = call.macro, args
+            if call.stats_macro is not None and call.stats in shared:
+                macro, form_args = call.stats_macro, [x_name, shared[call.stats], *args[1:]]
+            cte = _tmp("c")
+            ctes.append(f"{_quote(cte)} AS (FROM {macro}({', '.join('?' for _ in form_args)}))")
+            branches.append(f"SELECT {i} AS i, * FROM ldiv__result(?, ?, ?)")
+            cte_args += form_args
+            result_args += [cte, model.name, model.higher_is_better]
+            model_args.append(args)
+        rows = self.con.execute(f"WITH {', '.join(ctes)} {' UNION ALL '.join(branches)} "
+                                "ORDER BY i", [*cte_args, *result_args]).fetchall()
+        # no undecided class (the last column): the float verdicts are the exact ones
+        return [row[1:] if not row[-1] else self._decided(call, args, x_name, model)
+                for row, (model, call), args in zip(rows, pairs, model_args)]
+
+    @staticmethod
+    def _shared_stats(calls: Sequence[Any], x_name: str
+                      ) -> tuple[list[str], list[Any], dict[int, str]]:
+        """The CTEs (and their parameters) of the class statistics
+        ``ldiv__class_stats_x(x_name, l)`` that two forms or more among ``calls`` read
+        (``SqlCall.stats_macro``), materialized once per ``l``, and the CTE's name by ``l``;
+        a statistic one form alone reads stays inside that form."""
+        readers = Counter(c.stats for c in calls if c.stats_macro is not None)
+        shared = {l: _tmp("st") for l, count in readers.items() if count > 1}
+        ctes = [f"{_quote(name)} AS MATERIALIZED (FROM ldiv__class_stats_x(?, ?))"
+                for name in shared.values()]
+        return ctes, [a for l in shared for a in (x_name, l)], shared
 
     def _decided(self, call: Any, args: list[Any], x_name: str, model: Any
                  ) -> tuple[Any, ...]:
@@ -473,6 +550,7 @@ class _Calls:
     def close(self) -> None:
         for hname in self.hierarchies:
             self.con.unregister(hname)
+        self.sources.close()
 
 
 @reads_input
@@ -533,19 +611,19 @@ def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any]
               ) -> list[dict[str, object]]:
     """:func:`check` of a materialized frequency set (the temp table ``fs``): its extended
     form (class ids, sizes, table frequencies) is built once and shared by every model, whose
-    SQL form (``Model.sql_call()``, the models bound to the table's records) reads it; a
-    table-level model's reads the class sizes (:func:`_table_level_row`)."""
+    SQL form (``Model.sql_call()``, the models bound to the table's records) reads it: one
+    statement judges every per-class model (:meth:`_Calls.verdicts`); a table-level model's
+    form reads the class sizes (:func:`_table_level_row`)."""
     out: list[dict[str, object]] = []
     x_name = _tmp("fsx")
     con.execute(f"CREATE TEMP TABLE {_quote(x_name)} AS FROM ldiv__fsx(?)", [fs])
     runner = _Calls(con)
     try:
         model_list = _bound(con, x_name, model_list)
-        for m, call in zip(model_list, [m.sql_call() for m in model_list]):
-            if m.table_level:
-                out.append(_table_level_row(con, x_name, m, call))
-                continue
-            out.append(_result_row(m.key, runner.verdict(call, x_name, fs, m)))
+        pairs = [(m, m.sql_call()) for m in model_list]
+        per_class = iter(runner.verdicts([p for p in pairs if not p[0].table_level], x_name, fs))
+        out = [_table_level_row(con, x_name, m, call) if m.table_level
+               else _result_row(m.key, next(per_class)) for m, call in pairs]
     finally:
         runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")

@@ -84,6 +84,35 @@ class _LdivFrame:
                             nulls=nulls, population_size=population_size, weight=weight,
                             model=model)
 
+    def population_uniqueness(self, qi: str | Iterable[str], **kwargs: Any) -> Any:
+        """Estimated share of population uniques (Pitman, Zayatz, SNB, Dankar's rule;
+        ``population_size=``, ``sampling_fraction=``, ``model=``, ``nulls=``); see
+        :func:`ldiv_polars.risk.population_uniqueness`."""
+        from ldiv_polars.risk import population_uniqueness
+
+        return population_uniqueness(self._frame, qi, **kwargs)
+
+    def individual_risk(self, qi: str | Iterable[str], **kwargs: Any) -> Any:
+        """sdcMicro's individual and global risk (``weight=``, ``method=``, ``threshold=``,
+        ...); see :func:`ldiv_polars.risk.individual_risk`."""
+        from ldiv_polars.risk import individual_risk
+
+        return individual_risk(self._frame, qi, **kwargs)
+
+    def suda2(self, qi: str | Iterable[str], **kwargs: Any) -> Any:
+        """SUDA2: minimal sample uniques, SUDA and DIS scores (``max_size=``,
+        ``dis_fraction=``, ...); see :func:`ldiv_polars.risk.suda2`."""
+        from ldiv_polars.risk import suda2
+
+        return suda2(self._frame, qi, **kwargs)
+
+    def attribute_risks(self, qi: str | Iterable[str], **kwargs: Any) -> pl.DataFrame:
+        """Distinction, separation and uniques of every QI combination up to ``max_size=``;
+        see :func:`ldiv_polars.risk.attribute_risks`."""
+        from ldiv_polars.risk import attribute_risks
+
+        return attribute_risks(self._frame, qi, **kwargs)
+
     # -- transforms (imported on first use) ---------------------------------------------------
 
     def anonymize(

@@ -315,9 +315,12 @@ CREATE OR REPLACE MACRO ldiv__verdict(cl, x, spec, model_name, higher) AS TABLE
     FROM ldiv__result('ldiv__d', model_name, higher);
 
 -- k-anonymity: every class has at least k rows. achieved = smallest class size.
-CREATE OR REPLACE MACRO ldiv__k_anonymity_classes_x(x, k) AS TABLE
+CREATE OR REPLACE MACRO ldiv__k_anonymity_classes_st(x, st, k) AS TABLE
     SELECT cid, size, size >= k AS ok, size::DOUBLE AS v, false AS unc
-    FROM (SELECT DISTINCT cid, size FROM query_table(x));
+    FROM query_table(st);
+CREATE OR REPLACE MACRO ldiv__k_anonymity_classes_x(x, k) AS TABLE
+    WITH "ldiv__st" AS (SELECT DISTINCT cid, size FROM query_table(x))
+    FROM ldiv__k_anonymity_classes_st(x, 'ldiv__st', k);
 CREATE OR REPLACE MACRO ldiv__k_anonymity_of(sizes_rel, k) AS TABLE
     WITH "ldiv__c" AS (SELECT 0 AS cid, size, size >= k AS ok, size::DOUBLE AS v, false AS unc
                        FROM query_table(sizes_rel))
@@ -333,9 +336,12 @@ CREATE OR REPLACE MACRO ldiv_k_anonymity(tbl, qi, k) AS TABLE
     FROM ldiv__k_anonymity_of('ldiv__z', k);
 
 -- Distinct l-diversity: at least l distinct sensitive values per class.
-CREATE OR REPLACE MACRO ldiv__distinct_l_classes_x(x, l) AS TABLE
+CREATE OR REPLACE MACRO ldiv__distinct_l_classes_st(x, st, l) AS TABLE
     SELECT cid, size, distinct_values >= l AS ok, distinct_values::DOUBLE AS v, false AS unc
-    FROM ldiv__class_stats_x(x, 1);
+    FROM query_table(st);
+CREATE OR REPLACE MACRO ldiv__distinct_l_classes_x(x, l) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, 1))
+    FROM ldiv__distinct_l_classes_st(x, 'ldiv__st', l);
 CREATE OR REPLACE MACRO ldiv__distinct_l_x(x, l, spec := NULL) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__distinct_l_classes_x(x, l))
     FROM ldiv__result('ldiv__c', 'distinct_l', true);
@@ -350,7 +356,7 @@ CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
 -- over l values passes). achieved = exp(smallest class entropy). A uniform class (equal counts)
 -- has entropy ln(its distinct values) exactly; another one is undecided within 64 eps (m + 4)
 -- (1 + ln N) of ln l (the entropy's rounding bound, m values in a class of N rows).
-CREATE OR REPLACE MACRO ldiv__entropy_l_classes_x(x, l) AS TABLE
+CREATE OR REPLACE MACRO ldiv__entropy_l_classes_st(x, st, l) AS TABLE
     SELECT cid, size,
            CASE WHEN l::DOUBLE = 1 THEN true
                 WHEN max_count = min_count THEN distinct_values >= ceil(l::DOUBLE)
@@ -359,7 +365,10 @@ CREATE OR REPLACE MACRO ldiv__entropy_l_classes_x(x, l) AS TABLE
                 ELSE exp(entropy) END AS v,
            l::DOUBLE <> 1 AND max_count <> min_count AND abs(entropy - ln(l::DOUBLE))
                <= 64 * ldiv__eps() * (distinct_values + 4) * (1 + ln(size)) AS unc
-    FROM ldiv__class_stats_x(x, 1);
+    FROM query_table(st);
+CREATE OR REPLACE MACRO ldiv__entropy_l_classes_x(x, l) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, 1))
+    FROM ldiv__entropy_l_classes_st(x, 'ldiv__st', l);
 CREATE OR REPLACE MACRO ldiv__entropy_l_x(x, l, spec) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__entropy_l_classes_x(x, l))
     FROM ldiv__verdict('ldiv__c', x, spec, 'entropy_l', true);
@@ -374,18 +383,21 @@ CREATE OR REPLACE MACRO ldiv_entropy_l(tbl, qi, s, l) AS TABLE
 -- distinct values fails; l = 1 always passes. achieved = largest r1 / (r_l + ... + r_m)
 -- (NULL = infinite when some class has fewer than l distinct values; 0 for l = 1: no c is
 -- needed). Undecided: r1 within the rounding of c * tail (ldiv__near_product).
-CREATE OR REPLACE MACRO ldiv__recursive_cl_classes_x(x, c, l) AS TABLE
+CREATE OR REPLACE MACRO ldiv__recursive_cl_classes_st(x, st, c, l) AS TABLE
     SELECT cid, size,
            l <= 1 OR (tail IS NOT NULL AND max_count < c::DOUBLE * tail) AS ok,
            CASE WHEN l <= 1 THEN 0.0 WHEN tail > 0 THEN max_count / tail
                 ELSE 'inf'::DOUBLE END AS v,
            coalesce(l > 1 AND ldiv__near_product(max_count, c, tail), false) AS unc
-    FROM ldiv__class_stats_x(x, l);
+    FROM query_table(st);
+CREATE OR REPLACE MACRO ldiv__recursive_cl_classes_x(x, c, l) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, l))
+    FROM ldiv__recursive_cl_classes_st(x, 'ldiv__st', c, l);
 -- The same with c written as the decimal num/den (its exact value; Model.sql_call passes both
 -- when they fit BIGINT): r1 * den < num * tail on HUGEINT decides every class at once (none is
 -- left uncertain); v is r1 / tail, moved one ulp below c where it rounds onto c but the class
 -- passes (the value agrees with the verdict, as ldiv_polars.models.exact.agreeing does).
-CREATE OR REPLACE MACRO ldiv__recursive_cl_exact_classes_x(x, c, l, num, den) AS TABLE
+CREATE OR REPLACE MACRO ldiv__recursive_cl_exact_classes_st(x, st, c, l, num, den) AS TABLE
     SELECT cid, size, l <= 1 OR coalesce(below, false) AS ok,
            CASE WHEN l <= 1 THEN 0.0
                 WHEN tail > 0 AND below AND max_count / tail >= c::DOUBLE
@@ -395,7 +407,10 @@ CREATE OR REPLACE MACRO ldiv__recursive_cl_exact_classes_x(x, c, l, num, den) AS
            false AS unc
     FROM (SELECT cid, size, max_count, tail,
                  max_count::HUGEINT * den::HUGEINT < num::HUGEINT * tail::HUGEINT AS below
-          FROM ldiv__class_stats_x(x, l));
+          FROM query_table(st));
+CREATE OR REPLACE MACRO ldiv__recursive_cl_exact_classes_x(x, c, l, num, den) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, l))
+    FROM ldiv__recursive_cl_exact_classes_st(x, 'ldiv__st', c, l, num, den);
 CREATE OR REPLACE MACRO ldiv__recursive_cl_x(x, c, l, spec) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__recursive_cl_classes_x(x, c, l))
     FROM ldiv__verdict('ldiv__c', x, spec, 'recursive_cl', false);
@@ -410,25 +425,32 @@ CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
 
 -- (alpha,k)-anonymity: size >= k and max n <= alpha * size in every class (exact).
 -- achieved = largest n/size; achieved_k = smallest class size.
-CREATE OR REPLACE MACRO ldiv__alpha_k_classes_x(x, alpha, k) AS TABLE
+CREATE OR REPLACE MACRO ldiv__alpha_k_classes_st(x, st, alpha, k) AS TABLE
     SELECT cid, size,
            size >= k AND max_count <= alpha::DOUBLE * size AS ok,
            max_count / size AS v,
            size >= k AND ldiv__near_product(max_count, alpha, size) AS unc
-    FROM ldiv__class_stats_x(x, 1);
+    FROM query_table(st);
+CREATE OR REPLACE MACRO ldiv__alpha_k_classes_x(x, alpha, k) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, 1))
+    FROM ldiv__alpha_k_classes_st(x, 'ldiv__st', alpha, k);
 -- The same with alpha written as the decimal num/den (its exact value; Model.sql_call passes
 -- both when they fit BIGINT): max n * den <= num * size on HUGEINT decides every class at once
 -- (none is left uncertain); v is max n / size, moved one ulp above alpha where it rounds onto
 -- alpha but the class fails (the value agrees with the verdict).
-CREATE OR REPLACE MACRO ldiv__alpha_k_exact_classes_x(x, alpha, k, num, den) AS TABLE
+CREATE OR REPLACE MACRO ldiv__alpha_k_exact_classes_st(x, st, alpha, k, num, den) AS TABLE
     SELECT cid, size, size >= k AND within AS ok,
            CASE WHEN NOT within AND max_count / size <= alpha::DOUBLE
                     THEN nextafter(max_count / size, 'inf'::DOUBLE)
                 ELSE max_count / size END AS v,
            false AS unc
-    FROM (SELECT cid, size, max(n) AS max_count,
-                 max(n)::HUGEINT * den::HUGEINT <= num::HUGEINT * size::HUGEINT AS within
-          FROM query_table(x) GROUP BY cid, size);
+    FROM (SELECT cid, size, max_count,
+                 max_count::HUGEINT * den::HUGEINT <= num::HUGEINT * size::HUGEINT AS within
+          FROM query_table(st));
+CREATE OR REPLACE MACRO ldiv__alpha_k_exact_classes_x(x, alpha, k, num, den) AS TABLE
+    WITH "ldiv__st" AS (SELECT cid, size, max(n) AS max_count
+                        FROM query_table(x) GROUP BY cid, size)
+    FROM ldiv__alpha_k_exact_classes_st(x, 'ldiv__st', alpha, k, num, den);
 CREATE OR REPLACE MACRO ldiv__alpha_k_x(x, alpha, k, spec) AS TABLE
     WITH "ldiv__c" AS MATERIALIZED (FROM ldiv__alpha_k_classes_x(x, alpha, k))
     SELECT *, (SELECT min(size) FROM "ldiv__c")::BIGINT AS achieved_k
@@ -448,19 +470,22 @@ CREATE OR REPLACE MACRO ldiv_alpha_k(tbl, qi, s, alpha, k) AS TABLE
 -- numeric or temporal sensitive column, equal otherwise). achieved = largest EMD. Rounding
 -- bound: 64 eps (d + 4) for the equal distance (d values in the class), times (m + 4) for the
 -- ordered one (m values in the table). The hierarchical distance: ldiv_t_closeness_hierarchical.
-CREATE OR REPLACE MACRO ldiv__t_closeness_classes_x(x, t, distance) AS TABLE
-    WITH st AS (SELECT cid, size, emd_equal AS emd,
-                       64 * ldiv__eps() * (distinct_values + 4) AS band
-                FROM ldiv__class_stats_x(x, 1)
-                WHERE NOT (distance = 'ordered' OR (distance = 'auto' AND sv_ordered))
-                UNION ALL
-                SELECT cid, size, emd_ordered AS emd,
-                       64 * ldiv__eps() * (d + 4) * (m + 4) AS band
-                FROM ldiv__emd_ordered_x(x, distance))
+CREATE OR REPLACE MACRO ldiv__t_closeness_classes_st(x, st, t, distance) AS TABLE
+    WITH e AS (SELECT cid, size, emd_equal AS emd,
+                      64 * ldiv__eps() * (distinct_values + 4) AS band
+               FROM query_table(st)
+               WHERE NOT (distance = 'ordered' OR (distance = 'auto' AND sv_ordered))
+               UNION ALL
+               SELECT cid, size, emd_ordered AS emd,
+                      64 * ldiv__eps() * (d + 4) * (m + 4) AS band
+               FROM ldiv__emd_ordered_x(x, distance))
     SELECT cid, size, emd <= t::DOUBLE AS ok, emd AS v, abs(emd - t::DOUBLE) <= band AS unc
-    FROM st
+    FROM e
     WHERE distance IN ('auto', 'equal', 'ordered')
        OR error('distance must be ''auto'', ''equal'' or ''ordered''');
+CREATE OR REPLACE MACRO ldiv__t_closeness_classes_x(x, t, distance) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, 1))
+    FROM ldiv__t_closeness_classes_st(x, 'ldiv__st', t, distance);
 CREATE OR REPLACE MACRO ldiv__t_closeness_x(x, t, distance, spec) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__t_closeness_classes_x(x, t, distance))
     FROM ldiv__verdict('ldiv__c', x, spec, 't_closeness', false);
@@ -483,13 +508,16 @@ CREATE OR REPLACE MACRO ldiv_t_closeness(tbl, qi, s, t, distance := 'auto') AS T
 -- Delta-disclosure: |ln(p/q)| < delta for every value present in a class, and no value of the
 -- table missing from a class. achieved = largest |ln(p/q)| (NULL = infinite when a class lacks
 -- a value of the table). Rounding bound: 16 eps (|ln(p/q)| + 2).
-CREATE OR REPLACE MACRO ldiv__delta_disclosure_classes_x(x, delta) AS TABLE
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_classes_st(x, st, delta) AS TABLE
     SELECT cid, size,
            missing_values = 0 AND delta_present < delta::DOUBLE AS ok,
            CASE WHEN missing_values > 0 THEN 'inf'::DOUBLE ELSE delta_present END AS v,
            missing_values = 0 AND abs(delta_present - delta::DOUBLE)
                                   <= 16 * ldiv__eps() * (delta_present + 2) AS unc
-    FROM ldiv__class_stats_x(x, 1);
+    FROM query_table(st);
+CREATE OR REPLACE MACRO ldiv__delta_disclosure_classes_x(x, delta) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, 1))
+    FROM ldiv__delta_disclosure_classes_st(x, 'ldiv__st', delta);
 CREATE OR REPLACE MACRO ldiv__delta_disclosure_x(x, delta, spec) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__delta_disclosure_classes_x(x, delta))
     FROM ldiv__verdict('ldiv__c', x, spec, 'delta_disclosure', false);
@@ -823,13 +851,16 @@ CREATE OR REPLACE MACRO ldiv__emd_hierarchical_x(x_rel, hier) AS TABLE
 
 -- Per class; rounding bound 64 eps (d + m + 4) (H + 1) for d values in the class, m in the
 -- table and a hierarchy of height H.
-CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_classes_x(x, t, hier) AS TABLE
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_classes_st(x, st, t, hier) AS TABLE
     SELECT cid, size, emd_hierarchical <= t::DOUBLE AS ok, emd_hierarchical AS v,
            abs(emd_hierarchical - t::DOUBLE)
                <= 64 * ldiv__eps() * (distinct_values + m + 4)
                   * ((SELECT max(len(path)) FROM query_table(hier)) + 1) AS unc
-    FROM ldiv__class_stats_x(x, 1)
+    FROM query_table(st)
     JOIN ldiv__emd_hierarchical_x(x, hier) USING (cid);
+CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_classes_x(x, t, hier) AS TABLE
+    WITH "ldiv__st" AS (FROM ldiv__class_stats_x(x, 1))
+    FROM ldiv__t_closeness_hierarchical_classes_st(x, 'ldiv__st', t, hier);
 CREATE OR REPLACE MACRO ldiv__t_closeness_hierarchical_x(x, t, hier, spec) AS TABLE
     WITH "ldiv__c" AS (FROM ldiv__t_closeness_hierarchical_classes_x(x, t, hier))
     FROM ldiv__verdict('ldiv__c', x, spec, 't_closeness', false);
@@ -978,3 +1009,72 @@ CREATE OR REPLACE MACRO ldiv_sample_unique_share(tbl, qi, x) AS TABLE
     WITH "ldiv__z" AS (FROM ldiv__sizes(tbl, qi,
                             ldiv__number(x, 'x', 0.0, 1.0, false, false, false)))
     FROM ldiv__threshold_of('ldiv__z', 'sample_uniques', x);
+
+-- ---------------------------------------------------------------------------------------------
+-- Models against a population table (docs/risk.md §5): k-map with a population (Sweeney; ARX
+-- KMap with a population) and delta-presence (Nergiz et al. 2007; ARX DPresence). The table is a
+-- sample of the population table pop, which holds the QI columns at the same generalization.
+-- ---------------------------------------------------------------------------------------------
+
+-- A QI value as a key that compares as the Polars side compares (as text, NULL matching NULL):
+-- 'V' || text for a value, 'N' for NULL (one-to-one, so the keys of two values are equal iff
+-- the values' texts are, or both are NULL).
+CREATE OR REPLACE MACRO ldiv__text_key(v) AS coalesce('V' || v::VARCHAR, 'N');
+
+-- Per class of an extended frequency set x (ldiv__fsx, or ldiv__population_classes): cid,
+-- size and pop_n, the number of records of the population table pop with the class's QI
+-- values (0 when none). The population is counted by one GROUP BY on its QI columns (qi: the
+-- class key's fields, any order and case); both sides' keys are text keys (ldiv__text_key),
+-- joined on the column names (NATURAL JOIN), so the column order and types may differ.
+CREATE OR REPLACE MACRO ldiv__population_x(x, pop, qi) AS TABLE
+    WITH c AS (SELECT DISTINCT cid AS "ldiv__cid", size AS "ldiv__size", unnest(ec)
+               FROM query_table(x)),
+         ck AS (SELECT "ldiv__cid", "ldiv__size",
+                       ldiv__text_key(COLUMNS(lambda c: ldiv__in(qi, c)))
+                FROM c),
+         p AS (SELECT ldiv__text_key(COLUMNS(lambda c: ldiv__in(qi, c))),
+                      count(*)::BIGINT AS "ldiv__pop"
+               FROM query_table(pop) WHERE (SELECT ldiv__args_ok(pop, qi, NULL))
+               GROUP BY ALL)
+    SELECT "ldiv__cid" AS cid, "ldiv__size" AS size, coalesce("ldiv__pop", 0)::BIGINT AS pop_n
+    FROM ck NATURAL LEFT JOIN p;
+
+-- k-map against pop: a class passes iff pop_n >= k (v = pop_n; exact integers, never unc).
+CREATE OR REPLACE MACRO ldiv__k_map_population_classes_x(x, k, pop, qi) AS TABLE
+    SELECT cid, size, pop_n >= k AS ok, pop_n::DOUBLE AS v, false AS unc
+    FROM ldiv__population_x(x, pop, qi);
+
+-- delta-presence against pop: v = size / pop_n (IEEE division, as ARX and the Polars side;
+-- 'inf' for a class absent from pop), a class passes iff dmin <= v <= dmax.
+CREATE OR REPLACE MACRO ldiv__delta_presence_classes_x(x, dmin, dmax, pop, qi) AS TABLE
+    SELECT cid, size, v >= dmin AND v <= dmax AS ok, v, false AS unc
+    FROM (SELECT cid, size,
+                 CASE WHEN pop_n > 0 THEN size::DOUBLE / pop_n ELSE 'inf'::DOUBLE END AS v
+          FROM ldiv__population_x(x, pop, qi));
+
+-- The classes of tbl on qi as an extended-frequency-set-like relation (cid, ec, size) for the
+-- public macros (no sensitive column); ok: the parameters' check, run as the scan starts.
+CREATE OR REPLACE MACRO ldiv__population_classes(tbl, qi, ok) AS TABLE
+    SELECT row_number() OVER () AS cid, ec, size
+    FROM (SELECT struct_pack(*COLUMNS(lambda c: ldiv__in(qi, c))) AS ec, count(*) AS size
+          FROM query_table(tbl)
+          WHERE ok AND (SELECT ldiv__args_ok(tbl, qi, NULL))
+          GROUP BY ALL);
+
+-- k-map of tbl against the population table pop: every class matches >= k records of pop.
+CREATE OR REPLACE MACRO ldiv_k_map_population(tbl, qi, pop, k) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__population_classes(tbl, qi,
+                                                                   ldiv__count_ok(k, 'k'))),
+         "ldiv__c" AS (FROM ldiv__k_map_population_classes_x('ldiv__x', k, pop, qi))
+    FROM ldiv__result('ldiv__c', 'k_map_population', true);
+
+-- delta-presence of tbl (a research subset of pop): every class has
+-- dmin <= size / (its records in pop) <= dmax.
+CREATE OR REPLACE MACRO ldiv_delta_presence(tbl, qi, pop, dmin, dmax) AS TABLE
+    WITH "ldiv__x" AS MATERIALIZED (FROM ldiv__population_classes(tbl, qi,
+             ldiv__number(dmin, 'delta_min', 0.0, 1.0, false, false, false)
+             AND ldiv__number(dmax, 'delta_max', 0.0, 1.0, false, false, false)
+             AND ldiv__need(dmin <= dmax, 'delta_min ' || dmin::VARCHAR
+                            || ' must not exceed delta_max ' || dmax::VARCHAR))),
+         "ldiv__c" AS (FROM ldiv__delta_presence_classes_x('ldiv__x', dmin, dmax, pop, qi))
+    FROM ldiv__result('ldiv__c', 'delta_presence', false);

@@ -11,6 +11,10 @@
 --       value on the verdict's side of the threshold. spec: the model as JSON; ranks: the
 --       class's values as 0-based ranks of the table's domain (ascending, NULL first);
 --       table_counts / labels: the domain's counts and values (as VARCHAR), in that order.
+--   ldiv_k_map_k(k BIGINT, records BIGINT, population VARCHAR, estimator VARCHAR,
+--                significance DOUBLE) -> BIGINT
+--       ARX's k' of the estimated k-map (ldiv_polars.models.KMap.derived_k) of a table of
+--       `records` records against a population of `population` (a number or a region).
 -- install(con) registers the UDFs, then runs this file. The plain DuckDB CLI has no Python
 -- UDFs: `.read` of this file succeeds there, but calling the macros fails with "Scalar Function
 -- with name ldiv_... does not exist" (without this file, the model macros of ldiv.sql report
@@ -97,3 +101,20 @@ CREATE OR REPLACE MACRO ldiv_population_uniques(tbl, qi, population, max_fractio
            0::BIGINT AS undecided_classes,
            reason
     FROM ldiv_population_uniqueness(tbl, qi, population, model := model);
+
+-- k-map estimated from the sample (KMap; ARX's KMap with a Poisson or zero-truncated Poisson
+-- CellSizeEstimator): every class has >= k' records, k' = ldiv_k_map_k(...) derived by the
+-- model (the Poisson quantile loop of ARX, in Python) from the table's records and the
+-- population (a number or a region name). achieved = smallest class size; derived_k: k'.
+CREATE OR REPLACE MACRO ldiv_k_map(tbl, qi, k, population, estimator := 'poisson',
+                                   significance := 0.01) AS TABLE
+    WITH "ldiv__z" AS MATERIALIZED (FROM ldiv__sizes(tbl, qi, ldiv__count_ok(k, 'k'))),
+         "ldiv__k" AS (SELECT ldiv_k_map_k(k, coalesce(sum(size), 0)::BIGINT,
+                                           population::VARCHAR, estimator,
+                                           significance) AS kk
+                       FROM "ldiv__z"),
+         "ldiv__c" AS (SELECT 0 AS cid, size, size >= kk AS ok, size::DOUBLE AS v,
+                              false AS unc
+                       FROM "ldiv__z", "ldiv__k")
+    SELECT r.*, (SELECT kk FROM "ldiv__k") AS derived_k
+    FROM ldiv__result('ldiv__c', 'k_map', true) r;

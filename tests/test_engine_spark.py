@@ -8,11 +8,15 @@ PySpark or Java is missing (CI installs both: ``.ci/run``)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,6 +37,7 @@ from ldiv_polars.core.frequency import FrequencySet  # noqa: E402
 from ldiv_polars.errors import (  # noqa: E402
     FrequencySetTooLargeError,
     InputFormatError,
+    InvalidParameterError,
     NullValuesError,
     OutputOverwritesInputError,
     UnknownColumnError,
@@ -40,6 +45,7 @@ from ldiv_polars.errors import (  # noqa: E402
 )
 from ldiv_polars.hierarchy import interval_hierarchy, masking_hierarchy  # noqa: E402
 from ldiv_polars.models import DistinctLDiversity, KAnonymity  # noqa: E402
+from ldiv_polars.search.federated import ReleasePlan, verify_site_release  # noqa: E402
 
 SPARK = spark_engine.ENGINE
 NAMES = ["select", 'q"uo`te', "zip code", "âge", "n"]
@@ -138,6 +144,33 @@ def test_check_summary_violations_risk_on_spark(spark, tmp_path):
             lp.risk_profile(df, "zip", threshold=0.4)
 
 
+def test_cli_risk_engine_spark(spark, tmp_path, capsys):
+    """``ldiv risk --engine spark``: the class table grouped by Spark (weight sums with
+    ``--weight``), every figure the Polars engine's; weights are binary fractions, so the sums
+    are exact whatever the order Spark adds them in."""
+    df = pl.DataFrame({"zip": ["1", "1", "2", "2", "3", "3", "3", "4"],
+                       "n": [30, 30, 40, 41, 50, 50, 50, 60],  # a QI named like the count
+                       "w": [2.5, 0.75, 4.0, 1.5, 8.0, 0.25, 3.0, 16.0]})
+    parquet, csv = tmp_path / "t.parquet", tmp_path / "t.csv"
+    df.write_parquet(parquet)
+    df.write_csv(csv, separator="|")
+    sdf = spark.createDataFrame(df.to_arrow())
+    assert lp.risk_profile(sdf, "zip", weight="w", threshold=0.3) == \
+        lp.risk_profile(df, "zip", weight="w", threshold=0.3)
+    for path, flags in ((parquet, ["--qi", "zip,n", "--population", "10000", "--suda",
+                                   "--attributes"]),
+                        (parquet, ["--qi", "zip", "--weight", "w", "--threshold", "0.3"]),
+                        (csv, ["--qi", "zip", "--weight", "w", "--separator", "|"])):
+        assert main(["risk", str(path), *flags, "--json"]) == 0
+        ref = json.loads(capsys.readouterr().out)
+        assert main(["risk", str(path), *flags, "--json", "--engine", "spark"]) == 0
+        assert json.loads(capsys.readouterr().out) == ref
+    assert "individual" in ref and ref["profile"]["rows"] == 8
+    with pytest.raises(InvalidParameterError, match="weight"):
+        lp.risk_profile(sdf, "zip", weight="zip")
+    assert main(["risk", str(parquet), "--qi", "zip", "--engine", "duckdb"]) == 2
+
+
 def _release_hash(path) -> str:
     """A hash of the sorted rows of a written release (a file or a Parquet directory), the QI
     columns read as strings (Polars writes them as Enums, Spark as strings)."""
@@ -189,6 +222,96 @@ def test_anonymize_agrees_on_random_tables(spark, tmp_path_factory, data):
         assert got.verification.passed
         h = _release_hash(tmp / "ref.parquet")
         assert _release_hash(tmp / "spark.parquet") == h == _release_hash(tmp / "duck.parquet")
+
+
+def _parquet_columns(path: Path) -> list[tuple]:
+    """Each column of a written release's Parquet schema: name, physical and logical type,
+    definition level (nullability), one list per file (every part file of a directory)."""
+    files = [path] if path.is_file() else sorted(path.glob("*.parquet"))
+    schemas = {tuple((c.name, c.physical_type, str(c.logical_type), c.max_definition_level,
+                      c.max_repetition_level) for c in pq.ParquetFile(f).schema)
+               for f in files}
+    assert len(schemas) == 1  # (Spark's part files agree)
+    return list(schemas.pop())
+
+
+def _arrow_fields(path: Path) -> list[tuple[str, pa.DataType]]:
+    """The Arrow schema pyarrow reads, with the writers' own metadata taken off: a dictionary
+    type as its value type (Polars' Enum), large_string as string (Polars' String)."""
+    out = []
+    for f in pq.read_schema(path) if path.is_file() else pads.dataset(path).schema:
+        t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
+        out.append((f.name, pa.string() if pa.types.is_large_string(t) else t))
+    return out
+
+
+def test_release_schema_is_the_polars_paths(spark, tmp_path):
+    """The release Spark writes has the Parquet schema the Polars path writes, column for
+    column (names, order, physical and logical types, nullability) on every column type;
+    what differs is each writer's metadata: Polars stores the Arrow schema (QI columns as
+    Enums of the level's labels, in hierarchy order), Spark its own row metadata, so pyarrow
+    reads the QI columns as dictionaries from one file and as strings from the other. The
+    rows are the same (hashes)."""
+    import datetime as dt
+
+    n = 20
+    df = pl.DataFrame({
+        "zip": ["1301", "1302", "1301", "1302", "1411"] * 4, "select": [21, 22, 35, 36, 50] * 4,
+        "s": ["a", "b", "a", "c", "a"] * 4, "x": [1.5, 2.0, 3.0, None, 1.0] * 4,
+        "d": [dt.date(2020, 1, i + 1) for i in range(n)],
+        "t": [dt.datetime(2020, 1, 1, i) for i in range(n)], "b": [True, False] * 10,
+        "i32": pl.Series(range(n), dtype=pl.Int32), "i8": pl.Series(range(n), dtype=pl.Int8),
+        "f32": pl.Series([0.5] * n, dtype=pl.Float32)})
+    df.write_parquet(tmp_path / "in.parquet")
+    hs = {"zip": masking_hierarchy(pl.Series(["1301", "1302", "1411"])),
+          "select": interval_hierarchy(pl.Series(list(range(60))), [10, 30])}
+    out = {}
+    for engine in ("polars", "spark"):
+        res = lp.anonymize(tmp_path / "in.parquet", ["zip", "select"], "s", hs, KAnonymity(5),
+                           suppression=0.3, engine=engine)
+        assert res.suppressed_rows == 4  # (the masked class is written too)
+        res.sink(out.setdefault(engine, tmp_path / f"{engine}.parquet"))
+    assert _parquet_columns(out["spark"]) == _parquet_columns(out["polars"])
+    assert [c[0] for c in _parquet_columns(out["polars"])] == df.columns
+    assert _arrow_fields(out["spark"]) == _arrow_fields(out["polars"])
+    qi_types = {f.name: f.type for f in pq.read_schema(out["polars"]) if f.name in hs}
+    assert all(pa.types.is_dictionary(t) for t in qi_types.values())
+    assert _release_hash(out["spark"]) == _release_hash(out["polars"])
+
+
+def test_sink_reverifies_the_written_files(spark, tmp_path):
+    """``sink`` re-verifies what Spark wrote: the written directory's frequency set, the masked
+    class taken out and its size checked. Where a retained class is written with every QI
+    masked too (a label equal to the mask), the retained rows are recounted from the input
+    instead: the verdict and the release are the Polars path's either way."""
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.search.anonymize import VerificationError
+
+    rows = ["1301"] * 3 + ["1302"] * 3 + ["9999"] * 5 + ["1411"]
+    df = pl.DataFrame({"zip": rows, "s": list("abcabcabcabc")})
+    df.write_parquet(tmp_path / "in.parquet")
+    h = {"zip": Hierarchy([["1301", "130*", "*"], ["1302", "130*", "*"], ["9999", "*", "*"],
+                           ["1411", "141*", "*"]], name="zip")}
+    ref = lp.anonymize(df, "zip", "s", h, KAnonymity(5), suppression=0.1)
+    got = lp.anonymize(tmp_path / "in.parquet", "zip", "s", h, KAnonymity(5), suppression=0.1,
+                       engine="spark", verify=False)
+    _compare(ref, got)
+    assert got.levels == {"zip": 1} and got.suppressed_rows == 1
+    assert got.output_plan.retained_classes(pl.DataFrame({"zip": ["*"], "n": [6]})) is None
+    ref.sink(tmp_path / "ref.parquet")
+    got.sink(tmp_path / "spark.parquet")  # the fallback: "*" is a label and the mask
+    assert got.verification.passed
+    assert _release_hash(tmp_path / "spark.parquet") == _release_hash(tmp_path / "ref.parquet")
+    df2 = df.with_columns(pl.col("zip").replace("9999", "1301"))  # "*" is the mask only
+    h2 = {"zip": Hierarchy([["1301", "130*", "*"], ["1302", "130*", "*"],
+                            ["1411", "141*", "*"]], name="zip")}
+    got2 = lp.anonymize(spark.createDataFrame(df2.to_arrow()), "zip", "s", h2, KAnonymity(5),
+                        suppression=0.1, verify=False)
+    got2.sink(tmp_path / "spark2.parquet")
+    assert got2.verification.passed and got2.suppressed_rows == 1
+    plan = got2._plan
+    with pytest.raises(VerificationError, match="11 rows outside the suppressed classes"):
+        plan.verify_written(tmp_path / "spark2.parquet", got2.output_plan, 12)
 
 
 @pytest.mark.slow
@@ -301,5 +424,34 @@ def test_spark_connect_session(tmp_path):
         got.sink(tmp_path / "connect.parquet")
         assert _release_hash(tmp_path / "ref.parquet") == \
             _release_hash(tmp_path / "connect.parquet")
+        _apply_plan_over_connect(tmp_path, df)
     finally:
         connect.stop()
+
+
+def _apply_plan_over_connect(tmp_path: Path, df: pl.DataFrame) -> None:
+    """``ldiv apply-plan --engine spark --spark-remote local[1]`` (the Connect server running)
+    releases a site's rows as the Polars engine does, re-verified against the plan by the
+    Connect session's class sizes; a release that is not the plan's is refused."""
+    df.write_parquet(tmp_path / "site.parquet")
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "zip.csv").write_text("1301;130*;*\n1302;130*;*\n1411;141*;*\n")
+    assert main(["counts", str(tmp_path / "site.parquet"), "--qi", "zip", "--sensitive", "s",
+                 "--out", str(tmp_path / "c.parquet")]) == 0
+    assert main(["anonymize-counts", str(tmp_path / "c.parquet"), "--hierarchies",
+                 str(tmp_path / "h"), "--plan-out", str(tmp_path / "plan.json"), "--k", "2",
+                 "--suppression", "0.2"]) == 0
+    for engine, extra in (("polars", []), ("spark", ["--spark-remote", "local[1]"])):
+        assert main(["apply-plan", str(tmp_path / "site.parquet"), str(tmp_path / "plan.json"),
+                     str(tmp_path / f"{engine}.parquet"), "--hierarchies", str(tmp_path / "h"),
+                     "--engine", engine, *extra]) == 0
+    assert (tmp_path / "spark.parquet" / "_SUCCESS").is_file()
+    release = _release_hash(tmp_path / "spark.parquet")
+    assert release == _release_hash(tmp_path / "polars.parquet")
+    plan = ReleasePlan.from_json((tmp_path / "plan.json").read_text())
+    hs = {"zip": tmp_path / "h" / "zip.csv"}
+    assert verify_site_release(str(tmp_path / "site.parquet"), str(tmp_path / "spark.parquet"),
+                               plan, hs, engine="spark") == 1
+    with pytest.raises(InvalidParameterError, match="not the plan applied"):  # rows as read
+        verify_site_release(str(tmp_path / "site.parquet"), str(tmp_path / "site.parquet"),
+                            plan, hs, engine="spark")

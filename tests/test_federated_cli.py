@@ -73,6 +73,26 @@ def test_merged_verdict_is_the_whole_tables(sites, flags):
     assert json.loads(merged.stdout) == json.loads(whole.stdout)
 
 
+@pytest.mark.parametrize("flags", [
+    ["--k", "2", "--average-risk", "0.5", "--sample-uniques", "0.1"],
+    ["--population", "100000", "--population-uniques", "0.05", "--population-model", "pitman",
+     "--k-map", "2"]])
+def test_merged_risk_thresholds_are_the_whole_tables(sites, flags):
+    """check-counts takes check's risk and threshold flags (the shared risk options): the
+    merged counts' population figures and risk verdicts are the whole table's."""
+    tmp, _ = sites
+    whole = _ldiv("check", tmp / "whole.parquet", "--qi", "zip,age", "--sensitive", "disease",
+                  *flags, "--json")
+    merged = _ldiv("check-counts", *_counts(tmp), *flags, "--json")
+    assert merged.returncode == whole.returncode and whole.returncode in (0, 1), merged.stderr
+    got = json.loads(merged.stdout)
+    assert got == json.loads(whole.stdout)
+    names = {m["model"] for m in got["models"]}
+    assert names >= ({"average_risk", "sample_uniques"} if "--k" in flags
+                    else {"population_uniques", "k_map"})
+    assert ("population_unique_share" in got) == ("--population" in flags)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["mask", "drop"])
 def test_each_sites_release_is_its_slice(sites, mode):
@@ -124,6 +144,10 @@ def test_bad_input_is_exit_2(sites, capsys):
          "--plan-out", tmp / "p.json", "--k", "2"], capsys)
     assert "not a counts file" in _one_line_exit_2(
         ["check-counts", tmp / "whole.parquet", "--k", "2"], capsys)
+    assert "no such file" in _one_line_exit_2(
+        ["check-counts", tmp / "missing.parquet", "--k", "2"], capsys)
+    (tmp / "junk.parquet").write_text("not parquet")
+    assert "cannot read" in _one_line_exit_2(["check-counts", tmp / "junk.parquet"], capsys)
     bad = tmp / "bad_plan.json"
     bad.write_text(ReleasePlan(["zipcode"], {"zipcode": 1}).to_json())
     assert "other columns" in _one_line_exit_2(

@@ -279,3 +279,27 @@ def test_exact_reports_what_it_has_whatever_the_limit() -> None:
         if out.bound is not None:
             assert out.bound <= out.objective + 1e-9
             assert out.gap == pytest.approx((out.objective - out.bound) / out.objective)
+
+
+def test_exact_keeps_the_incumbent_when_every_solver_call_is_cut(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every HiGHS call killed at its limit (``call_within`` answering ``TIMED_OUT``): no LP
+    bound, no dive, no MILP; the greedy release comes back, marked as found by the incumbent,
+    with the time-limit status."""
+    from ldiv_polars.core.limited import TIMED_OUT
+    from ldiv_polars.local import milp as milp_mod
+
+    calls: list[float] = []
+
+    def cut(fn, args, seconds):  # type: ignore[no-untyped-def]
+        calls.append(seconds)
+        return TIMED_OUT
+
+    monkeypatch.setattr(milp_mod, "call_within", cut)
+    table = KeyTable.build(_moderate_table(5), ["a", "b", "c", "d"], "s")
+    models = [lp.KAnonymity(3)]
+    greedy, _ = greedy_masks(table, models, table.weights(None), "value")
+    out = exact_masks(table, models, table.weights(None), "value", 30, incumbent=greedy)
+    assert calls and all(0 < s <= 30 for s in calls)
+    assert out.status == "time_limit" and out.steps["found_by"] == "incumbent"
+    assert out.bound is None and (out.masks == greedy).all()

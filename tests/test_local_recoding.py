@@ -114,3 +114,39 @@ def test_adult_methods_verified(adult_csv, adult_dir) -> None:
     # less information lost than full-domain generalization with record suppression
     assert comb.utility["metrics"]["loss"] < full.metrics["loss"]
     assert loc.utility["metrics"]["loss"] < full.metrics["loss"]
+
+
+def test_exact_nodes_share_one_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``generalize_and_suppress(method="exact")`` passes the MILP of each node a share of
+    one budget: on a fake clock that each solve advances by the whole limit it was given, the
+    limits passed add up to at most ``time_limit``, every node visited gets one, and the
+    result is the greedy's node choice (the fake returns the greedy masks)."""
+    from ldiv_polars.local import combined
+    from ldiv_polars.local.milp import ExactOutcome
+
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame({"age": [str(a) for a in rng.integers(20, 60, 60)],
+                       "zip": rng.choice(["130", "131", "140", "141"], 60).tolist(),
+                       "s": rng.choice(list("abcd"), 60).tolist()})
+    now = [0.0]
+    limits: list[float] = []
+
+    def fake_exact(gen, models, weights, semantics, limit, *, incumbent):  # type: ignore[no-untyped-def]
+        limits.append(limit)
+        now[0] += limit  # the solve spends all it was given
+        return ExactOutcome(incumbent, "time_limit", None, None, None, limit, 0, 0, "")
+
+    monkeypatch.setattr(combined, "exact_masks", fake_exact)
+    table = KeyTable.build(df, ["age", "zip"], "s")
+    costs = CellCosts(table, {"age": AGE, "zip": ZIP})
+    args = (table, costs, Lattice([3, 3]), [AGE, ZIP], [lp.KAnonymity(4)], np.ones(2), "value")
+    (g_total, _, g_node), g_tried = combined._best_node(*args, "greedy", 60.0, "loss")
+    (e_total, _, e_node), e_tried = combined._best_node(*args, "exact", 60.0, "loss",
+                                                        clock=lambda: now[0])
+    assert g_tried > 1  # several nodes share the budget
+    assert len(limits) == e_tried == g_tried
+    assert sum(limits) <= 60.0 + 1e-9
+    assert all(x > 0 for x in limits)
+    assert (e_total, e_node) == (g_total, g_node)
+    # the old behaviour (each node the full limit) would have passed g_tried * 60 s
+    assert sum(limits) < g_tried * 60.0

@@ -71,6 +71,20 @@ def test_risk_profile_with_weights(weighted: Path) -> None:
     assert df.ldiv.risk(["a", "b"], weight="w").global_risk == got.global_risk
 
 
+def test_namespace_reaches_every_risk_statistic(adult: pl.DataFrame, weighted: Path) -> None:
+    """``.ldiv`` on a frame gives the risk package's figures (issue 19: CLI, API, namespace):
+    ARX's population uniqueness on Adult, the weighted risk and SUDA2 and attribute risks as
+    the plain functions compute them."""
+    got = adult.lazy().ldiv.population_uniqueness(QI8.split(","), population_size="usa")
+    assert math.isclose(got.fraction, ARX[("adult8", "USA")]["dankar"], rel_tol=1e-6)
+    df = pl.read_csv(weighted)
+    assert df.ldiv.individual_risk(["a", "b"], weight="w").global_risk == pytest.approx(
+        individual_risk(df, ["a", "b"], weight="w").global_risk, rel=1e-12)
+    assert df.ldiv.suda2(["a", "b"], max_size=2).to_dict() == suda2(df, ["a", "b"],
+                                                                    max_size=2).to_dict()
+    assert df.ldiv.attribute_risks(["a", "b"]).equals(lp.attribute_risks(df, ["a", "b"]))
+
+
 def _run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
     rc = main([*args, "--json"])
     return rc, json.loads(capsys.readouterr().out)

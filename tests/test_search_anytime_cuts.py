@@ -85,9 +85,10 @@ def test_lifted_failures_are_maximal():
     efs, limit, heights, verdicts = _small(5, 1500, 2, 4, 0.01)
     search = _Search(efs, [KAnonymity(4)], limit, "loss", Budget())
     search.costs = search.separable_costs()
-    for x, cheap_first in itertools.product([(0,) * 5, (1, 0, 2, 0, 1), (0, 2, 0, 1, 0)],
-                                            [False, True]):
-        lifted = search.lift(x, cheap_first)
+    ranks = [None, [0.3, 0.9, 0.1, 0.5, 0.7], [4.0, 3.0, 2.0, 1.0, 0.0]]  # None: by cost
+    for x, cheap_first, rank in itertools.product([(0,) * 5, (1, 0, 2, 0, 1), (0, 2, 0, 1, 0)],
+                                                  [False, True], ranks):
+        lifted = search.lift(x, cheap_first, rank)
         if verdicts[x].passed:
             assert lifted is None
             continue
@@ -162,3 +163,24 @@ def test_cut_loop_proves_the_adult_8_qis_optimum(adult_dir, cut_loop_everywhere)
     assert any("cut loop" in n for n in res.notes)
     assert res.gap == 0.0 and math.isclose(res.value, exact.value, rel_tol=1e-9)
     assert res.verification.passed
+
+
+@pytest.mark.parametrize(("seed", "k", "suppression"), [(2, 4, 0.0), (3, 3, 0.02), (4, 5, 0.05)])
+def test_the_ratio_descent_ends_at_a_cheapest_passing_neighbourhood(seed, k, suppression):
+    """From the top, the ratio descent ends at a pass (brute force) none of whose
+    predecessors passes with a lower value; the incumbent is the least value checked."""
+    efs, limit, heights, verdicts = _small(5, 1500, seed, k, suppression)
+    search = _Search(efs, [KAnonymity(k)], limit, "loss", Budget())
+
+    def value(x):
+        return search.metrics.value("loss", efs.rollup(x, cache=False), verdicts[x].suppressed)
+
+    end = search.descend_by_ratio(tuple(h - 1 for h in heights))
+    assert verdicts[end].passed
+    for j in range(5):
+        p = end[:j] + (end[j] - 1,) + end[j + 1:]
+        if end[j] and verdicts[p].passed:
+            assert value(p) >= value(end) - 1e-12
+    assert search.best is not None and verdicts[search.best].passed
+    assert math.isclose(search.best_val, min(value(x) for x, rec in search.records.items()
+                                             if rec[0]), rel_tol=1e-12)

@@ -10,6 +10,8 @@ import itertools
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ldiv_polars.search.keys as keys_mod
 from ldiv_polars.core import FrequencySet
@@ -160,6 +162,10 @@ def test_store_makes_a_hub_on_its_third_request(monkeypatch):
     assert made == [((0, 0), (1, 1))] and hub.levels == (1, 1)
     assert store.source((1, 4), base, make) is hub and len(made) == 1
     assert store.hub((1, 1), base, make) is None  # a node is not its own hub
+    declined, asked = SnapshotStore(2, 1000), []  # a maker returning None: would not be kept
+    for _ in range(TUNING.hub_after + 2):
+        assert declined.source((2, 3), base, lambda s, lv: asked.append(lv)) is base
+    assert asked == [(1, 1)] and declined.hubs == {(1, 1): None}
 
 
 def test_tuned_sets_restores_and_rejects_unknown_fields():
@@ -208,3 +214,43 @@ def test_named_constructors_equal_the_keyword_one(adult):
         EncodedFrequencySet.from_codes(fs, hs, codes, a.base.n)  # no sensitive ids
     with pytest.raises(InvalidParameterError):
         EncodedFrequencySet.from_keys(fs, hs, keys, slim.base.n)  # a sensitive column
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 400), st.lists(st.integers(1, 6), min_size=1, max_size=6),
+       st.integers(0, 2**32 - 1), st.data())
+def test_classes_floor_bounds_the_rollup_classes(rows, cards, seed, data):
+    """The hashed class count is at most the roll-up's classes (collisions only merge), and
+    equal to it here (a 64-bit collision among a few hundred keys is not expected)."""
+    rng = np.random.default_rng(seed)
+    cols = {f"q{j}": [f"v{v}" for v in rng.integers(0, c, rows)] for j, c in enumerate(cards)}
+    hs = {f"q{j}": Hierarchy([[f"v{v}", f"g{v // 2}", "*"] for v in range(c)], name=f"q{j}")
+          for j, c in enumerate(cards)}
+    fs = FrequencySet.build(pl.DataFrame(cols), list(cols), None).materialize()
+    efs = EncodedFrequencySet.from_frame(fs, hs)
+    levels = tuple(data.draw(st.lists(st.integers(0, 2), min_size=len(cards),
+                                      max_size=len(cards))))
+    classes = efs.rollup(levels, cache=False).class_size.shape[0]
+    assert efs.roller.classes_floor(efs.base, levels) == classes
+
+
+def test_a_nearly_unique_wide_base_makes_no_hub(monkeypatch):
+    """25 QIs, every row unique at level 1: the hub is declined by its hashed count (no
+    roll-up), and every roll-up is the same as with hubs off."""
+    from ldiv_polars.datasets.wide import synthesize_wide, wide_columns, wide_hierarchies
+
+    monkeypatch.setattr(TUNING, "hub_min_rows", 0)
+    cols = wide_columns(25)
+    fs = FrequencySet.build(synthesize_wide(3000, qis=25, seed=1), cols, None).materialize()
+    efs = EncodedFrequencySet.from_frame(fs, wide_hierarchies(25))
+    plain = EncodedFrequencySet.from_frame(fs, wide_hierarchies(25))
+    plain.lazy_hubs = False
+    top = [h.height - 1 for h in efs.hierarchies]
+    nodes = [tuple(max(t - (j + i) % 3, 1) for j, t in enumerate(top)) for i in range(6)]
+    for x in nodes:
+        a, b = efs.rollup(x), plain.rollup(x)
+        assert a.class_size.tolist() == b.class_size.tolist()
+        every = np.arange(a.classes)
+        assert np.array_equal(a.codes_of(every), b.codes_of(every))
+    hub = (1,) * 25
+    assert efs.store.hubs == {hub: None} and efs.rollups == len(nodes)

@@ -75,6 +75,30 @@ def test_install_twice_is_harmless() -> None:
         (2, 2)]
 
 
+def test_check_installs_what_the_connection_lacks() -> None:
+    """``check`` and ``summary`` install the macros (and the UDFs ``check`` needs) on a
+    connection without them, or with ``ldiv.sql`` alone (a DuckDB-CLI user's), and leave an
+    installed one as it is."""
+    from ldiv_polars.models import EntropyLDiversity, KAnonymity
+
+    df = pl.DataFrame({"q": [1, 1, 2, 2], "s": ["a", "b", "a", "a"]})
+    bare, sql_only = duckdb.connect(), duckdb.connect()
+    for stmt in sql_only.extract_statements(ld.sql_text("ldiv.sql")):
+        sql_only.execute(stmt)
+    assert not ld._installed(bare, udfs=False) and not ld._installed(bare, udfs=True)
+    assert ld._installed(sql_only, udfs=False) and not ld._installed(sql_only, udfs=True)
+    assert ld.summary(df, ["q"], "s", con=bare)["k"] == 2
+    assert ld._installed(bare, udfs=False)
+    for c in (bare, sql_only):
+        rows = ld.check(df, ["q"], "s", [KAnonymity(2), EntropyLDiversity(2)], con=c)
+        assert [(r["passed"], r["failing_classes"]) for r in rows] == [(True, 0), (False, 1)]
+        assert ld._installed(c, udfs=True)
+    sql_only.execute("DROP MACRO ldiv__share_le")  # the last one of ldiv.sql: install again
+    assert not ld._installed(sql_only, udfs=False)
+    ld.check(df, ["q"], "s", [KAnonymity(2)], con=sql_only)
+    assert ld._installed(sql_only, udfs=True)
+
+
 def test_closed_forms_need_no_python() -> None:
     # what the DuckDB CLI does with `.read sql/ldiv.sql`: run the statements, nothing else
     c = duckdb.connect()

@@ -343,6 +343,41 @@ def test_hierarchical_emd_matches_polars(con, data, t) -> None:
     assert_same_result(sql[0], pol.models[0])
 
 
+@SETTINGS
+@given(data=tables(), model=st.one_of(MODELS, st.just(
+    TCloseness(0.3141593, "hierarchical", hierarchy=HIER))))
+def test_stats_twin_gives_the_classes_of_the_x_form(con, data, model) -> None:
+    """The ``_st`` twin of a per-class macro, reading the class statistics computed once (what
+    ``ld.check`` shares between the models of one statement), gives the rows of the ``_x``
+    form, class by class."""
+    df, kind, _ = data
+    call = model.sql_call()
+    if call.stats_macro is None:
+        return
+    if call.hierarchy is not None and kind != "str":
+        df = df.with_columns(pl.col("s").cast(pl.Float64).cast(pl.Int64).mod(5).replace_strict(
+            list(range(5)), HIER["value"].to_list()).alias("s"))
+    params = list(call.params)
+    con.register("twin_t", df.to_arrow())
+    if call.hierarchy is not None:
+        params.append(ld.register_hierarchy(con, "twin_h", call.hierarchy))
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE twin_f AS FROM ldiv__fs('twin_t', ?, 's')",
+                    [["q1", "q2"]])
+        con.execute("CREATE OR REPLACE TEMP TABLE twin_x AS FROM ldiv__fsx('twin_f')")
+        marks = "".join(", ?" for _ in params)
+        want = con.execute(f"FROM {call.macro}('twin_x'{marks}) ORDER BY cid", params)
+        want_rows = want.fetchall()
+        got = con.execute(f"WITH st AS MATERIALIZED (FROM ldiv__class_stats_x('twin_x', ?)) "
+                          f"FROM {call.stats_macro}('twin_x', 'st'{marks}) ORDER BY cid",
+                          [call.stats, *params]).fetchall()
+        assert got == want_rows and len(got) == df.select(pl.struct("q1", "q2").n_unique()).item()
+    finally:
+        con.unregister("twin_t")
+        if call.hierarchy is not None:
+            con.unregister("twin_h")
+
+
 def test_hierarchical_emd_worked_example(con) -> None:
     # one class {flu, flu} against table {flu, cold, hiv, cancer}: p - q = (+.5, -.25, 0, -.25)
     # level 1 node 'infectious' (children flu, cold, hiv): pos .5, neg .25 -> 1/2 * .25;

@@ -81,14 +81,10 @@ def refuse_ignored(method: str, compare: bool, *, mode: str, strategy: str, no_v
 
 def _refuse_risk_models(models: list[Model], method: str, compare: bool) -> None:
     """Raise :class:`InvalidParameterError` for the risk models a method does not enforce:
-    models judged against a population table are the global search's only; the risk
-    thresholds also mondrian's, never cell suppression's or local recoding's."""
-    against = [m.describe() for m in models if m.population_based]
-    if against:
-        raise InvalidParameterError(
-            f"{', '.join(against)}: models judged against a population table are enforced by "
-            "the global search (ldiv anonymize without --method)")
-    sized = [m.describe() for m in models if m.table_level or m.for_rows(1) is not m]
+    the risk thresholds and the models judged against a population table are enforced by
+    the global search and mondrian, never by cell suppression or local recoding."""
+    sized = [m.describe() for m in models
+             if m.table_level or m.population_based or m.for_rows(1) is not m]
     if sized and (compare or method not in ("mondrian",)):
         raise InvalidParameterError(
             f"{', '.join(sized)}: the risk thresholds are enforced by the global search and "

@@ -35,7 +35,8 @@ class RiskFlags:
     and ``--population-model``), ``--k-map`` (estimated with ``--population``,
     ``--k-map-estimator``, ``--significance``; or against ``--population-table``) and
     ``--delta-presence`` (with ``--population-table``). ``population`` is parsed (a size or a
-    region name), ``delta_presence`` is ``(min, max)``."""
+    region name), ``delta_presence`` is ``(min, max)``; ``separator`` is the command's
+    ``--separator``, with which ``--population-table`` is read as the main table is."""
 
     average_risk: float | None = None
     sample_uniques: float | None = None
@@ -47,6 +48,7 @@ class RiskFlags:
     significance: float | None = None
     population_table: str | None = None
     delta_presence: tuple[float, float] | None = None
+    separator: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -80,7 +82,7 @@ class RiskFlags:
             out.append(M.PopulationUniques(self.population_uniques, self._population("uniques"),
                                            self.population_model or "dankar"))
         if self.k_map is not None and self.population_table is not None:
-            out.append(M.KMapPopulation(self.k_map, self.population_table))
+            out.append(M.KMapPopulation(self.k_map, self._population_table()))
         elif self.k_map is not None:
             out.append(M.KMap(self.k_map, self._population("k-map"),
                               estimator=self.k_map_estimator or "poisson",
@@ -90,8 +92,16 @@ class RiskFlags:
             if self.population_table is None:
                 raise InvalidParameterError("--delta-presence needs --population-table (the "
                                             "population the table is a research subset of)")
-            out.append(M.DeltaPresence(*self.delta_presence, self.population_table))
+            out.append(M.DeltaPresence(*self.delta_presence, self._population_table()))
         return out
+
+    def _population_table(self) -> object:
+        """``--population-table`` read by the function and with the options that read the
+        main table (:func:`~ldiv_polars.core.inputs.to_lazyframe`, ``--separator``)."""
+        from ldiv_polars.core.inputs import to_lazyframe
+
+        assert self.population_table is not None
+        return to_lazyframe(self.population_table, separator=self.separator)
 
     def _population(self, flag: str) -> int | str:
         if self.population is None:

@@ -107,7 +107,8 @@ def risk_flags(*, population: str | None = None, delta_presence: str | None = No
     ... # doctest: +NORMALIZE_WHITESPACE
     RiskFlags(average_risk=None, sample_uniques=None, population_uniques=None, k_map=3,
               population=None, population_model=None, k_map_estimator=None,
-              significance=None, population_table='pop.csv', delta_presence=(0.1, 0.5))
+              significance=None, population_table='pop.csv', delta_presence=(0.1, 0.5),
+              separator=None)
     """
     from ldiv_polars.cli.risk import parse_population
 
@@ -127,8 +128,9 @@ def risk_flags(*, population: str | None = None, delta_presence: str | None = No
 def risk_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a command whose ``risk`` parameter takes :class:`RiskFlags`: the command
     declares every option of :data:`RISK_OPTIONS` (keyword, default None) in its place, and
-    is called with them read into ``risk`` (:func:`risk_flags`). One declaration for every
-    command (Typer reads the decorated signature)."""
+    is called with them read into ``risk`` (:func:`risk_flags`), with the command's
+    ``separator`` (``--separator``, when it has one) for reading ``--population-table``. One
+    declaration for every command (Typer reads the decorated signature)."""
     sig = inspect.signature(command, eval_str=True)
     params = [p for p in sig.parameters.values() if p.name != "risk"]
     params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
@@ -137,7 +139,8 @@ def risk_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         flags = {name: kwargs.pop(name, None) for name in RISK_OPTIONS}
-        return command(*args, risk=risk_flags(**flags), **kwargs)
+        return command(*args, risk=risk_flags(separator=kwargs.get("separator"), **flags),
+                       **kwargs)
 
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}

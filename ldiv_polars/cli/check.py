@@ -34,6 +34,7 @@ from ldiv_polars.cli.risk import POPULATION_LABELS
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ldiv_polars.core.frequency import FrequencySet
     from ldiv_polars.core.inputs import TableLike
     from ldiv_polars.models.base import Model
 
@@ -82,22 +83,32 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
 
 def _population_summary(data: TableLike, qi: list[str], fs: object, population: int | str,
                         separator: str | None, nulls: str) -> dict[str, object]:
-    """The population figures from the frequency set ``fs`` rolled up to class sizes, or, when
-    ``fs`` is None (DuckDB), from a class-size table built by Polars."""
-    import polars as pl
-
-    from ldiv_polars.core.frequency import COUNT
+    """The population figures from the frequency set ``fs`` (:func:`population_summary`),
+    or, when ``fs`` is None (DuckDB), from a class-size table built by Polars."""
     from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
     from ldiv_polars.models.risk import population_figures
     from ldiv_polars.risk.tables import class_table
 
     if fs is not None:
-        frame = fs.frame  # type: ignore[attr-defined]
-        sizes = frame.lazy().group_by(list(fs.qi)).agg(pl.col(COUNT).sum()).collect()  # type: ignore[attr-defined]
-    else:
-        with translate_input_errors(data):
-            sizes = class_table(to_lazyframe(data, separator=separator), qi,
-                                nulls=nulls)  # type: ignore[arg-type]
+        return population_summary(fs, population)  # type: ignore[arg-type]
+    with translate_input_errors(data):
+        sizes = class_table(to_lazyframe(data, separator=separator), qi,
+                            nulls=nulls)  # type: ignore[arg-type]
+    return population_figures(sizes, population)
+
+
+def population_summary(fs: FrequencySet, population: int | str) -> dict[str, object]:
+    """The population figures (:data:`~ldiv_polars.models.risk.POPULATION_KEYS`) of a
+    frequency set's classes (its counts summed over the sensitive values), for a population
+    of ``population`` (a size or a region): what ``check`` and ``check-counts`` add to the
+    summary with ``--population``."""
+    import polars as pl
+
+    from ldiv_polars.core.frequency import COUNT
+    from ldiv_polars.models.risk import population_figures
+
+    sizes = fs.frame.lazy().group_by(list(fs.qi)).agg(pl.col(fs.count).sum()) \
+        .select(pl.col(fs.count).alias(COUNT)).collect()
     return population_figures(sizes, population)
 
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ldiv_polars.cli._common import echo_json, split_columns
+from ldiv_polars.cli._common import echo_json, split_columns, start_engine
+from ldiv_polars.cli._options import QiOpt, SeparatorOpt, SparkMasterOpt, SparkRemoteOpt
 from ldiv_polars.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -72,18 +73,20 @@ def _check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
 
 def risk_figures(path: Path, qi: list[str], *, population: int | str | None, model: str,
                  weight: str | None, threshold: float | None, nulls: str, suda: bool,
-                 attributes: bool, max_size: int | None, separator: str | None
-                 ) -> dict[str, object]:
+                 attributes: bool, max_size: int | None, separator: str | None,
+                 engine: str = "polars") -> dict[str, object]:
     """Every figure ``ldiv risk`` prints, as one JSON-ready dict (``profile``, and when asked
-    ``individual``, ``suda``, ``attributes``)."""
-    from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
+    ``individual``, ``suda``, ``attributes``). The class table is the one pass over the rows,
+    by ``engine`` (Polars or Spark: :func:`~ldiv_polars.risk.tables.class_table`); every
+    figure after it is computed from that table."""
+    from ldiv_polars.core.inputs import translate_input_errors
     from ldiv_polars.models.risk import RiskReport, profile_classes
     from ldiv_polars.risk import WEIGHT, attribute_risks, individual_risk, suda2
     from ldiv_polars.risk.tables import class_table
 
     with translate_input_errors(path):
-        lf = to_lazyframe(path, separator=separator)
-        table = class_table(lf, qi, weight=weight, nulls=nulls)  # type: ignore[arg-type]
+        table = class_table(path, qi, weight=weight, nulls=nulls,  # type: ignore[arg-type]
+                            engine=engine, separator=separator)
     profile = RiskReport(**profile_classes(  # type: ignore[arg-type]
         table, threshold=threshold, population_size=population, model=model, weight=weight))
     out: dict[str, object] = {"qi": qi, "profile": profile.to_dict()}
@@ -100,12 +103,25 @@ def risk_figures(path: Path, qi: list[str], *, population: int | str | None, mod
     return out
 
 
+RiskEngineOpt = Annotated[str, typer.Option(
+    "--engine", help="polars or spark: the engine of the one pass over the rows")]
+
+
+def _check_bounds(max_size: int | None, threshold: float | None) -> None:
+    """``--max-size`` at least 1, ``--threshold`` within [0, 1]; else
+    :class:`~ldiv_polars.errors.InvalidParameterError`."""
+    if max_size is not None and max_size < 1:
+        raise InvalidParameterError("--max-size must be at least 1")
+    if threshold is not None and not 0.0 <= threshold <= 1.0:
+        raise InvalidParameterError("--threshold must be within [0, 1]")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``ldiv risk`` command (disclosure-risk figures of a table) to ``app``."""
     @app.command("risk")
     def risk_cmd(
         path: Annotated[Path, typer.Argument(help="CSV or Parquet file")],
-        qi: Annotated[str, typer.Option("--qi", help="quasi-identifiers, comma-separated")],
+        qi: QiOpt,
         population: Annotated[str | None, typer.Option(
             "--population", help="population size, or a region (usa, uk, germany, ...): "
             "adds the estimated share of population uniques")] = None,
@@ -124,26 +140,26 @@ def register(app: typer.Typer) -> None:
         max_size: Annotated[int | None, typer.Option(
             "--max-size", help="largest QI combination for --suda and --attributes")] = None,
         top: Annotated[int, typer.Option("--top", help="rows of --attributes shown")] = 15,
-        separator: Annotated[str | None, typer.Option("--separator", help="CSV separator")] = None,
+        separator: SeparatorOpt = None,
         nulls: Annotated[str, typer.Option(
             "--nulls", help="error; value: null is a value; wildcard: a null matches any "
             "value (individual risk, sdcMicro)")] = "error",
         as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+        engine: RiskEngineOpt = "polars", spark_master: SparkMasterOpt = None, spark_remote: SparkRemoteOpt = None,
     ) -> None:
         """Disclosure risk of a table: prosecutor/marketer risk, population uniqueness
         (--population), individual and global risk with sampling weights (--weight), SUDA2
         (--suda) and the identifying QI combinations (--attributes). Exit 0 (it reports)."""
         qi_cols = split_columns(qi, "--qi")
+        start_engine(engine, spark_master, spark_remote, allowed=("polars", "spark"))
         _check_choice(model, "--model", MODELS)
         _check_choice(nulls, "--nulls", NULLS)
         pop = parse_population(population)
-        if max_size is not None and max_size < 1:
-            raise InvalidParameterError("--max-size must be at least 1")
-        if threshold is not None and not 0.0 <= threshold <= 1.0:
-            raise InvalidParameterError("--threshold must be within [0, 1]")
+        _check_bounds(max_size, threshold)
         figures = risk_figures(path, qi_cols, population=pop, model=model, weight=weight,
                                threshold=threshold, nulls=nulls, suda=suda,
-                               attributes=attributes, max_size=max_size, separator=separator)
+                               attributes=attributes, max_size=max_size, separator=separator,
+                               engine=engine)
         if as_json:
             echo_json(figures)
         else:

@@ -205,6 +205,28 @@ class OutputFile:
         else:
             frame.write_csv(self.path, separator=self.separator)
 
+    def write_frames(self, frames: Iterable[pl.DataFrame], schema: pl.Schema) -> None:
+        """Write ``frames`` (each with ``schema``) one after the other to the temporary file,
+        holding one at a time: Parquet through pyarrow's ``ParquetWriter`` (zstd, a row group
+        per frame or more), CSV appended with the header once. No frame: the header or an
+        empty Parquet file of ``schema``. The file reads back as the sink of the frames'
+        concatenation would."""
+        empty = pl.DataFrame(schema=schema)
+        if self.format != "parquet":
+            with open(self.path, "wb") as fh:
+                empty.write_csv(fh, separator=self.separator)
+                for df in frames:
+                    df.write_csv(fh, separator=self.separator, include_header=False)
+            return
+        import pyarrow.parquet as pq
+
+        arrow_schema = empty.to_arrow().schema
+        with pq.ParquetWriter(self.path, arrow_schema, compression="zstd") as writer:
+            for df in frames:
+                table = df.to_arrow()
+                writer.write_table(table if table.schema == arrow_schema
+                                   else table.cast(arrow_schema))
+
     def sink(self, frame: pl.LazyFrame) -> pl.LazyFrame:
         """The lazy write of ``frame`` to the temporary file (collect it, possibly with other
         queries in ``pl.collect_all``)."""

@@ -101,7 +101,7 @@ def suppress_cells(
     levels = np.where(((masks[:, None] >> np.arange(q)) & 1).astype(bool), SUPPRESSED, 0)
     return finish(f"cells-{method}", lf, table, levels, models, semantics, None,
                   CellCosts(table, flat_hierarchies(table)), details, t0, verify=verify,
-                  separator=separator)
+                  separator=separator, source=data)
 
 
 def _source(found_by: object) -> str:

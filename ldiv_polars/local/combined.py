@@ -13,7 +13,8 @@ chosen cell-suppression method.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -70,7 +71,8 @@ def generalize_and_suppress(
     """Full-domain generalization to a lattice node plus cell suppression, the node chosen to
     minimize the total ``metric`` (``loss``, ``precision`` or ``entropy``) of the release.
     ``method="exact"`` solves each node's suppression with the MILP (``time_limit`` seconds
-    per node). ``details`` has the node, its loss before suppression and the nodes tried.
+    in all, shared among the nodes). ``details`` has the node, its loss before suppression
+    and the nodes tried.
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` for an unknown ``metric``, and
     the input and parameter errors of :func:`prepare`."""
     t0 = time.perf_counter()
@@ -90,46 +92,86 @@ def generalize_and_suppress(
                "node_bound": float(costs.suite.bound_from_levels(metric, levels)),
                "nodes_tried": tried, "lattice_size": lattice.size}
     return finish(f"generalize+cells-{method}", lf, table, key_levels, models, semantics, hs,
-                  costs, details, t0, verify=verify, separator=separator)
+                  costs, details, t0, verify=verify, separator=separator, source=data)
+
+
+@dataclass
+class _Node:
+    """One node of the search: its levels and suppression-free bound, the generalized key
+    table and key map, the cell masks (greedy, then exact) and the node's total metric."""
+
+    levels: tuple[int, ...]
+    bound: float
+    gen: KeyTable
+    key_map: np.ndarray
+    masks: np.ndarray
+    total: float = np.inf
 
 
 def _best_node(table: KeyTable, costs: CellCosts, lattice: Lattice, hs: Sequence[Hierarchy],
                models: Sequence[Model], weights: np.ndarray, semantics: Semantics,
-               method: str, time_limit: float, metric: str
+               method: str, time_limit: float, metric: str, *,
+               clock: Callable[[], float] = time.perf_counter
                ) -> tuple[tuple[float, np.ndarray, tuple[int, ...]], int]:
     """The lattice nodes in increasing order of their suppression-free ``metric`` bound, each
     with its cells suppressed, until the next bound reaches the best total: ``((total, key
-    levels, node levels), nodes tried)``."""
+    levels, node levels), nodes tried)``. ``method="exact"``: the greedy pass first (its nodes
+    include every node the exact pass visits, since the MILP, seeded with the greedy release,
+    never costs more), then the MILP on those nodes within ``time_limit`` seconds *in all*
+    (:func:`_exact_pass`; ``clock`` reads the time)."""
     bounds = np.array([costs.suite.bound_from_levels(metric, lattice.levels(n))
                        for n in range(lattice.size)])
-    best: tuple[float, np.ndarray, tuple[int, ...]] | None = None
-    tried = 0
+    nodes: list[_Node] = []
+    best = np.inf
     for node in np.argsort(bounds, kind="stable"):
-        if best is not None and bounds[node] >= best[0]:
+        if bounds[node] >= best:
             break
         levels = lattice.levels(int(node))
-        key_levels = _node_levels(table, costs, hs, levels, models, weights, semantics,
-                                  method, time_limit)
-        cells = costs.costs(metric, key_levels)
-        total = float((cells * table.n[:, None]).sum()) if metric == "entropy" else \
-            costs.mean(cells)
-        tried += 1
-        if best is None or total < best[0]:
-            best = (total, key_levels, levels)
-    assert best is not None  # the lattice has at least its bottom node
-    return best, tried
-
-
-def _node_levels(table: KeyTable, costs: CellCosts, hs: Sequence[Hierarchy],
-                 levels: tuple[int, ...], models: Sequence[Model], weights: np.ndarray,
-                 semantics: Semantics, method: str, time_limit: float) -> np.ndarray:
-    """Each key's level per QI at node ``levels`` with the node's cells suppressed (greedy,
-    then the MILP seeded with it for ``method="exact"``)."""
-    gen, key_map = node_table(table, costs.raw, costs.level_maps, hs, levels)
-    masks, _ = greedy_masks(gen, models, weights, semantics)
+        gen, key_map = node_table(table, costs.raw, costs.level_maps, hs, levels)
+        masks, _ = greedy_masks(gen, models, weights, semantics)
+        nodes.append(_Node(levels, float(bounds[node]), gen, key_map, masks))
+        nodes[-1].total = _total(table, costs, nodes[-1], metric)
+        best = min(best, nodes[-1].total)
     if method == "exact":
-        out = exact_masks(gen, models, weights, semantics, time_limit, incumbent=masks)
-        masks = out.masks if out.masks is not None else masks
-    q = len(levels)
-    supp = ((masks[key_map][:, None] >> np.arange(q)) & 1).astype(bool)
-    return np.where(supp, SUPPRESSED, np.array(levels)[None, :])
+        nodes = _exact_pass(table, costs, nodes, models, weights, semantics, time_limit,
+                            metric, clock)
+    top = min(nodes, key=lambda nd: nd.total)  # first of the least: the bound order's
+    return (top.total, _key_levels(top), top.levels), len(nodes)
+
+
+def _exact_pass(table: KeyTable, costs: CellCosts, nodes: list[_Node], models: Sequence[Model],
+                weights: np.ndarray, semantics: Semantics, time_limit: float, metric: str,
+                clock: Callable[[], float]) -> list[_Node]:
+    """The MILP (seeded with the node's greedy masks) on ``nodes`` in bound order, until the
+    next bound reaches the best total; the nodes solved are returned. The budget is shared:
+    each node gets the seconds left divided by the nodes that may still be solved (those
+    whose bound is below the best total so far), so the limits passed add up to at most
+    ``time_limit`` and the time a node leaves unspent goes to the next ones."""
+    deadline = clock() + time_limit
+    best = np.inf
+    for i, nd in enumerate(nodes):
+        if nd.bound >= best:
+            return nodes[:i]
+        pending = sum(1 for m in nodes[i:] if m.bound < best)
+        share = max(deadline - clock(), 0.0) / pending
+        out = exact_masks(nd.gen, models, weights, semantics, share, incumbent=nd.masks)
+        if out.masks is not None:
+            nd.masks = out.masks
+            nd.total = _total(table, costs, nd, metric)
+        best = min(best, nd.total)
+    return nodes
+
+
+def _key_levels(nd: _Node) -> np.ndarray:
+    """Each input key's level per QI at node ``nd``, its suppressed cells at
+    :data:`~ldiv_polars.local.plan.SUPPRESSED`."""
+    q = len(nd.levels)
+    supp = ((nd.masks[nd.key_map][:, None] >> np.arange(q)) & 1).astype(bool)
+    return np.where(supp, SUPPRESSED, np.array(nd.levels)[None, :])
+
+
+def _total(table: KeyTable, costs: CellCosts, nd: _Node, metric: str) -> float:
+    """The node's total ``metric`` over every cell of the release."""
+    cells = costs.costs(metric, _key_levels(nd))
+    return float((cells * table.n[:, None]).sum()) if metric == "entropy" else \
+        costs.mean(cells)

@@ -366,7 +366,7 @@ def _sink_mondrian(release: Any, path: str | Path) -> None:
         out.sink(res.generalized()).collect(engine=STREAMING)
         written = pl.scan_parquet(out.path) if out.format == "parquet" else \
             pl.scan_csv(out.path, separator=out.separator)
-        v = check(written, [res.group], x.sensitive or None, x.models)
+        v = check(written, [res.group], x.sensitive or None, list(res.verified_models))
         if not v.passed:
             raise ReleaseVerificationError("re-verification of the mondrian release failed")
         out.check_rows(res.rows)

@@ -34,12 +34,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
+from ldiv_polars.core.limited import TIMED_OUT, call_within
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.local.classes import (
     STAR,
@@ -60,8 +62,13 @@ MAX_CANDIDATES = 3_000_000
 
 MIN_SOLVE_S = 1.0
 """A solver phase (LP, a dive step, the final MILP) starts only with at least this many
-seconds of the time limit left: a HiGHS call's setup cannot be interrupted, so one started
-with less would only overrun the limit."""
+seconds of the time limit left: a call given less spends its seconds setting up (building the
+program, starting its process) and is killed before it answers."""
+
+HIGHS_SHARE = 0.9
+"""The share of a solver call's seconds given to HiGHS as its own ``time_limit``; the call
+itself is killed at its seconds (:func:`~ldiv_polars.core.limited.call_within`): HiGHS checks
+its clock too rarely to keep a limit on a loaded machine."""
 
 DIVE_REDUCED_COST = 2.0
 """The restricted MILP that looks for a good release first keeps the candidates whose LP
@@ -116,9 +123,10 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     value (no release better than the incumbent uses it: classical reduced-cost fixing); the
     MILP of what is left is solved. The result is optimal when that MILP finishes or its dual
     bound reaches the best release; otherwise the best release found, with the bound and gap.
-    The time limit holds between phases: every solver call gets the seconds left, a phase
-    starts only with :data:`MIN_SOLVE_S` left, the dive stops between its steps when the time
-    is spent; a run stopped by the limit returns the best release so far (status
+    The time limit holds: every solver call gets the seconds left and runs in a child
+    process killed at them (:func:`~ldiv_polars.core.limited.call_within`; HiGHS's own limit
+    is :data:`HIGHS_SHARE` of them), a phase starts only with :data:`MIN_SOLVE_S` left; a run
+    stopped by the limit returns the best release so far (status
     ``"time_limit"``, with the bound and gap when the LP was solved). ``steps["found_by"]``
     names the phase that found the returned release (``"incumbent"``, ``"dive"``,
     ``"milp"``) and ``steps["phase_s"]`` the wall seconds of each phase run; e.g. with
@@ -543,11 +551,12 @@ class _Program:
         eq = lc.lb == lc.ub
         up = np.isfinite(lc.ub) & ~eq
         lo = np.isfinite(lc.lb) & ~eq
-        res = linprog(self.c, A_ub=sparse.vstack([a[up], -a[lo]]),
-                      b_ub=np.concatenate([lc.ub[up], -lc.lb[lo]]), A_eq=a[eq], b_eq=lc.lb[eq],
-                      bounds=np.column_stack([np.zeros(self.n_cols), self.upper()]),
-                      method="highs-ds", options={"time_limit": max(seconds, 0.01)})
-        return res if res.status == 0 else None
+        res = call_within(partial(
+            linprog, self.c, A_ub=sparse.vstack([a[up], -a[lo]]),
+            b_ub=np.concatenate([lc.ub[up], -lc.lb[lo]]), A_eq=a[eq], b_eq=lc.lb[eq],
+            bounds=np.column_stack([np.zeros(self.n_cols), self.upper()]), method="highs-ds",
+            options={"time_limit": _highs_limit(seconds)}), (), seconds)
+        return res if res is not TIMED_OUT and res.status == 0 else None
 
     def solve(self, ub: np.ndarray, seconds: float) -> _Solved:
         """The MILP restricted to the columns with a positive upper bound in ``ub`` (the
@@ -557,10 +566,13 @@ class _Program:
         keep = np.flatnonzero(ub > 0)
         lc = self.constraints()
         a = sparse.csc_array(lc.A)[:, keep]
-        res = milp(self.c[keep], constraints=LinearConstraint(a, lc.lb, lc.ub),
-                   integrality=self.integrality()[keep], bounds=Bounds(0, ub[keep]),
-                   options={"time_limit": max(seconds, 0.01), "disp": False,
-                            "mip_rel_gap": 0.0, "presolve": False})
+        res = call_within(partial(
+            milp, self.c[keep], constraints=LinearConstraint(a, lc.lb, lc.ub),
+            integrality=self.integrality()[keep], bounds=Bounds(0, ub[keep]),
+            options={"time_limit": _highs_limit(seconds), "disp": False,
+                     "mip_rel_gap": 0.0, "presolve": False}), (), seconds)
+        if res is TIMED_OUT:
+            return _Solved(None, np.inf, False, None)
         masks = None
         if res.x is not None:
             x = np.zeros(self.n_cols)
@@ -581,6 +593,13 @@ class _Solved:
     optimal: bool
     bound: float | None
     infeasible: bool = False
+
+
+def _highs_limit(seconds: float) -> float:
+    """HiGHS's own time limit for a call given ``seconds``: :data:`HIGHS_SHARE` of them, so
+    that it usually stops itself (returning its best solution and bound) before
+    :func:`~ldiv_polars.core.limited.call_within` kills it at ``seconds``."""
+    return max(seconds * HIGHS_SHARE, 0.01)
 
 
 def _proven(cost: float, bound: float, integral: bool) -> bool:

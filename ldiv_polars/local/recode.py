@@ -85,7 +85,8 @@ def local_recode(
     details = {"rounds": rounds, "records_left": int(table.n[open_keys].sum()),
                "records_absorbed": absorbed, "suppression": suppression, "metric": metric}
     return finish("local-recoding", lf, table, levels, models, "value", hs, costs, details,
-                  t0, verify=verify, separator=separator, level_columns=True)
+                  t0, verify=verify, separator=separator, level_columns=True,
+                  source=data)
 
 
 def _rounds(table: KeyTable, costs: CellCosts, hs: Mapping[str, Hierarchy],

@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ldiv_polars.core import batches
+from ldiv_polars.core.batches import parquet_batches, single_parquet_file
 from ldiv_polars.core.frequency import STREAMING
 from ldiv_polars.core.inputs import input_paths
-from ldiv_polars.core.output import atomic_output
+from ldiv_polars.core.output import OutputFile, atomic_output
 from ldiv_polars.errors import LdivError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
 from ldiv_polars.local.classes import Semantics, class_verdicts
@@ -64,6 +66,10 @@ class LocalResult:
     sources: tuple[str, ...] = field(repr=False, default=())
     """The files the input was read from (:meth:`sink` refuses to overwrite them)."""
     _models: list[Model] = field(repr=False, default_factory=list)
+    _input: Any = field(repr=False, default=None)
+    """What the release reads (a path, a frame): :meth:`sink` reads a Parquet file in batches."""
+    _levels: bool = field(repr=False, default=False)
+    """Whether ``output`` carries the per-record level columns."""
 
     @property
     def cells_suppressed(self) -> int:
@@ -90,7 +96,7 @@ class LocalResult:
         written beside it, renamed into place) and, with ``verify``, re-verify the written
         file before the rename: on a failure nothing replaces the target."""
         with atomic_output(path, inputs=self.sources) as out:
-            out.sink(self.output).collect(engine=STREAMING)
+            self._write(out)
             if verify:
                 written = pl.scan_parquet(out.path) if out.format == "parquet" else \
                     pl.scan_csv(out.path, separator=out.separator)
@@ -99,6 +105,20 @@ class LocalResult:
                 _compare(v, self.plan)
                 self.verification = v
             out.check_rows(self.plan.rows)
+
+    def _write(self, out: OutputFile) -> None:
+        """Write the release to ``out``: when the input is one Parquet file, the plan applied
+        to it in batches of :data:`~ldiv_polars.core.batches.BATCH_ROWS` rows, one at a time
+        (bounded memory whatever the rows; the same rows and dtypes as ``output``); else
+        ``output`` through Polars' streaming sink."""
+        src = single_parquet_file(self._input)
+        if src is None:
+            out.sink(self.output).collect(engine=STREAMING)
+            return
+        schema = pl.scan_parquet(src).collect_schema()
+        frames = (self.plan.apply(df, levels=self._levels).collect()
+                  for df in parquet_batches(src, schema, rows=batches.BATCH_ROWS))
+        out.write_frames(frames, self.output.collect_schema())
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (distributions left out)."""
@@ -122,13 +142,17 @@ def _compare(v: ReleaseVerification, plan: ReleasePlan) -> None:
 def finish(method: str, data: Any, table: KeyTable, levels: np.ndarray, models: list[Model],
            semantics: Semantics, hierarchies: Mapping[str, Hierarchy] | None,
            costs: CellCosts, details: dict[str, Any], t0: float, *, verify: bool,
-           separator: str | None, level_columns: bool = False) -> LocalResult:
-    """Plan, lazy output, utility and (with ``verify``) the re-verification of a release."""
+           separator: str | None, level_columns: bool = False,
+           source: object = None) -> LocalResult:
+    """Plan, lazy output, utility and (with ``verify``) the re-verification of a release;
+    ``data`` is the input as read (a LazyFrame), ``source`` what the caller passed (a path to
+    one Parquet file is written in batches by :meth:`LocalResult.sink`)."""
     plan = build_plan(table, levels, hierarchies)
     output = plan.apply(data, levels=level_columns, separator=separator)
     res = LocalResult(method, semantics, table.qi, table.sensitive, plan, output,
                       release_utility(table, plan, costs, semantics), details, 0.0,
-                      sources=input_paths(data), _models=models)
+                      sources=input_paths(data), _models=models, _input=source,
+                      _levels=level_columns)
     if verify:
         res.verify()
     res.elapsed_s = time.perf_counter() - t0

@@ -71,15 +71,25 @@ class SqlCall:
     """How the DuckDB engine runs a model: ``macro`` is the per-class table macro of
     ``sql/ldiv.sql`` that reads an extended frequency set (``ldiv__fsx``) and returns
     ``(cid, size, ok, v, unc)``, ``params`` the parameters bound after the relation name;
-    ``hierarchy`` is registered as a relation and passed last (hierarchical t-closeness).
+    ``hierarchy`` is registered as a relation and passed last (hierarchical t-closeness);
+    ``population`` (a model judged against a population table) is the population table,
+    registered as a relation and passed last with the class key's field names (the macro
+    counts it on them: ``ldiv__population_x``).
     ``spec`` is the model as constructor keywords plus ``"model": name``: the exact step
     rebuilds the model from it (:mod:`ldiv_polars.models.spec`) to decide the uncertain
-    classes (``unc``) with :meth:`Model.decide`."""
+    classes (``unc``) with :meth:`Model.decide`. ``stats_macro``, when the form reads the
+    per-class statistics ``ldiv__class_stats_x(x, stats)`` (their columns, or a subset), is
+    the same form reading them from a relation passed after ``x``
+    (``stats_macro(x, st, *params[, hierarchy])``): an engine judging several models in one
+    statement computes them once per ``stats``."""
 
     macro: str
     params: tuple[object, ...] = ()
     hierarchy: Any = None
     spec: dict[str, Any] = field(default_factory=dict)
+    stats_macro: str | None = None
+    stats: int = 1
+    population: Any = None
 
     @property
     def spec_json(self) -> str:

@@ -154,8 +154,9 @@ class AlphaKAnonymity(Model):
         ratio = int64_ratio(self._exact_alpha)  # the exact test on integers, every class at once
         if ratio is not None:
             return SqlCall("ldiv__alpha_k_exact_classes_x", (self.alpha, self.k, *ratio),
-                           spec=spec)
-        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k), spec=spec)
+                           spec=spec, stats_macro="ldiv__alpha_k_exact_classes_st")
+        return SqlCall("ldiv__alpha_k_classes_x", (self.alpha, self.k), spec=spec,
+                       stats_macro="ldiv__alpha_k_classes_st")
 
 
 def _ratios(cls: ClassCounts, ref: Reference) -> list[tuple[Fraction, int]]:
@@ -260,7 +261,8 @@ class DeltaDisclosure(Model):
 
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__delta_disclosure_classes_x", (self.delta,),
-                       spec={"model": self.name, "delta": self._exact_delta or self.delta})
+                       spec={"model": self.name, "delta": self._exact_delta or self.delta},
+                       stats_macro="ldiv__delta_disclosure_classes_st")
 
 
 class BetaLikeness(Model):

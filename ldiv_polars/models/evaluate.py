@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -50,6 +51,18 @@ from ldiv_polars.models.boundary import (
 
 KEY = "__ldiv_key"
 """Prefix of the key columns inside an evaluation (``__ldiv_key0``, ...)."""
+
+ROWS = "__ldiv_rows"
+"""The table's records in a row of :func:`summarize_unnamed`."""
+CLASSES = "__ldiv_classes"
+"""The table's classes in a row of :func:`summarize_unnamed`."""
+_UNCERTAIN = "__ldiv_uncertain"
+
+IN_MEMORY = "in-memory"
+"""The engine that collects the verdicts of a collected frequency set (:func:`collect_unnamed`):
+its fixed cost is lower than the streaming engine's on a table already in memory, and its
+per-class sums add the rows in their order, so that a float statistic is the same on every
+run (the streaming engine's morsels may add them in another order: the last bit varies)."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +211,64 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     caller's QI names (:attr:`ClassContext.names`).
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a model requested twice or one
     needing a sensitive column that ``fs`` lacks."""
+    plan = _class_plan(fs, models, reference, names)
+    if collect:
+        return _collected_verdicts(plan, models)
+    classes = plan.classes
+    if plan.exact:
+        classes = decide_uncertain(classes, plan.rows, plan.ref, plan.qi, plan.s, plan.exact)
+    return _verdicts(classes, models, plan.exact)
+
+
+def summarize_unnamed(fs: FrequencySet, models: Sequence[Model], exprs: Sequence[pl.Expr], *,
+                      reference: pl.LazyFrame | pl.DataFrame | None = None
+                      ) -> dict[str, Any] | None:
+    """The aggregations ``exprs`` over the class table of :func:`collect_unnamed` (its
+    ``size``, ``pass_<key>`` and ``<key>__value`` columns) as one row, with the table's records
+    (key :data:`ROWS`) and classes (:data:`CLASSES`), in one query that never collects the
+    class table: for a caller that needs only table-level figures (``check``). None when a
+    class is within rounding of a threshold: the exact step reads the class table then
+    (:func:`collect_unnamed`). ``fs`` should be collected; raises as
+    :func:`evaluate_internal`.
+
+    >>> from ldiv_polars.models import KAnonymity
+    >>> fs = FrequencySet(pl.LazyFrame({"q": [1, 1, 2], "n": [2, 1, 3]}), ("q",), ())
+    >>> row = summarize_unnamed(fs, [KAnonymity(3)], [pl.col("size").min().alias("k")])
+    >>> row["k"], row[ROWS], row[CLASSES]
+    (3, 6, 2)
+    """
+    inner, _ = _internal(fs)
+    plan = _class_plan(inner, models, _renamed(reference, fs, inner), fs.qi)
+    flags = plan.flags
+    table = _verdicts(plan.classes.with_columns(flags) if flags else plan.classes, models, [])
+    uncertain = pl.any_horizontal(uncertain_col(m) for m in plan.exact).any() if flags \
+        else pl.lit(False)
+    row = table.select(uncertain.alias(_UNCERTAIN), pl.col(SIZE).sum().alias(ROWS),
+                       pl.len().alias(CLASSES), *exprs).collect(engine=IN_MEMORY)
+    out = row.row(0, named=True)
+    return None if out[_UNCERTAIN] else out
+
+
+@dataclass(frozen=True)
+class _ClassPlan:
+    """An evaluation before its verdicts: the per-class aggregations (``classes``, lazy),
+    the frequency-set rows and reference distribution the exact step reads, and the models
+    that have one (``exact``; none without a sensitive column, ``s`` then None) with their
+    per-class flags (``flags``: :meth:`Model.uncertain` named :func:`uncertain_col`)."""
+
+    classes: pl.LazyFrame
+    rows: pl.LazyFrame
+    ref: pl.LazyFrame
+    qi: list[str]
+    s: str | None
+    exact: list[Model]
+    flags: list[pl.Expr]
+
+
+def _class_plan(fs: FrequencySet, models: Sequence[Model],
+                reference: pl.LazyFrame | pl.DataFrame | None, names: tuple[str, ...]
+                ) -> _ClassPlan:
+    """The per-class aggregations of :func:`evaluate_internal` (same arguments and errors)."""
     models = list(models)
     keys = [m.key for m in models]
     dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -206,11 +277,12 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     qi = list(fs.qi)
     frame = fs.frame if fs.count == COUNT else fs.frame.rename({fs.count: COUNT})
     if not fs.sensitive:
-        verdicts = _without_sensitive(fs, models, frame, names)
-        return verdicts.collect() if collect else verdicts
-
+        classes = _without_sensitive(fs, models, frame, names)
+        return _ClassPlan(classes, frame, pl.LazyFrame(), qi, None, [], [])
     s = fs.sensitive[0]
-    exact = [m for m in models if m.uncertain() is not None]
+    uncertain = [(m, m.uncertain()) for m in models]
+    exact = [m for m, u in uncertain if u is not None]
+    flags = [u.alias(uncertain_col(m)) for m, u in uncertain if u is not None]
     rows = frame.cache() if exact else frame
     ref = _reference_of(rows, reference, s)
     if any(m.needs_q for m in models):
@@ -224,12 +296,7 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
         pl.col(s).n_unique().alias(DISTINCT),
         *aggs,
     )
-    classes = _joined_frames(classes, models, ctx)
-    if collect:
-        return _collected_verdicts(classes, rows, ref, qi, s, models, exact)
-    if exact:
-        classes = decide_uncertain(classes, rows, ref, qi, s, exact)
-    return _verdicts(classes, models, exact)
+    return _ClassPlan(_joined_frames(classes, models, ctx), rows, ref, qi, s, exact, flags)
 
 
 def _joined_frames(classes: pl.LazyFrame, models: Sequence[Model], ctx: ClassContext
@@ -244,8 +311,9 @@ def _joined_frames(classes: pl.LazyFrame, models: Sequence[Model], ctx: ClassCon
 
 def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFrame,
                        names: tuple[str, ...] = ()) -> pl.LazyFrame:
-    """The verdicts of a frequency set without a sensitive column (its count named ``n``);
-    raises :class:`InvalidParameterError` when a model needs one."""
+    """The per-class aggregations of a frequency set without a sensitive column (its count
+    named ``n``), before the verdicts; raises :class:`InvalidParameterError` when a model
+    needs one."""
     needing = [m.describe() for m in models if m.needs_sensitive]
     if needing:
         raise InvalidParameterError(
@@ -254,7 +322,7 @@ def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFram
     ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame(), names)
     aggs = [e for m in models for e in m.aggs(ctx)]
     classes = frame.group_by(list(fs.qi)).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
-    return _verdicts(_joined_frames(classes, models, ctx), models, [])
+    return _joined_frames(classes, models, ctx)
 
 
 def _reference_of(rows: pl.LazyFrame, reference: pl.LazyFrame | pl.DataFrame | None,
@@ -268,22 +336,22 @@ def _reference_of(rows: pl.LazyFrame, reference: pl.LazyFrame | pl.DataFrame | N
     return reference_distribution(reference, s)
 
 
-def _collected_verdicts(classes: pl.LazyFrame, rows: pl.LazyFrame, ref: pl.LazyFrame,
-                        qi: list[str], s: str, models: Sequence[Model],
-                        exact: Sequence[Model]) -> pl.DataFrame:
+def _collected_verdicts(plan: _ClassPlan, models: Sequence[Model]) -> pl.DataFrame:
     """The verdicts of :func:`evaluate_internal` collected: the class table with the exact
     models' flags first; the exact step only when a flag is set (else the float verdicts are
     the exact ones: every class is outside its rounding bound)."""
+    exact = plan.exact
     if not exact:
-        return _verdicts(classes, models, []).collect()
-    flags = [m.uncertain().alias(uncertain_col(m)) for m in exact]  # type: ignore[union-attr]
+        return _verdicts(plan.classes, models, []).collect(engine=IN_MEMORY)
     # one collect in the common case: the float verdicts with the flags
-    table = _verdicts(classes.with_columns(flags), models, []).collect()
+    table = _verdicts(plan.classes.with_columns(plan.flags), models, []).collect(
+        engine=IN_MEMORY)
     if not table.select(pl.any_horizontal(uncertain_col(m) for m in exact).any()).item():
         return table
     floats = dict.fromkeys([value_col(m) for m in models] + [f"pass_{m.key}" for m in models])
-    decided = decide_uncertain(table.drop(list(floats)).lazy(), rows, ref, qi, s, exact)
-    return _verdicts(decided, models, exact).collect()
+    decided = decide_uncertain(table.drop(list(floats)).lazy(), plan.rows, plan.ref, plan.qi,
+                               plan.s, exact)  # type: ignore[arg-type]
+    return _verdicts(decided, models, exact).collect(engine=IN_MEMORY)
 
 
 def _verdicts(classes: pl.LazyFrame, models: Sequence[Model], exact: Sequence[Model]

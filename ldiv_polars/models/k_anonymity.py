@@ -70,4 +70,5 @@ class KAnonymity(Model):
 
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__k_anonymity_classes_x", (self.k,),
-                       spec={"model": self.name, "k": self.k})
+                       spec={"model": self.name, "k": self.k},
+                       stats_macro="ldiv__k_anonymity_classes_st")

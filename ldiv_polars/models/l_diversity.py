@@ -137,7 +137,8 @@ class DistinctLDiversity(Model):
 
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__distinct_l_classes_x", (self.l,),
-                       spec={"model": self.name, "l": self.l})
+                       spec={"model": self.name, "l": self.l},
+                       stats_macro="ldiv__distinct_l_classes_st")
 
 
 def top_sum(j: int) -> pl.Expr:
@@ -262,7 +263,8 @@ class EntropyLDiversity(Model):
 
     def sql_call(self) -> SqlCall:
         return SqlCall("ldiv__entropy_l_classes_x", (float(self.l),),
-                       spec={"model": self.name, "l": self._exact_l})
+                       spec={"model": self.name, "l": self._exact_l},
+                       stats_macro="ldiv__entropy_l_classes_st")
 
 
 def _sorted_counts(cls: ClassCounts) -> list[int]:
@@ -369,8 +371,10 @@ class RecursiveCLDiversity(Model):
         ratio = int64_ratio(self._exact_c)  # the exact test on integers, every class at once
         if ratio is not None:
             return SqlCall("ldiv__recursive_cl_exact_classes_x", (self.c, self.l, *ratio),
-                           spec=spec)
-        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l), spec=spec)
+                           spec=spec, stats_macro="ldiv__recursive_cl_exact_classes_st",
+                           stats=self.l)
+        return SqlCall("ldiv__recursive_cl_classes_x", (self.c, self.l), spec=spec,
+                       stats_macro="ldiv__recursive_cl_classes_st", stats=self.l)
 
 
 def _value_set(values: Iterable[object] | None) -> list[object]:

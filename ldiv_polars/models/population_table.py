@@ -12,7 +12,10 @@ The verdict is the model's (:meth:`PopulationModel.class_ok`), whatever the engi
 - :class:`DeltaPresence`: a class fails iff ``size / population count`` (IEEE division, as
   ARX) is outside ``[delta_min, delta_max]`` (a class absent from the population fails).
 
-Only classes holding sample records are judged (they are the ones released).
+Only classes holding sample records are judged (they are the ones released). The DuckDB
+form (:meth:`PopulationModel.sql_call`) is the macros ``ldiv__k_map_population_classes_x`` and
+``ldiv__delta_presence_classes_x`` of ``sql/ldiv.sql`` (public: ``ldiv_k_map_population``,
+``ldiv_delta_presence``; docs/sql.md).
 
 >>> import polars as pl
 >>> from ldiv_polars import check
@@ -33,7 +36,7 @@ import polars as pl
 
 from ldiv_polars.core.validate import require_int_at_least, require_real
 from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
-from ldiv_polars.models.base import SIZE, ClassContext, Model
+from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,6 +59,8 @@ class PopulationModel(Model):
         from ldiv_polars.core.inputs import to_lazyframe
 
         self.population: pl.LazyFrame = to_lazyframe(population)
+        self.population_source: Any = population
+        """The population as given (a path is read by the DuckDB engine itself)."""
 
     @property
     def pop_col(self) -> str:
@@ -76,6 +81,7 @@ class PopulationModel(Model):
 
         out = copy.copy(self)
         out.population = generalize(self.population)
+        out.population_source = out.population  # (the SQL form reads the generalized table)
         return out
 
     def validate(self, fs: FrequencySet) -> None:
@@ -103,6 +109,14 @@ class PopulationModel(Model):
         """Per class (numpy): whether a class of ``size`` sample records and ``population``
         population records passes (the verdict :meth:`passes` states in Polars)."""
         raise NotImplementedError  # pragma: no cover - every subclass gives it
+
+    def sql_call(self) -> SqlCall:
+        """The DuckDB form: the per-class macro ``ldiv__<name>_classes_x`` with the model's
+        parameters, the population table passed last (the macro counts it on the class key
+        and joins the counts, keys compared as text: ``ldiv__population_x``)."""
+        params = self.params()
+        return SqlCall(f"ldiv__{self.name}_classes_x", tuple(params.values()),
+                       spec={"model": self.name, **params}, population=self.population_source)
 
 
 class KMapPopulation(PopulationModel):

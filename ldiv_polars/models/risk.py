@@ -127,19 +127,24 @@ def _distributed_profile(reader: Any, data: object, qi: str | Iterable[str],
                          threshold: float | None, nulls: NullPolicy, population: object,
                          population_size: int | str | None, weight: str | None,
                          model: str) -> RiskReport:
-    """:func:`risk_profile` by a distributed engine (Spark): the class sizes are its QI-only
-    frequency set (the QIs under internal names, as :func:`risk_profile` names them). Weights
-    and a population table are refused (they are read row by row here)."""
-    if weight is not None or population is not None:
+    """:func:`risk_profile` by a distributed engine (Spark): the class sizes (with the weight
+    sums under ``weight``) are its class table (:func:`~ldiv_polars.risk.tables.class_table`,
+    grouped by the engine), the QIs under internal names as :func:`risk_profile` names them.
+    A population table is refused (it is read row by row here)."""
+    from ldiv_polars.risk.tables import WEIGHT, class_table
+
+    if population is not None:
         raise InvalidParameterError(
-            f"risk_profile with the {reader.name} engine takes neither weight nor population: "
-            "use the Polars engine for those")
-    fs = reader.frequency_set(data, qi, None, nulls=nulls)
-    frame = fs.frame.collect()
-    prefix = unique_prefix("__ldiv_q", [*frame.columns, COUNT])
-    sizes = frame.rename({**{q: f"{prefix}{i}" for i, q in enumerate(fs.qi)}, fs.count: COUNT})
+            f"risk_profile with the {reader.name} engine takes no population table: use the "
+            "Polars engine for it")
+    frame = class_table(data, qi, weight=weight, nulls=nulls,  # type: ignore[arg-type]
+                        engine=reader.name)
+    tail = 1 if weight is None else 2  # (qi..., n[, weight_sum])
+    qi_t, count = frame.columns[:-tail], frame.columns[-tail]
+    prefix = unique_prefix("__ldiv_q", [*frame.columns, COUNT, WEIGHT])
+    sizes = frame.rename({**{q: f"{prefix}{i}" for i, q in enumerate(qi_t)}, count: COUNT})
     report = profile_classes(sizes, threshold=threshold, population_size=population_size,
-                             model=model)
+                             model=model, weight=weight)
     return RiskReport(**report)  # type: ignore[arg-type]
 
 

@@ -284,8 +284,10 @@ class TCloseness(Model):
         spec = {"model": self.name, "t": self._exact_t, "distance": self.distance}
         if self._hierarchy is not None:
             return SqlCall("ldiv__t_closeness_hierarchical_classes_x", (self.t,),
-                           self._hierarchy, spec | {"hierarchy": self._hierarchy.rows()})
-        return SqlCall("ldiv__t_closeness_classes_x", (self.t, self.distance), spec=spec)
+                           self._hierarchy, spec | {"hierarchy": self._hierarchy.rows()},
+                           stats_macro="ldiv__t_closeness_hierarchical_classes_st")
+        return SqlCall("ldiv__t_closeness_classes_x", (self.t, self.distance), spec=spec,
+                       stats_macro="ldiv__t_closeness_classes_st")
 
     @property
     def hierarchy(self) -> pl.DataFrame | None:

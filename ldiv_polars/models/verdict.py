@@ -24,13 +24,16 @@ from ldiv_polars.core.inputs import TableLike, reads_input
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, Model, ModelResult
-from ldiv_polars.models.results import table_results
+from ldiv_polars.models.results import results_of, summary_exprs, table_results
 from ldiv_polars.models.evaluate import (
+    CLASSES,
+    ROWS,
     ClassNames,
     collect_unnamed,
     evaluate_classes,
     evaluate_unnamed,
     internal_keys,
+    summarize_unnamed,
 )
 from ldiv_polars.models.multi_attribute import MultiAttribute
 
@@ -170,10 +173,17 @@ def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
     """:func:`check` on a frequency set already built (and collected, see
     :meth:`FrequencySet.materialize`) from the rows, e.g. in the same pass that writes them;
     ``models`` as returned by :func:`check_models` for it (bound to the table's rows,
-    :func:`bind_models`)."""
+    :func:`bind_models`). The table's figures are aggregated in the query that evaluates the
+    classes (:func:`~ldiv_polars.models.evaluate.summarize_unnamed`); the class table is
+    collected only for the exact step or a table-level model."""
     models = bind_models(models, fs)
     for m in models:
         m.validate(fs)
+    if not any(m.table_level for m in models):  # the figures alone, in one query
+        row = summarize_unnamed(fs, models, summary_exprs(models), reference=reference)
+        if row is not None:
+            return CheckResult(rows=int(row[ROWS] or 0), classes=int(row[CLASSES]),
+                               models=results_of(row, models, None))
     classes = collect_unnamed(fs, models, reference=reference)
     rows = int(classes.get_column(SIZE).sum() or 0)
     return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))

@@ -20,6 +20,16 @@ Python touches only per-partition tables; rows are only ever processed by Polars
 The result (rows + group id, generalized view, metrics) is re-verified with
 :func:`ldiv_polars.check` before it is returned.
 
+Models judged against a population table (k-map with a population, delta-presence) read each
+candidate child's count of population records inside its box (its numeric ranges and category
+sets): the population's frequency set is counted once and matched with every round's boxes
+(:mod:`~ldiv_polars.partition.population`). k-map is monotone under splitting (a child's box
+lies in its parent's, so it matches fewer population records), so "split only when both
+children pass" is Mondrian's usual rule; delta-presence is not monotone: every released group
+satisfies it (each split was checked, the release is re-verified against the population
+matched with the released ranges and sets), but a group whose split fails may hold a finer
+valid partition (docs/risk.md).
+
 Strict splits put all rows equal to the median on the same side; Cormode et al. (App. B,
 Fig. 6b) show this leaks under the minimality attack. Relaxed (even) splits are "effectively
 immune" (Theorem 5).
@@ -47,8 +57,10 @@ from ldiv_polars.core.validate import validate_columns
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import evaluate_classes
 from ldiv_polars.models.base import SIZE, Model
+from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import TableModel, table_models
 from ldiv_polars.models.verdict import CheckResult, bind_models, check, check_models
+from ldiv_polars.partition.population import PopulationBoxes, child_pid, population_at_groups
 
 __all__ = ["MondrianResult", "PartitionInfeasibleError", "mondrian"]
 
@@ -69,6 +81,10 @@ class MondrianResult:
     QIs) or ``<qi>_set`` (sorted list of categories).
     ``metrics``: discernibility, aecs (= N / groups), cavg (= aecs / k), ncp per QI, gcp.
     ``verification``: the foundation checker's verdict on ``frame`` grouped by ``group``.
+    ``verified_models``: the models as they judge the release grouped by ``group`` (a model
+    judged against a population table reads the population matched with the groups' ranges
+    and sets: :func:`~ldiv_polars.partition.population.population_at_groups`); re-verify a
+    written release with them.
     """
 
     frame: pl.LazyFrame
@@ -83,6 +99,7 @@ class MondrianResult:
     verification: CheckResult
     metrics: dict[str, object] = field(default_factory=dict)
     numeric: tuple[str, ...] = ()
+    verified_models: tuple[Model, ...] = ()
 
     def generalized(self) -> pl.LazyFrame:
         """The released table: every QI replaced by its group's range ``"lo-hi"`` (numeric;
@@ -194,21 +211,40 @@ def _work_table(lf: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
 
 class _Judge:
     """Evaluates candidate classes against every model, the reference distribution being the
-    whole table's."""
+    whole table's; the models judged against a population table read each class's count of
+    matching population records (:class:`~ldiv_polars.partition.population.PopulationBoxes`,
+    one per population table) and decide with :meth:`class_ok
+    <ldiv_polars.models.population_table.PopulationModel.class_ok>`."""
 
-    def __init__(self, plan: _Plan, work: pl.DataFrame) -> None:
+    def __init__(self, plan: _Plan, work: pl.DataFrame, lf: pl.LazyFrame) -> None:
         self.plan = plan
         s_t = plan.sensitive
         self.reference = (work.group_by(s_t[0]).agg(pl.len().cast(pl.Int64).alias(plan.count))
                           if s_t else None)
+        self.class_models = [m for m in plan.models if not m.population_based]
+        self.population = population_models(plan.models)
+        self.boxes = {id(m.population): PopulationBoxes(
+            m.population, lf, plan.qi, plan.numeric, plan.dims, plan.name("pid"), work)
+            for m in self.population}
 
-    def passes(self, frame: pl.LazyFrame, keys: tuple[str, ...]) -> pl.DataFrame:
+    def passes(self, frame: pl.LazyFrame, keys: tuple[str, ...],
+               counts: dict[int, pl.DataFrame] | None = None) -> pl.DataFrame:
         """``keys`` plus ``__ok``: whether each class of the frequency set ``frame`` passes
-        every model."""
+        every model; ``counts``: per population table (by ``id``), the classes' population
+        counts (``keys`` and a count column; absent classes count 0)."""
         fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count)
-        out = evaluate_classes(fs, list(self.plan.models), reference=self.reference)
-        ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.plan.models])
-        return out.select(*keys, pl.col(SIZE).alias("__size"), ok.alias("__ok")).collect()
+        out = evaluate_classes(fs, self.class_models, reference=self.reference)
+        ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.class_models]) \
+            if self.class_models else pl.lit(True)
+        res = out.select(*keys, pl.col(SIZE).alias("__size"), ok.alias("__ok")).collect()
+        for m in self.population:
+            assert counts is not None
+            c = counts[id(m.population)]
+            pop = res.select(keys).join(c.rename({c.columns[-1]: "__pop"}), on=list(keys),
+                                        how="left", maintain_order="left")["__pop"]
+            good = m.class_ok(res["__size"].to_numpy(), pop.fill_null(0).to_numpy())
+            res = res.with_columns(pl.col("__ok") & pl.Series(good))
+        return res
 
     def require_whole_table(self, work: pl.DataFrame) -> None:
         """Raise :class:`PartitionInfeasibleError` when the whole table fails a model."""
@@ -216,12 +252,26 @@ class _Judge:
         whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(pid)).group_by(
             [pid, *s_t]).agg(pl.len().cast(pl.Int64).alias(self.plan.count))
         one = np.array([work.height] if work.height else [], dtype=np.int64)
-        if not (self.passes(whole, (pid,))["__ok"].all()
+        counts = {key: pl.DataFrame({pid: [0], "__pop": [b.whole]})
+                  for key, b in self.boxes.items()}
+        if not (self.passes(whole, (pid,), counts)["__ok"].all()
                 and all(m.table_holds(one) for m in table_models(list(self.plan.models)))):
             raise PartitionInfeasibleError(
                 "the whole table does not satisfy "
                 f"{', '.join(m.describe() for m in self.plan.models)}: no partition can"
             )
+
+    def candidate_counts(self, work: pl.DataFrame) -> dict[int, pl.DataFrame]:
+        """Per population table: the population count of every candidate child of this
+        round (``(pid, dim, side, count)``)."""
+        dim, side = self.plan.name("dim"), self.plan.name("side")
+        return {key: b.candidate_counts(work, self.plan.sides, dim, side)
+                for key, b in self.boxes.items()}
+
+    def advance(self, chosen: pl.Series, index: pl.Series) -> None:
+        """Keep, per population table, the keys matching the chosen children."""
+        for b in self.boxes.values():
+            b.advance(chosen, index, self.plan.name("dim"), self.plan.name("side"))
 
 
 def _partition_stats(work: pl.DataFrame, plan: _Plan) -> pl.DataFrame:
@@ -269,7 +319,8 @@ def _allowed_splits(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> pl.DataFr
                 *s_t, cnt)
         for j, side in enumerate(plan.sides)
     ]
-    verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col))
+    counts = judge.candidate_counts(work) if judge.boxes else None
+    verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col), counts)
     size, left = pl.col("__size"), pl.col(side_col)
     return verdict.group_by(pid, dim).agg(
         (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"),
@@ -306,7 +357,7 @@ def _split(work: pl.DataFrame, chosen: pl.Series, next_gid: int,
     pid = pl.col(plan.name("pid"))
     is_final = chosen == -1
     final_gid = (is_final.cast(pl.Int64).cum_sum() - 1 + next_gid).cast(pl.Int64)
-    split_idx = ((~is_final).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
+    split_idx = split_index(chosen)
     dim_of_row = pl.lit(chosen).gather(pid)
     side_of_row = pl.lit(False)
     for j, side in enumerate(plan.sides):
@@ -315,10 +366,15 @@ def _split(work: pl.DataFrame, chosen: pl.Series, next_gid: int,
     finished = work.filter(final_mask).select(
         plan.name("row"), pl.lit(final_gid).gather(pid).alias(plan.group))
     rest = work.filter(~final_mask).with_columns(
-        (pl.lit(split_idx).gather(pid) * 2 + (~side_of_row).cast(pl.Int64))
-        .alias(plan.name("pid"))
+        child_pid(pl.lit(split_idx).gather(pid), side_of_row).alias(plan.name("pid"))
     ).drop(plan.sides)
     return finished, rest
+
+
+def split_index(chosen: pl.Series) -> pl.Series:
+    """Per partition (``chosen``: its split dimension, -1 when final): its rank among the
+    partitions that split (the parent index of :func:`child_pid`)."""
+    return ((chosen != -1).cast(pl.Int64).cum_sum() - 1).cast(pl.Int64)
 
 
 def _partition(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> tuple[pl.DataFrame, int]:
@@ -340,6 +396,8 @@ def _partition(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> tuple[pl.DataF
         if tables:  # the splits the table-level models still allow
             chosen = _table_limited(tables, chosen, stats, allowed, np.concatenate(final), plan)
             final.append(stats["__size"].filter(chosen == -1).to_numpy().astype(np.int64))
+        if judge.boxes:
+            judge.advance(chosen, split_index(chosen))
         finished, work = _split(work, chosen, next_gid, plan)
         next_gid += int((chosen == -1).sum())
         if finished.height:
@@ -350,24 +408,34 @@ def _partition(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> tuple[pl.DataF
     return assign, rounds
 
 
-def _verified_frame(lf: pl.LazyFrame, assign: pl.DataFrame, plan: _Plan,
-                    judge: _Judge) -> tuple[pl.LazyFrame, CheckResult]:
-    """The input rows (input order) with their group id, re-verified with :func:`check`;
-    a failure is a bug and raises :class:`LdivError`."""
+def _grouped_frame(lf: pl.LazyFrame, assign: pl.DataFrame, plan: _Plan) -> pl.LazyFrame:
+    """The input rows (input order) with their group id."""
     row_id = plan.name("row")
-    frame = (
+    return (
         lf.with_row_index(row_id)
         .with_columns(pl.col(row_id).cast(pl.Int64))
         .join(assign.lazy(), on=row_id, how="left", maintain_order="left")
         .drop(row_id)
     )
+
+
+def _verify(frame: pl.LazyFrame, ranges: pl.DataFrame, plan: _Plan,
+            judge: _Judge) -> tuple[CheckResult, list[Model]]:
+    """``frame`` (rows with their group id) re-verified with :func:`check`, a model judged
+    against a population table reading the population matched with the released ranges and
+    sets (:func:`~ldiv_polars.partition.population.population_at_groups`); a failure is a
+    bug and raises :class:`LdivError`."""
+    def at_groups(population: pl.LazyFrame) -> pl.LazyFrame:
+        return population_at_groups(population, ranges, plan.qi, plan.numeric, plan.group)
+
+    models = [m.at_node(at_groups) for m in plan.models]
     s_t = plan.sensitive
-    verification = check(frame, [plan.group], s_t if s_t else None, list(plan.models),
+    verification = check(frame, [plan.group], s_t if s_t else None, models,
                          reference=judge.reference)
     if not verification.passed:  # pragma: no cover - would be a bug
         raise LdivError(f"mondrian output failed re-verification: "
                         f"{[m.to_dict() for m in verification.models if not m.passed]}")
-    return frame, verification
+    return verification, models
 
 
 def _group_ranges(frame: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
@@ -395,8 +463,11 @@ def mondrian(
 
     QIs may be numeric (split on value) or anything else (split on the sorted order of the
     distinct values; released as category sets). ``relaxed=True`` gives the even-split variant
-    (children differ by at most one row). Raises :class:`PartitionInfeasibleError` when the
-    whole table fails a model and :class:`~ldiv_polars.errors.NullValuesError` on nulls. An
+    (children differ by at most one row). A model judged against a population table counts
+    the population records inside each group's ranges and sets (see the module). Raises
+    :class:`PartitionInfeasibleError` when the whole table fails a model,
+    :class:`~ldiv_polars.errors.NullValuesError` on nulls and
+    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI. An
     empty table (no rows) is partitioned into zero groups (every model holds vacuously).
 
     >>> import polars as pl
@@ -408,27 +479,23 @@ def mondrian(
     2
     """
     model_list = check_models(models, required_by="mondrian")
-    against = [m.describe() for m in model_list if m.population_based]
-    if against:
-        raise InvalidParameterError(
-            f"{', '.join(against)}: models judged against a population table are enforced by "
-            "the lattice search (anonymize), not by mondrian (its partitions are not classes of "
-            "generalized values the population could be matched with)")
     lf = to_lazyframe(data)
     plan = _plan(lf, qi, sensitive, model_list, relaxed, group)
     work = _work_table(lf, plan)
     n = work.height  # an empty table (no rows) holds every model vacuously: zero groups
     model_list = bind_models(model_list, n)  # (k-map's k' from the table's records)
     plan = dataclasses.replace(plan, models=tuple(model_list))
-    judge = _Judge(plan, work)
+    judge = _Judge(plan, work, lf)
     judge.require_whole_table(work)
     assign, rounds = _partition(work, plan, judge)
-    frame, verification = _verified_frame(lf, assign, plan, judge)
+    frame = _grouped_frame(lf, assign, plan)
     ranges = _group_ranges(frame, plan)
+    verification, verified_models = _verify(frame, ranges, plan, judge)
     k = max(m.min_class_size for m in model_list)  # the k that C_avg normalizes by
     metrics = _metrics(frame, ranges, plan.qi, plan.numeric, n, k)
     return MondrianResult(frame, ranges, group, plan.qi, plan.sensitive, relaxed,
-                          ranges.height, n, rounds, verification, metrics, plan.numeric)
+                          ranges.height, n, rounds, verification, metrics, plan.numeric,
+                          tuple(verified_models))
 
 
 def _table_limited(tables: list[TableModel], chosen: pl.Series, stats: pl.DataFrame,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import numpy as np
 import polars as pl
@@ -74,9 +74,13 @@ def class_table(
     *,
     weight: str | None = None,
     nulls: RiskNullPolicy = "error",
+    engine: str | None = None,
+    separator: str | None = None,
 ) -> pl.DataFrame:
-    """The collected class-size table ``(qi..., n[, weight_sum])`` of ``data``: one lazy
-    ``group_by(qi)`` run by the streaming engine, the only pass over the rows.
+    """The collected class-size table ``(qi..., n[, weight_sum])`` of ``data``: one
+    ``group_by(qi)``, the only pass over the rows, run by Polars' streaming engine or by
+    ``engine`` (default: the engine of ``data``'s type, e.g. Spark for a Spark DataFrame; a
+    distributed engine collects only the table; ``separator``: a CSV path's separator).
 
     ``weight`` names a column of sampling weights: each class then also gets the sum of its
     weights (``F_k``, the estimated population frequency). Weights must be finite and positive;
@@ -85,23 +89,18 @@ def class_table(
     own here (the wildcard counts are computed from this table afterwards); ``"error"`` raises
     :class:`~ldiv_polars.errors.NullValuesError` when a QI holds nulls.
     """
+    from ldiv_polars.core.engines.base import engine_for
+
     check_risk_null_policy(nulls)
+    reader = engine_for(data, engine)
     if weight is None:
         policy = "error" if nulls == "error" else "value"
-        return FrequencySet.build(data, qi, None, nulls=policy).collect()
-    lf = to_lazyframe(data)
-    qi_t = _weighted_columns(lf, qi, weight)
-    w = pl.col(weight).cast(pl.Float64)
-    table = (
-        lf.group_by(list(qi_t))
-        .agg(
-            pl.len().cast(pl.Int64).alias(COUNT),
-            w.sum().alias(WEIGHT),
-            (w.is_null() | ~w.is_finite() | (w <= 0)).sum().alias("__bad"),
-        )
-        .collect(engine=STREAMING)
-    )
-    bad = int(table["__bad"].sum() or 0)
+        if reader.distributed:
+            return reader.frequency_set(data, qi, None, nulls=policy,
+                                        separator=separator).frame.collect()
+        return FrequencySet.build(data, qi, None, nulls=policy, separator=separator).collect()
+    qi_t, table = _weighted_table(reader, data, qi, weight, separator)
+    bad = int(table[_BAD].sum() or 0)
     if bad:
         raise InvalidParameterError(
             f"weight column {weight!r} holds {bad} null, non-finite or non-positive value(s); "
@@ -109,7 +108,30 @@ def class_table(
         )
     if nulls == "error":
         raise_on_nulls(table, qi_t, COUNT)
-    return table.drop("__bad")
+    return table.drop(_BAD)
+
+
+_BAD = "__bad"
+
+
+def _weighted_table(reader: Any, data: TableLike, qi: str | Iterable[str], weight: str,
+                    separator: str | None) -> tuple[tuple[str, ...], pl.DataFrame]:
+    """The checked QI columns and the grouped ``(qi..., n, weight_sum, __bad)`` (``__bad``: the
+    rows whose weight is null, non-finite or not positive), by a distributed ``reader``
+    (its ``weighted_counts``) or Polars' streaming engine."""
+    if reader.distributed:
+        qi_t = _weighted_columns(pl.LazyFrame(schema=reader.schema(data, separator)), qi,
+                                 weight)
+        return qi_t, reader.weighted_counts(data, qi_t, weight, names=(COUNT, WEIGHT, _BAD),
+                                            separator=separator)
+    lf = to_lazyframe(data, separator=separator)
+    qi_t = _weighted_columns(lf, qi, weight)
+    w = pl.col(weight).cast(pl.Float64)
+    return qi_t, lf.group_by(list(qi_t)).agg(
+        pl.len().cast(pl.Int64).alias(COUNT),
+        w.sum().alias(WEIGHT),
+        (w.is_null() | ~w.is_finite() | (w <= 0)).sum().alias(_BAD),
+    ).collect(engine=STREAMING)
 
 
 def class_size_table(data: TableLike | pl.DataFrame, qi: str | Iterable[str] | None,

@@ -149,7 +149,9 @@ class AnonymizationResult:
             self._plan.engine.write(self.output, path, inputs=self.sources,
                                     expected_rows=expected)
             if verify:
-                self.verification = self._plan.verify(self._plan.fs.materialize())
+                assert self.output_plan is not None
+                self.verification = self._plan.verify_written(
+                    path, self.output_plan, self.rows - self.suppressed_rows)
             return
         with atomic_output(path, inputs=self.sources) as out:
             write = out.sink(self.output)
@@ -225,6 +227,28 @@ class _VerificationPlan:
     engine: Any = None
     """The distributed engine whose release this verifies (writes with :meth:`Engine.write`);
     None for Polars plans."""
+    nulls: NullPolicy = "error"
+
+    def verify_written(self, path: str | Path, plan: OutputPlan, retained_rows: int
+                       ) -> CheckResult:
+        """Re-verify the release the engine wrote at ``path``: its frequency set recounted
+        by the engine from the written files (one pass over the output, not the input), the
+        masked class taken out (:meth:`OutputPlan.retained_classes`; it must hold every
+        suppressed row: ``retained_rows`` remain), the models checked on the rest. Where
+        the masked class could merge with a retained one, the retained rows are recounted
+        from the input instead."""
+        qi, sens = self.fs.qi, self.fs.sensitive
+        written = self.engine.frequency_set(str(path), qi, sens or None, nulls=self.nulls)
+        kept = plan.retained_classes(written.frame.collect())
+        if kept is None:
+            return self.verify(self.fs.materialize())
+        got = int(kept.get_column(written.count).sum() or 0)
+        if got != retained_rows:
+            raise VerificationError(
+                f"the written release holds {got} rows outside the suppressed classes, "
+                f"{retained_rows} were expected, at node {self.node}")
+        return self.verify(FrequencySet(kept.rename({written.count: self.fs.count}).lazy(),
+                                        qi, sens, self.fs.count))
 
     def verify(self, collected: FrequencySet | pl.DataFrame) -> CheckResult:
         """Check the models on the collected frequency set; raise if one fails."""
@@ -675,7 +699,7 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
                                             None if inp.qi_only else (sens_t or None),
                                             nulls=inp.nulls)
         return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node,
-                                 engine=inp.engine)
+                                 engine=inp.engine, nulls=inp.nulls)
     if not inp.qi_only and sens_t and sensitive_values is not None:
         retained, restore = sensitive_enums(retained, sensitive_values)
     vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),

@@ -54,6 +54,10 @@ MIN_SOLVE_SECONDS = 0.5
 """The least time a MILP solve is given, even past the budget (a solve cut short reports a weak
 dual bound)."""
 
+RANDOM_LIFTS = 4
+"""Lifts in random QI orders of each MILP node that fails, after the two by cost
+(:meth:`_Search.more_lifts`): more cuts per solve."""
+
 CUT_LOOP_MIN_NODES = 10 ** 6
 """Lattices of at least this many nodes are searched by the cut loop (:meth:`_Search.run_cuts`)
 when the metric is separable; smaller ones best-first (:meth:`_Search.run`), which proves
@@ -170,6 +174,11 @@ class _Search:
         self.best_val = math.inf
         self.stopped = ""
         self.costs: list[list[float]] = []
+        self.rng = np.random.default_rng(0)
+        """The random QI orders of :meth:`more_lifts` (seeded: a search is reproducible)."""
+        self.info: dict[Levels, float] = {}
+        """levels -> the entropy (bits) of the node's class sizes: the information it releases
+        (:meth:`descend_by_ratio`)."""
 
     # --- budget and checks --------------------------------------------------------------------
 
@@ -190,6 +199,7 @@ class _Search:
         rolled = self.efs.rollup(x)
         verdict = self.checker.check(rolled)
         self.checked += 1
+        self.info[x] = _entropy_bits(rolled.class_size)
         free = self.free_value(x, rolled)
         if verdict.passed:
             value = free if verdict.suppressed_rows == 0 and self.has_bound else \
@@ -263,6 +273,13 @@ class _Search:
             return self.metrics.bound_from_levels(self.metric, y)
         return sorted(range(self.q), key=step)
 
+    def incumbent(self, top: Levels) -> None:
+        """An incumbent first: if the top passes, :meth:`descend` from it, then
+        :meth:`descend_by_ratio` (the better of the two is the incumbent)."""
+        if self.check(top)[0]:
+            self.descend(top)
+            self.descend_by_ratio(top)
+
     def descend(self, x: Levels) -> None:
         """From a pass, step down (the predecessor with the least value first) while a
         predecessor passes with a lower value: a cheaper incumbent early. Failing predecessors
@@ -286,13 +303,38 @@ class _Search:
                 return
             cur = nxt
 
+    def descend_by_ratio(self, x: Levels) -> Levels:
+        """From a pass, step to the passing predecessor that lowers the value most per bit of
+        information released (the entropy of the class sizes, :attr:`info`), while one
+        lowers it: every predecessor is checked at each step (a knapsack's greedy: value given
+        up per unit of the capacity k-anonymity leaves). A second incumbent, often cheaper than
+        :meth:`descend`'s (largest drop first) on wide lattices. Returns the pass it stopped at
+        (no predecessor of it passes with a lower value, unless the budget ran out)."""
+        cur, val = x, self.check(x)[1]
+        while not self.out_of_budget():
+            best: tuple[float, Levels, float] | None = None
+            for i in range(self.q):
+                if not cur[i] or self.out_of_budget():
+                    continue
+                p = cur[:i] + (cur[i] - 1,) + cur[i + 1:]
+                if self.refuter(p) is not None:
+                    continue
+                passed, value = self.check(p)[:2]
+                if passed and value < val:
+                    ratio = (val - value) / max(self.info[p] - self.info[cur], 1e-9)
+                    if best is None or ratio > best[0]:
+                        best = (ratio, p, value)
+            if best is None:
+                return cur
+            _, cur, val = best
+        return cur
+
     # --- the best-first loop ------------------------------------------------------------------
 
     def run(self) -> float:
         """Search until proven or out of budget; return the lower bound (see module docstring)."""
         top = tuple(h - 1 for h in self.heights)
-        if self.check(top)[0]:  # an incumbent first: roll-ups high up are cheap
-            self.descend(top)
+        self.incumbent(top)  # roll-ups high up are cheap
         bottom = (0,) * self.q
         heap: list[tuple[float, bool, Levels]] = [(self.key(bottom), self.cheap, bottom)]
         seen = {bottom}
@@ -353,8 +395,7 @@ class _Search:
         self.costs = self.separable_costs()
         relax = CutRelaxation(self.costs)
         top = tuple(h - 1 for h in self.heights)
-        if self.check(top)[0]:
-            self.descend(top)
+        self.incumbent(top)
         fed, bound = 0, -math.inf
         while True:
             for f in self.fails[fed:self.n_fails]:
@@ -370,8 +411,8 @@ class _Search:
                 return bound
             if self.lift(x) is None:
                 relax.exclude(x)  # checked: a pass (incumbent or worse) or an upward failure
-            elif not self.out_of_budget():
-                self.lift(x, cheap_first=True)  # a second, different cut from the same node
+            else:
+                self.more_lifts(x)
 
     def cut_bound(self) -> float:
         """The bound of the cut relaxation over what the search knows: every recorded down-set
@@ -390,20 +431,35 @@ class _Search:
             return None
         return max(self.budget.seconds - (time.perf_counter() - self.t0), MIN_SOLVE_SECONDS)
 
-    def lift(self, x: Levels, cheap_first: bool = False) -> Levels | None:
+    def more_lifts(self, x: Levels) -> None:
+        """After the first lift of the MILP's node ``x`` (most expensive QIs first), more
+        different cuts from it: a lift with the cheapest QIs first, then
+        :data:`RANDOM_LIFTS` in random QI orders (seeded: the same search makes the same
+        cuts). Each costs a few coarse roll-ups, against a MILP solve per node."""
+        if self.out_of_budget():
+            return
+        self.lift(x, cheap_first=True)
+        for _ in range(RANDOM_LIFTS):
+            if self.out_of_budget():
+                return
+            self.lift(x, rank=self.rng.random(self.q).tolist())
+
+    def lift(self, x: Levels, cheap_first: bool = False,
+             rank: Sequence[float] | None = None) -> Levels | None:
         """A maximal down-set failure at or above ``x``, found from the top: the fewest QIs
-        (most expensive to raise one level first; cheapest first with ``cheap_first``) set to
-        their level in ``x``, the others at the top, that fail (exponential then binary search
-        on that count: coarse roll-ups, cheap); QIs whose top level still fails are dropped (in
-        the opposite order), then each is climbed. None when ``x`` itself is no down-set failure
-        (it was checked)."""
+        (most expensive to raise one level first; cheapest first with ``cheap_first``; by
+        increasing ``rank[j]`` when given) set to their level in ``x``, the others at the
+        top, that fail (exponential then binary search on that count: coarse roll-ups,
+        cheap); QIs whose top level still fails are dropped (in the opposite order), then each
+        is climbed. None when ``x`` itself is no down-set failure (it was checked)."""
         rec = self.records.get(x)
         if rec is not None and not rec[3]:
             return None
         top = tuple(h - 1 for h in self.heights)
-        sign = 1.0 if cheap_first else -1.0
-        order = sorted((j for j in range(self.q) if x[j] < top[j]),
-                       key=lambda j: sign * self._raise_cost(j, x[j]))
+        if rank is None:
+            sign = 1.0 if cheap_first else -1.0
+            rank = [sign * self._raise_cost(j, x[j]) for j in range(self.q)]
+        order = sorted((j for j in range(self.q) if x[j] < top[j]), key=lambda j: rank[j])
 
         def node(m: int) -> Levels:
             z = list(top)
@@ -415,7 +471,7 @@ class _Search:
         if hi is None:
             return None
         z = list(node(hi))
-        for j in sorted(order[:hi - 1], key=lambda j: -sign * self._raise_cost(j, x[j])):
+        for j in sorted(order[:hi - 1], key=lambda j: -rank[j]):
             if self.out_of_budget():
                 break
             z[j] = top[j]
@@ -499,3 +555,16 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
         best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
         proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
         stopped=s.stopped, notes=notes)
+
+
+def _entropy_bits(size: np.ndarray) -> float:
+    """Shannon entropy (bits) of the distribution of rows over classes of these sizes.
+
+    >>> _entropy_bits(np.array([2, 2])), _entropy_bits(np.array([5]))
+    (1.0, 0.0)
+    """
+    n = size[size > 0].astype(np.float64)
+    total = float(n.sum())
+    if total <= 0:
+        return 0.0
+    return float(np.log2(total) - (n * np.log2(n)).sum() / total)

@@ -51,8 +51,14 @@ class CutRelaxation:
         self.c = np.concatenate([np.diff(c) for c in self.cost]) if self.n else np.zeros(0)
         self.rows: list[tuple[list[int], list[float], float]] = []
         """Constraints ``sum coef * y >= lower`` (sparse: columns, coefficients, lower)."""
-        self.failures: list[np.ndarray] = []
+        self._fails = np.zeros((16, len(self.heights)), dtype=np.int64)
+        self._n_fails = 0
         self.infeasible = False
+
+    @property
+    def failures(self) -> np.ndarray:
+        """The recorded failures none of which is below another, ``(count, q)``."""
+        return self._fails[:self._n_fails]
 
     def value(self, x: Sequence[int]) -> float:
         """The separable cost of node ``x``."""
@@ -65,10 +71,15 @@ class CutRelaxation:
         """Cut off ``f`` and every node below it; False when a recorded failure already did
         (a failure at or above ``f``). Failures below ``f`` are dropped (implied)."""
         fa = np.asarray(f, dtype=np.int64)
-        if any((g >= fa).all() for g in self.failures):
+        known = self.failures
+        if (known >= fa).all(axis=1).any():
             return False
-        self.failures = [g for g in self.failures if not (g <= fa).all()]
-        self.failures.append(fa)
+        keep = known[~(known <= fa).all(axis=1)]  # (one array operation per cut: thousands)
+        if keep.shape[0] + 1 > self._fails.shape[0]:
+            self._fails = np.zeros((2 * self._fails.shape[0], fa.shape[0]), dtype=np.int64)
+        self._fails[:keep.shape[0]] = keep
+        self._fails[keep.shape[0]] = fa
+        self._n_fails = keep.shape[0] + 1
         cols = [self._col(j, int(v) + 1) for j, v in enumerate(fa) if v + 1 < self.heights[j]]
         if not cols:
             self.infeasible = True  # the top fails: no node passes

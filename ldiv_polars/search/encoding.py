@@ -74,6 +74,10 @@ class Encoding:
         self._rep = [[_first_of_each_group(m) for m in maps] for maps in self.level_maps]
         self._up: dict[tuple[int, int, int], np.ndarray] = {}
         self._scaled: dict[tuple[int, int, int, int], np.ndarray] = {}
+        self.memo: dict[object, object] = {}
+        """Tables derived from this numbering by the modules above it (e.g. a population
+        table encoded with it: :func:`~ldiv_polars.search.population.population_counts`),
+        kept as long as the encoding; shared with :meth:`without_sensitive`'s copy."""
 
     def without_sensitive(self) -> Encoding:
         """The same QI numbering for the frequency set with its sensitive columns summed out

@@ -42,6 +42,7 @@ import polars as pl
 from ldiv_polars.core.engines.base import OutputPlan, engine_for
 from ldiv_polars.core.frequency import COUNT, FrequencySet, merge_frequency_sets
 from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
+from ldiv_polars.core.inputs import check_input_path, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
@@ -97,12 +98,15 @@ def write_counts(fs: FrequencySet, path: str | Path, *, levels: Mapping[str, int
 
 def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, int]]:
     """The counts files ``paths`` merged by summing on the key, and their levels. Raises
-    :class:`~ldiv_polars.errors.InputFormatError` for a file without counts metadata and
+    :class:`~ldiv_polars.errors.InputFormatError` for a missing file or one without counts
+    metadata, :class:`~ldiv_polars.errors.UnreadableInputError` for one that is not Parquet, and
     :class:`~ldiv_polars.errors.InvalidParameterError` when the files' roles or levels
     differ."""
     metas, frames = [], []
     for p in paths:
-        raw = pl.read_parquet_metadata(p).get(META_KEY)
+        check_input_path(p)  # a missing or unreadable file: typed errors (exit 2)
+        with translate_input_errors(p):
+            raw = pl.read_parquet_metadata(p).get(META_KEY)
         if raw is None:
             raise InputFormatError(f"{str(p)!r} is not a counts file (written by ldiv counts)")
         metas.append(json.loads(raw))

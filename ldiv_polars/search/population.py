@@ -61,13 +61,22 @@ class PopulationCounts:
         self.codes = base.codes  # (q, distinct population keys) raw indices
         self.n = base.n
         self.total = int(self.n.sum())
+        self._at: dict[tuple[int, int], np.ndarray] = {}
+
+    def codes_at(self, q: int, level: int) -> np.ndarray:
+        """The population's distinct keys' codes (int64) of QI ``q`` at ``level`` (mapped
+        once per QI and level, then kept)."""
+        out = self._at.get((q, level))
+        if out is None:
+            out = self.encoding.level_maps[q][level][self.codes[q]].astype(np.int64)
+            self._at[(q, level)] = out
+        return out
 
     def per_class(self, rolled: Rolled) -> np.ndarray:
         """Population count (int64) of each class of the node ``rolled`` (0 for a class no
         population record generalizes to)."""
         levels = rolled.snapshot.levels
-        maps = self.encoding.level_maps
-        pop = [maps[q][lv][self.codes[q]].astype(np.int64) for q, lv in enumerate(levels)]
+        pop = [self.codes_at(q, lv) for q, lv in enumerate(levels)]
         classes = np.asarray(rolled.class_codes, dtype=np.int64).reshape(rolled.classes, -1)
         cards = self.encoding.level_cards(levels)
         if math.prod(cards) <= KEY_SPACE_MAX:  # one mixed-radix int64 key per row
@@ -85,6 +94,20 @@ class PopulationCounts:
         _, inverse = np.unique(both, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         return _matched(inverse[:len(self.n)], self.n, inverse[len(self.n):])
+
+
+def population_counts(population: Any, encoding: Encoding) -> PopulationCounts:
+    """``population`` counted and encoded with ``encoding`` (:class:`PopulationCounts`),
+    once per encoding: the result is kept in ``encoding.memo`` (keyed by the population
+    object), so every :class:`~ldiv_polars.search.suppression.NodeChecker` of one search (the
+    search's, the optimum's re-evaluation) and the QI-only copy of the encoding share it."""
+    key = ("population", id(population))
+    hit = encoding.memo.get(key)
+    if isinstance(hit, tuple) and hit[0] is population:
+        return hit[1]
+    counts = PopulationCounts(population, encoding)
+    encoding.memo[key] = (population, counts)  # holding it keeps its id from being reused
+    return counts
 
 
 def _matched(pop_key: np.ndarray, n: np.ndarray, cls_key: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ roller rolls it up, the store may keep the result.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Any
@@ -283,7 +284,18 @@ class EncodedFrequencySet:
         """The smallest cached or pinned snapshot that specializes ``levels`` (or the base)."""
         return self.store.source_for(levels, self.base)
 
-    def _make_hub(self, src: Snapshot, levels: tuple[int, ...]) -> Snapshot:
+    def _make_hub(self, src: Snapshot, levels: tuple[int, ...]) -> Snapshot | None:
+        """The hub ``levels`` rolled up from ``src``, or None (no roll-up made) when it could
+        not be kept: a key space too wide to count (a sort, or the ``stepwise`` path: tens of
+        times a counted roll-up) whose hashed class count
+        (:meth:`~ldiv_polars.search.rolling.Roller.classes_floor`) already exceeds
+        ``TUNING.keep_ratio`` of ``src``'s rows. With many QIs the frequency set is nearly
+        unique, and so is every hub one level up: this skips that wasted roll-up."""
+        cards = self.encoding.level_cards(levels)
+        span = self.encoding.n_sensitive * math.prod(cards)
+        if self.roller.path(src, cards, span) != "count" and src.codes is not None and \
+                self.roller.classes_floor(src, levels) > TUNING.keep_ratio * src.rows:
+            return None
         return self._roll(src, levels, cache=False, keep_codes=True).snapshot
 
     def _roll(self, src: Snapshot, levels: tuple[int, ...], *, cache: bool,

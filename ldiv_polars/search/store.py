@@ -27,9 +27,10 @@ from ldiv_polars.search.tuning import TUNING
 
 _NO_SOURCE = np.iinfo(np.int64).max
 
-MakeHub = Callable[[Snapshot, tuple[int, ...]], Snapshot]
+MakeHub = Callable[[Snapshot, tuple[int, ...]], "Snapshot | None"]
 """``make(source, levels)``: the snapshot of ``levels`` rolled up from ``source``, with its codes
-kept (a roll-up, counted by the caller)."""
+kept (a roll-up, counted by the caller), or None when the caller knows it would not be kept
+(too many rows) without rolling it up."""
 
 
 def row_budget(base_rows: int) -> int:
@@ -126,7 +127,7 @@ class SnapshotStore:
         if seen < TUNING.hub_after:
             return None
         snap = make(src, hub)
-        keep = snap.rows <= TUNING.keep_ratio * src.rows
+        keep = snap is not None and snap.rows <= TUNING.keep_ratio * src.rows
         self.hubs[hub] = snap if keep else None
         if keep:
             self._hub_rows += snap.rows

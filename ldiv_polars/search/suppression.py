@@ -39,7 +39,7 @@ from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdi
 from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import classes_to_suppress, table_models
-from ldiv_polars.search.population import PopulationCounts
+from ldiv_polars.search.population import population_counts
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 
@@ -124,8 +124,8 @@ class NodeChecker:
         """The models judged against a population table (k-map with a population,
         delta-presence): each class's population count is rolled up with the node
         (:class:`~ldiv_polars.search.population.PopulationCounts`) and the model decides."""
-        self._population_counts = {id(m.population): PopulationCounts(m.population,
-                                                                       efs.encoding)
+        self._population_counts = {id(m.population): population_counts(m.population,
+                                                                        efs.encoding)
                                    for m in self.population}
         self.models = [m for m in models if not m.table_level and not m.population_based]
         # floors read sensitive ids as the values of ONE sensitive column

@@ -148,6 +148,25 @@ class OutputPlan:
     mode: Literal["mask", "drop"] = "mask"
     mask: str = "*"
 
+    def retained_classes(self, written: pl.DataFrame) -> pl.DataFrame | None:
+        """The rows of ``written`` (a frequency set of this plan's *output*, QI columns as
+        written) that are retained classes: all of them when nothing is masked; else all but
+        the masked rows' class (every QI equal to ``mask``). None when that class cannot be
+        told from a retained one (every QI has ``mask`` among its labels): the retained rows
+        must then be counted from the input.
+
+        >>> p = OutputPlan(("z",), {"z": pl.Series(["a"])}, {"z": pl.Series(["a*"])},
+        ...                pl.Series([{"z": "a*"}]))
+        >>> p.retained_classes(pl.DataFrame({"z": ["a*", "*"], "n": [3, 2]})).rows()
+        [('a*', 3)]
+        """
+        if self.mode == "drop" or self.suppressed is None or self.suppressed.len() == 0:
+            return written
+        if all(self.labels[q].cast(pl.String).eq(self.mask).any() for q in self.qi):
+            return None
+        masked = pl.all_horizontal(pl.col(q).cast(pl.String) == self.mask for q in self.qi)
+        return written.filter(~masked.fill_null(False))
+
 
 @dataclass
 class Release:

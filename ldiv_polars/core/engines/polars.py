@@ -37,7 +37,7 @@ from ldiv_polars.core.inputs import (
     translate_input_errors,
 )
 from ldiv_polars.core.output import atomic_output
-from ldiv_polars.core.validate import NullPolicy
+from ldiv_polars.core.validate import NullPolicy, raise_on_nulls
 
 _KEY = "__ldiv_key"
 _FLAG = "__ldiv_suppressed"
@@ -134,6 +134,48 @@ def _encoded_counts(data: Any, qi: tuple[str, ...], sensitive: tuple[str, ...],
     return EncodedCounts(qi, sensitive, frame=enc)
 
 
+def encode_counted(frame: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[str],
+                   count: str, leaves: Mapping[str, pl.Series], *, keyed: bool,
+                   nulls: NullPolicy = "error", order_from: int | None = None
+                   ) -> EncodedCounts | None:
+    """A frequency set counted elsewhere on the raw values (``frame``: ``qi``, ``sensitive``
+    unless ``keyed``, and the rows per group in ``count``; e.g. collected from Spark) encoded as
+    :meth:`PolarsEngine.encoded_counts` encodes rows, each QI value matched to its raw-value
+    index as this engine matches it (:func:`raw_index`): with ``keyed``, one Int64 key per
+    class (:func:`keyed_counts`, the counts summed); otherwise the frame of Int32 codes with
+    the sensitive values (null sensitive values raise under ``nulls="error"``). ``None`` when
+    a QI value is null or not a raw value.
+
+    >>> f = pl.DataFrame({"zip": ["b", "a"], "s": ["x", "y"], "n": [2, 1]})
+    >>> enc = encode_counted(f, ("zip",), ("s",), "n", {"zip": pl.Series(["a", "b"])},
+    ...                      keyed=False)
+    >>> enc.frame.frame.sort("zip").collect().rows()
+    [(0, 'y', 1), (1, 'x', 2)]
+    """
+    qi, sensitive = tuple(qi), tuple(sensitive)
+    codes = []
+    for q in qi:
+        c = raw_index(q, leaves[q], frame.schema, strict=False)
+        if c is None:
+            return None
+        codes.append(c)
+    if keyed:
+        cards = [len(leaves[q]) for q in qi]
+        return keyed_counts(frame.lazy(), qi, codes, cards, "in-memory", order_from,
+                            weight=count)
+    coded = frame.select([c.cast(pl.Int32).alias(q) for c, q in zip(codes, qi)]
+                         + [pl.col(s) for s in sensitive] + [pl.col(count).cast(pl.Int64)])
+    if coded.height and coded.select(pl.sum_horizontal(pl.col(q).null_count() for q in qi)
+                                     ).item():
+        return None
+    if nulls == "error":
+        raise_on_nulls(coded, sensitive, count)
+    # distinct values have distinct codes, but values Spark grouped apart may share a string
+    # form (-0.0 and 0.0): summed again so each class is one row
+    coded = coded.group_by([*qi, *sensitive]).agg(pl.col(count).sum())
+    return EncodedCounts(qi, sensitive, frame=FrequencySet(coded.lazy(), qi, sensitive, count))
+
+
 def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
     """The release of ``plan`` over ``lf`` (see :meth:`PolarsEngine.release`)."""
     schema = lf.collect_schema()
@@ -189,20 +231,23 @@ def generalize(q: str, leaves: pl.Series, labels: pl.Series, schema: pl.Schema) 
 
 
 def keyed_counts(lf: pl.LazyFrame, qi: Sequence[str], codes: Sequence[pl.Expr],
-                 cards: Sequence[int], collect: str, order_from: int | None = None
-                 ) -> EncodedCounts | None:
+                 cards: Sequence[int], collect: str, order_from: int | None = None,
+                 weight: str | None = None) -> EncodedCounts | None:
     """QI-only counts grouped by the engine on one Int64 key per row, the mixed-radix number of
     the QIs' raw-value indices (``codes``; :func:`~ldiv_polars.core.engines.base.places`):
-    one key column is grouped faster than one column per QI. Sorted by key when there are
-    ``order_from`` keys or more (the search merges runs of ordered keys). ``None`` when a QI
-    value is null or not a raw value (its key is null)."""
+    one key column is grouped faster than one column per QI. Each row counts once, or
+    ``weight`` times (the count column of a frequency set already grouped on the raw values).
+    Sorted by key when there are ``order_from`` keys or more (the search merges runs of
+    ordered keys). ``None`` when a QI value is null or not a raw value (its key is null)."""
     key: pl.Expr | None = None
     for c, m in zip(codes, places(cards)):
         digit = c.cast(pl.Int64) * m
         key = digit if key is None else key + digit
     if key is None:
         key = pl.lit(0, pl.Int64)
-    df = (lf.select(key.alias(_KEY)).group_by(_KEY).agg(pl.len().cast(pl.Int64).alias(COUNT))
+    n = pl.len() if weight is None else pl.col(weight).sum()
+    cols = [key.alias(_KEY)] + ([] if weight is None else [pl.col(weight)])
+    df = (lf.select(cols).group_by(_KEY).agg(n.cast(pl.Int64).alias(COUNT))
           .collect(engine=collect))
     ordered = order_from is not None and df.height >= order_from
     if ordered:

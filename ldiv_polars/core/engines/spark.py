@@ -5,10 +5,11 @@ Spark, grouped by Spark; only frequency sets and hierarchies cross to the driver
   ``DataFrame.toArrow()`` into Polars (no pandas), never more than :data:`MAX_GROUPS` rows
   (the driver budget: :class:`~ldiv_polars.errors.FrequencySetTooLargeError` says to use a
   coarser bottom level);
-- the encoded counts map each QI value to its code (its index among its hierarchy's raw
-  values) by a broadcast join on a small ``(value, code)`` table, and count one ``bigint`` key
-  per class (the mixed-radix number of :func:`~ldiv_polars.core.engines.base.places`), or the
-  codes with the sensitive values;
+- the encoded counts the search reads are the same one ``groupBy`` on the raw values
+  (collected under the same budget), each value then mapped to its code (its index among its
+  hierarchy's raw values) on the driver by Polars: one ``int64`` key per class (the
+  mixed-radix number of :func:`~ldiv_polars.core.engines.base.places`), or the codes with the
+  sensitive values; no join runs over the rows;
 - the release maps each QI to its label at the chosen level by a broadcast join, masks or
   drops the suppressed classes by a broadcast join on their labels, and is written by Spark to
   a Parquet directory (a temporary directory beside the target, renamed into place).
@@ -30,6 +31,7 @@ Without an explicit session, paths are read with the active Spark session, else 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import warnings
@@ -38,7 +40,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -50,8 +51,8 @@ from ldiv_polars.core.engines.base import (
     Release,
     deferred_frequency_set,
     fits_key,
-    places,
 )
+from ldiv_polars.core.engines.polars import encode_counted
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_prefix
 from ldiv_polars.core.inputs import (
     CSV_SUFFIXES,
@@ -146,6 +147,8 @@ def read(data: Any, separator: str | None = None) -> DataFrame:
         table = data if isinstance(data, pa.Table) else data.lazy().collect().to_arrow()
         return session().createDataFrame(table)
     text = str(data)
+    if not re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", text):  # a local path, no URI scheme: the
+        text = os.path.abspath(text)  # JVM resolves a relative one against its own cwd
     if (Path(text) / "_SUCCESS").is_file():  # a directory Spark wrote (its .crc files
         return session().read.parquet(text)  # beside the parts: Polars refuses to scan it)
     lf = to_lazyframe(data, separator=separator)  # raises the typed errors on bad paths
@@ -264,19 +267,52 @@ class SparkEngine:
                        leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",
                        qi_only: bool = False, order_from: int | None = None,
                        max_groups: int | None = None) -> EncodedCounts | None:
-        """The counts keyed on raw-value codes, counted by Spark: with ``qi_only`` (or no
-        sensitive column) one ``bigint`` key per class, else the codes with the sensitive
-        values (a frame). ``None`` when a QI value is null or not a raw value, or (``qi_only``
-        under ``nulls="error"``) a sensitive value is null: the caller then builds the typed
-        error from the plain frequency set."""
+        """The counts keyed on raw-value codes: one Spark ``groupBy`` on the raw values (the
+        QIs, with the sensitive columns unless ``qi_only``: the bare pass's cost), collected
+        (:func:`collect_small`), then each value mapped to its code on the driver by Polars
+        (:func:`~ldiv_polars.core.engines.polars.encode_counted`, as the Polars engine matches
+        values): with ``qi_only`` (or no sensitive column) one ``bigint`` key per class, else
+        the codes with the sensitive values (a frame). ``None`` when a QI value is null or not
+        a raw value, or (``qi_only`` under ``nulls="error"``) a sensitive value is null: the
+        caller then builds the typed error from the plain frequency set."""
+        qi, sensitive = tuple(qi), tuple(sensitive)
+        keyed = (qi_only or not sensitive) and fits_key([len(leaves[q]) for q in qi])
+        keys = qi if keyed else (*qi, *sensitive)
+        count = count_name([*qi, *sensitive])
+        nulls_col = unique_prefix("__ldiv_nulls", [*qi, *sensitive, count])
         with spark_errors(data):
-            df = read(data)
-            coded, codes = _coded(df, tuple(qi), leaves)
-            cards = [len(leaves[q]) for q in qi]
-            if (qi_only or not sensitive) and fits_key(cards):
-                return _keyed(coded, tuple(qi), tuple(sensitive), codes, cards, nulls,
-                              order_from, max_groups)
-            return _framed(coded, tuple(qi), tuple(sensitive), codes, nulls, max_groups)
+            aggs = [F.count(F.lit(1)).alias(count)]
+            if keyed and sensitive and nulls == "error":  # rows with a null sensitive value
+                null = F.lit(False)
+                for s in sensitive:
+                    null = null | col(s).isNull()
+                aggs.append(F.sum(F.when(null, 1).otherwise(0)).alias(nulls_col))
+            grouped = read(data).groupBy(*[col(k) for k in keys]).agg(*aggs)
+            frame = collect_small(grouped, max_groups)
+        if nulls_col in frame.columns:
+            if frame.get_column(nulls_col).sum() or 0:
+                return None
+            frame = frame.drop(nulls_col)
+        return encode_counted(frame, qi, () if keyed else sensitive, count, leaves,
+                              keyed=keyed, nulls=nulls, order_from=order_from)
+
+    def weighted_counts(self, data: Any, qi: Sequence[str], weight: str, *,
+                        names: tuple[str, str, str], separator: str | None = None,
+                        max_groups: int | None = None) -> pl.DataFrame:
+        """The class table of ``qi`` grouped by Spark and collected (:func:`collect_small`):
+        the QI columns, then (``names``) the rows per class, the sum of ``weight`` (as a
+        double) and the rows whose weight is null, NaN, infinite or not positive. Columns are
+        checked by the caller (:func:`~ldiv_polars.risk.tables.class_table`)."""
+        rows, total, bad = names
+        with spark_errors(data):
+            w = col(weight).cast("double")
+            invalid = w.isNull() | F.isnan(w) | (F.abs(w) == F.lit(float("inf"))) | (w <= 0)
+            grouped = read(data, separator).groupBy(*[col(q) for q in qi]).agg(
+                F.count(F.lit(1)).alias(rows), F.sum(w).alias(total),
+                F.sum(F.when(invalid, 1).otherwise(0)).alias(bad))
+            frame = collect_small(grouped, max_groups)
+        return frame.with_columns(pl.col(rows).cast(pl.Int64), pl.col(total).cast(pl.Float64),
+                                  pl.col(bad).cast(pl.Int64))
 
     def release(self, data: Any, plan: OutputPlan) -> Release:
         """The output of ``plan`` (Spark DataFrames; written by :meth:`write`) and its retained
@@ -341,65 +377,6 @@ def _value_map(spark: SparkSession, values: pl.Series, out: pl.Series, names: tu
     form."""
     table = pa.table({names[0]: values.cast(pl.String).to_arrow(), names[1]: out.to_arrow()})
     return spark.createDataFrame(table)
-
-
-def _coded(df: DataFrame, qi: tuple[str, ...], leaves: Mapping[str, pl.Series]
-           ) -> tuple[DataFrame, list[str]]:
-    """``df`` with one code column per QI (its value's index among the raw values, null
-    when the value is null or not one of them), by broadcast joins; the code columns' names."""
-    prefix = unique_prefix("__ldiv_", df.columns)
-    spark = session_of(df)
-    codes = []
-    for i, q in enumerate(qi):
-        v, c = f"{prefix}v{i}", f"{prefix}c{i}"
-        raw = leaves[q]
-        m = _value_map(spark, raw, pl.int_range(0, raw.len(), dtype=pl.Int32, eager=True), (v, c))
-        df = df.join(F.broadcast(m), col(q).cast("string") == F.col(v), "left").drop(v)
-        codes.append(c)
-    return df, codes
-
-
-def _keyed(df: DataFrame, qi: tuple[str, ...], sensitive: tuple[str, ...], codes: list[str],
-           cards: list[int], nulls: NullPolicy, order_from: int | None,
-           max_groups: int | None) -> EncodedCounts | None:
-    """QI-only counts on one mixed-radix ``bigint`` key; the rows whose sensitive value is
-    null counted in the same pass (under ``nulls="error"`` they make the result ``None``)."""
-    key: Column = F.lit(0).cast("bigint")
-    for c, m in zip(codes, places(cards)):
-        key = key + F.col(c).cast("bigint") * F.lit(m).cast("bigint")
-    aggs = [F.count(F.lit(1)).alias("n")]
-    if sensitive and nulls == "error":
-        null = F.lit(False)
-        for s in sensitive:
-            null = null | col(s).isNull()
-        aggs.append(F.sum(F.when(null, 1).otherwise(0)).alias("z"))
-    frame = collect_small(df.groupBy(key.alias("k")).agg(*aggs), max_groups)
-    if frame.height and frame.get_column("k").null_count():
-        return None
-    if "z" in frame.columns and (frame.get_column("z").sum() or 0):
-        return None
-    ordered = order_from is not None and frame.height >= order_from
-    if ordered:
-        frame = frame.sort("k")
-    return EncodedCounts(qi, (), keys=frame.get_column("k").to_numpy().astype(np.int64),
-                         n=frame.get_column("n").to_numpy().astype(np.int64), ordered=ordered)
-
-
-def _framed(df: DataFrame, qi: tuple[str, ...], sensitive: tuple[str, ...], codes: list[str],
-            nulls: NullPolicy, max_groups: int | None) -> EncodedCounts | None:
-    """The ``(codes..., sensitive..., n)`` frame: Int32 codes named as the QIs."""
-    count = count_name([*qi, *sensitive])
-    grouped = df.groupBy(*[F.col(c).alias(q) for c, q in zip(codes, qi)],
-                         *[col(s) for s in sensitive]).agg(F.count(F.lit(1)).alias(count))
-    frame = collect_small(grouped, max_groups)
-    if frame.height and frame.select(pl.sum_horizontal(pl.col(q).null_count() for q in qi)
-                                     ).item():
-        return None
-    frame = frame.with_columns([pl.col(q).cast(pl.Int32) for q in qi]
-                               + [pl.col(count).cast(pl.Int64)])
-    if nulls == "error":
-        raise_on_nulls(frame, sensitive, count)
-    return EncodedCounts(qi, sensitive, frame=FrequencySet(frame.lazy(), qi, sensitive, count))
 
 
 def _release(df: DataFrame, plan: OutputPlan) -> Release:
