@@ -34,6 +34,8 @@ from ldiv_polars.search import EncodedFrequencySet, Lattice
 from ldiv_polars.search.metrics import MetricSuite
 from ldiv_polars.search.strategies import search_lattice
 from ldiv_polars.search.suppression import NodeChecker, relaxations, suppression_limit_rows
+from tests.test_search_pruning import _encoded as one_class
+from tests.test_search_pruning import parts_of
 
 PAIRS = [(s, v) for s in "abc" for v in "xyz"]
 DOMAIN = SensitiveDomain(pl.DataFrame({"S": [p[0] for p in PAIRS], "V": [p[1] for p in PAIRS]},
@@ -47,11 +49,7 @@ INNER = st.one_of(
 
 
 def _encoded(counts: list[int], reference: list[int]) -> EncodedRows:
-    present = [i for i, c in enumerate(counts) if c]
-    return EncodedRows(np.zeros(len(present), dtype=np.int64), np.array(present),
-                       np.array([counts[i] for i in present], dtype=np.int64), classes=1,
-                       n_sensitive=len(PAIRS), reference=np.array(reference, dtype=np.int64),
-                       domain=DOMAIN)
+    return one_class(counts, reference, DOMAIN)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -72,14 +70,8 @@ def test_floor_bounds_failing_rows_of_every_split(data):
         r = data.draw(st.integers(0, min(others[i], budget)), label=f"removed {i}")
         kept[i] -= r
         budget -= r
-    failing = 0
-    for p in range(3):
-        part = [0] * m
-        for i, o in zip(rows, owner):
-            if o == p:
-                part[i] += 1
-        if sum(part) and not class_verdict(model, _encoded(part, kept))[0]:
-            failing += sum(part)
+    failing = sum(sum(part) for part in parts_of(rows, owner, 3, m)
+                  if not class_verdict(model, _encoded(part, kept))[0])
     floor = model.suppression_floor(_encoded(cls, table), limit / sum(table))
     assert floor is not None
     assert failing >= floor[0] - 1e-9, (cls, owner, failing, floor)
