@@ -132,8 +132,10 @@ class NodeChecker:
         self._weights = _weight_sums(efs, self.weighted)
         self.models = [m for m in models if not m.table_level and not m.population_based
                        and not m.needs_weight]
-        # floors read sensitive ids as the values of ONE sensitive column
-        self.relaxed = list(relaxed) if len(efs.sensitive) <= 1 else []
+        # floors read sensitive ids as the values of ONE sensitive column, or of every
+        # sensitive column for a model judging each attribute (multi-attribute)
+        self.relaxed = [m for m in relaxed
+                        if len(efs.sensitive) <= 1 or m.each_attribute is not None]
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
