@@ -127,6 +127,31 @@ def test_validation_errors_and_budget(spark, tmp_path):
     assert _rows(SPARK.frequency_set(sdf, ["q"], "s", max_groups=3)) == _brute(df, ["q", "s"])
 
 
+def test_encoded_counts_are_the_polars_engines(spark):
+    """The search's counts from Spark's one raw groupBy, encoded on the driver, equal the
+    Polars engine's (keys, framed codes with sensitive values); a value missing from a
+    hierarchy or a null sensitive value under nulls="error" gives None (the caller then names
+    them); the driver budget holds."""
+    df = pl.DataFrame({"a": ["x", "y", "x", "z", "y", "x"], "b": [3, 1, 3, 2, 1, 1],
+                       "s": ["p", "q", "p", None, "q", "p"]})
+    sdf = spark.createDataFrame(df.to_arrow())
+    leaves = {"a": pl.Series(["z", "y", "x"]), "b": pl.Series([1, 2, 3])}
+    ref = polars_engine.ENGINE.encoded_counts(df, ("a", "b"), (), leaves, order_from=0)
+    got = SPARK.encoded_counts(sdf, ("a", "b"), ("s",), leaves, qi_only=True, nulls="value",
+                               order_from=0)
+    assert got.form == "keys" and got.ordered
+    assert (got.keys.tolist(), got.n.tolist()) == (ref.keys.tolist(), ref.n.tolist())
+    framed = SPARK.encoded_counts(sdf, ("a", "b"), ("s",), leaves, nulls="value")
+    want = polars_engine.ENGINE.encoded_counts(df, ("a", "b"), ("s",), leaves, nulls="value")
+    assert _rows(framed.frame) == _rows(want.frame)
+    assert SPARK.encoded_counts(sdf, ("a", "b"), ("s",), leaves, qi_only=True) is None
+    with pytest.raises(NullValuesError):
+        SPARK.encoded_counts(sdf, ("a", "b"), ("s",), leaves)
+    assert SPARK.encoded_counts(sdf, ("a",), (), {"a": pl.Series(["x", "y"])}) is None
+    with pytest.raises(FrequencySetTooLargeError):
+        SPARK.encoded_counts(sdf, ("a", "b"), (), leaves, max_groups=3)  # 4 classes
+
+
 def test_check_summary_violations_risk_on_spark(spark, tmp_path):
     df = pl.DataFrame({"zip": ["1", "1", "2", "2", "3", "3", "3"],
                        "select": ["a", "b", "a", "a", "c", "a", "b"]})
