@@ -118,22 +118,13 @@ class NodeChecker:
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                  relaxed: Sequence[Model] = ()) -> None:
         self.efs = efs
-        self.tables = table_models(list(models))
-        """The table-level models (risk thresholds): judged on the retained class sizes after
-        the per-class models, suppressing the smallest classes within the limit."""
-        self.population = population_models(list(models))
-        """The models judged against a population table (k-map with a population,
-        delta-presence): each class's population count is rolled up with the node
-        (:class:`~ldiv_polars.search.population.PopulationCounts`) and the model decides."""
-        self._population_counts = {id(m.population): population_counts(m.population,
-                                                                        efs.encoding)
-                                   for m in self.population}
-        self.weighted = [m for m in models if m.needs_weight]  # F_k rolled up: _weight_sums
-        self._weights = _weight_sums(efs, self.weighted)
+        self._side_models(efs, models)
         self.models = [m for m in models if not m.table_level and not m.population_based
                        and not m.needs_weight]
-        # floors read sensitive ids as the values of ONE sensitive column
-        self.relaxed = list(relaxed) if len(efs.sensitive) <= 1 else []
+        # floors read sensitive ids as the values of ONE sensitive column, or of every
+        # sensitive column for a model judging each attribute (multi-attribute)
+        self.relaxed = [m for m in relaxed
+                        if len(efs.sensitive) <= 1 or m.each_attribute is not None]
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
@@ -165,6 +156,22 @@ class NodeChecker:
         total = int(efs.total)
         self.slack = self.limit / total if total else 0.0
         self._floor_limit = self.limit + FLOOR_MARGIN * total + 1e-6
+
+    def _side_models(self, efs: EncodedFrequencySet, models: Sequence[Model]) -> None:
+        """The models judged apart from the per-class verdicts: table-level, against a
+        population table, and on sums of sampling weights."""
+        self.tables = table_models(list(models))
+        """The table-level models (risk thresholds): judged on the retained class sizes after
+        the per-class models, suppressing the smallest classes within the limit."""
+        self.population = population_models(list(models))
+        """The models judged against a population table (k-map with a population,
+        delta-presence): each class's population count is rolled up with the node
+        (:class:`~ldiv_polars.search.population.PopulationCounts`) and the model decides."""
+        self._population_counts = {id(m.population): population_counts(m.population,
+                                                                        efs.encoding)
+                                   for m in self.population}
+        self.weighted = [m for m in models if m.needs_weight]  # F_k rolled up: _weight_sums
+        self._weights = _weight_sums(efs, self.weighted)
 
     def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int, *,
                   sizes: np.ndarray | None = None, whole: bool = False,
