@@ -267,6 +267,19 @@ def test_cli_anonymize_weighted_k(capsys, tmp_path, lattice_files, k, levels, rc
         assert not out.exists()
 
 
+def test_cli_anonymize_report_with_weights(capsys, tmp_path, lattice_files) -> None:
+    pytest.importorskip("matplotlib", reason="ldiv report draws with matplotlib")
+    from ldiv_polars.cli import main
+
+    data, hdir = lattice_files
+    out, page = tmp_path / "o.csv", tmp_path / "r.html"
+    assert main(["anonymize", str(data), str(out), "--qi", "zip", "--sensitive", "s",
+                 "--hierarchies", str(hdir), "--weighted-k", "5", "--weight", "w",
+                 "--report", str(page)]) == 0
+    capsys.readouterr()
+    assert out.exists() and "weighted_k_anonymity" in page.read_text()
+
+
 def test_cli_anonymize_weight_only_with_the_global_search(capsys, tmp_path,
                                                          lattice_files) -> None:
     from ldiv_polars.cli import main

@@ -158,14 +158,14 @@ def anonymize_cmd(
     ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md);
     ``--engine spark``: counted, released and re-verified by Spark (docs/spark.md);
     ``--weighted-k`` with ``--weight``: k on the classes' sums of sampling weights (the
-    global search only, without ``--report``)."""
+    global search only)."""
     from ldiv_polars.cli._methods import refuse_ignored, run_methods
 
     started = time.perf_counter()
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
         k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk))
-    _refuse_weight(models, weight, method != "global" or compare or report is not None)
+    _refuse_weight(models, weight, method != "global" or compare)
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
@@ -186,7 +186,7 @@ def anonymize_cmd(
                      weight=weight)
     _write(result, out, verify=not no_verify, report=report, report_args=dict(
         data=str(path), qi=qi_cols, sensitive=s_cols[:1], models=models, hierarchies=hs,
-        separator=separator))
+        separator=separator, weight=weight))
     _show(result, out, as_json=as_json, wall_s=time.perf_counter() - started, exit_code=True)
 
 
@@ -204,12 +204,12 @@ def _start_engine(engine: str, master: str | None, remote: str | None,
 def _refuse_weight(models: list[Any], weight: str | None, other_method: bool) -> None:
     """``--weight`` without a model reading it, or such a model without it (as ``check``:
     :func:`~ldiv_polars.cli._options.weights_read`), and weights with another method than
-    the global search (``other_method``: ``--method``, ``--compare`` or ``--report``) are
-    refused (:class:`InvalidParameterError`)."""
+    the global search (``other_method``: ``--method`` or ``--compare``) are refused
+    (:class:`InvalidParameterError`)."""
     weights_read(models, weight)
     if weight is not None and other_method:
         raise InvalidParameterError("--weight/--weighted-k are enforced by --method global "
-                                    "only, without --compare and --report")
+                                    "only, without --compare")
 
 
 def _requested_models(req: Requirements) -> list[Any]:
