@@ -34,6 +34,9 @@ DISTINCT = "distinct"
 ROW_P = "__ldiv_p"
 ROW_Q = "__ldiv_q"
 ROW_M = "__ldiv_m"
+ROW_W = "__ldiv_w"
+"""The weight-sum column of the frequency-set rows inside an evaluation (a weighted frequency
+set, :attr:`~ldiv_polars.core.frequency.FrequencySet.weight`)."""
 
 ENTROPY_TOLERANCE = 1e-12
 """Tolerance (nats) of the *adjusted* entropy of :class:`EntropyLDiversityDontCare`, which
@@ -59,6 +62,9 @@ class ClassContext:
     """The caller's names of the quasi-identifiers, in :attr:`qi`'s order, where the
     evaluation renamed them (a model reading another table by column name, such as a
     population table, reads these); empty when :attr:`qi` are the caller's names."""
+    weight: str | None = None
+    """The column of :attr:`rows` holding each row's sum of sampling weights, when the
+    frequency set was built with weights (``weight=``); None otherwise."""
 
     @property
     def s(self) -> str:
@@ -125,6 +131,8 @@ class Model(ABC):
       thresholds): every class passes per class and the model answers
       ``table_holds(sizes)`` / ``table_value(sizes)`` on the class sizes of the retained
       records (:class:`~ldiv_polars.models.table_level.TableModel`).
+    - ``needs_weight``: the verdict reads each class's sum of sampling weights (the
+      frequency set must be built with ``weight=``; :class:`ClassContext.weight`).
     - ``population_based``: each class is judged with its count in a population table
       (:class:`~ldiv_polars.models.population_table.PopulationModel`: k-map with a population,
       delta-presence); the search rolls the population's counts up with each node.
@@ -139,6 +147,7 @@ class Model(ABC):
     sizes_only: ClassVar[bool] = False
     table_level: ClassVar[bool] = False
     population_based: ClassVar[bool] = False
+    needs_weight: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
     @property
