@@ -1,0 +1,136 @@
+"""WeightedKAnonymity decided exactly near k: a class whose float weight sum is within the
+summation error bound of k is judged on the exact real sum of its records' weights (Fractions),
+whatever order the engine (Polars or DuckDB) adds them in."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import polars as pl
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ldiv_polars import check
+from ldiv_polars.models import WeightedKAnonymity
+from ldiv_polars.models.weight_exact import decide_weight_sums
+
+ENGINES = ["polars", "duckdb"]
+ULP_BELOW_1 = 1.0 - 2.0 ** -53  # the float just below 1
+
+# exact real sum 1, but adding the big weight first loses each 2^-55 (below half an ulp)
+EXACTLY_ONE = [ULP_BELOW_1] + [2.0 ** -55] * 4
+# exact real sum 1 - 2^-55 < 1, but adding the small weights first rounds up to 1.0
+JUST_BELOW_ONE = [ULP_BELOW_1] + [2.0 ** -55] * 3
+
+
+def _seq(ws: list[float]) -> float:
+    total = 0.0
+    for w in ws:
+        total += w
+    return total
+
+
+def _table(ws: list[float], scale: int) -> pl.DataFrame:
+    # a second class far above k, so only the first is near the threshold
+    return pl.DataFrame({"zip": ["a"] * len(ws) + ["b"],
+                         "w": [w * scale for w in ws] + [100.0 * scale]})
+
+
+def test_the_constructions_really_depend_on_the_order() -> None:
+    """The float sums in the two orders land on both sides of / on k (the test's premise),
+    while the exact sums are 1 and 1 - 2^-55."""
+    assert _seq(EXACTLY_ONE) == ULP_BELOW_1 and _seq(EXACTLY_ONE[::-1]) == 1.0
+    assert sum(map(Fraction, EXACTLY_ONE)) == 1
+    assert _seq(JUST_BELOW_ONE[::-1]) == 1.0
+    assert sum(map(Fraction, JUST_BELOW_ONE)) == 1 - Fraction(1, 2 ** 55)
+    assert _seq([0.1] * 10) < 1 < sum([Fraction(0.1)] * 10)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("scale", [1, 8])  # k = scale: weights scaled by 2^3 stay exact
+@pytest.mark.parametrize("reverse", [False, True])
+def test_exact_sum_equal_to_k_passes_in_either_order(engine: str, scale: int,
+                                                     reverse: bool) -> None:
+    ws = EXACTLY_ONE[::-1] if reverse else EXACTLY_ONE
+    r = check(_table(ws, scale), "zip", None, WeightedKAnonymity(scale), weight="w",
+              engine=engine)
+    assert r.passed and r.models[0].achieved == float(scale)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("scale", [1, 8])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_exact_sum_below_k_fails_in_either_order(engine: str, scale: int,
+                                                 reverse: bool) -> None:
+    ws = JUST_BELOW_ONE[::-1] if reverse else JUST_BELOW_ONE
+    r = check(_table(ws, scale), "zip", None, WeightedKAnonymity(scale), weight="w",
+              engine=engine)
+    m = r.models[0]
+    assert not r.passed and m.failing_classes == 1 and m.failing_rows == len(ws)
+    # the reported F_k is on the verdict's side of k: the float just below it
+    assert m.achieved == math.nextafter(float(scale), 0.0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_ten_tenths_reach_one(engine: str) -> None:
+    """0.1 as a float is above 1/10, so ten of them exceed 1 exactly: they pass k=1."""
+    r = check(_table([0.1] * 10, 1), "zip", None, WeightedKAnonymity(1), weight="w",
+              engine=engine)
+    assert r.passed
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_null_keys_and_integer_weights(engine: str) -> None:
+    """A flagged class with a null key is matched in the input (nulls equal nulls); integer
+    weights are summed exactly too."""
+    df = pl.DataFrame({"zip": [None] * 5 + ["b"],
+                       "w": [ULP_BELOW_1] + [2.0 ** -55] * 4 + [7.0]})
+    r = check(df, "zip", None, WeightedKAnonymity(1), weight="w", engine=engine,
+              nulls="value")
+    assert r.passed and r.models[0].achieved == 1.0
+    ints = pl.DataFrame({"zip": ["a", "a", "b"], "w": [2, 3, 9]})
+    r = check(ints, "zip", None, WeightedKAnonymity(5), weight="w", engine=engine)
+    assert r.passed and r.models[0].achieved == 5.0
+
+
+def test_the_bound_flags_only_classes_near_k() -> None:
+    m = WeightedKAnonymity(10)
+    t = pl.DataFrame({"size": [3, 3, 1000, 1],
+                      m.fk_col: [10.0 - 1e-14, 9.99, 10.0 + 1e-12, 10.5]})
+    assert t.select(m.weight_uncertain()).to_series().to_list() == [True, False, True, False]
+
+
+def test_the_input_is_not_read_again_when_no_class_is_near_k() -> None:
+    m = WeightedKAnonymity(4)
+    t = pl.DataFrame({"k0": ["a"], "size": [2], m.fk_col: [5.0], m.col("value"): [5.0],
+                      f"pass_{m.key}": [True]})
+
+    def unread() -> pl.LazyFrame:
+        raise AssertionError("the input was read again")
+
+    assert decide_weight_sums(t, [m], unread, ["k0"], "w").equals(t)
+
+
+weights = st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.7, 1.1, 2.0 ** -55, ULP_BELOW_1, 1 / 3]),
+                   min_size=1, max_size=12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(classes=st.lists(weights, min_size=1, max_size=4), k=st.integers(1, 3),
+       engine=st.sampled_from(ENGINES))
+@example(classes=[[0.3, 0.7]], k=1, engine="polars")  # 0.3 + 0.7 == 1.0 in floats, < 1 exactly
+@example(classes=[[0.3, 0.7]], k=1, engine="duckdb")
+@example(classes=[[0.1] * 10, [2.0] * 2], k=1, engine="duckdb")
+def test_verdict_is_the_exact_one(classes: list[list[float]], k: int, engine: str) -> None:
+    """Per class, the verdict and failing rows agree with a brute force on Fractions."""
+    zips = [str(i) for i, ws in enumerate(classes) for _ in ws]
+    df = pl.DataFrame({"zip": zips, "w": [w for ws in classes for w in ws]})
+    r = check(df, "zip", None, WeightedKAnonymity(k), weight="w", engine=engine)
+    exact = [sum(map(Fraction, ws)) for ws in classes]
+    failing = [len(ws) for ws, s in zip(classes, exact) if s < k]
+    m = r.models[0]
+    assert (m.passed, m.failing_classes, m.failing_rows) == (not failing, len(failing),
+                                                             sum(failing))
+    assert (m.achieved >= k) == (min(exact) >= k)
