@@ -134,3 +134,74 @@ def test_verdict_is_the_exact_one(classes: list[list[float]], k: int, engine: st
     assert (m.passed, m.failing_classes, m.failing_rows) == (not failing, len(failing),
                                                              sum(failing))
     assert (m.achieved >= k) == (min(exact) >= k)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_mondrian_node_checks_and_verification_are_exact(reverse: bool) -> None:
+    """Mondrian judges its candidate partitions on the exact sums: a table summing to exactly
+    k is released as one group; one summing to k - 2^-55 is infeasible (no release that
+    re-verification would have to reject)."""
+    from ldiv_polars.partition import PartitionInfeasibleError, mondrian
+
+    one = EXACTLY_ONE[::-1] if reverse else EXACTLY_ONE
+    df = pl.DataFrame({"a": list(range(len(one))), "w": one})
+    got = mondrian(df, ["a"], None, WeightedKAnonymity(1), weight="w")
+    assert got.groups == 1 and got.verification.passed
+    below = JUST_BELOW_ONE[::-1] if reverse else JUST_BELOW_ONE
+    df = pl.DataFrame({"a": list(range(len(below))), "w": below})
+    with pytest.raises(PartitionInfeasibleError):
+        mondrian(df, ["a"], None, WeightedKAnonymity(1), weight="w")
+
+
+def _zip_table(ws: list[float]) -> tuple[pl.DataFrame, dict]:
+    from ldiv_polars.hierarchy import Hierarchy
+
+    zips = [f"13{i:02d}" for i in range(len(ws))]
+    h = Hierarchy(pl.DataFrame({"l0": zips, "l1": ["13**"] * len(zips),
+                                "l2": ["*"] * len(zips)}), name="zip")
+    return pl.DataFrame({"zip": zips, "w": ws}), {"zip": h}
+
+
+@pytest.mark.parametrize("ws", [JUST_BELOW_ONE, JUST_BELOW_ONE[::-1], EXACTLY_ONE,
+                                EXACTLY_ONE[::-1]])
+def test_search_never_releases_a_class_below_k_exactly(ws: list[float]) -> None:
+    """The search's node checks read rolled-up float sums (not exact near k); its final
+    re-verification is exact: a node whose float sum passes but whose exact sum is below k
+    is refused (VerificationError) instead of released, and a released node's exact sum
+    reaches k."""
+    import ldiv_polars as lp
+    from ldiv_polars.search.anonymize import VerificationError
+
+    df, hs = _zip_table(ws)
+    exact = sum(map(Fraction, ws))
+    try:
+        r = lp.anonymize(df, "zip", None, hs, WeightedKAnonymity(1), weight="w")
+    except VerificationError:
+        assert exact < 1
+        return
+    if r.levels is not None:
+        assert r.verification.passed and exact >= 1 and r.levels["zip"] >= 1
+
+
+def test_search_re_verification_refuses_a_float_pass_below_k() -> None:
+    """Small weights first: the engine's float sum of 1 - 2^-55 is 1.0, the node passes the
+    search's float check, the exact re-verification refuses it."""
+    import ldiv_polars as lp
+    from ldiv_polars.search.anonymize import VerificationError
+
+    df, hs = _zip_table(JUST_BELOW_ONE[::-1])
+    assert check(df.with_columns(zip=pl.lit("13**")), "zip", None, WeightedKAnonymity(1),
+                 weight="w").passed is False
+    with pytest.raises(VerificationError, match="weighted_k_anonymity"):
+        lp.anonymize(df, "zip", None, hs, WeightedKAnonymity(1), weight="w")
+
+
+def test_search_re_verification_reads_the_released_rows_exactly() -> None:
+    """A node found by the search is re-verified with the released rows at hand for the exact
+    step (not needed here: F_k = 1.55 is far from k) and reports the exact sum's float."""
+    import ldiv_polars as lp
+
+    df, hs = _zip_table([0.5, 0.75, 0.1, 0.2])
+    r = lp.anonymize(df, "zip", None, hs, WeightedKAnonymity(1), weight="w")
+    assert r.levels == {"zip": 1} and r.verification.passed
+    assert r.verification.models[0].achieved == float(sum(map(Fraction, [0.5, 0.75, 0.1, 0.2])))

@@ -144,7 +144,10 @@ class WeightedKAnonymity(Model):
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         """Per class of ``rows``: :meth:`class_ok` on the rows' weight sums
-        (:attr:`EncodedRows.weight_sum`); None when ``rows`` carry no weights."""
+        (:attr:`EncodedRows.weight_sum`); None when ``rows`` carry no weights. A float
+        verdict: the rolled-up sums do not keep the records' weights, so a class within
+        rounding of ``k`` is not decided exactly here (the search's final re-verification,
+        :func:`~ldiv_polars.check`-like, is exact and refuses a release failing exactly)."""
         from ldiv_polars.models.encoded import ClassVerdict
 
         fk = rows.weight_sum
