@@ -20,12 +20,11 @@ from ldiv_polars.errors import NoSqlFormError
 from ldiv_polars.models.spec_codec import spec_json
 
 if TYPE_CHECKING:
-    from fractions import Fraction
-
     import numpy as np
 
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
     from ldiv_polars.models.exact import ClassCounts, Reference
+    from ldiv_polars.models.weight_exact import ExactSum
 
 SIZE = "size"
 """Class size column of :func:`evaluate_classes` output."""
@@ -230,8 +229,9 @@ class Model(ABC):
         Default: None (the model reads no weight sum)."""
         return None
 
-    def decide_weight_sum(self, total: Fraction) -> tuple[bool, float]:
-        """The exact verdict of a class whose records' weights sum to ``total`` (exactly) and
+    def decide_weight_sum(self, total: ExactSum) -> tuple[bool, float]:
+        """The exact verdict of a class whose records' weights sum to ``total`` (exact,
+        :class:`~ldiv_polars.models.weight_exact.ExactSum`) and
         its value, a float on the verdict's side of the threshold. Required when
         :meth:`weight_uncertain` is given. Default: raises NotImplementedError."""
         raise NotImplementedError(f"{self.describe()} reads no weight sum")

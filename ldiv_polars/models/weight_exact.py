@@ -5,13 +5,14 @@ is decided on the exact real sum of its records' weights (``Model.decide_weight_
 The engine adds a class's weights in an order of its own (per frequency-set row, then per
 class; sequential, pairwise or chunked), so near the threshold the float verdict depends on
 that order. Only the flagged classes' weights are read again from the input — a semi-join of
-the input on their keys, in Polars — and summed exactly with :class:`fractions.Fraction`
-(every finite float, and every integer, is a fraction exactly); on real data usually no
-class is flagged and the input is not read again.
+the input on their keys, in Polars — and compared exactly (:class:`ExactSum`: ``math.fsum``,
+correctly rounded, for floats; :class:`fractions.Fraction` otherwise); on real data few
+classes are flagged and the input is usually not read again.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -25,15 +26,50 @@ _IDX = "__ldiv_widx"
 _WS = "__ldiv_wlist"
 
 
+class ExactSum:
+    """The exact real sum of a class's weights (floats or integers), compared with a threshold
+    without rounding.
+
+    For float weights and a float threshold ``t``, :func:`math.fsum` of the weights and
+    ``-t`` is the correctly rounded value of the exact ``S - t`` (Shewchuk's algorithm: exact
+    partial sums, one final rounding to nearest); rounding to nearest keeps the sign and gives
+    0 only for an exact 0 (every nonzero sum of doubles is at least the smallest subnormal),
+    so its sign is the sign of ``S - t``. Otherwise (integers, a threshold beyond 2^53, mixed)
+    the sum is taken in :class:`fractions.Fraction`.
+
+    >>> s = ExactSum([0.1] * 10)
+    >>> s.compare(1), float(s), ExactSum([0.3, 0.7]).compare(1)
+    (1, 1.0, -1)
+    """
+
+    def __init__(self, values: Sequence[float | int]) -> None:
+        self.values = list(values)
+        self._floats = all(isinstance(v, float) for v in self.values)
+
+    def compare(self, t: float | int) -> int:
+        """-1, 0 or 1: the sign of ``sum - t``, exactly."""
+        if self._floats and float(t) == t and math.isfinite(t):
+            d = math.fsum([*self.values, -float(t)])
+        else:
+            d = sum((Fraction(v) for v in self.values), Fraction(0)) - Fraction(t)
+        return (d > 0) - (d < 0)
+
+    def __float__(self) -> float:
+        """The float nearest the exact sum."""
+        if self._floats:
+            return math.fsum(self.values)
+        return float(sum((Fraction(v) for v in self.values), Fraction(0)))
+
+
 def exact_weight_sums(rows: pl.LazyFrame, keys: pl.DataFrame, qi: Sequence[str],
-                      weight: str) -> dict[int, Fraction]:
+                      weight: str) -> dict[int, ExactSum]:
     """Per row index of ``keys`` (columns ``qi`` and ``__ldiv_widx``): the exact sum of the
     ``weight`` values of the ``rows`` whose ``qi`` equal that key (nulls equal nulls).
 
     >>> rows = pl.LazyFrame({"z": ["a", "a", "b"], "w": [0.1, 0.2, 5]})
     >>> keys = pl.DataFrame({"z": ["a"], "__ldiv_widx": [7]})
-    >>> exact_weight_sums(rows, keys, ["z"], "w")[7] == Fraction(0.1) + Fraction(0.2)
-    True
+    >>> exact_weight_sums(rows, keys, ["z"], "w")[7].values
+    [0.1, 0.2]
     """
     qi = list(qi)
     grouped = (rows.select(*qi, pl.col(weight))
@@ -41,8 +77,7 @@ def exact_weight_sums(rows: pl.LazyFrame, keys: pl.DataFrame, qi: Sequence[str],
                .group_by(qi).agg(pl.col(weight).alias(_WS))
                .join(keys.lazy(), on=qi, how="inner", nulls_equal=True)
                .select(_IDX, _WS).collect())
-    return {int(i): sum((Fraction(w) for w in ws), Fraction(0))
-            for i, ws in grouped.iter_rows()}
+    return {int(i): ExactSum(ws) for i, ws in grouped.iter_rows()}
 
 
 def decide_weight_sums(classes: pl.DataFrame, models: Sequence[Model],

@@ -24,7 +24,6 @@ pass k=1 although a sequential float sum gives 0.9999999999999999.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+    from ldiv_polars.models.weight_exact import ExactSum
 
 
 class WeightedKAnonymity(Model):
@@ -106,20 +106,21 @@ class WeightedKAnonymity(Model):
             fk, pl.lit(float(self.k)))
         return (fk - self.k).abs() <= bound
 
-    def decide_weight_sum(self, total: Fraction) -> tuple[bool, float]:
+    def decide_weight_sum(self, total: ExactSum) -> tuple[bool, float]:
         """``total >= k`` exactly, and ``F_k`` as the float nearest ``total`` moved to the
         verdict's side of ``k`` (a failing class whose sum rounds to ``k`` reports the float
         just below it).
 
+        >>> from ldiv_polars.models.weight_exact import ExactSum
         >>> m = WeightedKAnonymity(1)
-        >>> m.decide_weight_sum(sum([Fraction(0.1)] * 10))
+        >>> m.decide_weight_sum(ExactSum([0.1] * 10))
         (True, 1.0)
-        >>> m.decide_weight_sum(Fraction(1) - Fraction(1, 2**60))
+        >>> m.decide_weight_sum(ExactSum([1 - 2**-53] + [2**-55] * 3))
         (False, 0.9999999999999999)
         """
         import math
 
-        passed = total >= self.k
+        passed = total.compare(self.k) >= 0
         value = float(total)
         if not passed and value >= self.k:
             value = math.nextafter(float(self.k), -math.inf)
