@@ -197,3 +197,18 @@ def test_search_re_verification_reads_the_released_rows_exactly() -> None:
     r = lp.anonymize(df, "zip", None, hs, WeightedKAnonymity(1), weight="w")
     assert r.levels == {"zip": 1} and r.verification.passed
     assert r.verification.models[0].achieved == float(sum(map(Fraction, [0.5, 0.75, 0.1, 0.2])))
+
+
+@settings(max_examples=60, deadline=None)
+@given(ws=st.lists(st.floats(min_value=2.0 ** -60, max_value=1e6, allow_nan=False,
+                             allow_infinity=False), min_size=1, max_size=20),
+       t=st.integers(1, 10 ** 6))
+def test_exact_sum_compares_as_fractions(ws: list[float], t: int) -> None:
+    """ExactSum's fsum sign test agrees with Fractions, also at a threshold equal to the sum."""
+    from ldiv_polars.models.weight_exact import ExactSum
+
+    exact = sum(map(Fraction, ws))
+    for thr in (t, float(t), math.fsum(ws)):
+        d = exact - Fraction(thr)
+        assert ExactSum(ws).compare(thr) == (d > 0) - (d < 0)
+    assert float(ExactSum(ws)) == float(exact)
