@@ -212,3 +212,22 @@ def test_exact_sum_compares_as_fractions(ws: list[float], t: int) -> None:
         d = exact - Fraction(thr)
         assert ExactSum(ws).compare(thr) == (d > 0) - (d < 0)
     assert float(ExactSum(ws)) == float(exact)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("ws,rc", [(JUST_BELOW_ONE[::-1], 1), (EXACTLY_ONE, 0)])
+def test_cli_check_decides_exactly(capsys, tmp_path, engine: str, ws: list[float],
+                                   rc: int) -> None:
+    """``ldiv check --weight`` (a CSV: the floats round-trip) gives the exact verdict: exit 1
+    for a sum of k - 2^-55 that floats add to k, exit 0 for a sum of exactly k."""
+    import json
+
+    from ldiv_polars.cli import main
+
+    path = tmp_path / "w.csv"
+    pl.DataFrame({"zip": ["a"] * len(ws), "s": ["x"] * len(ws), "w": ws}).write_csv(path)
+    got = main(["check", str(path), "--qi", "zip", "--sensitive", "s", "--weighted-k", "1",
+                "--weight", "w",
+                "--engine", engine, "--json"])
+    (m,) = json.loads(capsys.readouterr().out)["models"]
+    assert got == rc and m["passed"] == (rc == 0)
