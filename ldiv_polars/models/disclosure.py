@@ -82,6 +82,9 @@ class AlphaKAnonymity(Model):
         self.k = require_int_at_least("k", k, 1)
         self._exact_alpha = decimal(alpha)
         self._odd_alpha = dyadic_odd(self.alpha, self._exact_alpha)
+        self._ratio = int64_ratio(self._exact_alpha)
+        """alpha's decimal as ``(num, den)``: the verdict is then an integer comparison,
+        ``max n * den <= num * size``, exact for every class at once."""
 
     def params(self) -> dict[str, object]:
         return {"alpha": self.alpha, "k": self.k}
@@ -92,10 +95,27 @@ class AlphaKAnonymity(Model):
     def value(self) -> pl.Expr:
         return pl.col(self.col("max_n")) / pl.col(SIZE)
 
+    def _float_passes(self) -> pl.Expr:
+        return pl.col(self.col("max_n")) <= self.alpha * pl.col(SIZE)
+
     def passes(self) -> pl.Expr:
-        return (pl.col(SIZE) >= self.k) & (pl.col(self.col("max_n")) <= self.alpha * pl.col(SIZE))
+        """Per class: ``size >= k`` and ``max n <= alpha * size``, on integers (alpha's
+        decimal ``num / den``, compared in 128 bits) when alpha's decimal fits 64-bit
+        integers, else on floats with the near classes flagged by :meth:`uncertain`."""
+        if self._ratio is None:
+            return (pl.col(SIZE) >= self.k) & self._float_passes()
+        num, den = self._ratio
+        wide = pl.Int128
+        exact = (pl.col(self.col("max_n")).cast(wide) * pl.lit(den, dtype=wide)
+                 <= pl.col(SIZE).cast(wide) * pl.lit(num, dtype=wide))
+        return (pl.col(SIZE) >= self.k) & exact
 
     def uncertain(self) -> pl.Expr | None:
+        """Per class: decided by :meth:`decide`. With the integer verdict, only a class whose
+        float share lies on the other side of alpha than its verdict (its value is then made
+        to agree); else the classes within rounding of ``alpha * size``."""
+        if self._ratio is not None:
+            return (pl.col(SIZE) >= self.k) & (self._float_passes() != self.passes())
         size = pl.col(SIZE).cast(pl.Float64)
         return (pl.col(SIZE) >= self.k) & near_product(
             pl.col(self.col("max_n")), self.alpha, size, self._odd_alpha)
@@ -140,7 +160,13 @@ class AlphaKAnonymity(Model):
         r1, _ = rows.top(1)
         size = rows.size
         big = (size >= self.k) & rows.present
-        return ClassVerdict(((size >= self.k) & (r1 <= self.alpha * size)) | ~rows.present,
+        float_ok = r1 <= self.alpha * size
+        ratio = self._ratio
+        if ratio is not None and int(size.max(initial=0)) * max(ratio) < 2**62:
+            exact_ok = r1.astype(np.int64) * ratio[1] <= size.astype(np.int64) * ratio[0]
+            return ClassVerdict(((size >= self.k) & exact_ok) | ~rows.present,
+                                big & (exact_ok != float_ok))
+        return ClassVerdict(((size >= self.k) & float_ok) | ~rows.present,
                             big & near_product(r1, self.alpha, size.astype(np.float64),
                                                self._odd_alpha))
 

@@ -287,6 +287,9 @@ class RecursiveCLDiversity(Model):
         self.l = int(_require_l(l, integer=True))
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
+        self._ratio = int64_ratio(self._exact_c)
+        """c's decimal as ``(num, den)``: the verdict is then an integer comparison,
+        ``r1 * den < num * tail``, exact for every class at once."""
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l}
@@ -304,13 +307,27 @@ class RecursiveCLDiversity(Model):
         return pl.when(tail > 0).then(r1 / tail).otherwise(float("inf"))
 
     def passes(self) -> pl.Expr:
+        """Per class: ``r1 < c * tail``, on integers (c's decimal ``num / den``, compared in
+        128 bits) when c's decimal fits 64-bit integers, else on floats with the near classes
+        flagged by :meth:`uncertain`."""
         if self.l == 1:
             return pl.lit(True)
-        return pl.col(self.col("r1")) < self.c * pl.col(self.col("tail"))
+        if self._ratio is None:
+            return pl.col(self.col("r1")) < self.c * pl.col(self.col("tail"))
+        num, den = self._ratio
+        wide = pl.Int128
+        return (pl.col(self.col("r1")).cast(wide) * pl.lit(den, dtype=wide)
+                < pl.col(self.col("tail")).cast(wide) * pl.lit(num, dtype=wide))
 
     def uncertain(self) -> pl.Expr | None:
+        """Per class: decided by :meth:`decide`. With the integer verdict, only a class whose
+        float ratio lies on the other side of c than its verdict (its value is then made to
+        agree); else the classes within rounding of ``c * tail``."""
         if self.l == 1:
             return None
+        if self._ratio is not None:
+            float_ok = pl.col(self.col("r1")) < self.c * pl.col(self.col("tail"))
+            return float_ok != self.passes()
         tail = pl.col(self.col("tail")).cast(pl.Float64)
         return near_product(pl.col(self.col("r1")), self.c, tail, self._odd_c)
 
@@ -352,7 +369,13 @@ class RecursiveCLDiversity(Model):
         r1, top = rows.top(self.l - 1)
         tail = (rows.size - top).astype(np.float64)
         present = rows.present
-        return ClassVerdict((r1 < self.c * tail) | ~present,
+        float_ok = r1 < self.c * tail
+        ratio = self._ratio
+        if ratio is not None and int(rows.size.max(initial=0)) * max(ratio) < 2**62:
+            exact_ok = (r1.astype(np.int64) * ratio[1]
+                        < (rows.size - top).astype(np.int64) * ratio[0])
+            return ClassVerdict(exact_ok | ~present, (exact_ok != float_ok) & present)
+        return ClassVerdict(float_ok | ~present,
                             near_product(r1, self.c, tail, self._odd_c) & present)
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
