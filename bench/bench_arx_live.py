@@ -13,7 +13,13 @@ ARX is not part of this repository: build it from its public source first
 into ``$ARX_BUILD``, default ``/tmp/arx-build``); this script compiles its harness against
 that build into a temporary directory.
 
+``--big-rows N`` measures the issue's whole-process goal instead: N rows sampled from Adult's
+columns independently (seed 0, as ``bench_search.py``), 8 QIs, k=5, 2%, loss; per round ARX's
+in-JVM ``anonymize()`` on that CSV (its server started with ``--csv``) alternated with one whole
+``ldiv anonymize`` process (read CSV, search, write Parquet, re-verify), wall time and peak RSS.
+
 Usage: python bench/bench_arx_live.py [--rounds 5] [--warmups 2] [--only NAME ...]
+       python bench/bench_arx_live.py --big-rows 1000000 [--rounds 3] [--warmups 1]
 """
 
 from __future__ import annotations
@@ -113,7 +119,7 @@ CASES = [
 class ArxServer:
     """ARX's harness in server mode: one warm JVM answering one configuration per line."""
 
-    def __init__(self, build: Path, warmups: int) -> None:
+    def __init__(self, build: Path, warmups: int, csv: Path | None = None) -> None:
         cp_file = build / "classpath"
         if not cp_file.exists():
             raise SystemExit(f"no ARX build in {build}: run ARX_GIT=<arx git dir> "
@@ -124,7 +130,8 @@ class ArxServer:
                         cp, str(REPO / "bench" / "arx" / "ArxLive.java")], check=True)
         self.proc = subprocess.Popen(
             ["java", "-Xmx3g", "-cp", f"{cp}:{self.tmp}", "ArxLive", str(DATA), "-",
-             str(warmups), "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+             str(warmups), "1", *(["--csv", str(csv)] if csv is not None else [])],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True)
 
     def run(self, spec: str) -> dict[str, str]:
@@ -175,6 +182,45 @@ def measure(arx: ArxServer, df: pl.DataFrame, hs: dict[str, Hierarchy], case: Ca
             f"{int(a['checked']):,} |")
 
 
+def big_process(build: Path, rows: int, rounds: int, warmups: int) -> None:
+    """The issue's whole-process row: ``rows`` sampled from Adult, ARX alternated with ours."""
+    import numpy as np
+    from bench_search import run_measured  # the launcher that reads the child's peak RSS
+
+    df = pl.read_csv(DATA / "adult.csv", separator=";")
+    rng = np.random.default_rng(0)
+    big = pl.DataFrame({c: df[c].sample(rows, with_replacement=True,
+                                         seed=int(rng.integers(1 << 31))) for c in df.columns})
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "big.csv", Path(tmp) / "out.parquet"
+        big.write_csv(src, separator=";")
+        del big
+        cmd = [sys.executable, "-m", "ldiv_polars", "anonymize", str(src), str(out), "--qi",
+               ",".join(Q8), "--hierarchies", str(DATA), "--k", "5", "--suppression", "0.02",
+               "--metric", "loss", "--json"]
+        arx = ArxServer(build, warmups, src)
+        load0 = os.getloadavg()
+        ours, theirs, rss = [], [], 0
+        try:
+            for _ in range(rounds):
+                a = arx.run("A2")
+                theirs.append(float(a["warm_median_ms"]) / 1e3)
+                wall, peak, proc = run_measured(cmd)
+                if proc.returncode != 0:
+                    raise SystemExit(proc.stderr)
+                ours.append(wall)
+                rss = max(rss, peak)
+        finally:
+            arx.close()
+        load1 = os.getloadavg()
+    o, x = statistics.median(ours), statistics.median(theirs)
+    print(f"{rows:,} rows, 8 QIs, k=5, 2%, loss: `ldiv anonymize` process {o:.2f} s "
+          f"(median of {rounds}: {min(ours):.2f}-{max(ours):.2f} s, peak RSS {rss / 1e9:.2f} GB) "
+          f"vs ARX in-JVM anonymize() {x:.2f} s ({min(theirs):.2f}-{max(theirs):.2f} s): "
+          f"{o / x:.3f}x (goal <= 0.1x); ARX optimum {a['optimum']}; load average "
+          f"{load0[0]:.1f} before, {load1[0]:.1f} after")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -183,7 +229,12 @@ def main() -> None:
     ap.add_argument("--arx-build", type=Path,
                     default=Path(os.environ.get("ARX_BUILD", "/tmp/arx-build")))
     ap.add_argument("--only", nargs="*", help="configuration names (substrings) to run")
+    ap.add_argument("--big-rows", type=int, default=None,
+                    help="measure the whole-process row on this many sampled rows instead")
     args = ap.parse_args()
+    if args.big_rows:
+        big_process(args.arx_build, args.big_rows, args.rounds, args.warmups)
+        return
     cases = [c for c in CASES if not args.only or any(s in c.name for s in args.only)]
     df = pl.read_csv(DATA / "adult.csv", separator=";")
     hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv") for q in [*Q8, "salary-class"]}

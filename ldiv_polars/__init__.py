@@ -48,6 +48,7 @@ from ldiv_polars.models import (
     RiskReport,
     SampleUniques,
     TCloseness,
+    WeightedKAnonymity,
     evaluate_classes,
     risk_profile,
 )
@@ -174,6 +175,7 @@ __all__ = [
     "TCloseness",
     "UnknownColumnError",
     "UnreadableInputError",
+    "WeightedKAnonymity",
     "check",
     "classes",
     "evaluate_classes",

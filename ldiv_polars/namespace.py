@@ -49,23 +49,27 @@ class _LdivFrame:
     def check(
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
         models: Sequence[Model] | Model, *, nulls: NullPolicy = "error",
+        weight: str | None = None,
     ) -> CheckResult:
-        """Verdicts of ``models``; see :func:`ldiv_polars.check`."""
-        return check(self._frame, qi, sensitive, models, nulls=nulls)
+        """Verdicts of ``models`` (``weight``: sampling weights); see
+        :func:`ldiv_polars.check`."""
+        return check(self._frame, qi, sensitive, models, nulls=nulls, weight=weight)
 
     def classes(
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
         models: Sequence[Model] | Model = (), *, nulls: NullPolicy = "error",
+        weight: str | None = None,
     ) -> pl.LazyFrame:
         """Lazy per-class statistics; see :func:`ldiv_polars.classes`."""
-        return classes(self._frame, qi, sensitive, models, nulls=nulls)
+        return classes(self._frame, qi, sensitive, models, nulls=nulls, weight=weight)
 
     def violations(
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
         models: Sequence[Model] | Model, *, nulls: NullPolicy = "error",
+        weight: str | None = None,
     ) -> pl.LazyFrame:
         """Lazy violating classes with reasons; see :func:`ldiv_polars.violations`."""
-        return violations(self._frame, qi, sensitive, models, nulls=nulls)
+        return violations(self._frame, qi, sensitive, models, nulls=nulls, weight=weight)
 
     def summary(
         self, qi: str | Iterable[str], sensitive: str, l: int = 2, *, nulls: NullPolicy = "error"
@@ -120,7 +124,7 @@ class _LdivFrame:
         hierarchies: Mapping[str, Any], models: Sequence[Model] | Model, *,
         suppression: float = 0.0, metric: str = "aecs", suppression_mode: str = "mask",
         strategy: str = "auto", verify: bool = True, nulls: NullPolicy = "error",
-        budget: Any = None,
+        budget: Any = None, weight: str | None = None,
     ) -> AnonymizationResult:
         """Optimal full-domain generalization with suppression, re-verified; see
         :func:`ldiv_polars.search.anonymize`."""
@@ -130,7 +134,7 @@ class _LdivFrame:
                          suppression=suppression, metric=metric,
                          suppression_mode=suppression_mode,  # type: ignore[arg-type]
                          strategy=strategy, verify=verify, nulls=nulls,  # type: ignore[arg-type]
-                         budget=budget)
+                         budget=budget, weight=weight)
 
     def microaggregate(
         self, columns: str | Iterable[str], *, k: int, pi: float | str | None = None,

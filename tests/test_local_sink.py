@@ -94,3 +94,18 @@ def test_an_empty_batch_stream_writes_the_schema(tmp_path: Path) -> None:
             out.write_frames(iter(()), schema)
     assert pl.read_parquet(tmp_path / "e.parquet").schema == schema
     assert (tmp_path / "e.csv").read_text() == "a,b\n"
+
+
+def test_a_parquet_input_with_a_null_qi_is_refused_as_a_frame_is(tmp_path: Path) -> None:
+    """The keys of one Parquet file are grouped by DuckDB: a null QI cell is the same typed
+    error, with the same message, as from the frame (Polars)."""
+    df = _table(4).with_columns(pl.when(pl.col("age") == 3).then(None).otherwise(pl.col("age"))
+                                .alias("age"))
+    src = tmp_path / "nulls.parquet"
+    df.write_parquet(src)
+    errors = []
+    for data in (str(src), df):
+        with pytest.raises(lp.NullValuesError) as e:
+            lp.suppress_cells(data, ["zip", "age"], "s", lp.KAnonymity(3))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "'age'" in errors[0]

@@ -376,31 +376,6 @@ def test_sql_check_of_several_models_is_each_models_check(con, case):
     assert together == [ld.check(df, ["q"], "s", [m], con=con)[0] for m in models]
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(case=boundary_case())
-def test_check_figures_in_one_query_are_those_of_the_class_table(case):
-    """``check`` aggregates the table's figures in the query that evaluates the classes,
-    unless a class is within rounding of a threshold (then it collects the class table for
-    the exact step): either way they are the figures of the collected class table."""
-    from ldiv_polars.models.boundary import uncertain_col
-    from ldiv_polars.models.evaluate import collect_unnamed, summarize_unnamed
-    from ldiv_polars.models.results import results_of, summary_exprs, table_results
-
-    classes, model = case
-    models = [model] if model.key == "k_anonymity_2" else [KAnonymity(2), model]
-    fs = FrequencySet.build(frame(classes), ["q"], "s").materialize()
-    table = collect_unnamed(fs, models)
-    got = lp.check(frame(classes), ["q"], "s", models)
-    assert got.models == table_results(table, models)
-    assert (got.rows, got.classes) == (int(table["size"].sum()), table.height)
-    row = summarize_unnamed(fs, models, summary_exprs(models))
-    if row is not None:
-        assert results_of(row, models, None) == got.models
-    else:  # a class of the boundary model is uncertain: its exact step decided it
-        assert table.select(pl.col(uncertain_col(model)).any()).item()
-
-
 def test_sql_without_python_reports_undecided_classes():
     """What a DuckDB-CLI user who `.read`s ldiv.sql gets on a boundary: the float verdict
     cannot decide, and says so (passed NULL, undecided_classes), never a silent answer."""

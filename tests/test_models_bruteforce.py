@@ -326,3 +326,27 @@ def test_reference_emd_sanity():
     assert ref.emd([0.5, 0.5], [0.5, 0.5], ref.equal_distance(2)) == pytest.approx(0.0)
     assert np.allclose(ref.hierarchical_distance([("x", "a", "*"), ("y", "b", "*")]),
                        [[0, 1], [1, 0]])
+
+
+@SETTINGS
+@given(tables(), st.booleans())
+def test_distinct_values_per_class_counted_either_way(df, with_null):
+    """``distinct`` counts a class's rows when the frequency set's keys are unique (a built
+    one), its distinct sensitive values otherwise (rows repeating their keys): the brute-force
+    count both times, a null sensitive value counting as one value."""
+    from ldiv_polars.core import FrequencySet
+    from ldiv_polars.models import evaluate_classes
+
+    if with_null:
+        df = df.with_columns(pl.when(pl.int_range(pl.len()) % 3 == 0).then(None)
+                             .otherwise(pl.col("s")).alias("s"))
+    qi = qi_of(df)
+    want = {k: len(c) for k, c in ref_classes(df).items()}
+    built = FrequencySet.build(df, qi, "s", nulls="value")
+    rows = FrequencySet(df.lazy().with_columns(pl.lit(1, pl.Int64).alias("n")), tuple(qi),
+                        ("s",))  # one row per record: keys repeat
+    assert built.unique and not rows.unique
+    for fs in (built, rows):
+        got = evaluate_classes(fs, [DistinctLDiversity(2)]).collect()
+        assert {tuple(r[q] for q in qi): r["distinct"] for r in got.iter_rows(named=True)} \
+            == want

@@ -184,3 +184,17 @@ def test_the_ratio_descent_ends_at_a_cheapest_passing_neighbourhood(seed, k, sup
     assert search.best is not None and verdicts[search.best].passed
     assert math.isclose(search.best_val, min(value(x) for x, rec in search.records.items()
                                              if rec[0]), rel_tol=1e-12)
+
+
+def test_the_ratio_descent_leaves_the_bound_its_share_of_the_budget():
+    """Past its share of a seconds budget the ratio descent checks nothing more (here the
+    share is spent before it starts: it returns its start, checked once); with only a node
+    budget it runs to its end."""
+    efs, limit, heights, verdicts = _small(5, 1500, 3, 3, 0.02)
+    top = tuple(h - 1 for h in heights)
+    spent = _Search(efs, [KAnonymity(3)], limit, "loss", Budget(seconds=1e-9))
+    assert spent.past_share(0.5) and spent.descend_by_ratio(top) == top and spent.checked == 1
+    free = _Search(efs, [KAnonymity(3)], limit, "loss", Budget(nodes=10 ** 6))
+    assert not free.past_share(anytime.RATIO_DESCENT_SHARE)
+    end = free.descend_by_ratio(top)
+    assert end != top and verdicts[end].passed

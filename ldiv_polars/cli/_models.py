@@ -34,7 +34,8 @@ class RiskFlags:
     ``--average-risk``, ``--sample-uniques``, ``--population-uniques`` (with ``--population``
     and ``--population-model``), ``--k-map`` (estimated with ``--population``,
     ``--k-map-estimator``, ``--significance``; or against ``--population-table``) and
-    ``--delta-presence`` (with ``--population-table``). ``population`` is parsed (a size or a
+    ``--delta-presence`` (with ``--population-table``); ``--weighted-k`` (k-anonymity on the
+    classes' sums of sampling weights, read from ``--weight``). ``population`` is parsed (a size or a
     region name), ``delta_presence`` is ``(min, max)``; ``separator`` is the command's
     ``--separator``, with which ``--population-table`` is read as the main table is."""
 
@@ -49,13 +50,14 @@ class RiskFlags:
     population_table: str | None = None
     delta_presence: tuple[float, float] | None = None
     separator: str | None = None
+    weighted_k: int | None = None
 
     @property
     def empty(self) -> bool:
         """No risk threshold asked for."""
         return all(v is None for v in (self.average_risk, self.sample_uniques,
                                        self.population_uniques, self.k_map,
-                                       self.delta_presence))
+                                       self.delta_presence, self.weighted_k))
 
     def models(self) -> list[Model]:
         """The table-level risk models, k-map and delta-presence these flags ask for, in flag
@@ -93,6 +95,8 @@ class RiskFlags:
                 raise InvalidParameterError("--delta-presence needs --population-table (the "
                                             "population the table is a research subset of)")
             out.append(M.DeltaPresence(*self.delta_presence, self._population_table()))
+        if self.weighted_k is not None:
+            out.append(M.WeightedKAnonymity(self.weighted_k))
         return out
 
     def _population_table(self) -> object:

@@ -86,15 +86,43 @@ DeltaPresenceOpt = Annotated[str | None, typer.Option(
     "--delta-presence", help="delta-presence MIN,MAX: every class's share of its population "
     "class (with --population-table)")]
 
+WeightedKOpt = Annotated[int | None, typer.Option(
+    "--weighted-k", help="k-anonymity on F_k: every class's sum of sampling weights (its "
+    "estimated population size) >= k (with --weight)")]
+SamplingWeightOpt = Annotated[str | None, typer.Option(
+    "--weight", help="column of sampling weights (finite, > 0) read by --weighted-k")]
+
 RISK_OPTIONS: dict[str, Any] = {
     "population": PopulationOpt, "average_risk": AverageRiskOpt,
     "sample_uniques": SampleUniquesOpt, "population_uniques": PopulationUniquesOpt,
     "k_map": KMapOpt, "population_model": PopulationModelOpt,
     "k_map_estimator": KMapEstimatorOpt, "significance": SignificanceOpt,
     "population_table": PopulationTableOpt, "delta_presence": DeltaPresenceOpt,
+    "weighted_k": WeightedKOpt,
 }
 """The risk options every command enforcing or reporting risk declares (:func:`risk_options`),
 by parameter name."""
+
+
+def parse_population(value: str | None) -> int | str | None:
+    """``--population``: a positive integer, or a region name of
+    :data:`ldiv_polars.risk.REGIONS` (checked here, before any row is read). Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` for a number below 1 or an unknown name."""
+    if value is None:
+        return None
+    text = value.strip().replace("_", "").replace(",", "")
+    if text.isdigit():
+        if int(text) < 1:
+            raise InvalidParameterError("--population must be at least 1")
+        return int(text)
+    from ldiv_polars.risk.population import REGIONS
+
+    key = value.strip().lower().replace(" ", "_").replace("-", "_")
+    if key not in REGIONS:
+        raise InvalidParameterError(
+            f"--population: {value!r} is neither a number nor a region "
+            f"({', '.join(REGIONS)})")
+    return key
 
 
 def risk_flags(*, population: str | None = None, delta_presence: str | None = None,
@@ -108,10 +136,8 @@ def risk_flags(*, population: str | None = None, delta_presence: str | None = No
     RiskFlags(average_risk=None, sample_uniques=None, population_uniques=None, k_map=3,
               population=None, population_model=None, k_map_estimator=None,
               significance=None, population_table='pop.csv', delta_presence=(0.1, 0.5),
-              separator=None)
+              separator=None, weighted_k=None)
     """
-    from ldiv_polars.cli.risk import parse_population
-
     bounds = None
     if delta_presence is not None:
         parts = delta_presence.split(",")
@@ -145,6 +171,17 @@ def risk_options(command: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
     return wrapper
+
+
+def weights_read(models: list[Any], weight: str | None) -> None:
+    """Refuse ``--weight`` without a model reading weights (it would be silently ignored)
+    and a model reading weights (``--weighted-k``) without ``--weight``
+    (:class:`~ldiv_polars.errors.InvalidParameterError`, before any row is read)."""
+    from ldiv_polars.models.verdict import require_weights
+
+    if weight is not None and not any(m.needs_weight for m in models):
+        raise InvalidParameterError("--weight is read by --weighted-k only: add --weighted-k")
+    require_weights(models, weight)
 
 
 def model_option(choices: tuple[str, ...]) -> Any:

@@ -39,7 +39,9 @@ from ldiv_polars.cli._options import (
     SensitivesOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
+    SamplingWeightOpt,
     risk_options,
+    weights_read,
 )
 from ldiv_polars.errors import InvalidParameterError
 
@@ -149,18 +151,21 @@ def anonymize_cmd(
     semantics: SemanticsOpt = "value", exact: ExactOpt = False, time_limit: TimeLimitOpt = 60.0,
     report: ReportOpt = None, risk: RiskFlags = RiskFlags(),
     engine: EngineOpt = "polars", spark_master: SparkMasterOpt = None,
-    spark_remote: SparkRemoteOpt = None,
+    spark_remote: SparkRemoteOpt = None, weight: SamplingWeightOpt = None,
 ) -> None:
     """Find the least generalization satisfying the requirements and write the table
     (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
     ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md);
-    ``--engine spark``: counted, released and re-verified by Spark (docs/spark.md)."""
+    ``--engine spark``: counted, released and re-verified by Spark (docs/spark.md);
+    ``--weighted-k`` with ``--weight``: k on the classes' sums of sampling weights (the
+    global search only)."""
     from ldiv_polars.cli._methods import refuse_ignored, run_methods
 
     started = time.perf_counter()
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
         k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk))
+    _refuse_weight(models, weight, method != "global" or compare)
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
@@ -177,10 +182,11 @@ def anonymize_cmd(
     # re-verified while written (one pass over the input for both), not by anonymize()
     result = _search(path, qi_cols, s_cols, hs, models, suppression=suppression,
                      metric=metric or "aecs", suppression_mode=mode, strategy=strategy,
-                     separator=separator, verify=False, budget=budget, engine=engine)
+                     separator=separator, verify=False, budget=budget, engine=engine,
+                     weight=weight)
     _write(result, out, verify=not no_verify, report=report, report_args=dict(
         data=str(path), qi=qi_cols, sensitive=s_cols[:1], models=models, hierarchies=hs,
-        separator=separator))
+        separator=separator, weight=weight))
     _show(result, out, as_json=as_json, wall_s=time.perf_counter() - started, exit_code=True)
 
 
@@ -195,12 +201,24 @@ def _start_engine(engine: str, master: str | None, remote: str | None,
     start_engine(engine, master, remote)
 
 
+def _refuse_weight(models: list[Any], weight: str | None, other_method: bool) -> None:
+    """``--weight`` without a model reading it, or such a model without it (as ``check``:
+    :func:`~ldiv_polars.cli._options.weights_read`), and weights with another method than
+    the global search (``other_method``: ``--method`` or ``--compare``) are refused
+    (:class:`InvalidParameterError`)."""
+    weights_read(models, weight)
+    if weight is not None and other_method:
+        raise InvalidParameterError("--weight/--weighted-k are enforced by --method global "
+                                    "only, without --compare")
+
+
 def _requested_models(req: Requirements) -> list[Any]:
     """The models of the flags; at least one is required."""
     if req.empty:
         raise InvalidParameterError(
             "give at least one requirement: --k, --l, --t, --alpha, --delta, --average-risk, "
-            "--sample-uniques, --population-uniques, --k-map or --delta-presence")
+            "--sample-uniques, --population-uniques, --k-map, --delta-presence or "
+            "--weighted-k")
     return build_models(req)
 
 

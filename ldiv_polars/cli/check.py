@@ -27,7 +27,9 @@ from ldiv_polars.cli._options import (
     SparkRemoteOpt,
     TOpt,
     json_option,
+    SamplingWeightOpt,
     risk_options,
+    weights_read,
 )
 from ldiv_polars.cli.risk import POPULATION_LABELS
 
@@ -43,17 +45,22 @@ EMPTY_NOTE = "the table is empty (a header and no rows): every model holds vacuo
 
 def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Model], *,
                 l: int = 2, engine: str = "polars", separator: str | None = None,
-                nulls: str = "error", population: int | str | None = None
+                nulls: str = "error", population: int | str | None = None,
+                weight: str | None = None
                 ) -> tuple[dict[str, object], list[dict[str, object]]]:
     """The summary of ``data`` (:data:`~ldiv_polars.SUMMARY_KEYS`) and one verdict per model
     (``key``, ``model``, ``params``, ``passed``, ``achieved``, ``failing_classes``,
     ``failing_rows``), both from one frequency set built by one pass over the rows, in the
     Polars engine, DuckDB's (its SQL macros) or Spark's (its frequency set). With ``population`` (a size or a region), the summary also has
     the population figures (:data:`~ldiv_polars.models.risk.POPULATION_KEYS`), rolled up from
-    the same frequency set (with DuckDB: from a second pass, by Polars)."""
+    the same frequency set (with DuckDB: from a second pass, by Polars). ``weight``: the
+    column of sampling weights the frequency set also sums per class (for the models reading
+    them; with DuckDB the frequency set is then DuckDB's, judged by Polars: the SQL macros read
+    no weights)."""
     from ldiv_polars.models.base import ModelResult
 
-    if engine == "duckdb":
+    sql = engine == "duckdb" and weight is None
+    if sql:
         from ldiv_polars.duckdb import report
 
         stats, rows = report(data, qi, sensitive, models, l, separator=separator,
@@ -64,19 +71,23 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
                    for m, r in zip(models, rows)]
     else:
         from ldiv_polars.core.engines.base import engine_for
-        from ldiv_polars.core.inputs import translate_input_errors
-        from ldiv_polars.models.verdict import check_frequency_set, check_models
+        from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
+        from ldiv_polars.models.verdict import WeightRows, check_frequency_set, check_models
         from ldiv_polars.table_summary import frequency_set_summary
 
         with translate_input_errors(data):
             fs = engine_for(data, engine).plan_frequency_set(
-                data, qi, sensitive, nulls=nulls, separator=separator, require_sensitive=True)
+                data, qi, sensitive, nulls=nulls, separator=separator, require_sensitive=True,
+                weight=weight)
             models = check_models(models, fs.sensitive)
             fs = fs.materialize()
         stats = frequency_set_summary(fs, l)
-        results = check_frequency_set(fs, models).models
+        exact = None if weight is None else WeightRows(  # weight sums near k: exact
+            lambda: to_lazyframe(data, separator=separator), weight)
+        with translate_input_errors(data):
+            results = check_frequency_set(fs, models, weight_rows=exact).models
     if population is not None:
-        stats |= _population_summary(data, qi, fs if engine != "duckdb" else None, population,
+        stats |= _population_summary(data, qi, None if sql else fs, population,
                                      separator, nulls)
     return stats, [{"key": m.key, **m.to_dict()} for m in results]
 
@@ -160,21 +171,23 @@ def check_cmd(
     nulls: NullsOpt = "error", spark_master: SparkMasterOpt = None,
     spark_remote: SparkRemoteOpt = None,
     as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
-    risk: RiskFlags = RiskFlags(),
+    weight: SamplingWeightOpt = None, risk: RiskFlags = RiskFlags(),
 ) -> None:
     """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta, risk and the risk
-    thresholds, with a verdict per requested model. Exit 1 when a requested model fails."""
+    thresholds, k on weights (--weighted-k with --weight), with a verdict per requested model.
+    Exit 1 when a requested model fails."""
     qi_cols = split_columns(qi, "--qi")
     pop = risk.population
     start_engine(engine, spark_master, spark_remote)
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                   risk=risk)
     models, summary_l = models_for(req, path, sensitive, separator)
+    weights_read(models, weight)
     with Stages("check") as say:
         say(f"reading {path.name} ({engine})")
         stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
                                       engine=engine, separator=separator, nulls=nulls,
-                                      population=pop)
+                                      population=pop, weight=weight)
     emit(stats, verdicts, models, as_json=as_json,
          title=f"{path.name}: QI {', '.join(qi_cols)}; sensitive {sensitive}")
 

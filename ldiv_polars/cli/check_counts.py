@@ -21,6 +21,7 @@ from ldiv_polars.cli._options import (
     TOpt,
     json_option,
     risk_options,
+    weights_read,
 )
 
 CountsArg = Annotated[list[Path], typer.Argument(help="counts files of the sites (.parquet)")]
@@ -56,6 +57,7 @@ def check_counts_cmd(
         models = check_models(build_models(req, t_distance="ordered" if dtype is not None
                                            and is_ordered_dtype(dtype) else "equal"),
                               fs.sensitive)
+        weights_read(models, None)  # a counts file holds no weights
         stats = frequency_set_summary(fs, summary_l(l))
         if risk.population is not None:
             stats |= population_summary(fs, risk.population)

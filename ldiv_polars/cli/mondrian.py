@@ -19,8 +19,10 @@ from ldiv_polars.cli._options import (
     SensitiveOpt,
     SeparatorOpt,
     TOpt,
+    SamplingWeightOpt,
     json_option,
     risk_options,
+    weights_read,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ def mondrian_cmd(
     alpha: AlphaOpt = None, delta: DeltaOpt = None, positive: PositiveOpt = None,
     relaxed: RelaxedOpt = False, raw: RawOpt = False, group: GroupOpt = "group",
     separator: SeparatorOpt = None, as_json: JsonOpt = False,
-    risk: RiskFlags = RiskFlags(),
+    risk: RiskFlags = RiskFlags(), weight: SamplingWeightOpt = None,
 ) -> None:
     """Partition a table with Mondrian and write the generalized release (QI ranges /
     category sets, one group id per row). The output is re-verified, then written
@@ -65,9 +67,11 @@ def mondrian_cmd(
         Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                 positive=positive, risk=risk),
         choices=GROUPING_L_MODELS)
+    weights_read(models, weight)  # (--weighted-k with --weight: F_k per group)
     check_output(output, inputs=[input])  # before any work
     result, df = _partition(input, qi_cols, sensitive, models, relaxed=relaxed, raw=raw,
-                            group=group, separator=separator, as_json=as_json)
+                            group=group, separator=separator, as_json=as_json,
+                            weight=weight)
     with atomic_output(output, inputs=[input], separator=separator) as out:
         out.write(df)
         out.check_rows(df.height)
@@ -82,8 +86,8 @@ def mondrian_cmd(
 
 
 def _partition(input: Path, qi: list[str], sensitive: str, models: list[Model], *,
-               relaxed: bool, raw: bool, group: str, separator: str | None, as_json: bool
-               ) -> tuple[MondrianResult, pl.DataFrame]:
+               relaxed: bool, raw: bool, group: str, separator: str | None, as_json: bool,
+               weight: str | None = None) -> tuple[MondrianResult, pl.DataFrame]:
     """Mondrian's partition of ``input`` and the release to write (raw rows with their group
     id, or the generalized QIs). When the whole table fails a model: says so (JSON with
     ``as_json``) and exits 1."""
@@ -94,7 +98,8 @@ def _partition(input: Path, qi: list[str], sensitive: str, models: list[Model], 
         say("partitioning")
         lf = to_lazyframe(input, separator=separator)
         try:
-            result = mondrian(lf, qi, sensitive, models, relaxed=relaxed, group=group)
+            result = mondrian(lf, qi, sensitive, models, relaxed=relaxed, group=group,
+                              weight=weight)
         except PartitionInfeasibleError as exc:  # a model fails: exit 1, nothing written
             if as_json:
                 echo_json({"feasible": False, "reason": str(exc), "output": None,

@@ -41,7 +41,8 @@ ReleaseSeparatorOpt = Annotated[str | None, typer.Option(
     "--release-separator", help="CSV separator of the release")]
 TitleOpt = Annotated[str | None, typer.Option("--title", help="the page's title")]
 WeightOpt = Annotated[str | None, typer.Option(
-    "--weight", help="column of sampling weights: adds sdcMicro's weighted risk")]
+    "--weight", help="column of sampling weights: adds sdcMicro's weighted risk (and is "
+    "what --weighted-k reads)")]
 JsonOpt = Annotated[bool, json_option(
     "print the verdicts as JSON (the page is written all the same)")]
 
@@ -69,12 +70,14 @@ def report_cmd(
     --release, the information loss. Exit 1 when a requested model fails on the release (on
     the input without --release)."""
     from ldiv_polars.cli.check import models_for
+    from ldiv_polars.models.verdict import require_weights
     from ldiv_polars.reporting import report
 
     qi_cols = split_columns(qi, "--qi")
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                   risk=risk)
     models, summary_l = models_for(req, path, sensitive, separator)
+    require_weights(models, weight)  # (--weight: the risk section's and --weighted-k's)
     with Stages("report") as say:
         page = report(str(path), qi_cols, sensitive, models,
                       release=None if release is None else str(release), out=out,

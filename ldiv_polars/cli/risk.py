@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import echo_json, split_columns, start_engine
-from ldiv_polars.cli._options import QiOpt, SeparatorOpt, SparkMasterOpt, SparkRemoteOpt
+from ldiv_polars.cli._options import (
+    QiOpt,
+    SeparatorOpt,
+    SparkMasterOpt,
+    SparkRemoteOpt,
+    parse_population,
+)
 from ldiv_polars.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -43,27 +49,6 @@ _LABELS = {
     "expected_reidentifications": "expected re-identifications",
     "global_risk": "global risk (share)",
 }
-
-
-def parse_population(value: str | None) -> int | str | None:
-    """``--population``: a positive integer, or a region name of
-    :data:`ldiv_polars.risk.REGIONS` (checked here, before any row is read). Raises
-    :class:`~ldiv_polars.errors.InvalidParameterError` for a number below 1 or an unknown name."""
-    if value is None:
-        return None
-    text = value.strip().replace("_", "").replace(",", "")
-    if text.isdigit():
-        if int(text) < 1:
-            raise InvalidParameterError("--population must be at least 1")
-        return int(text)
-    from ldiv_polars.risk.population import REGIONS
-
-    key = value.strip().lower().replace(" ", "_").replace("-", "_")
-    if key not in REGIONS:
-        raise InvalidParameterError(
-            f"--population: {value!r} is neither a number nor a region "
-            f"({', '.join(REGIONS)})")
-    return key
 
 
 def _check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:

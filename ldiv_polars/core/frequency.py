@@ -23,8 +23,11 @@ from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
     check_null_policy,
+    invalid_weight,
+    raise_on_bad_weights,
     raise_on_nulls,
     validate_columns,
+    validate_weight,
 )
 from ldiv_polars.errors import InvalidParameterError
 
@@ -32,6 +35,13 @@ COUNT = "n"
 """Default name of the count column of a frequency set (see :func:`count_name`)."""
 
 STREAMING = "streaming"
+
+WEIGHT_SUM = "weight_sum"
+"""Default name of a frequency set's weight-sum column (see :func:`weight_name`): per key, the
+sum of the rows' sampling weights (sdcMicro's ``F_k`` once summed per class)."""
+BAD_WEIGHTS = "__ldiv_bad_weights"
+"""The rows of a key whose weight is not a sampling weight, in a weighted group-by before
+:func:`check_weighted` drops it."""
 
 
 def unique_name(base: str, taken: Iterable[str]) -> str:
@@ -67,9 +77,33 @@ def count_name(keys: Iterable[str]) -> str:
     return unique_name(COUNT, keys)
 
 
+def weight_name(keys: Iterable[str]) -> str:
+    """The weight-sum column of a frequency set keyed by ``keys``: ``weight_sum``, unless a key
+    (or the count column) is named so."""
+    keys = list(keys)
+    return unique_name(WEIGHT_SUM, [*keys, count_name(keys)])
+
+
 def _null_guard(df: pl.DataFrame, columns: tuple[str, ...], count: str) -> pl.DataFrame:
     raise_on_nulls(df, columns, count)
     return df
+
+
+def weighted_aggs(weight: str, name: str) -> list[pl.Expr]:
+    """The aggregations a weighted frequency set adds to its count: the sum of ``weight``
+    (Float64) named ``name``, and the rows whose weight is not a sampling weight
+    (:func:`~ldiv_polars.core.validate.invalid_weight`), checked and dropped after the
+    group-by."""
+    return [pl.col(weight).cast(pl.Float64).sum().alias(name),
+            invalid_weight(weight).sum().alias(BAD_WEIGHTS)]
+
+
+def check_weighted(df: pl.DataFrame, weight: str) -> pl.DataFrame:
+    """A collected group-by with :func:`weighted_aggs`: raise
+    :class:`~ldiv_polars.errors.InvalidParameterError` when a row's weight was not a sampling
+    weight, else the frame without the bad-row count."""
+    raise_on_bad_weights(int(df.get_column(BAD_WEIGHTS).sum() or 0), weight)
+    return df.drop(BAD_WEIGHTS)
 
 
 def frequency_set(
@@ -103,12 +137,19 @@ def frequency_set(
 class FrequencySet:
     """A frequency set with its column roles. ``frame`` may be lazy over the rows or over an
     already collected table (see :meth:`materialize`); ``count`` names its count column
-    (``n`` unless a key has that name: :func:`count_name`)."""
+    (``n`` unless a key has that name: :func:`count_name`). ``unique``: no two rows share
+    their keys (a group-by's result, as :meth:`build` and :func:`merge_frequency_sets` make
+    it), so that a class's rows are its distinct sensitive values (the evaluation then counts
+    them without hashing the values); False when not known."""
 
     frame: pl.LazyFrame
     qi: tuple[str, ...]
     sensitive: tuple[str, ...]
     count: str = COUNT
+    unique: bool = False
+    weight: str | None = None
+    """The weight-sum column (Float64: per key, the sum of the rows' sampling weights), when
+    the set was built with ``weight=``; None otherwise."""
 
     @classmethod
     def build(
@@ -120,6 +161,7 @@ class FrequencySet:
         nulls: NullPolicy = "error",
         separator: str | None = None,
         require_sensitive: bool = False,
+        weight: str | None = None,
     ) -> FrequencySet:
         """The lazy frequency set ``group_by(qi + sensitive).len()`` of ``data`` with its
         column roles.
@@ -129,13 +171,28 @@ class FrequencySet:
         (:class:`~ldiv_polars.errors.MissingColumnError` and friends, ``require_sensitive``
         makes a missing sensitive column an error). With ``nulls="error"`` the plan raises
         :class:`~ldiv_polars.errors.NullValuesError` when collected if a key column holds
-        nulls; ``nulls="value"`` keeps null as a value. Nothing is collected here."""
+        nulls; ``nulls="value"`` keeps null as a value. ``weight`` names a numeric column of
+        sampling weights: the set then also sums them per key (column :attr:`weight`,
+        :func:`weight_name`); a weight that is null, non-finite or not positive raises
+        :class:`~ldiv_polars.errors.InvalidParameterError` when collected (a missing or
+        non-numeric weight column at once). Nothing is collected here."""
         check_null_policy(nulls)
         lf = to_lazyframe(data, separator=separator)
         qi_t, s_t = validate_columns(lf, qi, sensitive, require_sensitive=require_sensitive)
         keys = [*qi_t, *s_t]
         count = count_name(keys)
-        fs = lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(count))
+        wname = None
+        extra: list[pl.Expr] = []
+        if weight is not None:
+            validate_weight(lf.collect_schema(), weight, keys)
+            wname = weight_name(keys)
+            extra = weighted_aggs(weight, wname)
+        fs = lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(count), *extra)
+        if weight is not None:
+            schema = fs.collect_schema()
+            schema.pop(BAD_WEIGHTS)
+            fs = fs.map_batches(partial(check_weighted, weight=weight), schema=schema,
+                                streamable=False)
         if nulls == "error":
             schema = fs.collect_schema()
             fs = fs.map_batches(
@@ -143,7 +200,7 @@ class FrequencySet:
                 schema=schema,
                 streamable=False,
             )
-        return cls(fs, qi_t, s_t, count)
+        return cls(fs, qi_t, s_t, count, unique=True, weight=wname)
 
     @property
     def keys(self) -> list[str]:
@@ -154,7 +211,8 @@ class FrequencySet:
         """Collect the frequency set (streaming engine) and return one backed by it. This is
         the pass over the rows: an engine error on unreadable rows is raised as
         :class:`~ldiv_polars.errors.UnreadableInputError`."""
-        return FrequencySet(self.collect().lazy(), self.qi, self.sensitive, self.count)
+        return FrequencySet(self.collect().lazy(), self.qi, self.sensitive, self.count,
+                            self.unique, self.weight)
 
     def collect(self) -> pl.DataFrame:
         """The frequency set as a DataFrame (see :meth:`materialize`)."""
@@ -203,4 +261,4 @@ def merge_frequency_sets(sets: Iterable[FrequencySet | pl.DataFrame | pl.LazyFra
     with translate_input_errors():
         merged = (pl.concat(frames).group_by(keys)
                   .agg(pl.col(COUNT).sum().cast(pl.Int64)).collect())
-    return FrequencySet(merged.lazy(), qi_t, s_t)
+    return FrequencySet(merged.lazy(), qi_t, s_t, unique=True)

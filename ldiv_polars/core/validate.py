@@ -136,6 +136,54 @@ def raise_on_nulls(df: pl.DataFrame, columns: Sequence[str], count: str) -> None
     raise_null_counts(null_counts_in(df, columns, count), columns)
 
 
+def validate_weight(schema: pl.Schema, weight: str, keys: Sequence[str]) -> str:
+    """``weight``, after checking it names a numeric column of ``schema`` that is not one of
+    the group-by ``keys`` (a quasi-identifier or sensitive column): the sampling weights a
+    frequency set sums per key. Raises
+    :class:`~ldiv_polars.errors.InvalidParameterError` otherwise (before any row is read).
+
+    >>> validate_weight(pl.Schema({"q": pl.Int64, "w": pl.Float64}), "w", ["q"])
+    'w'
+    >>> validate_weight(pl.Schema({"q": pl.Int64}), "q", ["q"])
+    Traceback (most recent call last):
+    ...
+    ldiv_polars.errors.InvalidParameterError: weight column 'q' is also a quasi-identifier or sensitive column
+    """
+    if not isinstance(weight, str) or weight not in schema:
+        raise InvalidParameterError(
+            f"weight column {weight!r} is not in the data (columns: {', '.join(schema.names())})")
+    if weight in keys:
+        raise InvalidParameterError(
+            f"weight column {weight!r} is also a quasi-identifier or sensitive column")
+    if not schema[weight].is_numeric():
+        raise InvalidParameterError(
+            f"weight column {weight!r} must be numeric, got {schema[weight]}")
+    return weight
+
+
+def invalid_weight(weight: str) -> pl.Expr:
+    """Per row: the weight in column ``weight`` (cast to Float64) is null, NaN, infinite or
+    not positive, i.e. not a sampling weight (sum it per key to count the bad rows in the
+    same pass that groups them; :func:`raise_on_bad_weights` reads the sum)."""
+    w = pl.col(weight).cast(pl.Float64)
+    return w.is_null() | ~w.is_finite() | (w <= 0)
+
+
+def raise_on_bad_weights(bad: int, weight: str) -> None:
+    """The one error for rows whose sampling weight is null, non-finite or not positive
+    (``bad`` of them; nothing when 0): :class:`~ldiv_polars.errors.InvalidParameterError`.
+
+    >>> raise_on_bad_weights(2, "w")
+    Traceback (most recent call last):
+    ...
+    ldiv_polars.errors.InvalidParameterError: weight column 'w' holds 2 null, non-finite or non-positive value(s); sampling weights must be finite and > 0
+    """
+    if bad:
+        raise InvalidParameterError(
+            f"weight column {weight!r} holds {bad} null, non-finite or non-positive value(s); "
+            "sampling weights must be finite and > 0")
+
+
 # --- parameters -------------------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import polars as pl
 
+from ldiv_polars.core.batches import single_parquet_file
 from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import require_real
 from ldiv_polars.errors import InvalidParameterError
@@ -45,7 +46,7 @@ def prepare(data: TableLike, qi: str | Iterable[str], sensitive: str | Iterable[
         raise InvalidParameterError(f"method must be 'greedy' or 'exact', got {method!r}")
     require_real("time_limit", time_limit, low=0.0)
     lf = to_lazyframe(data, separator=separator)
-    table = KeyTable.build(lf, qi, sensitive)
+    table = KeyTable.build(lf, qi, sensitive, parquet=single_parquet_file(data))
     checked = check_models(models, table.sensitive, required_by=caller)
     if method == "exact":
         exact_supported(checked, semantics_)

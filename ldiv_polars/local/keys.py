@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -67,14 +68,26 @@ class KeyTable:
     @classmethod
     def build(cls, data: TableLike, qi: str | Iterable[str],
               sensitive: str | Iterable[str] | None, *,
-              separator: str | None = None) -> KeyTable:
+              separator: str | None = None, parquet: Path | None = None) -> KeyTable:
         """Encode ``data``'s frequency set (one streaming pass; nulls in a QI or sensitive
         column are a :class:`~ldiv_polars.errors.NullValuesError`: a null is the suppressed
-        marker of the release)."""
-        fs = require_count_n(FrequencySet.build(data, qi, sensitive, nulls="error",
-                                                separator=separator))
+        marker of the release). ``parquet``: the one Parquet file ``data`` reads
+        (:func:`~ldiv_polars.core.batches.single_parquet_file`), grouped by the DuckDB engine
+        instead, which holds far less memory on a large file than Polars' streaming
+        group-by (BENCHMARKS.md); the engines give the same frequency set, its columns cast
+        to the dtypes Polars reads (the release joins the input on them)."""
         try:
-            df = fs.collect()
+            if parquet is not None:
+                from ldiv_polars.core.engines.duckdb import ENGINE as DUCKDB
+
+                fs = require_count_n(DUCKDB.frequency_set(str(parquet), qi, sensitive,
+                                                          nulls="error"))
+                schema = pl.scan_parquet(parquet).collect_schema()
+                df = fs.collect().cast({c: schema[c] for c in (*fs.qi, *fs.sensitive)})
+            else:
+                fs = require_count_n(FrequencySet.build(data, qi, sensitive, nulls="error",
+                                                        separator=separator))
+                df = fs.collect()
         except NullValuesError as e:
             parts = ", ".join(f"{c!r}: {n} null(s)" for c, n in e.counts.items())
             e.args = (f"null values in {parts}: the release writes suppressed cells as null, "

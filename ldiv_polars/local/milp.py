@@ -195,23 +195,27 @@ class _Search:
     def lp_and_dive(self, lp: Any, semantics: Semantics) -> None:
         """Record the LP bound, then the dive: restricted MILPs for a good release (the keys
         the LP settles fixed; else the columns of small reduced cost, with the best's), each
-        step started only with time left and given at most a quarter of the limit."""
+        step started only with time left and given :meth:`_dive_share` of it."""
         prog = self.prog
         self.bound = lp.fun
         self.steps["lp_bound"] = float(lp.fun)
         self.steps["lp_s"] = round(time.perf_counter() - self.t0, 3)
-        share = max(self.time_limit / 4, MIN_SOLVE_S)
         dive = None
         if semantics == "value" and self.can_start():
             dive = self.timed("dive", prog.solve, prog.upper(lp_fixed=lp.x),
-                              min(self.left(), share))
+                              self._dive_share(), presolve=True)
         if (dive is None or dive.masks is None) and self.can_start():
             dive = self.timed("dive", prog.solve,
                               prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
-                              min(self.left(), share))
+                              self._dive_share(), presolve=True)
         if dive is not None:
             self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
             self.offer(dive.masks, dive.cost, "dive")
+
+    def _dive_share(self) -> float:
+        """The seconds of a dive step: half of those left, at least a quarter of the limit
+        (never more than are left)."""
+        return min(self.left(), max(self.left() / 2, self.time_limit / 4, MIN_SOLVE_S))
 
     def _slack(self) -> float:
         """The reduced cost above which a column cannot be in a release cheaper than the
@@ -558,11 +562,12 @@ class _Program:
             options={"time_limit": _highs_limit(seconds)}), (), seconds)
         return res if res is not TIMED_OUT and res.status == 0 else None
 
-    def solve(self, ub: np.ndarray, seconds: float) -> _Solved:
+    def solve(self, ub: np.ndarray, seconds: float, *, presolve: bool = False) -> _Solved:
         """The MILP restricted to the columns with a positive upper bound in ``ub`` (the
-        others fixed at 0, left out of the program) within ``seconds``, without HiGHS's
-        presolve: slow on this program, and it checks the clock too rarely to keep a time
-        limit (it overran 60 s by minutes under load); its root cuts are kept."""
+        others fixed at 0, left out of the program) within ``seconds``; by default without
+        HiGHS's presolve, slow on the whole program (its root cuts are kept); a dive's
+        restricted program is presolved (``presolve=True``): it is small once the fixed
+        columns are gone, and HiGHS solved it faster so."""
         keep = np.flatnonzero(ub > 0)
         lc = self.constraints()
         a = sparse.csc_array(lc.A)[:, keep]
@@ -570,7 +575,7 @@ class _Program:
             milp, self.c[keep], constraints=LinearConstraint(a, lc.lb, lc.ub),
             integrality=self.integrality()[keep], bounds=Bounds(0, ub[keep]),
             options={"time_limit": _highs_limit(seconds), "disp": False,
-                     "mip_rel_gap": 0.0, "presolve": False}), (), seconds)
+                     "mip_rel_gap": 0.0, "presolve": presolve}), (), seconds)
         if res is TIMED_OUT:
             return _Solved(None, np.inf, False, None)
         masks = None

@@ -4,8 +4,8 @@ A plan is a plain table (no code): the raw QI values of each key, the *level* ea
 released at (0: the raw value; ``h >= 1``: the label of level ``h`` of the QI's hierarchy;
 :data:`SUPPRESSED`: null) and the released value itself. :meth:`ReleasePlan.apply` releases any
 table holding those keys with one lazy left join on the raw QI values, so the rows stream
-through and any engine with a join (DuckDB: ``SELECT ... FROM data JOIN plan USING (qi...)``)
-applies the same plan. Counts of suppressed cells and touched records come from the plan and
+through and any engine with a join (DuckDB: ``SELECT ... FROM data JOIN plan USING (qi...)``,
+:func:`plan_sql`; Spark: :func:`apply_spark`) applies the same plan. Counts of suppressed cells and touched records come from the plan and
 are re-counted on the output by :mod:`ldiv_polars.local.verify`.
 
 >>> import numpy as np, polars as pl
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -102,6 +103,38 @@ class ReleasePlan:
             out += [pl.when(pl.col(f"{_LEVEL}{i}") >= 0).then(pl.col(f"{_LEVEL}{i}"))
                     .alias(f"{LEVEL_PREFIX}{c}") for i, c in enumerate(self.qi)]
         return joined.select(out)
+
+
+def apply_spark(plan: ReleasePlan, data: Any, *, levels: bool = False) -> Any:
+    """``data`` (a Spark DataFrame, a path or a frame Spark reads:
+    :func:`ldiv_polars.core.engines.spark.read`) released by Spark: the plan (broadcast, it is
+    one row per key) left-joined on the raw QI values, each QI replaced by its released
+    value, in ``data``'s column order (``levels=True``: the ``ldiv_level_<qi>`` columns
+    appended, null where suppressed) -- the rows of :meth:`ReleasePlan.apply` (tested). Needs
+    the ``spark`` extra; returns a lazy Spark DataFrame."""
+    from pyspark.sql import functions as F
+
+    from ldiv_polars.core.engines import spark as sp
+
+    df = sp.read(data)
+    q = len(plan.qi)
+    side = [*plan.qi, *(f"{_OUT}{i}" for i in range(q))]
+    if levels:
+        side += [f"{_LEVEL}{i}" for i in range(q)]
+    names = list(df.columns)
+    keyed = plan.table.select(side).rename({c: f"{_OUT}key{i}" for i, c in enumerate(plan.qi)})
+    right = F.broadcast(sp.session_of(df).createDataFrame(keyed.to_arrow()))
+    on = None
+    for i, c in enumerate(plan.qi):
+        term = sp.col(c) == F.col(f"{_OUT}key{i}")
+        on = term if on is None else on & term
+    joined = df.join(right, on, "left")
+    out = [F.col(f"{_OUT}{plan.qi.index(c)}").alias(c) if c in plan.qi else sp.col(c)
+           for c in names]
+    if levels:
+        out += [F.when(F.col(f"{_LEVEL}{i}") >= 0, F.col(f"{_LEVEL}{i}"))
+                .alias(f"{LEVEL_PREFIX}{c}") for i, c in enumerate(plan.qi)]
+    return joined.select(*out)
 
 
 def plan_sql(plan: ReleasePlan, columns: Sequence[str], data: str = "data",

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ldiv_polars.core.batches import single_parquet_file
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import require_int_at_least, require_real
@@ -69,7 +70,7 @@ def local_recode(
     require_real("suppression", suppression, low=0.0, high=1.0)
     max_rounds = require_int_at_least("max_rounds", max_rounds, 1)
     lf = to_lazyframe(data, separator=separator)
-    table = KeyTable.build(lf, qi, sensitive)
+    table = KeyTable.build(lf, qi, sensitive, parquet=single_parquet_file(data))
     models = check_models(models, table.sensitive, required_by="local_recode()")
     global_ = [m.describe() for m in models if m.needs_q]
     if global_:

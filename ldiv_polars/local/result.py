@@ -101,7 +101,8 @@ class LocalResult:
                 written = pl.scan_parquet(out.path) if out.format == "parquet" else \
                     pl.scan_csv(out.path, separator=out.separator)
                 v = verify_release(written, self.qi, self.sensitive or None, self._models,
-                                   self.semantics)
+                                   self.semantics, parquet_file=out.path
+                                   if out.format == "parquet" else None)
                 _compare(v, self.plan)
                 self.verification = v
             out.check_rows(self.plan.rows)

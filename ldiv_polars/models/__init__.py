@@ -30,6 +30,7 @@ from ldiv_polars.models.risk_thresholds import AverageRisk, PopulationUniques, S
 from ldiv_polars.models.table_level import TableModel
 from ldiv_polars.models.t_closeness import TCloseness
 from ldiv_polars.models.verdict import CheckResult, check, classes, violations
+from ldiv_polars.models.weighted_k import WeightedKAnonymity
 
 __all__ = [
     "DISTINCT",
@@ -64,6 +65,7 @@ __all__ = [
     "SqlCall",
     "TCloseness",
     "TableModel",
+    "WeightedKAnonymity",
     "check",
     "class_verdict",
     "class_sizes",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
     from ldiv_polars.models.exact import ClassCounts, Reference
+    from ldiv_polars.models.weight_exact import ExactSum
 
 SIZE = "size"
 """Class size column of :func:`evaluate_classes` output."""
@@ -34,6 +35,9 @@ DISTINCT = "distinct"
 ROW_P = "__ldiv_p"
 ROW_Q = "__ldiv_q"
 ROW_M = "__ldiv_m"
+ROW_W = "__ldiv_w"
+"""The weight-sum column of the frequency-set rows inside an evaluation (a weighted frequency
+set, :attr:`~ldiv_polars.core.frequency.FrequencySet.weight`)."""
 
 ENTROPY_TOLERANCE = 1e-12
 """Tolerance (nats) of the *adjusted* entropy of :class:`EntropyLDiversityDontCare`, which
@@ -59,6 +63,9 @@ class ClassContext:
     """The caller's names of the quasi-identifiers, in :attr:`qi`'s order, where the
     evaluation renamed them (a model reading another table by column name, such as a
     population table, reads these); empty when :attr:`qi` are the caller's names."""
+    weight: str | None = None
+    """The column of :attr:`rows` holding each row's sum of sampling weights, when the
+    frequency set was built with weights (``weight=``); None otherwise."""
 
     @property
     def s(self) -> str:
@@ -125,6 +132,8 @@ class Model(ABC):
       thresholds): every class passes per class and the model answers
       ``table_holds(sizes)`` / ``table_value(sizes)`` on the class sizes of the retained
       records (:class:`~ldiv_polars.models.table_level.TableModel`).
+    - ``needs_weight``: the verdict reads each class's sum of sampling weights (the
+      frequency set must be built with ``weight=``; :class:`ClassContext.weight`).
     - ``population_based``: each class is judged with its count in a population table
       (:class:`~ldiv_polars.models.population_table.PopulationModel`: k-map with a population,
       delta-presence); the search rolls the population's counts up with each node.
@@ -139,6 +148,7 @@ class Model(ABC):
     sizes_only: ClassVar[bool] = False
     table_level: ClassVar[bool] = False
     population_based: ClassVar[bool] = False
+    needs_weight: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
     @property
@@ -210,6 +220,21 @@ class Model(ABC):
         :meth:`array_verdict` can mark a class uncertain. Default: raises
         NotImplementedError (no exact routine)."""
         raise NotImplementedError(f"{self.describe()} has no exact routine")
+
+    def weight_uncertain(self) -> pl.Expr | None:
+        """Per class (on the class rows): the float sum of sampling weights the verdict reads
+        lies within its summation error bound of the threshold, so the verdict may depend on
+        the order the engine added the weights in; such classes are decided by
+        :meth:`decide_weight_sum` on the exact sum (:mod:`ldiv_polars.models.weight_exact`).
+        Default: None (the model reads no weight sum)."""
+        return None
+
+    def decide_weight_sum(self, total: ExactSum) -> tuple[bool, float]:
+        """The exact verdict of a class whose records' weights sum to ``total`` (exact,
+        :class:`~ldiv_polars.models.weight_exact.ExactSum`) and
+        its value, a float on the verdict's side of the threshold. Required when
+        :meth:`weight_uncertain` is given. Default: raises NotImplementedError."""
+        raise NotImplementedError(f"{self.describe()} reads no weight sum")
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         """The table-level form of the class test: whether a table whose achieved value is

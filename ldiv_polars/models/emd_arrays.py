@@ -1,15 +1,19 @@
 """The class EMDs of :class:`~ldiv_polars.models.TCloseness` on integer-encoded rows (numpy),
 for the ordered and the hierarchical ground distances: the same sums as the model's frame
-form, from the integer counts, with a dense path (a ``classes x values`` matrix) and a sparse
-path (the rows only) for many sensitive values.
+form, from the integer counts.
 
 - Ordered: ``EMD = 1/(m-1) sum_{i<m-1} |C_i / N_c - T_i / N|`` with ``C``, ``T`` the class's
   and the table's cumulative counts along the sorted domain of the ``m`` values present in the
-  table. The sparse path sums each stretch between two values of the class in closed form
-  (``C`` is constant there) from prefix sums of ``T``, split where ``T_j N_c <= C N``.
+  table: on a small ``classes x values`` matrix (dense), or on the rows only: ``C`` is one
+  segmented cumulative sum over the rows in (class, value) order (the search numbers the
+  values in that order, so they come sorted), constant between two values of the class, and
+  each such stretch is summed in closed form from prefix sums of ``T``, split where
+  ``T_j N_c <= C N``. The same stretches give the terms of the model's suppression floor
+  (:func:`ordered_floor_terms`).
 - Hierarchical: ``EMD = 1/H sum_h h sum_nodes min(pos, neg)`` over the nodes of level ``h``,
   with ``pos``/``neg`` the positive/negative extras ``p - q`` of the node's children (grouped
-  by (node, child) label pairs, as the frame form groups them).
+  by (node, child) label pairs, as the frame form groups them); a dense path (a ``classes x
+  values`` matrix) and a sparse path (the rows only) for many sensitive values.
 
 The results are floats; the model marks the classes within its rounding bound
 (:func:`~ldiv_polars.models.t_closeness.emd_band`) uncertain and decides them exactly.
@@ -36,32 +40,152 @@ def ordered_emd(rows: EncodedRows) -> np.ndarray:
     """The ordered-distance EMD of every class (0 for a class with no rows); the rows must
     carry a one-column :class:`~ldiv_polars.models.encoded.SensitiveDomain`."""
     assert rows.domain is not None
+    emd = np.zeros(rows.classes)
+    dom = _domain(rows)
+    if dom.m <= 1 or not rows.cls.shape[0]:
+        return emd
+    if rows.prefers_dense(dom.m):  # a small matrix: fewer numpy calls than the stretches
+        size = np.maximum(rows.size, 1).astype(np.float64)
+        c = np.cumsum(rows.dense(rows.n.astype(np.float64), dom.m, dom.pos[rows.s]), axis=1)
+        cum = c[:, :-1] / size[:, None] - dom.cum_t[:-1] / float(dom.total)
+        return np.abs(cum).sum(axis=1) / (dom.m - 1)
+    st = _stretches(rows)
+    # per stretch sum (P - Q) over [a, split] + sum (Q - P) over (split, b], plus the head
+    # before the class's first value (P = 0): the T sums are exact integers
+    t_sums = (dom.st[st.a] * (1 + st.first) + dom.st[st.b + 1] - 2 * dom.st[st.split + 1])
+    seg = st.p * (2 * st.split - st.a - st.b + 1) + t_sums / dom.total
+    return np.bincount(st.cls, weights=seg, minlength=rows.classes) / (dom.m - 1)
+
+
+def ordered_floor_terms(rows: EncodedRows, vanishing: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per class, ``(f.(p - q), max_C f - f.q)`` for the 1-Lipschitz function ``f`` of the
+    ordered distance that is the class's own EMD dual (``f`` falls by ``1/(m-1)`` across each
+    gap ``i -> i+1`` where ``P_i >= Q_i``, rises where ``P_i < Q_i``) except that it is flat
+    across each gap into a ``vanishing`` value (a bool per id: the values the suppression may
+    remove from the table), so that it stays 1-Lipschitz for the distance of every domain
+    those removals leave (the floor's proof: docs/anonymize.md). ``max_C`` is over the
+    class's own values, ``q`` the table's shares; the first term is the class's EMD less its
+    flat gaps' terms. None when the domain has at most one value."""
+    dom = _domain(rows)
+    if dom.m <= 1:
+        return None
+    kept, kst, kq = dom.flat_prefixes(vanishing)
+    st = _stretches(rows)
+    total, mm = float(dom.total), float(dom.m - 1)
+    # over [a, split]: P >= Q, f falls; over (split, b]: P < Q, f rises; before the class's
+    # first value P = 0 < Q and f rises from f_0 = 0 (each sum over the kept gaps only)
+    lo, mid, hi, first = st.a, st.split + 1, st.b + 1, st.first.astype(np.int64)
+    step = kept[lo] + kept[hi] - 2 * kept[mid]  # rises minus falls
+    num = (kst[lo] * (1 + first) + kst[hi] - 2 * kst[mid]) / total - st.p * step
+    fq = kq[lo] * (1 + first) + kq[hi] - 2 * kq[mid]
+    rise = kept[lo] * first
+    # f at each row's value, in steps of 1/(m-1) (integers): the head's rise plus the steps
+    # of the class's earlier stretches
+    at = np.cumsum(step + rise) - step
+    starts = np.flatnonzero(st.first)
+    f_at = at - np.repeat((at - rise)[starts], np.diff(np.append(starts, at.shape[0])))
+    n_cls = rows.classes
+    numer = np.bincount(st.cls, weights=num, minlength=n_cls) / mm
+    fdotq = np.bincount(st.cls, weights=fq, minlength=n_cls) / mm
+    fmax = np.zeros(n_cls)
+    if starts.shape[0]:
+        fmax[st.cls[starts]] = np.maximum.reduceat(f_at, starts) / mm
+    return numer, np.where(rows.present, fmax - fdotq, 0.0)
+
+
+@dataclass(frozen=True)
+class _Domain:
+    """The table's side of the ordered EMD: the ``m`` ids present in the table in domain
+    order (``present``), each id's position among them (``pos``, -1 if absent), the cumulative
+    table counts ``cum_t`` along them (exact integers), their prefix sums ``st``
+    (``st[j + 1] = T_0 + ... + T_j``) and the table's size."""
+
+    present: np.ndarray
+    pos: np.ndarray
+    cum_t: np.ndarray
+    st: np.ndarray
+    total: int
+    _flat: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+
+    @property
+    def m(self) -> int:
+        """The number of values present in the table."""
+        return int(self.present.shape[0])
+
+    def flat_prefixes(self, vanishing: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Prefix sums over the gaps ``i -> i + 1`` that do not lead into a ``vanishing``
+        value: their number, their ``T_i`` and their ``1 - T_i / N`` (the last one kept)."""
+        key = vanishing.tobytes()
+        if self._flat is not None and self._flat[0] == key:
+            return self._flat[1]
+        keep = ~vanishing[self.present[1:]]
+        out = (np.concatenate([[0], np.cumsum(keep)]),
+               np.concatenate([[0], np.cumsum(np.where(keep, self.cum_t[:-1], 0))]),
+               np.concatenate([[0.0], np.cumsum(np.where(
+                   keep, 1.0 - self.cum_t[:-1] / self.total, 0.0))]))
+        object.__setattr__(self, "_flat", (key, out))
+        return out
+
+
+def _domain(rows: EncodedRows) -> _Domain:
+    """:class:`_Domain` of ``rows``: kept with the rows, or with their domain when they carry
+    a ``reference`` array (the search hands every whole roll-up the same one)."""
+    hit = rows._cache.get("ordered_domain")
+    if hit is None:
+        dom = rows.domain
+        assert dom is not None
+        ref = rows.reference
+        if isinstance(ref, np.ndarray):
+            hit = dom.derived(ref, "ordered_domain", lambda: _domain_of(rows))
+        else:
+            hit = _domain_of(rows)
+        rows._cache["ordered_domain"] = hit  # type: ignore[assignment]
+    return hit  # type: ignore[return-value]
+
+
+def _domain_of(rows: EncodedRows) -> _Domain:
+    assert rows.domain is not None
     table = rows.table_counts
     order = rows.domain.order()
     present = order[table[order] > 0]
-    m = present.shape[0]
-    emd = np.zeros(rows.classes)
-    if m <= 1 or not rows.cls.shape[0]:
-        return emd
     pos = np.full(table.shape[0], -1, dtype=np.int64)
-    pos[present] = np.arange(m)
-    cum_t = np.cumsum(table[present])  # T_i: exact integers
-    size = np.maximum(rows.size, 1).astype(np.float64)
-    if rows.prefers_dense(m):
-        c = np.cumsum(rows.dense(rows.n.astype(np.float64), m, pos[rows.s]), axis=1)
-        cum = c[:, :-1] / size[:, None] - cum_t[:-1] / float(cum_t[-1])
-        return np.abs(cum).sum(axis=1) / (m - 1)
-    return _ordered_sparse(rows, pos[rows.s], cum_t, size) / (m - 1)
+    pos[present] = np.arange(present.shape[0])
+    cum_t = np.cumsum(table[present])
+    st = np.concatenate([[0], np.cumsum(cum_t)])
+    return _Domain(present, pos, cum_t, st, int(cum_t[-1]) if cum_t.shape[0] else 0)
 
 
-def _ordered_sparse(rows: EncodedRows, at: np.ndarray, cum_t: np.ndarray,
-                    size: np.ndarray) -> np.ndarray:
-    """``sum_{i<m-1} |C_i / N_c - T_i / N|`` per class from the rows alone: ``at`` is each
-    row's position in the domain, ``cum_t`` the table's cumulative counts."""
-    m, total = cum_t.shape[0], int(cum_t[-1])
-    key = rows.cls * m + at
-    perm = np.argsort(key, kind="stable")
-    cls, a, n = rows.cls[perm], at[perm], rows.n[perm]
+@dataclass(frozen=True)
+class _Stretches:
+    """The rows sorted by (class, position of the value): per row its class, position ``a``,
+    the class's share ``p = C / N_c`` up to and including it, the last position ``b`` of its
+    stretch (before the class's next value, or ``m - 2``), ``split`` (the last position of
+    the stretch, or ``a - 1``, with ``T_j <= C N / N_c``: ``P >= Q`` up to it, ``P < Q``
+    after) and whether it is its class's first row."""
+
+    cls: np.ndarray
+    a: np.ndarray
+    p: np.ndarray
+    b: np.ndarray
+    split: np.ndarray
+    first: np.ndarray
+
+
+def _stretches(rows: EncodedRows) -> _Stretches:
+    """:class:`_Stretches` of ``rows`` (kept with them). Rows already in (class, position)
+    order (the search numbers sensitive values in domain order) are not sorted again."""
+    hit = rows._cache.get("ordered_stretches")
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    dom = _domain(rows)
+    m, total = dom.m, dom.total
+    at = dom.pos[rows.s]
+    cls, n = rows.cls, rows.n
+    key = cls * m + at
+    if key.shape[0] > 1 and not bool((key[1:] > key[:-1]).all()):
+        perm = np.argsort(key, kind="stable")
+        cls, at, n = cls[perm], at[perm], n[perm]
     first = np.ones(cls.shape[0], dtype=bool)
     first[1:] = cls[1:] != cls[:-1]
     last = np.ones(cls.shape[0], dtype=bool)
@@ -69,19 +193,14 @@ def _ordered_sparse(rows: EncodedRows, at: np.ndarray, cum_t: np.ndarray,
     csum = np.cumsum(n)
     c = csum - np.repeat(csum[first] - n[first], np.diff(np.append(np.flatnonzero(first),
                                                                      cls.shape[0])))
-    # the stretch of each row: its position up to the next value of the class (or m - 2)
-    b = np.where(last, m - 2, np.append(a[1:], 0) - 1)
-    st = np.concatenate([[0], np.cumsum(cum_t)])  # st[j + 1] = T_0 + ... + T_j (exact)
+    b = np.where(last, m - 2, np.append(at[1:], 0) - 1)
     nc = rows.size[cls]
     # last j with T_j <= C N / N_c (integers: T_j <= floor(C N / N_c))
-    split = np.searchsorted(cum_t, (c * total) // nc, side="right") - 1
-    split = np.minimum(np.maximum(split, a - 1), b)
-    p = c / size[cls]
-    low = (st[split + 1] - st[a]) / total  # sum of T_j / N over a..split
-    high = (st[b + 1] - st[split + 1]) / total  # over split+1..b
-    seg = np.where(b >= a, p * (split - a + 1) - low + high - p * (b - split), 0.0)
-    head = np.where(first, st[a] / total, 0.0)  # before the class's first value: P = 0
-    return np.bincount(cls, weights=seg + head, minlength=rows.classes)
+    split = np.searchsorted(dom.cum_t, (c * total) // nc, side="right") - 1
+    split = np.minimum(np.maximum(split, at - 1), b)
+    out = _Stretches(cls, at, c / np.maximum(nc, 1).astype(np.float64), b, split, first)
+    rows._cache["ordered_stretches"] = out  # type: ignore[assignment]
+    return out
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,12 @@ class EncodedRows:
     domain: SensitiveDomain | None = None
     """Optionally the sensitive values behind the ids; a model whose verdict reads more than
     their identity has no array verdict without it."""
+    weights: np.ndarray | None = None
+    """Optionally each row's sum of sampling weights (float64), for a model reading weights
+    (:class:`~ldiv_polars.models.weighted_k.WeightedKAnonymity`)."""
+    class_weights: np.ndarray | None = None
+    """Optionally each class's sum of sampling weights, when the caller has them (default:
+    summed from :attr:`weights`)."""
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def _get(self, name: str) -> np.ndarray | None:
@@ -136,6 +142,26 @@ class EncodedRows:
             # float64 sums of int64 counts are exact below 2**53 records
             v = np.bincount(self.cls, weights=self.n, minlength=self.classes).astype(np.int64)
             self._cache["size"] = v
+        return v
+
+    @property
+    def weight_sum(self) -> np.ndarray | None:
+        """Sampling weights per class (float64, ``F_k``; 0 for a class with no rows), or None
+        when the rows carry no weights.
+
+        >>> EncodedRows(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([1, 1, 1]),
+        ...             classes=2, n_sensitive=2, weights=np.array([1.5, 2.0, 4.0])
+        ...             ).weight_sum.tolist()
+        [3.5, 4.0]
+        """
+        if self.class_weights is not None:
+            return np.asarray(self.class_weights, dtype=np.float64)
+        if self.weights is None:
+            return None
+        v = self._get("weight_sum")
+        if v is None:
+            v = self._cache["weight_sum"] = np.bincount(self.cls, weights=self.weights,
+                                                        minlength=self.classes)
         return v
 
     @property

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
@@ -36,6 +35,7 @@ from ldiv_polars.models.base import (
     ROW_M,
     ROW_P,
     ROW_Q,
+    ROW_W,
     SIZE,
     ClassContext,
     Model,
@@ -51,12 +51,6 @@ from ldiv_polars.models.boundary import (
 
 KEY = "__ldiv_key"
 """Prefix of the key columns inside an evaluation (``__ldiv_key0``, ...)."""
-
-ROWS = "__ldiv_rows"
-"""The table's records in a row of :func:`summarize_unnamed`."""
-CLASSES = "__ldiv_classes"
-"""The table's classes in a row of :func:`summarize_unnamed`."""
-_UNCERTAIN = "__ldiv_uncertain"
 
 IN_MEMORY = "in-memory"
 """The engine that collects the verdicts of a collected frequency set (:func:`collect_unnamed`):
@@ -178,13 +172,15 @@ def internal_keys(fs: FrequencySet) -> list[str]:
 
 
 def _internal(fs: FrequencySet) -> tuple[FrequencySet, dict[str, str]]:
-    """``fs`` with its keys renamed ``__ldiv_key<i>`` and its count ``n``, and the map back
-    from the internal quasi-identifier names."""
+    """``fs`` with its keys renamed ``__ldiv_key<i>``, its count ``n`` and its weight sums
+    (if any) ``ROW_W``, and the map back from the internal quasi-identifier names."""
     internal = internal_keys(fs)
+    weight = [pl.col(fs.weight).alias(ROW_W)] if fs.weight else []
     frame = fs.frame.select([pl.col(k).alias(i) for k, i in zip(fs.keys, internal)]
-                            + [pl.col(fs.count).alias(COUNT)])
+                            + [pl.col(fs.count).alias(COUNT)] + weight)
     q = len(fs.qi)
-    inner = FrequencySet(frame, tuple(internal[:q]), tuple(internal[q:]), COUNT)
+    inner = FrequencySet(frame, tuple(internal[:q]), tuple(internal[q:]), COUNT, fs.unique,
+                         ROW_W if fs.weight else None)
     return inner, dict(zip(internal[:q], fs.qi))
 
 
@@ -211,42 +207,13 @@ def evaluate_internal(fs: FrequencySet, models: Sequence[Model], *,
     caller's QI names (:attr:`ClassContext.names`).
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` on a model requested twice or one
     needing a sensitive column that ``fs`` lacks."""
-    plan = _class_plan(fs, models, reference, names)
+    plan = _class_plan(fs, models, reference, names, cache=not collect)
     if collect:
         return _collected_verdicts(plan, models)
     classes = plan.classes
     if plan.exact:
         classes = decide_uncertain(classes, plan.rows, plan.ref, plan.qi, plan.s, plan.exact)
     return _verdicts(classes, models, plan.exact)
-
-
-def summarize_unnamed(fs: FrequencySet, models: Sequence[Model], exprs: Sequence[pl.Expr], *,
-                      reference: pl.LazyFrame | pl.DataFrame | None = None
-                      ) -> dict[str, Any] | None:
-    """The aggregations ``exprs`` over the class table of :func:`collect_unnamed` (its
-    ``size``, ``pass_<key>`` and ``<key>__value`` columns) as one row, with the table's records
-    (key :data:`ROWS`) and classes (:data:`CLASSES`), in one query that never collects the
-    class table: for a caller that needs only table-level figures (``check``). None when a
-    class is within rounding of a threshold: the exact step reads the class table then
-    (:func:`collect_unnamed`). ``fs`` should be collected; raises as
-    :func:`evaluate_internal`.
-
-    >>> from ldiv_polars.models import KAnonymity
-    >>> fs = FrequencySet(pl.LazyFrame({"q": [1, 1, 2], "n": [2, 1, 3]}), ("q",), ())
-    >>> row = summarize_unnamed(fs, [KAnonymity(3)], [pl.col("size").min().alias("k")])
-    >>> row["k"], row[ROWS], row[CLASSES]
-    (3, 6, 2)
-    """
-    inner, _ = _internal(fs)
-    plan = _class_plan(inner, models, _renamed(reference, fs, inner), fs.qi)
-    flags = plan.flags
-    table = _verdicts(plan.classes.with_columns(flags) if flags else plan.classes, models, [])
-    uncertain = pl.any_horizontal(uncertain_col(m) for m in plan.exact).any() if flags \
-        else pl.lit(False)
-    row = table.select(uncertain.alias(_UNCERTAIN), pl.col(SIZE).sum().alias(ROWS),
-                       pl.len().alias(CLASSES), *exprs).collect(engine=IN_MEMORY)
-    out = row.row(0, named=True)
-    return None if out[_UNCERTAIN] else out
 
 
 @dataclass(frozen=True)
@@ -266,9 +233,11 @@ class _ClassPlan:
 
 
 def _class_plan(fs: FrequencySet, models: Sequence[Model],
-                reference: pl.LazyFrame | pl.DataFrame | None, names: tuple[str, ...]
-                ) -> _ClassPlan:
-    """The per-class aggregations of :func:`evaluate_internal` (same arguments and errors)."""
+                reference: pl.LazyFrame | pl.DataFrame | None, names: tuple[str, ...], *,
+                cache: bool) -> _ClassPlan:
+    """The per-class aggregations of :func:`evaluate_internal` (same arguments and errors).
+    ``cache``: the rows cached for the lazy exact step, which reads them again in the same
+    plan (a collected evaluation reads them in a query of its own)."""
     models = list(models)
     keys = [m.key for m in models]
     dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -283,17 +252,19 @@ def _class_plan(fs: FrequencySet, models: Sequence[Model],
     uncertain = [(m, m.uncertain()) for m in models]
     exact = [m for m, u in uncertain if u is not None]
     flags = [u.alias(uncertain_col(m)) for m, u in uncertain if u is not None]
-    rows = frame.cache() if exact else frame
+    rows = frame.cache() if exact and cache else frame
     ref = _reference_of(rows, reference, s)
     if any(m.needs_q for m in models):
         rows = rows.with_columns(
             (pl.col(COUNT) / pl.col(COUNT).sum().over(qi)).alias(ROW_P)
         ).join(ref, on=s, how="left", nulls_equal=True)
-    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref, names)
+    ctx = ClassContext(fs.qi, fs.sensitive, rows, ref, names, fs.weight)
     aggs = [e for m in models for e in m.aggs(ctx)]
+    # the rows of a class are its distinct values when no two rows share their keys
+    distinct = pl.len() if fs.unique and len(fs.sensitive) == 1 else pl.col(s).n_unique()
     classes = rows.group_by(qi).agg(
         pl.col(COUNT).sum().alias(SIZE),
-        pl.col(s).n_unique().alias(DISTINCT),
+        distinct.alias(DISTINCT),
         *aggs,
     )
     return _ClassPlan(_joined_frames(classes, models, ctx), rows, ref, qi, s, exact, flags)
@@ -319,7 +290,7 @@ def _without_sensitive(fs: FrequencySet, models: list[Model], frame: pl.LazyFram
         raise InvalidParameterError(
             f"{', '.join(needing)} need(s) a sensitive column; none was given"
         )
-    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame(), names)
+    ctx = ClassContext(fs.qi, fs.sensitive, frame, pl.LazyFrame(), names, fs.weight)
     aggs = [e for m in models for e in m.aggs(ctx)]
     classes = frame.group_by(list(fs.qi)).agg(pl.col(COUNT).sum().alias(SIZE), *aggs)
     return _joined_frames(classes, models, ctx)

@@ -83,26 +83,65 @@ class MultiAttribute(Model):
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         import numpy as np
 
-        from ldiv_polars.models.encoded import ClassVerdict, EncodedRows, class_verdict
+        from ldiv_polars.models.encoded import ClassVerdict, class_verdict
+
+        subs = self._sub_rows(rows)
+        if subs is None:
+            return None
+        ok = np.ones(rows.classes, dtype=bool)
+        for parent, sub in subs:
+            v = class_verdict(self.inner, sub)
+            if v is None:
+                return None
+            ok[parent[~v]] = False
+        return ClassVerdict(ok)
+
+    def suppression_floor(self, rows: EncodedRows, slack: float) -> Any:
+        # A part of a class passing Def 4.6 passes the inner model in each of its sub-classes
+        # (the part x the other attributes' values), and those parts split the class's own
+        # sub-classes: for each attribute, the rows of the class in failing parts are at
+        # least the inner model's floors summed over the class's sub-classes (the attribute's
+        # retained distribution is within the slack too: a marginal moves no more than the
+        # joint). The largest over the attributes (docs/anonymize.md).
+        import numpy as np
+
+        subs = self._sub_rows(rows)
+        if subs is None:
+            return None
+        out = np.zeros(rows.classes)
+        for parent, sub in subs:
+            f = self.inner.suppression_floor(sub, slack)
+            if f is None:
+                return None
+            out = np.maximum(out, np.bincount(parent, weights=f, minlength=rows.classes))
+        return out
+
+    def _sub_rows(self, rows: EncodedRows) -> list[tuple[Any, EncodedRows]] | None:
+        """Per sensitive attribute: the rows' sub-classes (class x the other attributes'
+        values) as encoded rows over the attribute's own values, with each sub-class's
+        parent class; the reference is the attribute's share of ``rows``'s reference. None
+        without a domain of at least two attributes."""
+        import numpy as np
+
+        from ldiv_polars.models.encoded import EncodedRows
 
         dom = rows.domain
         if dom is None or dom.width < 2:
             return None
-        ok = np.ones(rows.classes, dtype=bool)
+        out = []
         for own, other, n_other, sub_domain in dom.derived(self, "parts",
                                                            lambda: _attributes(dom.values)):
             key = rows.cls * n_other + other[rows.s]
             s = own[rows.s]
             order = np.lexsort((s, key))
             keys, sub_cls = np.unique(key[order], return_inverse=True)
-            sub = EncodedRows(sub_cls.astype(np.int64), s[order], rows.n[order],
-                              classes=keys.shape[0], n_sensitive=sub_domain.values.height,
-                              domain=sub_domain)
-            v = class_verdict(self.inner, sub)
-            if v is None:
-                return None
-            ok[keys[~v] // n_other] = False
-        return ClassVerdict(ok)
+            n_own = sub_domain.values.height
+            ref = None if rows.reference is None else np.bincount(
+                own, weights=rows.table_counts, minlength=n_own).astype(np.int64)
+            out.append((keys // n_other, EncodedRows(
+                sub_cls.astype(np.int64), s[order], rows.n[order], classes=keys.shape[0],
+                n_sensitive=n_own, reference=ref, domain=sub_domain)))
+        return out
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         return []

@@ -5,7 +5,7 @@ per-class models, the class sizes for a table-level one (:func:`table_level_resu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -17,34 +17,17 @@ from ldiv_polars.models.table_level import classes_to_suppress
 def table_results(classes: pl.DataFrame, models: Sequence[Model]) -> list[ModelResult]:
     """Table-level verdicts from an evaluated classes table (one small select); a table-level
     model (``table_level``) is asked on the class sizes (:func:`table_level_result`)."""
-    exprs = summary_exprs(models)
-    row = classes.select(exprs).row(0, named=True) if exprs else {}
-    sizes = classes.get_column(SIZE).to_numpy() if any(m.table_level for m in models) else None
-    return results_of(row, models, sizes)
-
-
-def summary_exprs(models: Sequence[Model]) -> list[pl.Expr]:
-    """The aggregations over an evaluated classes table (``size``, ``pass_<key>``, the value
-    columns) that :func:`results_of` reads: per model judged per class, its achieved value,
-    failing classes and failing rows (a table-level model reads the class sizes instead)."""
+    per_class = [m for m in models if not m.table_level]
     exprs: list[pl.Expr] = []
-    for m in models:
-        if m.table_level:
-            continue
+    for m in per_class:
         ok = pl.col(f"pass_{m.key}")
         exprs += [
             m.achieved().alias(f"{m.key}::achieved"),
             (~ok).sum().alias(f"{m.key}::fc"),
             pl.col(SIZE).filter(~ok).sum().alias(f"{m.key}::fr"),
         ]
-    return exprs
-
-
-def results_of(row: Mapping[str, Any], models: Sequence[Model], sizes: Any
-               ) -> list[ModelResult]:
-    """The verdicts of ``models`` from ``row``, the :func:`summary_exprs` of their classes
-    table, and ``sizes``, its class sizes (a numpy array; read only by a table-level model,
-    may be None when there is none)."""
+    row = classes.select(exprs).row(0, named=True) if exprs else {}
+    sizes = classes.get_column(SIZE).to_numpy() if len(per_class) < len(models) else None
     out = []
     for m in models:
         if m.table_level:

@@ -149,29 +149,46 @@ class TCloseness(Model):
         return ClassVerdict(passed, uncertain)
 
     def suppression_floor(self, rows: EncodedRows, slack: float) -> Any:
-        # The EMD is convex in the class distribution; a part passing against the retained
-        # rows' distribution q' has EMD(part, q) <= t + slack (EMD(q', q) <= TV(q', q) <= slack:
-        # ground distances are at most 1, and removing at most slack*N of the N rows moves q by
-        # at most slack in total variation), a failing part EMD <= 1. So
-        # |C| EMD(C) <= (passing rows)(t + slack) + (failing rows). The ordered distance is
-        # normalized by the values present: each of the k values the suppression could remove
-        # entirely (table count <= the limit) adds at most 1/(m-1) to a part's EMD on the m
-        # values of the table, so tau grows by k/(m-1) there.
+        # A part passing against the retained rows' distribution q' has f.(p - q) <= t + slack
+        # for every 1-Lipschitz f (f.(p - q') <= EMD(p, q') <= t, and f.(q' - q) <= slack:
+        # removing at most slack*N of the N rows moves q by at most slack in total variation,
+        # and f spans at most 1); a failing part has f.p <= max_C f. Summed over the parts,
+        # f.n <= P (t + slack + f.q) + F max_C f, so F >= |C| (f.(p - q) - tau) /
+        # (max_C f - f.q - tau). The equal and hierarchical distances take f.(p - q) = EMD
+        # and max_C f - f.q <= 1 (the convexity bound); the ordered one the class's own dual,
+        # flat into the values the suppression may remove (docs/anonymize.md).
         import numpy as np
 
-        emd = self._array_emd(rows)
+        from ldiv_polars.models import emd_arrays
+
         table = rows.table_counts
         m = int(np.count_nonzero(table > 0))
         tau = self.t + slack
-        if self.distance == "ordered" and m > 1:
-            limit = slack * float(table.sum())
-            tau += int(np.count_nonzero((table > 0) & (table <= limit + 1e-9))) / (m - 1)
-        if emd is None or tau >= 1.0:
+        if tau >= 1.0:
             return None
         height = None if self._hierarchy is None else self._hierarchy.width - 1
         band = emd_band(rows.distinct, m, height, self.distance)
         size = rows.size.astype(np.float64)
-        return np.clip(size * (emd - band - tau) / (1.0 - tau), 0.0, None)
+        emd = self._array_emd(rows)
+        if emd is None:
+            return None
+        if self.distance != "ordered":
+            return np.clip(size * (emd - band - tau) / (1.0 - tau), 0.0, None)
+        out = np.zeros(rows.classes)
+        # f.(p - q) <= EMD: only the classes whose EMD exceeds tau can have a floor
+        which = np.flatnonzero(emd - band > tau)
+        if not which.shape[0]:
+            return out
+        vanishing = (table > 0) & (table <= slack * float(table.sum()) + 1e-9)
+        terms = emd_arrays.ordered_floor_terms(rows, vanishing)
+        if terms is None:
+            return out
+        num, spread = terms[0][which], terms[1][which]
+        excess = num - band[which] - tau
+        # spread >= num exactly; the band and a relative 1e-12 widen it against rounding
+        den = (np.maximum(spread, num) + band[which] - tau) * (1.0 + 1e-12)
+        out[which] = np.where(excess > 0, size[which] * np.clip(excess, 0.0, None) / den, 0.0)
+        return out
 
     def _array_emd(self, rows: EncodedRows) -> Any:
         """The float EMD of every class of ``rows``; None when the distance reads the values

@@ -14,28 +14,26 @@ Transforms re-verify their output through :func:`check`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.core.inputs import TableLike, reads_input
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, Model, ModelResult
-from ldiv_polars.models.results import results_of, summary_exprs, table_results
+from ldiv_polars.models.results import table_results
 from ldiv_polars.models.evaluate import (
-    CLASSES,
-    ROWS,
     ClassNames,
     collect_unnamed,
     evaluate_classes,
     evaluate_unnamed,
     internal_keys,
-    summarize_unnamed,
 )
 from ldiv_polars.models.multi_attribute import MultiAttribute
+from ldiv_polars.models.weight_exact import decide_weight_sums
 
 
 @dataclass(frozen=True)
@@ -140,12 +138,32 @@ def _prepare(
     nulls: NullPolicy,
     separator: str | None,
     engine: str | None = None,
+    weight: str | None = None,
 ) -> tuple[FrequencySet, list[Model]]:
     from ldiv_polars.core.engines.base import engine_for  # (numpy: not at import time)
 
-    fs = engine_for(data, engine).plan_frequency_set(data, qi, sensitive, nulls=nulls,
-                                                     separator=separator)
+    reader = engine_for(data, engine)
+    if weight is None:
+        require_weights(check_models(models), None)
+    fs = reader.plan_frequency_set(data, qi, sensitive, nulls=nulls, separator=separator,
+                                   weight=weight)
     return fs, check_models(models, fs.sensitive)
+
+
+def require_weights(models: Sequence[Model], weight: str | None) -> None:
+    """Raise :class:`~ldiv_polars.errors.InvalidParameterError` when a model reads sampling
+    weights (``needs_weight``) and no ``weight`` column is given: before any row is read.
+
+    >>> from ldiv_polars.models import WeightedKAnonymity
+    >>> require_weights([WeightedKAnonymity(5)], None)
+    Traceback (most recent call last):
+    ...
+    ldiv_polars.errors.InvalidParameterError: weighted_k_anonymity(k=5) read(s) sampling weights: pass weight= (CLI: --weight)
+    """
+    needing = [m.describe() for m in models if m.needs_weight]
+    if needing and weight is None:
+        raise InvalidParameterError(
+            f"{', '.join(needing)} read(s) sampling weights: pass weight= (CLI: --weight)")
 
 
 @reads_input
@@ -159,32 +177,52 @@ def check(
     separator: str | None = None,
     engine: str | None = None,
     reference: pl.DataFrame | pl.LazyFrame | None = None,
+    weight: str | None = None,
 ) -> CheckResult:
     """Evaluate ``models`` on ``data``: one streaming pass builds the frequency set, everything
     else reads it. Columns, parameters and model compatibility are validated first.
     ``engine`` (``polars``, ``duckdb``, ``spark``) runs that pass; by default the engine
-    whose native type ``data`` is (a Spark DataFrame: Spark), else Polars."""
-    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
-    return check_frequency_set(fs.materialize(), models, reference=reference)
+    whose native type ``data`` is (a Spark DataFrame: Spark), else Polars. ``weight`` names
+    a column of sampling weights (finite, > 0): the pass also sums them per class, for the
+    models that read them (:class:`~ldiv_polars.models.WeightedKAnonymity`; every other
+    model judges the sample counts); a model reading weights without ``weight`` is an
+    :class:`~ldiv_polars.errors.InvalidParameterError` before any row is read."""
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine, weight)
+    rows = None if weight is None else WeightRows(
+        lambda: to_lazyframe(data, separator=separator), weight)
+    return check_frequency_set(fs.materialize(), models, reference=reference, weight_rows=rows)
+
+
+@dataclass(frozen=True)
+class WeightRows:
+    """Where the exact step of the weighted models reads the input again: ``rows()`` gives
+    the input rows lazily (the quasi-identifier columns under the frequency set's names and
+    the ``weight`` column), called only when a class's weight sum is within rounding of a
+    threshold (:mod:`ldiv_polars.models.weight_exact`)."""
+
+    rows: Callable[[], pl.LazyFrame]
+    weight: str
 
 
 def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
-                        reference: pl.DataFrame | pl.LazyFrame | None = None) -> CheckResult:
+                        reference: pl.DataFrame | pl.LazyFrame | None = None,
+                        weight_rows: WeightRows | None = None) -> CheckResult:
     """:func:`check` on a frequency set already built (and collected, see
     :meth:`FrequencySet.materialize`) from the rows, e.g. in the same pass that writes them;
     ``models`` as returned by :func:`check_models` for it (bound to the table's rows,
-    :func:`bind_models`). The table's figures are aggregated in the query that evaluates the
-    classes (:func:`~ldiv_polars.models.evaluate.summarize_unnamed`); the class table is
-    collected only for the exact step or a table-level model."""
+    :func:`bind_models`). ``weight_rows``: the input rows, read again for the classes whose
+    weight sum is within rounding of a threshold (decided exactly); without it those classes
+    keep the float verdict of the engine's summation order."""
     models = bind_models(models, fs)
     for m in models:
         m.validate(fs)
-    if not any(m.table_level for m in models):  # the figures alone, in one query
-        row = summarize_unnamed(fs, models, summary_exprs(models), reference=reference)
-        if row is not None:
-            return CheckResult(rows=int(row[ROWS] or 0), classes=int(row[CLASSES]),
-                               models=results_of(row, models, None))
     classes = collect_unnamed(fs, models, reference=reference)
+    if weight_rows is not None:
+        inner = internal_keys(fs)[:len(fs.qi)]  # the class table's key names
+        w = weight_rows.weight
+        classes = decide_weight_sums(
+            classes, models, lambda: weight_rows.rows().select(
+                *[pl.col(q).alias(i) for q, i in zip(fs.qi, inner)], pl.col(w)), inner, w)
     rows = int(classes.get_column(SIZE).sum() or 0)
     return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))
 
@@ -215,10 +253,12 @@ def classes(
     nulls: NullPolicy = "error",
     separator: str | None = None,
     engine: str | None = None,
+    weight: str | None = None,
 ) -> pl.LazyFrame:
     """Lazy table of equivalence classes: qi columns, ``size``, ``distinct`` (when a sensitive
-    column is given), each model's statistics and ``pass_<key>`` columns. Nothing is collected."""
-    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
+    column is given), each model's statistics and ``pass_<key>`` columns (``weight`` as
+    :func:`check`). Nothing is collected."""
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine, weight)
     return evaluate_classes(fs, models)
 
 
@@ -231,12 +271,13 @@ def violations(
     nulls: NullPolicy = "error",
     separator: str | None = None,
     engine: str | None = None,
+    weight: str | None = None,
 ) -> pl.LazyFrame:
     """Lazy table of the classes failing at least one model: qi columns, ``size`` and
-    ``reasons`` (a list of strings, one per failed model).
+    ``reasons`` (a list of strings, one per failed model; ``weight`` as :func:`check`).
     Raises the typed errors of :func:`check` on bad columns or models, and
     :class:`~ldiv_polars.errors.InvalidParameterError` when no model is given."""
-    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine)
+    fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine, weight)
     if not models:
         raise InvalidParameterError("violations() needs at least one model")
     names = ClassNames(fs.qi)

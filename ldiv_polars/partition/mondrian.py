@@ -45,7 +45,7 @@ immune" (Theorem 5).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,13 +53,25 @@ import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_prefix
 from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
-from ldiv_polars.core.validate import validate_columns
+from ldiv_polars.core.validate import (
+    invalid_weight,
+    raise_on_bad_weights,
+    validate_columns,
+    validate_weight,
+)
 from ldiv_polars.errors import InvalidParameterError, LdivError, NullValuesError
 from ldiv_polars.models import evaluate_classes
 from ldiv_polars.models.base import SIZE, Model
 from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import TableModel, table_models
-from ldiv_polars.models.verdict import CheckResult, bind_models, check, check_models
+from ldiv_polars.models.weight_exact import decide_weight_sums
+from ldiv_polars.models.verdict import (
+    CheckResult,
+    bind_models,
+    check,
+    check_models,
+    require_weights,
+)
 from ldiv_polars.partition.population import PopulationBoxes, child_pid, population_at_groups
 
 __all__ = ["MondrianResult", "PartitionInfeasibleError", "mondrian"]
@@ -152,10 +164,29 @@ class _Plan:
     group: str
     prefix: str
     count: str
+    weight: str | None = None
+    """The input's column of sampling weights (None: no model reads weights)."""
 
     def name(self, what: str) -> str:
         """The helper column ``what`` under the run's unique prefix."""
         return f"{self.prefix}{what}"
+
+    @property
+    def wsum(self) -> str | None:
+        """The work table's weight column, summed in the candidate frequency sets (None
+        without weights)."""
+        return None if self.weight is None else self.name("w")
+
+    def weight_rows(self, records: pl.LazyFrame, keys: Sequence[str]
+                    ) -> Callable[[], pl.LazyFrame] | None:
+        """The records' ``keys`` and weights, for the exact step of the classes whose weight
+        sum is within rounding of a threshold (None without weights)."""
+        w = self.wsum
+        return None if w is None else (lambda: records.select(*keys, w))
+
+    def weight_sums(self) -> list[pl.Expr]:
+        """The aggregation of the weights beside a count (none without weights)."""
+        return [] if self.wsum is None else [pl.col(self.wsum).sum()]
 
     @property
     def dims(self) -> list[str]:
@@ -174,8 +205,10 @@ class _Plan:
 
 
 def _plan(lf: pl.LazyFrame, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
-          model_list: list[Model], relaxed: bool, group: str) -> _Plan:
-    """Validate the columns and name the helper columns (no input name is reserved)."""
+          model_list: list[Model], relaxed: bool, group: str,
+          weight: str | None = None) -> _Plan:
+    """Validate the columns (and the weight column) and name the helper columns (no input
+    name is reserved)."""
     needs_s = any(m.needs_sensitive for m in model_list)
     qi_t, s_t = validate_columns(lf, qi, sensitive, reserved=(group,),
                                  require_sensitive=needs_s)
@@ -183,8 +216,10 @@ def _plan(lf: pl.LazyFrame, qi: str | Iterable[str], sensitive: str | Iterable[s
     if group in schema:
         raise InvalidParameterError(f"the group column name {group!r} is already a column")
     numeric = tuple(c for c in qi_t if schema[c].is_numeric())
+    if weight is not None:
+        validate_weight(schema, weight, [*qi_t, *s_t])
     return _Plan(qi_t, s_t, numeric, tuple(model_list), relaxed, group,
-                 unique_prefix(_PREFIX, schema.names()), count_name(s_t))
+                 unique_prefix(_PREFIX, schema.names()), count_name(s_t), weight)
 
 
 def _work_table(lf: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
@@ -200,7 +235,13 @@ def _work_table(lf: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
     if plan.relaxed:
         cols += [pl.col(c).rank("ordinal").cast(pl.Int64).alias(o)
                  for c, o in zip(plan.qi, plan.ords)]
+    if plan.weight is not None:  # the weights, checked in the same pass
+        cols += [pl.col(plan.weight).cast(pl.Float64).alias(plan.wsum),
+                 invalid_weight(plan.weight).alias(plan.name("bad"))]
     work = lf.select(cols).collect(engine="streaming")
+    if plan.weight is not None:
+        raise_on_bad_weights(int(work[plan.name("bad")].sum()), plan.weight)
+        work = work.drop(plan.name("bad"))
     nulls = {c: int(work[x].null_count())
              for c, x in zip((*plan.qi, *plan.sensitive), (*plan.dims, *plan.sensitive))
              if work[x].null_count()}
@@ -228,15 +269,22 @@ class _Judge:
             for m in self.population}
 
     def passes(self, frame: pl.LazyFrame, keys: tuple[str, ...],
-               counts: dict[int, pl.DataFrame] | None = None) -> pl.DataFrame:
+               counts: dict[int, pl.DataFrame] | None = None,
+               rows: Callable[[], pl.LazyFrame] | None = None) -> pl.DataFrame:
         """``keys`` plus ``__ok``: whether each class of the frequency set ``frame`` passes
         every model; ``counts``: per population table (by ``id``), the classes' population
-        counts (``keys`` and a count column; absent classes count 0)."""
-        fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count)
-        out = evaluate_classes(fs, self.class_models, reference=self.reference)
+        counts (``keys`` and a count column; absent classes count 0). ``rows()``: the records
+        (``keys`` and the weight column), read again for the classes whose weight sum is
+        within rounding of a threshold, decided exactly
+        (:mod:`ldiv_polars.models.weight_exact`)."""
+        fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count,
+                          weight=self.plan.wsum)
+        out = evaluate_classes(fs, self.class_models, reference=self.reference).collect()
+        if rows is not None and self.plan.wsum is not None:
+            out = decide_weight_sums(out, self.class_models, rows, keys, self.plan.wsum)
         ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.class_models]) \
             if self.class_models else pl.lit(True)
-        res = out.select(*keys, pl.col(SIZE).alias("__size"), ok.alias("__ok")).collect()
+        res = out.select(*keys, pl.col(SIZE).alias("__size"), ok.alias("__ok"))
         for m in self.population:
             assert counts is not None
             c = counts[id(m.population)]
@@ -250,11 +298,14 @@ class _Judge:
         """Raise :class:`PartitionInfeasibleError` when the whole table fails a model."""
         pid, s_t = self.plan.name("pid"), self.plan.sensitive
         whole = work.lazy().with_columns(pl.lit(0, dtype=pl.Int64).alias(pid)).group_by(
-            [pid, *s_t]).agg(pl.len().cast(pl.Int64).alias(self.plan.count))
+            [pid, *s_t]).agg(pl.len().cast(pl.Int64).alias(self.plan.count),
+                             *self.plan.weight_sums())
         one = np.array([work.height] if work.height else [], dtype=np.int64)
         counts = {key: pl.DataFrame({pid: [0], "__pop": [b.whole]})
                   for key, b in self.boxes.items()}
-        if not (self.passes(whole, (pid,), counts)["__ok"].all()
+        rows = self.plan.weight_rows(work.lazy().with_columns(pl.lit(0, dtype=pl.Int64)
+                                                              .alias(pid)), (pid,))
+        if not (self.passes(whole, (pid,), counts, rows)["__ok"].all()
                 and all(m.table_holds(one) for m in table_models(list(self.plan.models)))):
             raise PartitionInfeasibleError(
                 "the whole table does not satisfy "
@@ -312,15 +363,19 @@ def _allowed_splits(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> pl.DataFr
     pid, dim, side_col = (plan.name(x) for x in ("pid", "dim", "side"))
     cnt, s_t = plan.count, plan.sensitive
     freq = (work.lazy().group_by([pid, *plan.sides, *s_t])
-            .agg(pl.len().cast(pl.Int64).alias(cnt)).collect().lazy())
+            .agg(pl.len().cast(pl.Int64).alias(cnt), *plan.weight_sums()).collect().lazy())
     per_dim = [
-        freq.group_by([pid, side, *s_t]).agg(pl.col(cnt).sum())
+        freq.group_by([pid, side, *s_t]).agg(pl.col(cnt).sum(), *plan.weight_sums())
         .select(pid, pl.lit(j, dtype=pl.Int32).alias(dim), pl.col(side).alias(side_col),
-                *s_t, cnt)
+                *s_t, cnt, *([plan.wsum] if plan.wsum else []))
         for j, side in enumerate(plan.sides)
     ]
     counts = judge.candidate_counts(work) if judge.boxes else None
-    verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col), counts)
+    rows = None if plan.wsum is None else plan.weight_rows(pl.concat([  # each child's rows
+        work.lazy().select(pid, pl.lit(j, dtype=pl.Int32).alias(dim),
+                           pl.col(side).alias(side_col), plan.wsum)
+        for j, side in enumerate(plan.sides)]), (pid, dim, side_col))
+    verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col), counts, rows)
     size, left = pl.col("__size"), pl.col(side_col)
     return verdict.group_by(pid, dim).agg(
         (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"),
@@ -431,7 +486,7 @@ def _verify(frame: pl.LazyFrame, ranges: pl.DataFrame, plan: _Plan,
     models = [m.at_node(at_groups) for m in plan.models]
     s_t = plan.sensitive
     verification = check(frame, [plan.group], s_t if s_t else None, models,
-                         reference=judge.reference)
+                         reference=judge.reference, weight=plan.weight)
     if not verification.passed:  # pragma: no cover - would be a bug
         raise LdivError(f"mondrian output failed re-verification: "
                         f"{[m.to_dict() for m in verification.models if not m.passed]}")
@@ -458,6 +513,7 @@ def mondrian(
     *,
     relaxed: bool = False,
     group: str = GROUP,
+    weight: str | None = None,
 ) -> MondrianResult:
     """Partition ``data`` with Mondrian so that every group satisfies all ``models``.
 
@@ -467,8 +523,9 @@ def mondrian(
     the population records inside each group's ranges and sets (see the module). Raises
     :class:`PartitionInfeasibleError` when the whole table fails a model,
     :class:`~ldiv_polars.errors.NullValuesError` on nulls and
-    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI. An
-    empty table (no rows) is partitioned into zero groups (every model holds vacuously).
+    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI.
+    ``weight``: sampling weights (finite, > 0), summed per candidate child for the models
+    reading them. An empty table (no rows) has zero groups (every model holds vacuously).
 
     >>> import polars as pl
     >>> from ldiv_polars.models import KAnonymity
@@ -479,8 +536,9 @@ def mondrian(
     2
     """
     model_list = check_models(models, required_by="mondrian")
+    require_weights(model_list, weight)
     lf = to_lazyframe(data)
-    plan = _plan(lf, qi, sensitive, model_list, relaxed, group)
+    plan = _plan(lf, qi, sensitive, model_list, relaxed, group, weight)
     work = _work_table(lf, plan)
     n = work.height  # an empty table (no rows) holds every model vacuously: zero groups
     model_list = bind_models(model_list, n)  # (k-map's k' from the table's records)

@@ -23,7 +23,7 @@ from ldiv_polars.core.output import atomic_output, check_output
 from ldiv_polars.core.validate import NullPolicy, require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
-from ldiv_polars.models.verdict import check_models
+from ldiv_polars.models.verdict import check_models, require_weights
 
 REPORT_SUFFIXES = (".html", ".htm")
 """What a report's output file may be named."""
@@ -74,7 +74,8 @@ def report(
     atomically (``.html``/``.htm``; checked before any work, never over an input). ``l``: the
     ``l`` of the summary's ``recursive_c``. ``command``: the command line, shown on the page.
     ``progress`` is called with a short description of each stage. ``population_size`` (a
-    number or region) and ``weight`` (sampling weights) add the population section.
+    number or region) and ``weight`` (sampling weights) add the population section; a
+    model reading weights (``WeightedKAnonymity``) reads ``weight``, which it then needs.
 
     Raises the typed errors of :func:`~ldiv_polars.check` before the pass over the rows, and
     :class:`~ldiv_polars.errors.OutputPathError` /
@@ -86,6 +87,7 @@ def report(
     qi = [qi] if isinstance(qi, str) else list(qi)
     l = require_int_at_least("l", l, 1)
     models = check_models(models, [sensitive])
+    require_weights(models, weight)
     sources = _checked_sources(data, release, anonymization, out, qi, sensitive, nulls=nulls,
                                release_separator=release_separator)
     say = progress or (lambda _: None)

@@ -223,10 +223,11 @@ def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
                 population_size: int | str | None = None, weight: str | None = None
                 ) -> TableFacts:
     """Every figure of the report for one table (see :class:`TableFacts`), from one pass over
-    its rows (with ``weight``, one more: :func:`population_facts`). Raises the typed errors of
-    :func:`~ldiv_polars.check` (bad columns, parameters, unreadable input) before the pass."""
+    its rows (with ``weight``, one more: :func:`population_facts`; a model reading weights
+    reads their sums from the first). Raises :func:`~ldiv_polars.check`'s typed errors first."""
     fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
-                            require_sensitive=True)
+                            require_sensitive=True,
+                            weight=weight if any(m.needs_weight for m in models) else None)
     models = check_models(models, fs.sensitive)
     files = _files(data) if hash_files else []
     with ThreadPoolExecutor(max_workers=1) as pool:  # hashing overlaps the engine's pass

@@ -140,6 +140,13 @@ MODEL_TEXTS: dict[str, str] = {
         "population is in the subset with confidence at most delta_max. It protects "
         "membership, not the sensitive values."
     ),
+    "WeightedKAnonymity": (
+        "k-anonymity on sampling weights: every class's estimated population size (the sum of "
+        "its records' sampling weights, F_k) is at least k, so each released combination of "
+        "quasi-identifiers stands for at least k people of the population. It is only as good "
+        "as the weights, may pass classes of a single record, and does not stop the "
+        "homogeneity attack."
+    ),
 }
 """Plain-language text per model class name."""
 

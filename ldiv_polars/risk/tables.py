@@ -25,12 +25,18 @@ from typing import Any, Literal, Union
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet
+from ldiv_polars.core.frequency import COUNT, STREAMING, WEIGHT_SUM, FrequencySet
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
-from ldiv_polars.core.validate import raise_on_nulls, validate_columns
+from ldiv_polars.core.validate import (
+    invalid_weight,
+    raise_on_bad_weights,
+    raise_on_nulls,
+    validate_columns,
+    validate_weight,
+)
 from ldiv_polars.errors import InputFormatError, InvalidParameterError
 
-WEIGHT = "weight_sum"
+WEIGHT = WEIGHT_SUM
 """Name of the weight-sum column (the estimated population frequency ``F_k``)."""
 
 RiskNullPolicy = Literal["error", "value", "wildcard"]
@@ -56,15 +62,7 @@ def _weighted_columns(lf: pl.LazyFrame, qi: str | Iterable[str], weight: str) ->
     """The QI columns of ``lf`` after checking them and the weight column (present, not a QI,
     numeric); raises the typed errors of :func:`class_table`."""
     qi_t, _ = validate_columns(lf, qi, None, reserved=(COUNT, WEIGHT), require_sensitive=False)
-    schema = lf.collect_schema()
-    if weight not in schema:
-        raise InvalidParameterError(
-            f"weight column {weight!r} is not in the data (columns: {', '.join(schema.names())})"
-        )
-    if weight in qi_t:
-        raise InvalidParameterError(f"weight column {weight!r} is also a quasi-identifier")
-    if not schema[weight].is_numeric():
-        raise InvalidParameterError(f"weight column {weight!r} must be numeric, got {schema[weight]}")
+    validate_weight(lf.collect_schema(), weight, qi_t)
     return qi_t
 
 
@@ -100,12 +98,7 @@ def class_table(
                                         separator=separator).frame.collect()
         return FrequencySet.build(data, qi, None, nulls=policy, separator=separator).collect()
     qi_t, table = _weighted_table(reader, data, qi, weight, separator)
-    bad = int(table[_BAD].sum() or 0)
-    if bad:
-        raise InvalidParameterError(
-            f"weight column {weight!r} holds {bad} null, non-finite or non-positive value(s); "
-            "sampling weights must be finite and > 0"
-        )
+    raise_on_bad_weights(int(table[_BAD].sum() or 0), weight)
     if nulls == "error":
         raise_on_nulls(table, qi_t, COUNT)
     return table.drop(_BAD)
@@ -130,7 +123,7 @@ def _weighted_table(reader: Any, data: TableLike, qi: str | Iterable[str], weigh
     return qi_t, lf.group_by(list(qi_t)).agg(
         pl.len().cast(pl.Int64).alias(COUNT),
         w.sum().alias(WEIGHT),
-        (w.is_null() | ~w.is_finite() | (w <= 0)).sum().alias(_BAD),
+        invalid_weight(weight).sum().alias(_BAD),
     ).collect(engine=STREAMING)
 
 

@@ -41,18 +41,21 @@ from ldiv_polars.core.inputs import (
     to_lazyframe,
 )
 from ldiv_polars.core.output import atomic_output
-from ldiv_polars.core.validate import NullPolicy, require_real
+from ldiv_polars.core.validate import NullPolicy, require_real, validate_weight
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import (
     CheckResult,
+    WeightRows,
     bind_models,
     check_frequency_set,
     check_models,
+    require_weights,
 )
 from ldiv_polars.search.metrics import MetricSuite, check_metric
+from ldiv_polars.search.population import weight_sums
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled, Snapshot
 from ldiv_polars.search.anytime import Budget
@@ -228,6 +231,11 @@ class _VerificationPlan:
     """The distributed engine whose release this verifies (writes with :meth:`Engine.write`);
     None for Polars plans."""
     nulls: NullPolicy = "error"
+    weight: str | None = None
+    """The column of sampling weights the models read (its sums are :attr:`fs`'s weight)."""
+    rows: pl.LazyFrame | None = None
+    """The retained rows themselves (Polars plans): read again, on the few classes whose
+    weight sum is within rounding of a threshold, to decide them exactly."""
 
     def verify_written(self, path: str | Path, plan: OutputPlan, retained_rows: int
                        ) -> CheckResult:
@@ -238,7 +246,8 @@ class _VerificationPlan:
         the masked class could merge with a retained one, the retained rows are recounted
         from the input instead."""
         qi, sens = self.fs.qi, self.fs.sensitive
-        written = self.engine.frequency_set(str(path), qi, sens or None, nulls=self.nulls)
+        written = self.engine.frequency_set(str(path), qi, sens or None, nulls=self.nulls,
+                                            weight=self.weight)
         kept = plan.retained_classes(written.frame.collect())
         if kept is None:
             return self.verify(self.fs.materialize())
@@ -247,8 +256,11 @@ class _VerificationPlan:
             raise VerificationError(
                 f"the written release holds {got} rows outside the suppressed classes, "
                 f"{retained_rows} were expected, at node {self.node}")
-        return self.verify(FrequencySet(kept.rename({written.count: self.fs.count}).lazy(),
-                                        qi, sens, self.fs.count))
+        names = {written.count: self.fs.count}
+        if written.weight and self.fs.weight:
+            names[written.weight] = self.fs.weight
+        return self.verify(FrequencySet(kept.rename(names).lazy(), qi, sens, self.fs.count,
+                                        weight=self.fs.weight))
 
     def verify(self, collected: FrequencySet | pl.DataFrame) -> CheckResult:
         """Check the models on the collected frequency set; raise if one fails."""
@@ -258,9 +270,12 @@ class _VerificationPlan:
         if self.restore:
             collected = collected.with_columns(pl.col(c).cast(dt) for c, dt in
                                                self.restore.items())
+        rows = self.rows
+        exact = None if rows is None or self.weight is None else WeightRows(
+            lambda: rows, self.weight)
         result = check_frequency_set(
-            FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive, self.fs.count),
-            self.models)
+            FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive, self.fs.count,
+                         weight=self.fs.weight), self.models, weight_rows=exact)
         if not result.passed:
             failing = [m.key for m in result.models if not m.passed]
             raise VerificationError(
@@ -292,6 +307,7 @@ def anonymize(
     suppression_mode: SuppressionMode = "mask", strategy: str = "auto", verify: bool = True,
     nulls: NullPolicy = "error", separator: str | None = None, engine: str | None = None,
     progress: Progress | None = None, budget: Budget | float | None = None,
+    weight: str | None = None,
 ) -> AnonymizationResult:
     """Find the optimal full-domain generalization of ``qi`` satisfying all ``models``.
 
@@ -310,18 +326,19 @@ def anonymize(
     re-verified with :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips
     that pass; :meth:`AnonymizationResult.sink` then writes and re-verifies the output).
     ``engine="spark"`` (or a Spark DataFrame): counts, release (``output`` a Spark DataFrame,
-    :meth:`~AnonymizationResult.sink` writes a Parquet directory) and verification in Spark.
+    :meth:`~AnonymizationResult.sink` writes a Parquet directory) and verification in Spark;
+    ``weight``: sampling weights for the models reading them (:func:`_check_weight`).
 
     The pipeline: :func:`_read_input` (arguments checked, hierarchies and models prepared),
     :func:`_count` (the encoded frequency set, by the engine that counts this input best),
     :func:`search_lattice`, :func:`_choose` (the optimum re-evaluated, its metrics and output
-    plan), the engine's release, :func:`_verification`; :class:`_Counts` frees memory
-    between the phases.
+    plan), the engine's release, :func:`_verification`; :class:`_Counts` frees memory between.
     """
     t0 = time.perf_counter()
     metric = _check_arguments(metric, suppression, suppression_mode, strategy)
     budget = Budget.of(budget) if budget is not None else None
-    inp = _read_input(data, qi, sensitive, hierarchies, models, metric, nulls, separator, engine)
+    inp = _check_weight(_read_input(data, qi, sensitive, hierarchies, models, metric, nulls,
+                                    separator, engine), weight)
     counts = _count(inp)
     try:
         limit = suppression_limit_rows(suppression, counts.total)
@@ -364,6 +381,8 @@ class _Input:
     nulls: NullPolicy
     sources: tuple[str, ...]
     engine: Engine = polars_engine.ENGINE
+    weight: str | None = None
+    """The column of sampling weights (``anonymize(weight=)``), checked; None without."""
 
     @property
     def leaves(self) -> dict[str, pl.Series]:
@@ -400,6 +419,26 @@ def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, mode
     qi_only = metric != "kl" and not any(m.needs_sensitive for m in checked)
     return _Input(path, table, lf, fs, hs, checked, qi_only, nulls, sources,
                   polars_engine.ENGINE if engine is None else reader)
+
+
+def _check_weight(inp: _Input, weight: str | None) -> _Input:
+    """``inp`` with ``weight`` (a column of sampling weights, finite and > 0) checked against
+    the input and the models before any pass over the rows (a model reading weights needs
+    it, a frequency set given instead of rows has none: else
+    :class:`~ldiv_polars.errors.InvalidParameterError`). With weights, :func:`_count` has
+    the engine sum them per raw QI key (one more pass) and the search rolls the sums up with
+    each node for the models reading them (:class:`~ldiv_polars.models.WeightedKAnonymity`);
+    every other model, the suppression limit and the suppressed-row counts read records."""
+    require_weights(inp.models, weight)
+    if weight is None:
+        return inp
+    if inp.table is None:
+        raise InvalidParameterError("a frequency set holds no sampling weights: anonymize the "
+                                    "rows to read weight=")
+    schema = inp.engine.schema(inp.table) if inp.engine.distributed else \
+        inp.lf.collect_schema()
+    inp.weight = validate_weight(schema, weight, inp.fs.keys)
+    return inp
 
 
 def _counts_input(fs: FrequencySet, hierarchies: Any, models: Any, metric: str) -> _Input:
@@ -523,6 +562,8 @@ def _count(inp: _Input) -> _Counts:
         except BaseException:
             counts.close()  # (the engine's handle: a model refusing the values, say)
             raise
+    if inp.weight is not None:  # F_k per raw key, rolled up with each node
+        weight_sums(inp.engine, inp.table, inp.weight, efs.encoding)
     search_efs = efs.without_sensitive() if inp.qi_only and efs.sensitive else efs
     _lean_search(search_efs)
     # models sized by the table (k-map's k') judge it by its records before suppression
@@ -697,14 +738,15 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
     if inp.engine.distributed:  # the release is the engine's own plan: counted by it
         vfs = inp.engine.plan_frequency_set(retained, qi_t,
                                             None if inp.qi_only else (sens_t or None),
-                                            nulls=inp.nulls)
+                                            nulls=inp.nulls, weight=inp.weight)
         return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node,
-                                 engine=inp.engine, nulls=inp.nulls)
+                                 engine=inp.engine, nulls=inp.nulls, weight=inp.weight)
     if not inp.qi_only and sens_t and sensitive_values is not None:
         retained, restore = sensitive_enums(retained, sensitive_values)
     vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
-                             nulls=inp.nulls)
-    return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node, restore)
+                             nulls=inp.nulls, weight=inp.weight)
+    return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node, restore,
+                             weight=inp.weight, rows=retained)
 
 
 TRIM_MIN_ROWS = 1 << 20

@@ -54,6 +54,11 @@ MIN_SOLVE_SECONDS = 0.5
 """The least time a MILP solve is given, even past the budget (a solve cut short reports a weak
 dual bound)."""
 
+RATIO_DESCENT_SHARE = 0.5
+"""The ratio descent (:meth:`_Search.descend_by_ratio`) stops once this share of a seconds
+budget is spent: on a large frequency set it checks every predecessor at each step and could
+leave the bound nothing."""
+
 RANDOM_LIFTS = 4
 """Lifts in random QI orders of each MILP node that fails, after the two by cost
 (:meth:`_Search.more_lifts`): more cuts per solve."""
@@ -182,6 +187,13 @@ class _Search:
 
     # --- budget and checks --------------------------------------------------------------------
 
+    def past_share(self, share: float) -> bool:
+        """Whether ``share`` of the seconds budget is spent, or the budget is (False without a
+        seconds budget until the budget itself runs out)."""
+        s = self.budget.seconds
+        return self.out_of_budget() or (s is not None and
+                                        time.perf_counter() - self.t0 >= share * s)
+
     def out_of_budget(self) -> bool:
         b = self.budget
         if b.nodes is not None and self.checked >= b.nodes:
@@ -308,13 +320,15 @@ class _Search:
         information released (the entropy of the class sizes, :attr:`info`), while one
         lowers it: every predecessor is checked at each step (a knapsack's greedy: value given
         up per unit of the capacity k-anonymity leaves). A second incumbent, often cheaper than
-        :meth:`descend`'s (largest drop first) on wide lattices. Returns the pass it stopped at
-        (no predecessor of it passes with a lower value, unless the budget ran out)."""
+        :meth:`descend`'s (largest drop first) on wide lattices. It stops once
+        :data:`RATIO_DESCENT_SHARE` of the seconds budget is spent (the rest is the bound's).
+        Returns the pass it stopped at (no predecessor of it passes with a lower value, unless
+        it was stopped so)."""
         cur, val = x, self.check(x)[1]
-        while not self.out_of_budget():
+        while not self.past_share(RATIO_DESCENT_SHARE):
             best: tuple[float, Levels, float] | None = None
             for i in range(self.q):
-                if not cur[i] or self.out_of_budget():
+                if not cur[i] or self.past_share(RATIO_DESCENT_SHARE):
                     continue
                 p = cur[:i] + (cur[i] - 1,) + cur[i + 1:]
                 if self.refuter(p) is not None:

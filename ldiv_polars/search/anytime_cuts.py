@@ -40,6 +40,10 @@ class CutRelaxation:
     (True, (inf, None))
     """
 
+    rel_gap = 1e-9
+    """The solver's relative MIP gap: it stops once its node is within this fraction of its
+    dual bound (the bound reported is the dual bound either way)."""
+
     def __init__(self, cost: Sequence[Sequence[float]]) -> None:
         self.cost = [np.asarray(c, dtype=np.float64) for c in cost]
         self.heights = [len(c) for c in self.cost]
@@ -127,7 +131,7 @@ class CutRelaxation:
         from scipy.optimize import Bounds, LinearConstraint, milp
 
         a, lower = self._matrix()
-        opts: dict[str, float | bool] = {"mip_rel_gap": 1e-9, "disp": False}
+        opts: dict[str, float | bool] = {"mip_rel_gap": self.rel_gap, "disp": False}
         if seconds is not None:
             opts["time_limit"] = max(seconds, 0.05)
         res = milp(self.c, integrality=np.ones(self.n), bounds=Bounds(0, 1),

@@ -222,7 +222,8 @@ def encode_frame(fs: FrequencySet, hierarchies: Mapping[str, Hierarchy], *,
     """Encode a materialized (or lazy: collected here) frequency set. ``encoded``: its QI
     columns already hold each value's (validated, non-negative) raw index; otherwise they are
     read as strings and looked up among the hierarchy's raw values. Each distinct sensitive
-    tuple gets an id in order of first appearance.
+    tuple gets an id in sorted order (ascending, nulls first, as Polars sorts), so the ids of
+    one sensitive column are in the order the ordered distance reads.
 
     Raises :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` (naming up to five
     values) when a QI value is not a raw value of its hierarchy, and
@@ -316,9 +317,10 @@ def _raw_codes(col: pl.Series, q: str, h: Hierarchy, encoded: bool) -> np.ndarra
 
 def _sensitive_ids(df: pl.DataFrame, sensitive: tuple[str, ...]
                    ) -> tuple[np.ndarray, pl.DataFrame]:
-    """Each row's sensitive-tuple id (int32) and the distinct tuples in id order (order of
-    first appearance; nulls are values)."""
-    table = df.select(sensitive).unique(maintain_order=True)
+    """Each row's sensitive-tuple id (int32) and the distinct tuples in id order (sorted,
+    nulls first; nulls are values)."""
+    table = df.select(sensitive).unique().sort(list(sensitive), nulls_last=False,
+                                               maintain_order=True)
     sid = (
         df.select(sensitive)
         .with_row_index("__row")

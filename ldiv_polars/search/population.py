@@ -47,20 +47,28 @@ sorting the population's keys."""
 class PopulationCounts:
     """The population table ``population`` (anything
     :func:`~ldiv_polars.core.inputs.to_lazyframe` reads, with the QI columns of ``encoding``)
-    counted once and encoded with ``encoding``'s hierarchies. Raises
+    counted once and encoded with ``encoding``'s hierarchies; ``counted``: its QI-only
+    frequency set already built (by an engine), and when that set is weighted
+    (:attr:`FrequencySet.weight`) its weight sums stand for the counts (the sample's own
+    ``F_k`` per class: :func:`weight_sums`). Raises
     :class:`~ldiv_polars.errors.UnknownColumnError` for a missing QI column and
     :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` for a population value outside
     its hierarchy."""
 
-    def __init__(self, population: Any, encoding: Encoding) -> None:
+    def __init__(self, population: Any, encoding: Encoding, *,
+                 counted: FrequencySet | None = None) -> None:
         qi = encoding.qi
-        fs = FrequencySet.build(population, qi, None, nulls="value").materialize()
+        fs = (counted if counted is not None
+              else FrequencySet.build(population, qi, None, nulls="value")).materialize()
         base = encode_frame(fs, dict(zip(qi, encoding.hierarchies))).base
         assert base.codes is not None
         self.encoding = encoding
         self.codes = base.codes  # (q, distinct population keys) raw indices
-        self.n = base.n
-        self.total = int(self.n.sum())
+        self.n = base.n if fs.weight is None else \
+            fs.frame.collect().get_column(fs.weight).to_numpy().astype(np.float64)
+        """Per distinct key: its records (int64), or with ``weight`` the sum of their weights
+        (float64, in the order of the codes: :func:`encode_frame` keeps the rows' order)."""
+        self.total = self.n.sum().item() if self.n.size else 0
         self._at: dict[tuple[int, int], np.ndarray] = {}
 
     def codes_at(self, q: int, level: int) -> np.ndarray:
@@ -73,8 +81,8 @@ class PopulationCounts:
         return out
 
     def per_class(self, rolled: Rolled) -> np.ndarray:
-        """Population count (int64) of each class of the node ``rolled`` (0 for a class no
-        population record generalizes to)."""
+        """Population count (int64; float64 weight sums with ``weight``) of each class of the
+        node ``rolled`` (0 for a class no population record generalizes to)."""
         levels = rolled.snapshot.levels
         pop = [self.codes_at(q, lv) for q, lv in enumerate(levels)]
         classes = np.asarray(rolled.class_codes, dtype=np.int64).reshape(rolled.classes, -1)
@@ -88,7 +96,7 @@ class PopulationCounts:
             span = math.prod(cards)
             if span <= DENSE_KEYS_MAX:  # a dense count per key: no sort
                 return np.bincount(pop_key, weights=self.n, minlength=span
-                                   ).astype(np.int64)[cls_key]
+                                   ).astype(self.n.dtype)[cls_key]
             return _matched(pop_key, self.n, cls_key)
         both = np.concatenate([np.stack(pop, axis=1), classes])
         _, inverse = np.unique(both, axis=0, return_inverse=True)
@@ -110,10 +118,28 @@ def population_counts(population: Any, encoding: Encoding) -> PopulationCounts:
     return counts
 
 
+WEIGHTS = "weights"
+"""The :attr:`Encoding.memo` key of the sample's weight sums per key (:func:`weight_sums`)."""
+
+
+def weight_sums(engine: Any, data: Any, weight: str, encoding: Encoding) -> PopulationCounts:
+    """The sampling weights of ``data`` (the table searched, column ``weight``) summed per raw
+    QI key by ``engine`` (:meth:`~ldiv_polars.core.engines.base.Engine.frequency_set`) and
+    encoded with ``encoding`` — one more pass over the rows, once per search — and
+    kept in ``encoding.memo`` (:data:`WEIGHTS`), where every
+    :class:`~ldiv_polars.search.suppression.NodeChecker` of the search finds them to roll
+    ``F_k`` up with each node (:meth:`PopulationCounts.per_class`). Raises the typed errors
+    of :meth:`~ldiv_polars.core.frequency.FrequencySet.build` for a bad weight column."""
+    fs = engine.frequency_set(data, encoding.qi, None, nulls="value", weight=weight)
+    sums = PopulationCounts(None, encoding, counted=fs)
+    encoding.memo[WEIGHTS] = sums
+    return sums
+
+
 def _matched(pop_key: np.ndarray, n: np.ndarray, cls_key: np.ndarray) -> np.ndarray:
     """Per entry of ``cls_key``: the sum of ``n`` over the equal entries of ``pop_key``."""
     keys, inverse = np.unique(pop_key, return_inverse=True)
-    sums = np.bincount(inverse.reshape(-1), weights=n, minlength=keys.size).astype(np.int64)
+    sums = np.bincount(inverse.reshape(-1), weights=n, minlength=keys.size).astype(n.dtype)
     at = np.searchsorted(keys, cls_key)
     found = at < keys.size
     found[found] = keys[at[found]] == cls_key[found]

@@ -34,12 +34,13 @@ import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, count_name, unique_name
 from ldiv_polars.core.validate import require_real
+from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import classes_to_suppress, table_models
-from ldiv_polars.search.population import population_counts
+from ldiv_polars.search.population import WEIGHTS, PopulationCounts, population_counts
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
 
@@ -117,19 +118,13 @@ class NodeChecker:
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                  relaxed: Sequence[Model] = ()) -> None:
         self.efs = efs
-        self.tables = table_models(list(models))
-        """The table-level models (risk thresholds): judged on the retained class sizes after
-        the per-class models, suppressing the smallest classes within the limit."""
-        self.population = population_models(list(models))
-        """The models judged against a population table (k-map with a population,
-        delta-presence): each class's population count is rolled up with the node
-        (:class:`~ldiv_polars.search.population.PopulationCounts`) and the model decides."""
-        self._population_counts = {id(m.population): population_counts(m.population,
-                                                                        efs.encoding)
-                                   for m in self.population}
-        self.models = [m for m in models if not m.table_level and not m.population_based]
-        # floors read sensitive ids as the values of ONE sensitive column
-        self.relaxed = list(relaxed) if len(efs.sensitive) <= 1 else []
+        self._side_models(efs, models)
+        self.models = [m for m in models if not m.table_level and not m.population_based
+                       and not m.needs_weight]
+        # floors read sensitive ids as the values of ONE sensitive column, or of every
+        # sensitive column for a model judging each attribute (multi-attribute)
+        self.relaxed = [m for m in relaxed
+                        if len(efs.sensitive) <= 1 or m.each_attribute is not None]
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
@@ -161,6 +156,22 @@ class NodeChecker:
         total = int(efs.total)
         self.slack = self.limit / total if total else 0.0
         self._floor_limit = self.limit + FLOOR_MARGIN * total + 1e-6
+
+    def _side_models(self, efs: EncodedFrequencySet, models: Sequence[Model]) -> None:
+        """The models judged apart from the per-class verdicts: table-level, against a
+        population table, and on sums of sampling weights."""
+        self.tables = table_models(list(models))
+        """The table-level models (risk thresholds): judged on the retained class sizes after
+        the per-class models, suppressing the smallest classes within the limit."""
+        self.population = population_models(list(models))
+        """The models judged against a population table (k-map with a population,
+        delta-presence): each class's population count is rolled up with the node
+        (:class:`~ldiv_polars.search.population.PopulationCounts`) and the model decides."""
+        self._population_counts = {id(m.population): population_counts(m.population,
+                                                                        efs.encoding)
+                                   for m in self.population}
+        self.weighted = [m for m in models if m.needs_weight]  # F_k rolled up: _weight_sums
+        self._weights = _weight_sums(efs, self.weighted)
 
     def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int, *,
                   sizes: np.ndarray | None = None, whole: bool = False,
@@ -303,6 +314,10 @@ class NodeChecker:
         fail, floor = first
         if self.population:
             fail = fail | self._population_fail(rolled)
+        if self.weighted:
+            fk = self._weights.per_class(rolled)  # type: ignore[union-attr]
+            for m in self.weighted:
+                fail = fail | ~m.class_ok(fk)
         relaxed_passed = floor is None or not self.beyond_limit(float(floor.sum()))
         fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
         passed = supp_rows <= self.limit
@@ -378,3 +393,16 @@ class NodeChecker:
                     changed = True
                     break
         return more
+
+
+def _weight_sums(efs: EncodedFrequencySet, weighted: Sequence[Model]) -> PopulationCounts | None:
+    """The sampling-weight sums per raw key of the search (``efs.encoding.memo``), when a
+    model reads them; a typed error when the search was started without weights."""
+    if not weighted:
+        return None
+    sums = efs.encoding.memo.get(WEIGHTS)
+    if not isinstance(sums, PopulationCounts):
+        raise InvalidParameterError(
+            f"{', '.join(m.describe() for m in weighted)} read(s) sampling weights: pass "
+            "weight= to anonymize() (CLI: --weight)")
+    return sums

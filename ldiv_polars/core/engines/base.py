@@ -36,8 +36,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import polars as pl
 
-from ldiv_polars.core.frequency import FrequencySet, count_name
-from ldiv_polars.core.validate import NullPolicy, check_null_policy, validate_columns
+from ldiv_polars.core.frequency import FrequencySet, count_name, weight_name
+from ldiv_polars.core.validate import (
+    NullPolicy,
+    check_null_policy,
+    validate_columns,
+    validate_weight,
+)
 from ldiv_polars.errors import InvalidParameterError
 
 EngineName = Literal["polars", "duckdb", "spark"]
@@ -193,10 +198,12 @@ class Engine(Protocol):
         relation type)."""
 
     def frequency_set(self, data: Any, qi: Any, sensitive: Any, *, nulls: NullPolicy = "error",
-                      separator: str | None = None) -> FrequencySet:
+                      separator: str | None = None, weight: str | None = None
+                      ) -> FrequencySet:
         """The collected frequency set ``(qi..., sensitive..., n)`` of ``data`` (columns
         validated first; typed errors for bad input, unreadable rows and nulls under
-        ``nulls="error"``)."""
+        ``nulls="error"``); with ``weight`` also the sum of that column per key
+        (:attr:`FrequencySet.weight`, the errors of :meth:`FrequencySet.build`)."""
 
     def encoded_counts(self, data: Any, qi: Sequence[str], sensitive: Sequence[str],
                        leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",
@@ -225,14 +232,16 @@ class Engine(Protocol):
 
     def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
                            nulls: NullPolicy = "error", separator: str | None = None,
-                           require_sensitive: bool = False) -> FrequencySet:
-        """The frequency set as a lazy plan: columns validated now, rows read when it is
-        collected."""
+                           require_sensitive: bool = False, weight: str | None = None
+                           ) -> FrequencySet:
+        """The frequency set as a lazy plan: columns (and the ``weight`` column) validated
+        now, rows read when it is collected."""
 
 
 def deferred_frequency_set(engine: Engine, data: Any, qi: Any, sensitive: Any, *,
                            nulls: NullPolicy = "error", separator: str | None = None,
-                           require_sensitive: bool = False) -> FrequencySet:
+                           require_sensitive: bool = False, weight: str | None = None
+                           ) -> FrequencySet:
     """:meth:`Engine.plan_frequency_set` for an engine that collects its frequency set itself
     (DuckDB, Spark): the columns validated on :meth:`Engine.schema` at once, the engine's
     :meth:`Engine.frequency_set` run when the plan is collected (``pl.defer``), so the
@@ -243,13 +252,21 @@ def deferred_frequency_set(engine: Engine, data: Any, qi: Any, sensitive: Any, *
                                  require_sensitive=require_sensitive)
     keys = [*qi_t, *s_t]
     count = count_name(keys)
+    columns = {**{k: schema[k] for k in keys}, count: pl.Int64}
+    wname = None
+    if weight is not None:
+        validate_weight(schema, weight, keys)
+        wname = weight_name(keys)
+        columns[wname] = pl.Float64
 
     def run() -> pl.DataFrame:
-        fs = engine.frequency_set(data, qi_t, s_t, nulls=nulls, separator=separator)
-        return fs.frame.collect().rename({fs.count: count})
+        fs = engine.frequency_set(data, qi_t, s_t, nulls=nulls, separator=separator,
+                                  weight=weight)
+        names = {fs.count: count, **({fs.weight: wname} if fs.weight and wname else {})}
+        return fs.frame.collect().rename(names)
 
-    frame = pl.defer(run, schema={**{k: schema[k] for k in keys}, count: pl.Int64})
-    return FrequencySet(frame, qi_t, s_t, count)
+    frame = pl.defer(run, schema=columns)
+    return FrequencySet(frame, qi_t, s_t, count, weight=wname)
 
 
 def engine_for(data: object, engine: str | None = None) -> Engine:

@@ -61,7 +61,13 @@ from ldiv_polars.core.engines.base import (
     deferred_frequency_set,
     places,
 )
-from ldiv_polars.core.frequency import FrequencySet, count_name
+from ldiv_polars.core.frequency import (
+    BAD_WEIGHTS,
+    FrequencySet,
+    check_weighted,
+    count_name,
+    weight_name,
+)
 from ldiv_polars.core.inputs import (
     input_paths,
     CSV_SUFFIXES,
@@ -78,6 +84,7 @@ from ldiv_polars.core.validate import (
     check_null_policy,
     raise_on_nulls,
     validate_columns,
+    validate_weight,
 )
 from ldiv_polars.errors import InputFormatError
 
@@ -93,11 +100,11 @@ class DuckDBEngine:
         return isinstance(data, duckdb.DuckDBPyRelation)
 
     def frequency_set(self, data: Any, qi: Any, sensitive: Any, *, nulls: NullPolicy = "error",
-                      separator: str | None = None,
+                      separator: str | None = None, weight: str | None = None,
                       con: duckdb.DuckDBPyConnection | None = None) -> FrequencySet:
         """The frequency set grouped by DuckDB and collected as a Polars frame (``data`` and
-        ``con`` as :func:`source` takes them). Same validation, null policy and errors as
-        the Polars engine."""
+        ``con`` as :func:`source` takes them). Same validation, null policy, weight sums
+        (``weight``) and errors as the Polars engine."""
         check_null_policy(nulls)
         with translate_input_errors(data if isinstance(data, (str, Path)) else None), \
                 source(data, con, separator) as src:
@@ -105,12 +112,15 @@ class DuckDBEngine:
             keys = [*qi_t, *s_t]
             count = count_name(keys)  # no key name is reserved
             cols = ", ".join(quote(c) for c in keys)
+            wname, extra = _weight_sql(src, weight, keys)
             df = src.con.sql(
-                f"SELECT {cols}, count(*)::BIGINT AS {quote(count)} FROM "
+                f"SELECT {cols}, count(*)::BIGINT AS {quote(count)}{extra} FROM "
                 f"query_table({quote_literal(src.name)}) GROUP BY ALL").pl()
+        if weight is not None:
+            df = check_weighted(df.cast({wname: pl.Float64}), weight)
         if nulls == "error":
             raise_on_nulls(df, keys, count)
-        return FrequencySet(df.lazy(), tuple(qi_t), tuple(s_t), count)
+        return FrequencySet(df.lazy(), tuple(qi_t), tuple(s_t), count, weight=wname)
 
     def encoded_counts(self, data: Any, qi: Sequence[str], sensitive: Sequence[str],
                        leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",
@@ -163,15 +173,33 @@ class DuckDBEngine:
 
     def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
                            nulls: NullPolicy = "error", separator: str | None = None,
-                           require_sensitive: bool = False) -> FrequencySet:
+                           require_sensitive: bool = False, weight: str | None = None
+                           ) -> FrequencySet:
         """The frequency set grouped by DuckDB when collected
         (:func:`~ldiv_polars.core.engines.base.deferred_frequency_set`)."""
         return deferred_frequency_set(self, data, qi, sensitive, nulls=nulls,
                                       separator=separator,
-                                      require_sensitive=require_sensitive)
+                                      require_sensitive=require_sensitive, weight=weight)
 
 
 ENGINE = DuckDBEngine()
+
+
+def _weight_sql(src: Source, weight: str | None, keys: Sequence[str]
+                ) -> tuple[str | None, str]:
+    """The weight-sum column's name and the SQL aggregations of a weighted frequency set (its
+    sum as a double and the rows whose weight is not a sampling weight, as
+    :func:`~ldiv_polars.core.frequency.weighted_aggs`), after checking the column on the
+    table's schema; ``(None, "")`` without ``weight``."""
+    if weight is None:
+        return None, ""
+    schema = src.con.sql(f"SELECT * FROM query_table({quote_literal(src.name)}) LIMIT 0"
+                         ).pl().schema
+    validate_weight(schema, weight, keys)
+    wname, w = weight_name(keys), f"{quote(weight)}::DOUBLE"
+    bad = f"{w} IS NULL OR isnan({w}) OR isinf({w}) OR {w} <= 0"
+    return wname, (f", sum({w}) AS {quote(wname)}, "
+                   f"count(*) FILTER (WHERE {bad})::BIGINT AS {quote(BAD_WEIGHTS)}")
 
 
 def quote_literal(text: str) -> str:

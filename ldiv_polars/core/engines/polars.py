@@ -54,10 +54,11 @@ class PolarsEngine:
         return isinstance(data, (pl.DataFrame, pl.LazyFrame))
 
     def frequency_set(self, data: Any, qi: Any, sensitive: Any, *, nulls: NullPolicy = "error",
-                      separator: str | None = None) -> FrequencySet:
+                      separator: str | None = None, weight: str | None = None
+                      ) -> FrequencySet:
         """The collected frequency set (see :meth:`FrequencySet.build` for the errors)."""
-        return FrequencySet.build(data, qi, sensitive, nulls=nulls,
-                                  separator=separator).materialize()
+        return FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
+                                  weight=weight).materialize()
 
     def encoded_counts(self, data: Any, qi: Sequence[str], sensitive: Sequence[str],
                        leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",
@@ -97,10 +98,11 @@ class PolarsEngine:
 
     def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
                            nulls: NullPolicy = "error", separator: str | None = None,
-                           require_sensitive: bool = False) -> FrequencySet:
+                           require_sensitive: bool = False, weight: str | None = None
+                           ) -> FrequencySet:
         """:meth:`FrequencySet.build` (a lazy plan that streams)."""
         return FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
-                                  require_sensitive=require_sensitive)
+                                  require_sensitive=require_sensitive, weight=weight)
 
 
 ENGINE = PolarsEngine()

@@ -53,7 +53,14 @@ from ldiv_polars.core.engines.base import (
     fits_key,
 )
 from ldiv_polars.core.engines.polars import encode_counted
-from ldiv_polars.core.frequency import FrequencySet, count_name, unique_prefix
+from ldiv_polars.core.frequency import (
+    BAD_WEIGHTS,
+    FrequencySet,
+    check_weighted,
+    count_name,
+    unique_prefix,
+    weight_name,
+)
 from ldiv_polars.core.inputs import (
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
@@ -69,6 +76,7 @@ from ldiv_polars.core.validate import (
     check_null_policy,
     raise_on_nulls,
     validate_columns,
+    validate_weight,
 )
 from ldiv_polars.errors import FrequencySetTooLargeError, OutputWriteError
 
@@ -238,30 +246,42 @@ class SparkEngine:
 
     def plan_frequency_set(self, data: Any, qi: Any, sensitive: Any, *,
                            nulls: NullPolicy = "error", separator: str | None = None,
-                           require_sensitive: bool = False) -> FrequencySet:
+                           require_sensitive: bool = False, weight: str | None = None
+                           ) -> FrequencySet:
         """The frequency set grouped by Spark when collected
         (:func:`~ldiv_polars.core.engines.base.deferred_frequency_set`)."""
         return deferred_frequency_set(self, data, qi, sensitive, nulls=nulls,
                                       separator=separator,
-                                      require_sensitive=require_sensitive)
+                                      require_sensitive=require_sensitive, weight=weight)
 
     def frequency_set(self, data: Any, qi: Any, sensitive: Any, *, nulls: NullPolicy = "error",
                       separator: str | None = None, require_sensitive: bool = False,
-                      max_groups: int | None = None) -> FrequencySet:
+                      max_groups: int | None = None, weight: str | None = None
+                      ) -> FrequencySet:
         """The frequency set grouped by Spark and collected as a Polars frame. Same
-        validation, null policy and errors as the Polars engine."""
+        validation, null policy, weight sums (``weight``: :meth:`weighted_counts` over the
+        keys) and errors as the Polars engine."""
         check_null_policy(nulls)
         with spark_errors(data):
             df = read(data, separator)
             qi_t, s_t = validate(df, qi, sensitive, require_sensitive=require_sensitive)
             keys = [*qi_t, *s_t]
             count = count_name(keys)
-            grouped = df.groupBy(*[col(k) for k in keys]).agg(F.count(F.lit(1)).alias(count))
-            frame = collect_small(grouped, max_groups)
+            if weight is None:
+                grouped = df.groupBy(*[col(k) for k in keys]).agg(
+                    F.count(F.lit(1)).alias(count))
+                frame = collect_small(grouped, max_groups)
+        wname = None
+        if weight is not None:
+            wname = weight_name(keys)
+            validate_weight(self.schema(data, separator), weight, keys)
+            frame = check_weighted(self.weighted_counts(
+                data, keys, weight, names=(count, wname, BAD_WEIGHTS), separator=separator,
+                max_groups=max_groups), weight)
         frame = frame.with_columns(pl.col(count).cast(pl.Int64))
         if nulls == "error":
             raise_on_nulls(frame, keys, count)
-        return FrequencySet(frame.lazy(), qi_t, s_t, count)
+        return FrequencySet(frame.lazy(), qi_t, s_t, count, weight=wname)
 
     def encoded_counts(self, data: Any, qi: Sequence[str], sensitive: Sequence[str],
                        leaves: Mapping[str, pl.Series], *, nulls: NullPolicy = "error",
