@@ -784,63 +784,10 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
     WHERE len(reasons) > 0 OR len(undecided) > 0
     ORDER BY size, distinct_values;
 
--- Per-class statistics of the summary, in one GROUP BY over the frequency set f (ec, sv, n)
--- joined with the sensitive-value domain (a few rows): every statistic is an aggregate that
--- needs no class size inside the sum (no join of the sizes back onto the frequency set).
---   size, distinct_values, entropy (ln size - sum(n ln n) / size; 0 for one value), max_count,
---   tail (see ldiv__class_stats_x), missing_values, delta_present (max |ln(p/q)| over the
---   values present: at the largest or smallest n/tn), emd_lb and emd_ub: bounds of the
---   equal-distance EMD = 1 - sum_v min(p_v, q_v) (exact for one value; the lower bound from
---   sum min(p, q) <= min(1, sum q), the upper one from sum min(p, q) >= min(1, min q) and
---   >= min(p, q) of the most frequent value).
-CREATE OR REPLACE MACRO ldiv__summary_classes(f, l) AS TABLE
-    WITH d AS (FROM ldiv__dom(f)),
-         t AS (SELECT sum(tn)::BIGINT AS total, count(*)::BIGINT AS m,
-                      bool_or(ldiv_is_ordered(sv)) AS sv_ordered FROM d)
-    SELECT ec, size, distinct_values, max_count, sv_ordered,
-           CASE WHEN distinct_values = 1 THEN 0.0 ELSE ln(size) - snl / size END AS entropy,
-           CASE WHEN l <= 1 THEN size
-                WHEN distinct_values < l THEN NULL
-                WHEN l = 2 THEN size - max_count
-                ELSE size - list_sum(top) END::BIGINT AS tail,
-           m - distinct_values AS missing_values,
-           greatest(abs(ln(rmax * total / size)), abs(ln(rmin * total / size))) AS delta_present,
-           CASE WHEN distinct_values = 1
-                THEN 0.5 * (abs(1.0 - tn_top / total) + (total - tn_top) / total)
-                ELSE 1.0 - least(1.0, tn_sum / total) END AS emd_lb,
-           CASE WHEN distinct_values = 1
-                THEN 0.5 * (abs(1.0 - tn_top / total) + (total - tn_top) / total)
-                ELSE 1.0 - greatest(least(1.0, tn_min / total),
-                                    least(max_count / size, tn_top / total)) END AS emd_ub
-    FROM (SELECT ec, sum(n)::BIGINT AS size, count(*)::BIGINT AS distinct_values,
-                 sum(n * ln(n)) AS snl, max(n) AS max_count,
-                 max(n, CAST(greatest(l - 1, 1) AS BIGINT)) FILTER (WHERE l >= 3) AS top,
-                 max(n / tn) AS rmax, min(n / tn) AS rmin,
-                 sum(tn) AS tn_sum, min(tn) AS tn_min, arg_max(tn, n) AS tn_top
-          FROM query_table(f) x
-          JOIN d ON x.sv IS NOT DISTINCT FROM d.sv
-          GROUP BY ec)
-    CROSS JOIN t;
-
--- The summary of a frequency set relation f (see ldiv_summary). One pass over f for the class
--- statistics (ldiv__summary_classes); the equal-distance t then evaluates the EMD exactly only
--- on the classes whose upper bound reaches the best lower bound (the others cannot be the
--- maximum), and the ordered one (numeric or temporal sensitive values) on the extended
--- frequency set (ldiv__emd_ordered_x).
+-- The summary of a frequency set relation f (see ldiv_summary).
 CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
-    WITH st AS MATERIALIZED (FROM ldiv__summary_classes(f, l)),
-         cand AS (SELECT ec, size FROM st
-                  WHERE distinct_values > 1
-                    AND emd_ub >= (SELECT max(emd_lb) FROM st) - 1e-9),
-         d AS (FROM ldiv__dom(f)),
-         eq AS (SELECT 0.5 * (sum(abs(x.n / cand.size - d.tn / d.total))
-                              + (any_value(d.total) - sum(d.tn)) / any_value(d.total)) AS emd
-                FROM query_table(f) x
-                JOIN cand ON x.ec IS NOT DISTINCT FROM cand.ec
-                JOIN (SELECT d.*, sum(tn) OVER () AS total FROM d) d
-                  ON x.sv IS NOT DISTINCT FROM d.sv
-                GROUP BY cand.ec),
-         "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f)),
+    WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f)),
+         st AS (FROM ldiv__class_stats_x('ldiv__x', l)),
          eo AS (FROM ldiv__emd_ordered_x('ldiv__x', 'auto'))
     SELECT coalesce(sum(size), 0)::BIGINT AS rows,
            count(*)::BIGINT AS classes,
@@ -852,8 +799,7 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
                 WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
            max(max_count / size) AS alpha,
            CASE WHEN bool_or(sv_ordered) THEN (SELECT max(emd_ordered) FROM eo)
-                ELSE greatest(max(emd_lb) FILTER (WHERE distinct_values = 1),
-                              (SELECT max(emd) FROM eq)) END AS t,
+                ELSE max(emd_equal) END AS t,
            CASE WHEN coalesce(max(missing_values), 0) = 0 THEN max(delta_present) END AS delta,
            1.0 / min(size) AS prosecutor_max,
            count(*) / sum(size) AS prosecutor_avg,
