@@ -71,8 +71,8 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
                    for m, r in zip(models, rows)]
     else:
         from ldiv_polars.core.engines.base import engine_for
-        from ldiv_polars.core.inputs import translate_input_errors
-        from ldiv_polars.models.verdict import check_frequency_set, check_models
+        from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
+        from ldiv_polars.models.verdict import WeightRows, check_frequency_set, check_models
         from ldiv_polars.table_summary import frequency_set_summary
 
         with translate_input_errors(data):
@@ -82,7 +82,10 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
             models = check_models(models, fs.sensitive)
             fs = fs.materialize()
         stats = frequency_set_summary(fs, l)
-        results = check_frequency_set(fs, models).models
+        exact = None if weight is None else WeightRows(  # weight sums near k: exact
+            lambda: to_lazyframe(data, separator=separator), weight)
+        with translate_input_errors(data):
+            results = check_frequency_set(fs, models, weight_rows=exact).models
     if population is not None:
         stats |= _population_summary(data, qi, None if sql else fs, population,
                                      separator, nulls)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
     from ldiv_polars.models.exact import ClassCounts, Reference
+    from ldiv_polars.models.weight_exact import ExactSum
 
 SIZE = "size"
 """Class size column of :func:`evaluate_classes` output."""
@@ -219,6 +220,21 @@ class Model(ABC):
         :meth:`array_verdict` can mark a class uncertain. Default: raises
         NotImplementedError (no exact routine)."""
         raise NotImplementedError(f"{self.describe()} has no exact routine")
+
+    def weight_uncertain(self) -> pl.Expr | None:
+        """Per class (on the class rows): the float sum of sampling weights the verdict reads
+        lies within its summation error bound of the threshold, so the verdict may depend on
+        the order the engine added the weights in; such classes are decided by
+        :meth:`decide_weight_sum` on the exact sum (:mod:`ldiv_polars.models.weight_exact`).
+        Default: None (the model reads no weight sum)."""
+        return None
+
+    def decide_weight_sum(self, total: ExactSum) -> tuple[bool, float]:
+        """The exact verdict of a class whose records' weights sum to ``total`` (exact,
+        :class:`~ldiv_polars.models.weight_exact.ExactSum`) and
+        its value, a float on the verdict's side of the threshold. Required when
+        :meth:`weight_uncertain` is given. Default: raises NotImplementedError."""
+        raise NotImplementedError(f"{self.describe()} reads no weight sum")
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         """The table-level form of the class test: whether a table whose achieved value is

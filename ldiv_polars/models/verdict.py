@@ -14,13 +14,13 @@ Transforms re-verify their output through :func:`check`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
-from ldiv_polars.core.inputs import TableLike, reads_input
+from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, Model, ModelResult
@@ -33,6 +33,7 @@ from ldiv_polars.models.evaluate import (
     internal_keys,
 )
 from ldiv_polars.models.multi_attribute import MultiAttribute
+from ldiv_polars.models.weight_exact import decide_weight_sums
 
 
 @dataclass(frozen=True)
@@ -187,19 +188,41 @@ def check(
     model judges the sample counts); a model reading weights without ``weight`` is an
     :class:`~ldiv_polars.errors.InvalidParameterError` before any row is read."""
     fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine, weight)
-    return check_frequency_set(fs.materialize(), models, reference=reference)
+    rows = None if weight is None else WeightRows(
+        lambda: to_lazyframe(data, separator=separator), weight)
+    return check_frequency_set(fs.materialize(), models, reference=reference, weight_rows=rows)
+
+
+@dataclass(frozen=True)
+class WeightRows:
+    """Where the exact step of the weighted models reads the input again: ``rows()`` gives
+    the input rows lazily (the quasi-identifier columns under the frequency set's names and
+    the ``weight`` column), called only when a class's weight sum is within rounding of a
+    threshold (:mod:`ldiv_polars.models.weight_exact`)."""
+
+    rows: Callable[[], pl.LazyFrame]
+    weight: str
 
 
 def check_frequency_set(fs: FrequencySet, models: Sequence[Model], *,
-                        reference: pl.DataFrame | pl.LazyFrame | None = None) -> CheckResult:
+                        reference: pl.DataFrame | pl.LazyFrame | None = None,
+                        weight_rows: WeightRows | None = None) -> CheckResult:
     """:func:`check` on a frequency set already built (and collected, see
     :meth:`FrequencySet.materialize`) from the rows, e.g. in the same pass that writes them;
     ``models`` as returned by :func:`check_models` for it (bound to the table's rows,
-    :func:`bind_models`)."""
+    :func:`bind_models`). ``weight_rows``: the input rows, read again for the classes whose
+    weight sum is within rounding of a threshold (decided exactly); without it those classes
+    keep the float verdict of the engine's summation order."""
     models = bind_models(models, fs)
     for m in models:
         m.validate(fs)
     classes = collect_unnamed(fs, models, reference=reference)
+    if weight_rows is not None:
+        inner = internal_keys(fs)[:len(fs.qi)]  # the class table's key names
+        w = weight_rows.weight
+        classes = decide_weight_sums(
+            classes, models, lambda: weight_rows.rows().select(
+                *[pl.col(q).alias(i) for q, i in zip(fs.qi, inner)], pl.col(w)), inner, w)
     rows = int(classes.get_column(SIZE).sum() or 0)
     return CheckResult(rows=rows, classes=classes.height, models=table_results(classes, models))
 

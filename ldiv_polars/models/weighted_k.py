@@ -7,10 +7,12 @@ frequency set must be built with them (``check(..., weight="w")``, ``ldiv check 
 
 Weights are sampling weights: finite and positive (the frequency set refuses anything else,
 :func:`~ldiv_polars.core.validate.raise_on_bad_weights`). Then merging classes adds their weight
-sums, so the model is monotone and union-closed like k-anonymity. ``F_k`` is a float sum: a
-class whose sum lies within rounding of ``k`` may be judged on either side depending on the
-order the engine adds the weights in (exact for weights that are integers or binary fractions,
-e.g. 0.25).
+sums, so the model is monotone and union-closed like k-anonymity. ``F_k`` is a float sum,
+whose value depends on the order the engine adds the weights in; a class whose ``F_k`` lies
+within the summation error bound of ``k`` (:meth:`WeightedKAnonymity.weight_uncertain`) is
+decided on the exact real sum of its records' weights, read again from the input
+(:mod:`ldiv_polars.models.weight_exact`): ten weights 0.1 sum to more than 1 exactly, so they
+pass k=1 although a sequential float sum gives 0.9999999999999999.
 
 >>> import polars as pl
 >>> from ldiv_polars import check
@@ -28,12 +30,16 @@ import polars as pl
 
 from ldiv_polars.core.validate import require_int_at_least
 from ldiv_polars.errors import InvalidParameterError
-from ldiv_polars.models.base import ClassContext, Model
+from ldiv_polars.models.base import SIZE, ClassContext, Model
+
+UNIT_ROUNDOFF = 2.0 ** -53
+"""``u``, the relative rounding error of one float64 operation (round to nearest)."""
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
+    from ldiv_polars.models.weight_exact import ExactSum
 
 
 class WeightedKAnonymity(Model):
@@ -84,6 +90,42 @@ class WeightedKAnonymity(Model):
     def passes(self) -> pl.Expr:
         return pl.col(self.fk_col) >= self.k
 
+    def weight_uncertain(self) -> pl.Expr:
+        """Per class: ``|F_k - k| <= 4 n u max(F_k, k)``, ``n`` the class's records (``size``),
+        ``u = 2^-53``. Proof that outside it the float verdict is the exact one: the engine's
+        ``F_k`` is the n weights added by n - 1 float additions in some tree (any order:
+        sequential, pairwise, per frequency-set row then per class), so
+        ``|F_k - S| <= g S`` with ``g = (n-1)u / (1-(n-1)u)`` and ``S`` the exact sum of the
+        (positive) weights (Higham, *Accuracy and Stability*, §4.2); an integer weight above
+        2^53 cast to float adds at most ``u S``. For ``n u <= 1/100``, ``S <= 1.02 F_k`` and
+        the error is below ``1.05 n u F_k``, well inside the bound; ``F_k - k`` is computed
+        exactly there (Sterbenz) and the bound's own rounding is absorbed by its factor 4.
+        A generous bound only costs exact work on a few more classes."""
+        fk = pl.col(self.fk_col)
+        bound = pl.col(SIZE).cast(pl.Float64) * (4 * UNIT_ROUNDOFF) * pl.max_horizontal(
+            fk, pl.lit(float(self.k)))
+        return (fk - self.k).abs() <= bound
+
+    def decide_weight_sum(self, total: ExactSum) -> tuple[bool, float]:
+        """``total >= k`` exactly, and ``F_k`` as the float nearest ``total`` moved to the
+        verdict's side of ``k`` (a failing class whose sum rounds to ``k`` reports the float
+        just below it).
+
+        >>> from ldiv_polars.models.weight_exact import ExactSum
+        >>> m = WeightedKAnonymity(1)
+        >>> m.decide_weight_sum(ExactSum([0.1] * 10))
+        (True, 1.0)
+        >>> m.decide_weight_sum(ExactSum([1 - 2**-53] + [2**-55] * 3))
+        (False, 0.9999999999999999)
+        """
+        import math
+
+        passed = total.compare(self.k) >= 0
+        value = float(total)
+        if not passed and value >= self.k:
+            value = math.nextafter(float(self.k), -math.inf)
+        return passed, value
+
     def reason(self) -> pl.Expr:
         return pl.format(f"estimated population size F_k {{}} < k={self.k}",
                          pl.col(self.fk_col))
@@ -103,7 +145,10 @@ class WeightedKAnonymity(Model):
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         """Per class of ``rows``: :meth:`class_ok` on the rows' weight sums
-        (:attr:`EncodedRows.weight_sum`); None when ``rows`` carry no weights."""
+        (:attr:`EncodedRows.weight_sum`); None when ``rows`` carry no weights. A float
+        verdict: the rolled-up sums do not keep the records' weights, so a class within
+        rounding of ``k`` is not decided exactly here (the search's final re-verification,
+        :func:`~ldiv_polars.check`-like, is exact and refuses a release failing exactly)."""
         from ldiv_polars.models.encoded import ClassVerdict
 
         fk = rows.weight_sum

@@ -45,7 +45,7 @@ immune" (Theorem 5).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +64,7 @@ from ldiv_polars.models import evaluate_classes
 from ldiv_polars.models.base import SIZE, Model
 from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import TableModel, table_models
+from ldiv_polars.models.weight_exact import decide_weight_sums
 from ldiv_polars.models.verdict import (
     CheckResult,
     bind_models,
@@ -176,6 +177,13 @@ class _Plan:
         without weights)."""
         return None if self.weight is None else self.name("w")
 
+    def weight_rows(self, records: pl.LazyFrame, keys: Sequence[str]
+                    ) -> Callable[[], pl.LazyFrame] | None:
+        """The records' ``keys`` and weights, for the exact step of the classes whose weight
+        sum is within rounding of a threshold (None without weights)."""
+        w = self.wsum
+        return None if w is None else (lambda: records.select(*keys, w))
+
     def weight_sums(self) -> list[pl.Expr]:
         """The aggregation of the weights beside a count (none without weights)."""
         return [] if self.wsum is None else [pl.col(self.wsum).sum()]
@@ -261,16 +269,22 @@ class _Judge:
             for m in self.population}
 
     def passes(self, frame: pl.LazyFrame, keys: tuple[str, ...],
-               counts: dict[int, pl.DataFrame] | None = None) -> pl.DataFrame:
+               counts: dict[int, pl.DataFrame] | None = None,
+               rows: Callable[[], pl.LazyFrame] | None = None) -> pl.DataFrame:
         """``keys`` plus ``__ok``: whether each class of the frequency set ``frame`` passes
         every model; ``counts``: per population table (by ``id``), the classes' population
-        counts (``keys`` and a count column; absent classes count 0)."""
+        counts (``keys`` and a count column; absent classes count 0). ``rows()``: the records
+        (``keys`` and the weight column), read again for the classes whose weight sum is
+        within rounding of a threshold, decided exactly
+        (:mod:`ldiv_polars.models.weight_exact`)."""
         fs = FrequencySet(frame, keys, self.plan.sensitive, self.plan.count,
                           weight=self.plan.wsum)
-        out = evaluate_classes(fs, self.class_models, reference=self.reference)
+        out = evaluate_classes(fs, self.class_models, reference=self.reference).collect()
+        if rows is not None and self.plan.wsum is not None:
+            out = decide_weight_sums(out, self.class_models, rows, keys, self.plan.wsum)
         ok = pl.all_horizontal([pl.col(f"pass_{m.key}") for m in self.class_models]) \
             if self.class_models else pl.lit(True)
-        res = out.select(*keys, pl.col(SIZE).alias("__size"), ok.alias("__ok")).collect()
+        res = out.select(*keys, pl.col(SIZE).alias("__size"), ok.alias("__ok"))
         for m in self.population:
             assert counts is not None
             c = counts[id(m.population)]
@@ -289,7 +303,9 @@ class _Judge:
         one = np.array([work.height] if work.height else [], dtype=np.int64)
         counts = {key: pl.DataFrame({pid: [0], "__pop": [b.whole]})
                   for key, b in self.boxes.items()}
-        if not (self.passes(whole, (pid,), counts)["__ok"].all()
+        rows = self.plan.weight_rows(work.lazy().with_columns(pl.lit(0, dtype=pl.Int64)
+                                                              .alias(pid)), (pid,))
+        if not (self.passes(whole, (pid,), counts, rows)["__ok"].all()
                 and all(m.table_holds(one) for m in table_models(list(self.plan.models)))):
             raise PartitionInfeasibleError(
                 "the whole table does not satisfy "
@@ -355,7 +371,11 @@ def _allowed_splits(work: pl.DataFrame, plan: _Plan, judge: _Judge) -> pl.DataFr
         for j, side in enumerate(plan.sides)
     ]
     counts = judge.candidate_counts(work) if judge.boxes else None
-    verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col), counts)
+    rows = None if plan.wsum is None else plan.weight_rows(pl.concat([  # each child's rows
+        work.lazy().select(pid, pl.lit(j, dtype=pl.Int32).alias(dim),
+                           pl.col(side).alias(side_col), plan.wsum)
+        for j, side in enumerate(plan.sides)]), (pid, dim, side_col))
+    verdict = judge.passes(pl.concat(per_dim), (pid, dim, side_col), counts, rows)
     size, left = pl.col("__size"), pl.col(side_col)
     return verdict.group_by(pid, dim).agg(
         (pl.len() == 2).alias("__two"), pl.col("__ok").all().alias("__ok"),

@@ -48,6 +48,7 @@ from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.models.verdict import (
     CheckResult,
+    WeightRows,
     bind_models,
     check_frequency_set,
     check_models,
@@ -232,6 +233,9 @@ class _VerificationPlan:
     nulls: NullPolicy = "error"
     weight: str | None = None
     """The column of sampling weights the models read (its sums are :attr:`fs`'s weight)."""
+    rows: pl.LazyFrame | None = None
+    """The retained rows themselves (Polars plans): read again, on the few classes whose
+    weight sum is within rounding of a threshold, to decide them exactly."""
 
     def verify_written(self, path: str | Path, plan: OutputPlan, retained_rows: int
                        ) -> CheckResult:
@@ -266,9 +270,12 @@ class _VerificationPlan:
         if self.restore:
             collected = collected.with_columns(pl.col(c).cast(dt) for c, dt in
                                                self.restore.items())
+        rows = self.rows
+        exact = None if rows is None or self.weight is None else WeightRows(
+            lambda: rows, self.weight)
         result = check_frequency_set(
             FrequencySet(collected.lazy(), self.fs.qi, self.fs.sensitive, self.fs.count,
-                         weight=self.fs.weight), self.models)
+                         weight=self.fs.weight), self.models, weight_rows=exact)
         if not result.passed:
             failing = [m.key for m in result.models if not m.passed]
             raise VerificationError(
@@ -739,7 +746,7 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
     vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
                              nulls=inp.nulls, weight=inp.weight)
     return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node, restore,
-                             weight=inp.weight)
+                             weight=inp.weight, rows=retained)
 
 
 TRIM_MIN_ROWS = 1 << 20
