@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
+from fractions import Fraction
 
 import duckdb
 import polars as pl
@@ -338,3 +340,47 @@ def test_generalize_in_a_view_then_check(con) -> None:
     finally:
         con.unregister("raw_g")
     assert row == [(2, 2, 2)]
+
+
+def _equal_emd_max(rows: list[tuple[int, str]]) -> Fraction:
+    """Brute force in exact arithmetic: max over classes of 1/2 sum_v |p_v - q_v|."""
+    total = Counter(s for _, s in rows)
+    n = len(rows)
+    best = Fraction(0)
+    for q in {q for q, _ in rows}:
+        cls = Counter(s for qq, s in rows if qq == q)
+        size = sum(cls.values())
+        emd = sum(abs(Fraction(cls[v], size) - Fraction(total[v], n)) for v in total) / 2
+        best = max(best, emd)
+    return best
+
+
+def test_summary_t_maximum_in_a_multi_valued_class(con) -> None:
+    # the largest EMD is the class holding the two rare values together (2 values), above
+    # every single-valued class: the summary evaluates it exactly although it prunes by bounds
+    rows = [(q, "a") for q in range(40)] + [(q, "b") for q in range(40, 50)]
+    rows += [(50, "c"), (50, "d"), (51, "a"), (51, "c"), (51, "b"), (52, "d"), (52, "a")]
+    df = pl.DataFrame({"q": [q for q, _ in rows], "s": [s for _, s in rows]})
+    want = _equal_emd_max(rows)
+    # hand: 57 rows, c and d twice each; class 50 = {c, d}: 1 - (2/57 + 2/57)
+    assert want == Fraction(53, 57)
+    got = ld.summary(df, ["q"], "s", con=con)
+    assert got["t"] == pytest.approx(float(want), rel=1e-12)
+    assert got["t"] == pytest.approx(lp.summary(df, ["q"], "s")["t"], rel=1e-12)
+    con.register("ldiv_t_emd", df.to_arrow())
+    try:
+        macro = con.execute("SELECT t FROM ldiv_summary('ldiv_t_emd', ['q'], 's', 2)"
+                            ).fetchall()[0][0]
+    finally:
+        con.unregister("ldiv_t_emd")
+    assert macro == pytest.approx(float(want), rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.sampled_from("aaaabbcde")),
+                     min_size=1, max_size=60))
+def test_summary_t_equals_exact_brute_force(con, rows) -> None:
+    df = pl.DataFrame({"q": [q for q, _ in rows], "s": [s for _, s in rows]},
+                      schema={"q": pl.Int64, "s": pl.String})
+    got = ld.summary(df, ["q"], "s", con=con)
+    assert got["t"] == pytest.approx(float(_equal_emd_max(rows)), rel=1e-12, abs=1e-15)
