@@ -36,3 +36,17 @@ def test_ldiv_help_is_light() -> None:
         "assert rc == 0 and 'anonymize' in out.getvalue() and 'check' in out.getvalue()")
     assert "typer" in loaded
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_ldiv_check_is_light(tmp_path) -> None:
+    # the CLI's most common command on the Polars engine reads no heavy module either: numpy
+    # (the search's key decoding) once cost `ldiv check` a fifth of its process time
+    path = tmp_path / "t.csv"
+    path.write_text("a,s\n1,x\n1,y\n2,x\n2,y\n", encoding="utf-8")
+    loaded = _top_modules(
+        "import ldiv_polars.cli as c\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    rc = c.main(['check', {str(path)!r}, '--qi', 'a', '--sensitive', 's', '--k', '2',"
+        " '--json'])\n"
+        "assert rc == 0 and '\"passed\": true' in out.getvalue(), out.getvalue()")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))

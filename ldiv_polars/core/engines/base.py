@@ -21,6 +21,7 @@ An engine is one module of this package exposing an object that satisfies :class
 >>> import polars as pl
 >>> engine_for(pl.DataFrame({"a": [1]})).name, engine_for("t.parquet", "duckdb").name
 ('polars', 'duckdb')
+>>> import numpy as np
 >>> places([4, 3, 2]), decode_keys(np.array([23, 5]), [4, 3, 2]).tolist()
 ([6, 2, 1], [[3, 2, 1], [0, 2, 1]])
 """
@@ -31,9 +32,8 @@ import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-import numpy as np
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, count_name, weight_name
@@ -44,6 +44,9 @@ from ldiv_polars.core.validate import (
     validate_weight,
 )
 from ldiv_polars.errors import InvalidParameterError
+
+if TYPE_CHECKING:  # numpy is imported where keys are decoded: `ldiv check` never needs it
+    import numpy as np
 
 EngineName = Literal["polars", "duckdb", "spark"]
 ENGINES: tuple[str, ...] = ("polars", "duckdb", "spark")
@@ -75,6 +78,8 @@ def decode_keys(keys: np.ndarray, cards: Sequence[int]) -> np.ndarray:
     taken from the least significant one, dividing the rest down (one division per QI), in
     int32 when the keys fit; ``v % c`` as ``v - v // c * c`` (numpy divides by a scalar with
     libdivide but not its remainder)."""
+    import numpy as np
+
     q = len(cards)
     out = np.empty((keys.shape[0], q), np.int32, order="F")
     if not q:

@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from ldiv_polars.core.engines.base import (
@@ -257,6 +256,8 @@ def keyed_counts(lf: pl.LazyFrame, qi: Sequence[str], codes: Sequence[pl.Expr],
     keys = df.get_column(_KEY)
     if keys.null_count():
         return None
+    import numpy as np  # here only: `ldiv check` never needs numpy
+
     return EncodedCounts(tuple(qi), (), keys=keys.to_numpy().astype(np.int64, copy=False),
                          n=df.get_column(COUNT).to_numpy().astype(np.int64, copy=False),
                          ordered=ordered)
