@@ -109,7 +109,7 @@ def summary(
     fs = engine_for(data, engine).plan_frequency_set(data, qi, sensitive, nulls=nulls,
                                                      separator=separator,
                                                      require_sensitive=True)
-    return _summarize(_keyed_by_class(fs).materialize(), l)
+    return _summarize(fs.materialize(), l)
 
 
 def frequency_set_summary(fs: FrequencySet, l: int = 2) -> dict[str, object]:
@@ -129,27 +129,8 @@ def frequency_set_summary(fs: FrequencySet, l: int = 2) -> dict[str, object]:
     l = require_int_at_least("l", l, 1)
     if len(fs.sensitive) != 1:
         raise InvalidParameterError("a summary reads exactly one sensitive column")
-    keyed = _keyed_by_class(fs)
-    with translate_input_errors():  # not FrequencySet.collect: the rows were read already
-        frame = keyed.frame.collect(engine="streaming")
-    return _summarize(FrequencySet(frame.lazy(), keyed.qi, keyed.sensitive), l)
-
-
-def _keyed_by_class(fs: FrequencySet) -> FrequencySet:
-    """The same frequency set with the qi columns replaced by one integer class number.
-
-    A summary reads class statistics only, never the qi values; grouping and windowing on one
-    integer (what every model's aggregation does) is much cheaper than on several string
-    columns. Lazy: one ``group_by(qi)`` over the frequency set, exploded back to its rows.
-    """
-    s = fs.sensitive[0]
-    key = "__ldiv_class" if s != "__ldiv_class" else "__ldiv_class_"
-    frame = (
-        fs.frame.group_by(list(fs.qi)).agg(s, fs.count)
-        .select(pl.int_range(pl.len(), dtype=pl.Int64).alias(key), s, fs.count)
-        .explode(s, fs.count)
-    )
-    return FrequencySet(frame, (key,), fs.sensitive, count=fs.count)
+    with translate_input_errors():  # a lazy frequency set reads its rows here
+        return _summarize(fs, l)
 
 
 def _summarize(fs: FrequencySet, l: int) -> dict[str, object]:

@@ -343,6 +343,16 @@ def test_hierarchical_emd_matches_polars(con, data, t) -> None:
     assert_same_result(sql[0], pol.models[0])
 
 
+def _same_class_row(got: tuple, want: tuple) -> bool:
+    """``(cid, size, ok, v, unc)`` rows equal, the float ``v`` to the last bits (DuckDB's
+    parallel sums may add in another order), ``ok`` only where the class is not flagged
+    uncertain (a flagged class is decided by the exact step, not by ``ok``)."""
+    (cid, size, ok, v, unc), (wcid, wsize, wok, wv, wunc) = got, want
+    same_v = (v == wv) or (v is not None and wv is not None
+                           and math.isclose(v, wv, rel_tol=1e-12, abs_tol=1e-300))
+    return (cid, size, unc) == (wcid, wsize, wunc) and same_v and (unc or ok == wok)
+
+
 @SETTINGS
 @given(data=tables(), model=st.one_of(MODELS, st.just(
     TCloseness(0.3141593, "hierarchical", hierarchy=HIER))))
@@ -371,7 +381,9 @@ def test_stats_twin_gives_the_classes_of_the_x_form(con, data, model) -> None:
         got = con.execute(f"WITH st AS MATERIALIZED (FROM ldiv__class_stats_x('twin_x', ?)) "
                           f"FROM {call.stats_macro}('twin_x', 'st'{marks}) ORDER BY cid",
                           [call.stats, *params]).fetchall()
-        assert got == want_rows and len(got) == df.select(pl.struct("q1", "q2").n_unique()).item()
+        assert len(got) == len(want_rows) == df.select(pl.struct("q1", "q2").n_unique()).item()
+        for g, w in zip(got, want_rows):
+            assert _same_class_row(g, w), (g, w)
     finally:
         con.unregister("twin_t")
         if call.hierarchy is not None:
