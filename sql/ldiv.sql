@@ -47,7 +47,7 @@ CREATE OR REPLACE MACRO ldiv__columns(tbl) AS
 
 -- true, or an error: qi is a non-empty list of distinct known columns, s (NULL for none) a
 -- known column that is not among them (the messages of ldiv_polars' validate_columns).
-CREATE OR REPLACE MACRO ldiv__args_ok(tbl, qi, s) AS
+CREATE OR REPLACE MACRO ldiv__args_of(qi, s, cols) AS
     CASE WHEN qi IS NULL OR len(qi) = 0
              THEN error('the list of quasi-identifier columns is empty')
          WHEN len(list_distinct(list_transform(qi, lambda x: lower(x)))) < len(qi)
@@ -57,12 +57,16 @@ CREATE OR REPLACE MACRO ldiv__args_ok(tbl, qi, s) AS
          WHEN len(list_intersect(list_transform(list_concat(qi, CASE WHEN s IS NULL THEN []
                                                                  ELSE [s] END),
                                                 lambda x: lower(x)),
-                                 list_transform(ldiv__columns(tbl), lambda x: lower(x))))
+                                 list_transform(cols, lambda x: lower(x))))
               < len(qi) + CASE WHEN s IS NULL THEN 0 ELSE 1 END
              THEN error('unknown column(s) among ' || array_to_string(list_concat(qi,
                         CASE WHEN s IS NULL THEN [] ELSE [s] END), ', ') || ' (available: '
-                        || array_to_string(ldiv__columns(tbl), ', ') || ')')
+                        || array_to_string(cols, ', ') || ')')
          ELSE true END;
+
+-- ldiv__args_of on the columns of tbl, read once.
+CREATE OR REPLACE MACRO ldiv__args_ok(tbl, qi, s) AS
+    (SELECT ldiv__args_of(qi, s, cols) FROM (SELECT ldiv__columns(tbl) AS cols));
 
 -- true, or an error: x is a number in the range [low, high] (an end excluded when its *_open
 -- flag is set), an integer when integer is set. As ldiv_polars.core.validate.
