@@ -25,6 +25,7 @@ Usage: python bench/bench_arx_live.py [--rounds 5] [--warmups 2] [--only NAME ..
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -200,7 +201,7 @@ def big_process(build: Path, rows: int, rounds: int, warmups: int) -> None:
                "--metric", "loss", "--json"]
         arx = ArxServer(build, warmups, src)
         load0 = os.getloadavg()
-        ours, theirs, rss = [], [], 0
+        ours, theirs, rss, mine = [], [], 0, ""
         try:
             for _ in range(rounds):
                 a = arx.run("A2")
@@ -210,6 +211,8 @@ def big_process(build: Path, rows: int, rounds: int, warmups: int) -> None:
                     raise SystemExit(proc.stderr)
                 ours.append(wall)
                 rss = max(rss, peak)
+                levels = json.loads(proc.stdout)["optimum"]["levels"]
+                mine = "[" + ",".join(str(levels[q]) for q in Q8) + "]"
         finally:
             arx.close()
         load1 = os.getloadavg()
@@ -217,7 +220,8 @@ def big_process(build: Path, rows: int, rounds: int, warmups: int) -> None:
     print(f"{rows:,} rows, 8 QIs, k=5, 2%, loss: `ldiv anonymize` process {o:.2f} s "
           f"(median of {rounds}: {min(ours):.2f}-{max(ours):.2f} s, peak RSS {rss / 1e9:.2f} GB) "
           f"vs ARX in-JVM anonymize() {x:.2f} s ({min(theirs):.2f}-{max(theirs):.2f} s): "
-          f"{o / x:.3f}x (goal <= 0.1x); ARX optimum {a['optimum']}; load average "
+          f"{o / x:.3f}x (goal <= 0.1x); same optimum as ARX: "
+          f"{'yes' if mine == a['optimum'] else 'NO: ' + mine + ' vs ' + a['optimum']}; load average "
           f"{load0[0]:.1f} before, {load1[0]:.1f} after")
 
 
