@@ -283,9 +283,9 @@ def test_exact_reports_what_it_has_whatever_the_limit() -> None:
 
 def test_exact_keeps_the_incumbent_when_every_solver_call_is_cut(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every HiGHS call killed at its limit (``call_within`` answering ``TIMED_OUT``): no LP
-    bound, no dive, no MILP; the greedy release comes back, marked as found by the incumbent,
-    with the time-limit status."""
+    """Every HiGHS call killed at its limit (``call_within`` answering ``TIMED_OUT``, the
+    final race answering nothing): no LP bound, no dive, no MILP; the greedy release comes
+    back, marked as found by the incumbent, with the time-limit status."""
     from ldiv_polars.core.limited import TIMED_OUT
     from ldiv_polars.local import milp as milp_mod
 
@@ -295,7 +295,12 @@ def test_exact_keeps_the_incumbent_when_every_solver_call_is_cut(
         calls.append(seconds)
         return TIMED_OUT
 
+    def cut_race(race, seconds):  # type: ignore[no-untyped-def]
+        calls.append(seconds)  # the final MILP's race: no child answers either
+        yield from ()
+
     monkeypatch.setattr(milp_mod, "call_within", cut)
+    monkeypatch.setattr(milp_mod, "race_within", cut_race)
     table = KeyTable.build(_moderate_table(5), ["a", "b", "c", "d"], "s")
     models = [lp.KAnonymity(3)]
     greedy, _ = greedy_masks(table, models, table.weights(None), "value")
