@@ -127,22 +127,20 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     relaxation (dual simplex) gives a lower bound and reduced costs; a *dive* (the keys the LP
     assigns integrally fixed, the rest solved as a small MILP) improves the incumbent; every
     candidate whose reduced cost exceeds the incumbent's gap to the LP bound is fixed to its LP
-    value (no release better than the incumbent uses it: classical reduced-cost fixing); the
-    MILP of what is left, with integral costs under the cutoff row ``c x <= best - 1/2``
-    (better releases only), is solved -- on a second core, raced against the *near* MILP
-    (:data:`NEAR_REDUCED_COST`), a primal search: when it finds a cheaper release first, the
-    final MILP restarts from it. The result is optimal when the final MILP finishes, proves
-    that no better release exists (infeasible under the cutoff), or its dual bound reaches
-    the best release; otherwise the best release found, with the bound and gap.
-    The time limit holds: every solver call gets the seconds left and runs in a child
-    process killed at them (:func:`~ldiv_polars.core.limited.call_within`; HiGHS's own limit
-    is :data:`HIGHS_SHARE` of them), a phase starts only with :data:`MIN_SOLVE_S` left; a run
-    stopped by the limit returns the best release so far (status
-    ``"time_limit"``, with the bound and gap when the LP was solved). ``steps["found_by"]``
-    names the phase that found the returned release (``"incumbent"``, ``"dive"``,
-    ``"near"``, ``"milp"``) and ``steps["phase_s"]`` the wall seconds of each phase run; e.g. with
-    ``time_limit=0`` no phase runs and the incumbent is returned.
-    More than ``max_candidates`` candidate columns: nothing is solved (status
+    value (classical reduced-cost fixing); the MILP of what is left, with integral costs under
+    the cutoff row ``c x <= best - 1/2``, is solved -- raced on a second core against the
+    *near* MILP (:data:`NEAR_REDUCED_COST`), a primal search: when it finds a cheaper release
+    first, the final MILP restarts from it. Optimal when the final MILP finishes, proves no
+    better release exists (infeasible under the cutoff) or its dual bound reaches the best
+    release; else the best release found, with the bound and gap. The time limit holds: every
+    solver call gets the seconds left and runs in a child process killed at them
+    (:mod:`~ldiv_polars.core.limited`; HiGHS's own limit is :data:`HIGHS_SHARE` of them), a
+    phase starts only with :data:`MIN_SOLVE_S` left; a run stopped by the limit returns the
+    best release so far (status ``"time_limit"``, with the bound and gap when the LP was
+    solved). ``steps["found_by"]`` names the phase that found the returned release
+    (``"incumbent"``, ``"dive"``, ``"near"``, ``"milp"``), ``steps["phase_s"]`` the wall
+    seconds of each phase; e.g. with ``time_limit=0`` no phase runs and the incumbent is
+    returned. More than ``max_candidates`` candidate columns: nothing is solved (status
     ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
@@ -246,9 +244,31 @@ class _Search:
         raced on a second core (when there is one) against the *near* MILP (a primal
         search, :data:`NEAR_REDUCED_COST`); when the near MILP finds a cheaper release
         first, the proof restarts from it (more columns fixed, a lower cutoff)."""
-        primal = lp is not None and np.isfinite(self.best_cost) and _cores() >= 2
+        primal = lp is not None and np.isfinite(self.best_cost)
+        if primal and _cores() < 2:  # one core: the near MILP first, for half the time left
+            self._near_alone(lp)
+            primal = False
         while self.can_start() and self.status != "optimal" and self._race(lp, primal):
             primal = False
+
+    def _near_alone(self, lp: Any) -> None:
+        """The near MILP on its own (one core), given half of the seconds left."""
+        if not self.can_start():
+            return
+        t = time.perf_counter()
+        seconds = self.left() / 2
+        call, keep = self.prog.milp_call(self.prog.upper(near=(lp, NEAR_REDUCED_COST, self.best)),
+                                         seconds, presolve=True, cutoff=self._cutoff())
+        done = self.timed("near", lambda: self.prog.read(call_within(call, (), seconds), keep))
+        self._near_answered(done, t)
+
+    def _near_answered(self, done: _Solved, t: float) -> bool:
+        """Record the near MILP's answer (started at ``t``); whether it improved the best."""
+        self.steps["near"] = done.cost if np.isfinite(done.cost) else None
+        self.steps["near_s"] = round(time.perf_counter() - t, 3)
+        improved = done.cost < self.best_cost
+        self.offer(done.masks, done.cost, "near")
+        return improved
 
     def _race(self, lp: Any, primal: bool) -> bool:
         """One round of :meth:`final`; True when the near MILP improved the best release
@@ -271,10 +291,7 @@ class _Search:
                 if i == 0:
                     self._proof(done, known)
                     return False
-                self.steps["near"] = done.cost if np.isfinite(done.cost) else None
-                self.steps["near_s"] = round(time.perf_counter() - t, 3)
-                if done.cost < self.best_cost:
-                    self.offer(done.masks, done.cost, "near")
+                if self._near_answered(done, t):
                     return True
             return False
         finally:
