@@ -272,7 +272,9 @@ class _Search:
 
     def _race(self, lp: Any, primal: bool) -> bool:
         """One round of :meth:`final`; True when the near MILP improved the best release
-        (the proof was stopped and must restart from it)."""
+        without a proof (the final MILP, stopped or finished at its limit, restarts from it
+        if time is left). The final MILP answering first ends the round when it proved
+        optimality, else the near MILP's answer is still awaited."""
         prog = self.prog
         known = lp is not None and np.isfinite(self.best_cost)
         ub = prog.upper(reduced=(lp, self._slack())) if known else prog.upper()
@@ -285,14 +287,19 @@ class _Search:
                                         seconds, presolve=True, cutoff=cutoff))
         t = time.perf_counter()
         race = race_within([(call, ()) for call, _ in calls], seconds)
+        proof_done = False
         try:
             for i, res in race:
                 done = prog.read(res, calls[i][1])
-                if i == 0:
+                if i == 0:  # the final MILP: optimal, or its bound (then wait for the near)
                     self._proof(done, known)
-                    return False
-                if self._near_answered(done, t):
-                    return True
+                    proof_done = True
+                    if self.status == "optimal":
+                        return False
+                elif self._near_answered(done, t):
+                    if proof_done and _proven(self.best_cost, self.bound, self.integral):
+                        self.status = "optimal"
+                    return self.status != "optimal"
             return False
         finally:
             race.close()
