@@ -179,6 +179,7 @@ class _Search:
         self.bound = -np.inf
         self.status = "time_limit"
         self.steps: dict[str, object] = {}
+        self.rung = 0  # the next near MILP (index into NEAR_REDUCED_COSTS)
 
     def left(self) -> float:
         """Seconds left of the time limit."""
@@ -212,8 +213,7 @@ class _Search:
         self.steps["lp_s"] = round(time.perf_counter() - self.t0, 3)
         dive = None
         if semantics == "value" and self.can_start():
-            dive = self.timed("dive", prog.solve, prog.upper(lp_fixed=lp.x),
-                              self._dive_share(), presolve=True)
+            dive = self.timed("dive", self._first_dive, lp)
         if (dive is None or dive.masks is None) and self.can_start():
             dive = self.timed("dive", prog.solve,
                               prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
@@ -221,6 +221,26 @@ class _Search:
         if dive is not None:
             self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
             self.offer(dive.masks, dive.cost, "dive")
+
+    def _first_dive(self, lp: Any) -> _Solved:
+        """The dive's first step (the keys the LP settles fixed), for :meth:`_dive_share` of
+        the seconds left; on two cores or more raced against the first near MILP (both
+        answers awaited: the near MILP's release is offered here)."""
+        seconds = self._dive_share()
+        call, keep = self.prog.milp_call(self.prog.upper(lp_fixed=lp.x), seconds, presolve=True)
+        if _cores() < 2:
+            return self.prog.read(call_within(call, (), seconds), keep)
+        t = time.perf_counter()
+        dive = _Solved(None, np.inf, False, None)
+        with Race(seconds) as race:
+            keeps = {race.start(call): keep}
+            self._start_near(race, keeps, lp)
+            for i, res in race.answers():
+                if i == 0:
+                    dive = self.prog.read(res, keeps[i])
+                else:
+                    self._near_answered(self.prog.read(res, keeps[i]), t)
+        return dive
 
     def _dive_share(self) -> float:
         """The seconds of a dive step: half of those left, at least a quarter of the limit
@@ -246,8 +266,8 @@ class _Search:
         search, :data:`NEAR_REDUCED_COSTS`); when a near MILP finds a cheaper release first,
         the proof restarts from it (more columns fixed, a lower cutoff). On one core the
         near MILPs run first, for at most half the time left."""
-        known = lp is not None and np.isfinite(self.best_cost)
-        self.rung = 0 if known else len(NEAR_REDUCED_COSTS)
+        if lp is None or not np.isfinite(self.best_cost):
+            self.rung = len(NEAR_REDUCED_COSTS)  # no LP: no near MILP
         if _cores() < 2:
             self._near_alone(lp)
         while self.can_start() and self.status != "optimal" and self._race(lp):
@@ -277,11 +297,13 @@ class _Search:
                 return
 
     def _near_answered(self, done: _Solved, t: float) -> bool:
-        """Record a near MILP's answer (the near phase started at ``t``); whether it
-        improved the best release."""
-        self.steps["near"] = done.cost if np.isfinite(done.cost) else None
-        self.steps["near_s"] = round(time.perf_counter() - t, 3)
-        self.steps["near_rungs"] = self.rung
+        """Record a near MILP's answer in ``steps["near"]`` (its reduced cost, the release's
+        cost or None, the seconds since ``t``, the start of the phase); whether it improved
+        the best release."""
+        self.steps.setdefault("near", []).append(
+            {"reduced_cost": NEAR_REDUCED_COSTS[self.rung - 1],
+             "cost": done.cost if np.isfinite(done.cost) else None,
+             "s": round(time.perf_counter() - t, 3)})
         improved = done.cost < self.best_cost
         self.offer(done.masks, done.cost, "near")
         return improved
@@ -331,7 +353,7 @@ class _Search:
         """The right-hand side of the row ``c x <= cutoff`` admitting exactly the releases
         cheaper than the best (integral costs: by at least 1); None for fractional costs
         (no row: a tolerance would decide)."""
-        return self.best_cost - 0.5 if self.integral else None
+        return self.best_cost - 0.5 if self.integral and np.isfinite(self.best_cost) else None
 
     def _proof(self, done: _Solved, known: bool) -> None:
         """Take the final MILP's answer: its release, and optimality when it finished or
