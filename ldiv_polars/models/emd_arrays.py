@@ -60,7 +60,8 @@ def ordered_emd(rows: EncodedRows) -> np.ndarray:
     if dom.m <= 1 or not rows.cls.shape[0]:
         return emd
     if KERNEL:
-        return _compiled(rows, dom)[0]
+        hit = rows._cache.get("ordered_emd")  # (a floor's compiled pass computed it)
+        return hit if hit is not None else _compiled(rows, dom)[0]
     if rows.prefers_dense(dom.m):  # a small matrix: fewer numpy calls than the stretches
         size = np.maximum(rows.size, 1).astype(np.float64)
         c = np.cumsum(rows.dense(rows.n.astype(np.float64), dom.m, dom.pos[rows.s]), axis=1)
@@ -88,8 +89,10 @@ def ordered_floor_terms(rows: EncodedRows, vanishing: np.ndarray
     if dom.m <= 1:
         return None
     kept, kst, kq = dom.flat_prefixes(vanishing)
-    if KERNEL:
-        return _compiled(rows, dom, (kept, kst))[1:]  # type: ignore[return-value]
+    if KERNEL:  # (the EMD of the same pass kept with the rows)
+        emd, numer, spread = _compiled(rows, dom, (kept, kst))
+        rows._cache["ordered_emd"] = emd
+        return numer, spread  # type: ignore[return-value]
     st = _stretches(rows)
     total, mm = float(dom.total), float(dom.m - 1)
     # over [a, split]: P >= Q, f falls; over (split, b]: P < Q, f rises; before the class's
