@@ -179,3 +179,49 @@ def test_duplicate_pairs_and_bad_arrays_are_errors():
         k.ordered_emd(one, one, np.array([5.0]), pos, size, cum_t, st_, 9, out)
     assert k.ordered_emd(one, one, np.array([5]), pos, size, cum_t, st_, 9, out) == 0
     assert out[0] == pytest.approx(abs(5 * 9 - 4 * 5) / (5 * 9))
+
+
+# --- long stretches (the binary search) and 128-bit sums ---------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(20, 60), st.integers(0, 2**31), st.booleans())
+def test_wide_domains_and_huge_counts(m, seed, huge):
+    """A domain of 20-60 values with few of them per class (stretches past the scan's reach:
+    the binary search), and counts near 2**26 (a table of ~10**9 rows: sums past int64, the
+    128-bit pass; numpy's ``C N`` still fits in int64 there)."""
+    rng = np.random.default_rng(seed)
+    scale = 2**26 if huge else 50
+    table = np.zeros(m, dtype=np.int64)
+    cls, s, n = [], [], []
+    for c in range(int(rng.integers(1, 6))):
+        ids = np.sort(rng.choice(m, size=int(rng.integers(1, 4)), replace=False))
+        for i in ids:
+            cls.append(c)
+            s.append(int(i))
+            n.append(int(rng.integers(1, scale)))
+            table[i] += n[-1]
+    table += rng.integers(0, scale, size=m)
+    dom = SensitiveDomain(pl.DataFrame({"s": list(range(m))}))
+
+    def rows_of():
+        return EncodedRows(np.array(cls, dtype=np.int64), np.array(s, dtype=np.int64),
+                           np.array(n, dtype=np.int64), classes=max(cls) + 1, n_sensitive=m,
+                           reference=table.copy(), domain=dom)
+
+    want = _exact(rows_of(), TCloseness(0.2, "ordered"))
+    got = _paths(rows_of)
+    for w, k in zip(want, got["kernel"]):
+        assert abs(k - float(w)) <= 8 * np.finfo(float).eps * max(float(w), 1e-300)
+    assert np.allclose(got["sparse"], got["kernel"], rtol=0, atol=1e-9)
+    vanishing = rng.random(m) < 0.3
+    terms = {}
+    for kernel in (True, False):
+        before = emd_arrays.KERNEL
+        emd_arrays.KERNEL = kernel
+        try:
+            terms[kernel] = emd_arrays.ordered_floor_terms(rows_of(), vanishing)
+        finally:
+            emd_arrays.KERNEL = before
+    for i in (0, 1):
+        assert np.allclose(terms[True][i], terms[False][i], rtol=0, atol=1e-9)

@@ -5,8 +5,9 @@
  *   ordered_emd(cls, s, n, pos, size, cum_t, st, total, emd
  *               [, kept, kst, numer, spread]) -> int
  *
- * The rows (class cls[r], sensitive id s[r], count n[r]) are grouped by class and, within a
- * class, in increasing position pos[s[r]] of their value along the m values present in the
+ * The rows (class cls[r], sensitive id s[r], count n[r]; int64, int32 or int64, int64) are
+ * grouped by class and, within a class, in increasing position pos[s[r]] of their value
+ * along the m values present in the
  * table (cum_t: the table's cumulative counts T_0 <= ... <= T_{m-1} = total along them; st:
  * their prefix sums, st[j] = T_0 + ... + T_{j-1}; size: each class's row count N_c). Per
  * class c with rows, in ONE pass over its rows and exact integer arithmetic:
@@ -15,12 +16,14 @@
  *
  * (C_i: the class's cumulative count; N = total), summed stretch by stretch: C is constant
  * from a value of the class to the next one, and each stretch splits where T_j N_c <= C N
- * stops holding (a binary search over cum_t), so the stretch's sum is closed-form from st.
- * The integers are 128-bit (a compiler without them skips this optional module); the one
- * division per class rounds once.
+ * stops holding (a scan of a short stretch, else a binary search over cum_t), so the
+ * stretch's sum is closed-form from st. The integers are int64 when every sum fits
+ * (4 m N^2 < 2^62), else 128-bit (a compiler without them skips this optional module); the
+ * one division per class rounds once.
  *
- * With kept and kst (m entries each; the floor of the model's suppression, docs/anonymize.md: kept[j] is the
- * number of the gaps i -> i+1, i < j, that are not flat, kst[j] the sum of their T_i), also
+ * With kept and kst (m entries each; the floor of the model's suppression, docs/anonymize.md:
+ * kept[j] is the number of the gaps i -> i+1, i < j, that are not flat, kst[j] the sum of
+ * their T_i), also
  *   numer[c]  = the same sum over the kept gaps only               (= f.(p - q))
  *   spread[c] = max over the class's values of f - f.q             (f in steps of 1/(m-1))
  * where f falls across a kept gap with C_i N >= T_i N_c, rises across the other kept gaps,
@@ -64,26 +67,7 @@ static int get_buffer(PyObject *o, Py_buffer *b, int writable, int want_float,
     return 0;
 }
 
-static inline int64_t at(const Py_buffer *b, Py_ssize_t i) {
-    switch (b->itemsize) {
-    case 8: return ((const int64_t *)b->buf)[i];
-    case 4: return ((const int32_t *)b->buf)[i];
-    default: return ((const int16_t *)b->buf)[i];
-    }
-}
-
 static inline Py_ssize_t len_of(const Py_buffer *b) { return b->len / b->itemsize; }
-
-/* Last j in [a, b] with cum_t[j] <= thr, or a - 1 when none. */
-static inline Py_ssize_t split_at(const int64_t *cum_t, Py_ssize_t a, Py_ssize_t b,
-                                  wide_t thr) {
-    Py_ssize_t lo = a, hi = b;  /* the answer is in [lo - 1, hi] */
-    while (lo <= hi) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        if ((wide_t)cum_t[mid] <= thr) lo = mid + 1; else hi = mid - 1;
-    }
-    return lo - 1;
-}
 
 typedef struct {
     Py_buffer cls, s, n, pos, size, cum_t, st, emd, kept, kst, numer, spread;
@@ -91,78 +75,113 @@ typedef struct {
     int64_t total;
 } Args;
 
-/* The pass; 0, 1 (rows out of order), -1 (IndexError), -2 (an absent id). */
+/* The pass over rows of sensitive ids of type S, in integers of type W (int64_t when every
+ * sum fits: 4 m N^2 < 2^62, else 128-bit); 0, 1 (rows out of order), -1 (IndexError), -2
+ * (an id absent from the table). cls, n, pos, size are int64. The split of a stretch is the
+ * last j in [a, b] with T_j N_c <= C N (a - 1 when none), by binary search over cum_t. */
+#define DEFINE_RUN(NAME, S, W)                                                              \
+static int NAME(const Args *x) {                                                            \
+    Py_ssize_t rows = len_of(&x->cls), r = 0, m = len_of(&x->cum_t);                        \
+    Py_ssize_t classes = len_of(&x->emd), n_ids = len_of(&x->pos);                          \
+    const int64_t *cls = (const int64_t *)x->cls.buf, *cnt = (const int64_t *)x->n.buf;     \
+    const S *sid = (const S *)x->s.buf;                                                     \
+    const int64_t *pos = (const int64_t *)x->pos.buf, *size = (const int64_t *)x->size.buf; \
+    const int64_t *cum_t = (const int64_t *)x->cum_t.buf, *st = (const int64_t *)x->st.buf; \
+    const int64_t *kept = x->floor ? (const int64_t *)x->kept.buf : NULL;                   \
+    const int64_t *kst = x->floor ? (const int64_t *)x->kst.buf : NULL;                     \
+    double *emd = (double *)x->emd.buf;                                                     \
+    double *numer = x->floor ? (double *)x->numer.buf : NULL;                               \
+    double *spread = x->floor ? (double *)x->spread.buf : NULL;                             \
+    const W big_n = x->total;                                                               \
+    int64_t last_c = -1;                                                                    \
+    while (r < rows) {                                                                      \
+        int64_t c = cls[r], id, nc;                                                         \
+        Py_ssize_t a, prev = -1;                                                            \
+        W acc = 0, acc_k = 0, fq = 0, cum = 0, f = 0, fmax = 0;                             \
+        int first = 1;                                                                      \
+        if (c < 0 || c >= classes) return -1;                                               \
+        if (c < last_c) return 1; /* not grouped by class */                                \
+        last_c = c;                                                                         \
+        nc = size[c];                                                                       \
+        for (; r < rows && cls[r] == c; r++) {                                              \
+            Py_ssize_t b, s_, lo, hi;                                                       \
+            W cn;                                                                           \
+            id = sid[r];                                                                    \
+            if (id < 0 || id >= n_ids) return -1;                                           \
+            a = pos[id];                                                                    \
+            if (a < 0 || a >= m) return -2;                                                 \
+            if (a <= prev) return 1;                                                        \
+            if (first) { /* the head: P = 0 < Q before the class's first value */           \
+                acc += (W)nc * st[a];                                                       \
+                if (kept) {                                                                 \
+                    acc_k += (W)nc * kst[a];                                                \
+                    fq += big_n * kept[a] - kst[a];                                         \
+                    f = fmax = kept[a];                                                     \
+                }                                                                           \
+                first = 0;                                                                  \
+            } else if (f > fmax) {                                                          \
+                fmax = f;                                                                   \
+            }                                                                               \
+            cum += cnt[r];                                                                  \
+            prev = a;                                                                       \
+            b = m - 2;                                                                      \
+            if (r + 1 < rows && cls[r + 1] == c) { /* up to the class's next value */       \
+                int64_t next = sid[r + 1];                                                  \
+                if (next < 0 || next >= n_ids) return -1;                                   \
+                b = pos[next] - 1; /* (checked on its turn) */                              \
+            }                                                                               \
+            if (b < a) continue; /* the last value, or rows out of order: no gap */         \
+            cn = cum * big_n;                                                               \
+            if (b - a < 16) { /* a short stretch: a scan */                                 \
+                s_ = a - 1;                                                                 \
+                while (s_ < b && (W)cum_t[s_ + 1] * nc <= cn) s_++;                         \
+            } else {                                                                        \
+                lo = a;                                                                     \
+                hi = b;                                                                     \
+                while (lo <= hi) {                                                          \
+                    Py_ssize_t mid = lo + (hi - lo) / 2;                                    \
+                    if ((W)cum_t[mid] * nc <= cn) lo = mid + 1; else hi = mid - 1;          \
+                }                                                                           \
+                s_ = lo - 1;                                                                \
+            }                                                                               \
+            acc += cn * (s_ - a + 1) - (W)nc * (st[s_ + 1] - st[a])                         \
+                   + (W)nc * (st[b + 1] - st[s_ + 1]) - cn * (b - s_);                      \
+            if (kept) {                                                                     \
+                int64_t falls = kept[s_ + 1] - kept[a], rises = kept[b + 1] - kept[s_ + 1]; \
+                int64_t tf = kst[s_ + 1] - kst[a], tr = kst[b + 1] - kst[s_ + 1];           \
+                acc_k += cn * falls - (W)nc * tf + (W)nc * tr - cn * rises;                 \
+                fq += (big_n * rises - tr) - (big_n * falls - tf);                          \
+                f += rises - falls;                                                         \
+            }                                                                               \
+        }                                                                                   \
+        if (m > 1 && nc > 0) {                                                              \
+            double scale = (double)(m - 1) * (double)nc * (double)x->total;                 \
+            emd[c] = (double)acc / scale;                                                   \
+            if (kept) {                                                                     \
+                numer[c] = (double)acc_k / scale;                                           \
+                spread[c] = (double)(fmax * big_n - fq)                                     \
+                            / ((double)(m - 1) * (double)x->total);                         \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    return 0;                                                                               \
+}
+
+DEFINE_RUN(run_i32_w64, int32_t, int64_t)
+DEFINE_RUN(run_i64_w64, int64_t, int64_t)
+DEFINE_RUN(run_i32_w128, int32_t, wide_t)
+DEFINE_RUN(run_i64_w128, int64_t, wide_t)
+
+/* Whether 4 m N^2 < 2^62: every sum of the pass fits in int64. */
+static int fits_int64(int64_t total, Py_ssize_t m) {
+    double bound = 4.0 * (double)(m + 1) * (double)total * (double)total;
+    return bound < 4.0e18;
+}
+
 static int run(const Args *x) {
-    Py_ssize_t rows = len_of(&x->cls), r = 0, m = len_of(&x->cum_t);
-    Py_ssize_t classes = len_of(&x->emd), n_ids = len_of(&x->pos);
-    const int64_t *cum_t = (const int64_t *)x->cum_t.buf, *st = (const int64_t *)x->st.buf;
-    const int64_t *kept = x->floor ? (const int64_t *)x->kept.buf : NULL;
-    const int64_t *kst = x->floor ? (const int64_t *)x->kst.buf : NULL;
-    double *emd = (double *)x->emd.buf;
-    double *numer = x->floor ? (double *)x->numer.buf : NULL;
-    double *spread = x->floor ? (double *)x->spread.buf : NULL;
-    wide_t big_n = x->total;
-    int64_t last_c = -1;
-    while (r < rows) {
-        int64_t c = at(&x->cls, r), id, nc;
-        Py_ssize_t a, prev = -1;
-        wide_t acc = 0, acc_k = 0, fq = 0, cum = 0, f = 0, fmax = 0;
-        int first = 1;
-        if (c < 0 || c >= classes) return -1;
-        if (c < last_c) return 1;  /* not grouped by class */
-        last_c = c;
-        nc = ((const int64_t *)x->size.buf)[c];
-        for (; r < rows && at(&x->cls, r) == c; r++) {
-            Py_ssize_t b, s_;
-            wide_t cn, thr;
-            id = at(&x->s, r);
-            if (id < 0 || id >= n_ids) return -1;
-            a = ((const int64_t *)x->pos.buf)[id];
-            if (a < 0 || a >= m) return -2;
-            if (a <= prev) return 1;
-            if (first) {  /* the head: P = 0 < Q before the class's first value */
-                acc += (wide_t)nc * st[a];
-                if (x->floor) {
-                    acc_k += (wide_t)nc * kst[a];
-                    fq += big_n * kept[a] - kst[a];
-                    f = fmax = kept[a];
-                }
-                first = 0;
-            } else if (x->floor && f > fmax) {
-                fmax = f;
-            }
-            cum += at(&x->n, r);
-            prev = a;
-            b = m - 2;
-            if (r + 1 < rows && at(&x->cls, r + 1) == c) {  /* up to the class's next value */
-                int64_t next = at(&x->s, r + 1);
-                if (next < 0 || next >= n_ids) return -1;
-                b = ((const int64_t *)x->pos.buf)[next] - 1;  /* (checked on its turn) */
-            }
-            if (b < a) continue;  /* the last value, or rows out of order: no gap */
-            cn = cum * big_n;
-            thr = nc > 0 ? cn / nc : 0;  /* T_j N_c <= C N  iff  T_j <= floor(C N / N_c) */
-            s_ = split_at(cum_t, a, b, thr);
-            acc += cn * (s_ - a + 1) - (wide_t)nc * (st[s_ + 1] - st[a])
-                   + (wide_t)nc * (st[b + 1] - st[s_ + 1]) - cn * (b - s_);
-            if (x->floor) {
-                int64_t falls = kept[s_ + 1] - kept[a], rises = kept[b + 1] - kept[s_ + 1];
-                int64_t tf = kst[s_ + 1] - kst[a], tr = kst[b + 1] - kst[s_ + 1];
-                acc_k += cn * falls - (wide_t)nc * tf + (wide_t)nc * tr - cn * rises;
-                fq += (big_n * rises - tr) - (big_n * falls - tf);
-                f += rises - falls;
-            }
-        }
-        if (m > 1 && nc > 0) {
-            double scale = (double)(m - 1) * (double)nc * (double)x->total;
-            emd[c] = (double)acc / scale;
-            if (x->floor) {
-                numer[c] = (double)acc_k / scale;
-                spread[c] = (double)(fmax * big_n - fq) / ((double)(m - 1) * (double)x->total);
-            }
-        }
-    }
-    return 0;
+    int narrow = fits_int64(x->total, len_of(&x->cum_t));
+    if (x->s.itemsize == 4) return narrow ? run_i32_w64(x) : run_i32_w128(x);
+    return narrow ? run_i64_w64(x) : run_i64_w128(x);
 }
 
 static PyObject *ordered_emd(PyObject *self, PyObject *args) {
@@ -170,7 +189,7 @@ static PyObject *ordered_emd(PyObject *self, PyObject *args) {
     Py_buffer *bufs[12];
     static const char *names[12] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
                                     "kept", "kst", "numer", "spread"};
-    static const int wide[12] = {0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0, 0};  /* int64 only */
+    static const int wide[12] = {1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0};  /* int64 only */
     static const int fl[12] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1};
     Args x;
     long long total;
@@ -192,8 +211,9 @@ static PyObject *ordered_emd(PyObject *self, PyObject *args) {
     nbuf = x.floor ? 12 : 8;
     for (i = 0; i < nbuf; i++, got++) {
         if (get_buffer(o[i], bufs[i], fl[i], fl[i], names[i]) < 0) goto done;
-        if (wide[i] && bufs[i]->itemsize != 8) {
-            PyErr_Format(PyExc_TypeError, "%s: int64 expected", names[i]);
+        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
+            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
+                         i == 1 ? "int32 or int64" : "int64");
             got++;
             goto done;
         }

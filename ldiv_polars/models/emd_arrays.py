@@ -123,7 +123,8 @@ def _compiled(rows: EncodedRows, dom: _Domain,
     ``flat``: the kept gaps' prefix counts and ``T`` sums of :meth:`_Domain.flat_prefixes`,
     else None); rows not in (class, position) order are sorted first."""
     assert _kernel is not None
-    cls, s, n = _ints(rows.cls), _ints(rows.s), _ints(rows.n)
+    cls, n = _int64(rows.cls), _int64(rows.n)
+    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
     outs = _kernel_pass(cls, s, n, rows, dom, flat)
     if outs is None:  # not in (class, position) order: sorted once
         perm = np.lexsort((dom.pos[s], cls))
@@ -145,11 +146,13 @@ def _kernel_pass(cls: np.ndarray, s: np.ndarray, n: np.ndarray, rows: EncodedRow
     return None if _kernel.ordered_emd(*args) else outs
 
 
-def _ints(a: np.ndarray) -> np.ndarray:
-    """An integer array as the kernel reads it (C-contiguous, 2, 4 or 8 bytes)."""
-    if a.dtype.kind in "iu" and a.dtype.itemsize in (2, 4, 8) and a.flags.c_contiguous:
-        return a
-    return np.ascontiguousarray(a, dtype=np.int64)
+def _int64(a: np.ndarray) -> np.ndarray:
+    """An integer array as the kernel reads it: C-contiguous int64."""
+    return a if a.dtype == np.int64 and a.flags.c_contiguous else \
+        np.ascontiguousarray(a, dtype=np.int64)
+
+
+_IDS = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 @dataclass(frozen=True)
