@@ -305,7 +305,7 @@ def small_csv(data: object, limit: int) -> bool:
 def sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
                     ) -> tuple[pl.LazyFrame, dict[str, pl.DataType]]:
     """The retained rows with each String sensitive column cast to an Enum of its distinct
-    values (all of the table's are in ``values``), and the dtypes to cast the verification's
+    values (all of the table's are in ``values``, the distinct sensitive tuples), and the dtypes to cast the verification's
     frequency set back to: the re-verification's streaming group-by then keys on small
     integers (less memory). Other dtypes are kept."""
     schema = retained.collect_schema()
@@ -314,7 +314,9 @@ def sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
     for c in values.columns:
         if schema.get(c) != pl.String:
             continue
-        cats = values.get_column(c).drop_nulls().unique().sort()
+        cats = values.get_column(c).drop_nulls()
+        if values.width > 1:  # one column of distinct tuples may repeat a value
+            cats = cats.unique().sort()
         casts.append(pl.col(c).cast(pl.Enum(cats)))
         restore[c] = pl.String()
     return (retained.with_columns(casts) if casts else retained), restore
