@@ -615,6 +615,16 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     proven = s.stopped in ("proven", "exhausted")
     if s.cheap and not proven and not cuts:
         bound = max(bound, s.cut_bound())
+    if progress is not None:
+        progress(s.checked, s.checked)
+    return AnytimeOutcome(
+        best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
+        proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
+        stopped=s.stopped, notes=_notes(s, cuts, metric))
+
+
+def _notes(s: _Search, cuts: bool, metric: str) -> list[str]:
+    """The outcome's notes: how the search ran, and the decomposition bound's projections."""
     how = ("cut loop: least separable cost above no recorded failure (MILP)" if cuts else
            f"best-first by the suppression-free {metric!r} bound")
     notes = [f"anytime: {how}, {s.n_fails} down-set failure(s) recorded; "
@@ -623,12 +633,7 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
         notes.append(f"anytime: decomposition bound over {len(s.groups)} projection(s) "
                      f"({sum(g.proven for g in s.groups)} solved exactly, "
                      f"{sum(g.checked for g in s.groups)} nodes checked in them)")
-    if progress is not None:
-        progress(s.checked, s.checked)
-    return AnytimeOutcome(
-        best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
-        proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
-        stopped=s.stopped, notes=notes)
+    return notes
 
 
 def _entropy_bits(size: np.ndarray) -> float:
