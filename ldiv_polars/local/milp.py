@@ -180,6 +180,7 @@ class _Search:
         self.status = "time_limit"
         self.steps: dict[str, object] = {}
         self.rung = 0  # the next near MILP (index into NEAR_REDUCED_COSTS)
+        self.dive_stopped = False  # the dive stopped by a near MILP's cheaper release
 
     def left(self) -> float:
         """Seconds left of the time limit."""
@@ -214,7 +215,8 @@ class _Search:
         dive = None
         if semantics == "value" and self.can_start():
             dive = self.timed("dive", self._first_dive, lp)
-        if (dive is None or dive.masks is None) and self.can_start():
+        if (dive is None or dive.masks is None) and not self.dive_stopped and \
+                self.can_start():
             dive = self.timed("dive", prog.solve,
                               prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
                               self._dive_share(), presolve=True)
@@ -224,8 +226,9 @@ class _Search:
 
     def _first_dive(self, lp: Any) -> _Solved:
         """The dive's first step (the keys the LP settles fixed), for :meth:`_dive_share` of
-        the seconds left; on two cores or more raced against the first near MILP (both
-        answers awaited: the near MILP's release is offered here)."""
+        the seconds left; on two cores or more raced against the first near MILP, whose
+        release is offered here: the step ends when the near MILP improves the best release
+        (the dive stopped if still running) or both have answered."""
         seconds = self._dive_share()
         call, keep = self.prog.milp_call(self.prog.upper(lp_fixed=lp.x), seconds, presolve=True)
         if _cores() < 2:
@@ -238,8 +241,9 @@ class _Search:
             for i, res in race.answers():
                 if i == 0:
                     dive = self.prog.read(res, keeps[i])
-                else:
-                    self._near_answered(self.prog.read(res, keeps[i]), t)
+                elif self._near_answered(self.prog.read(res, keeps[i]), t):
+                    self.dive_stopped = True  # a cheaper release than the incumbent
+                    break
         return dive
 
     def _dive_share(self) -> float:
