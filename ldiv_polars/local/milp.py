@@ -241,6 +241,7 @@ class _Search:
             for i, res in race.answers():
                 if i == 0:
                     dive = self.prog.read(res, keeps[i])
+                    self.offer(dive.masks, dive.cost, "dive")  # the near MILP must beat it
                 elif self._near_answered(self.prog.read(res, keeps[i]), t):
                     self.dive_stopped = True  # a cheaper release than the incumbent
                     break
