@@ -35,6 +35,7 @@ def exhaustive(state: SearchState) -> None:
         flash(state, relaxed=True)
         hard = state.rtags == -1
         state.tags[hard & (state.tags == 0)] = -1
+        state.checker.floors_first = False  # what is left is within the floors by its tags
     prune = state.metric in HAS_LOWER_BOUND
     beyond = np.zeros(lat.size, dtype=bool)  # bound strictly beyond the best value found
     for h in range(lat.max_height + 1):

@@ -146,6 +146,12 @@ class NodeChecker:
         ``Model.array_verdict``)."""
         self.floor_decided = 0
         """Nodes decided failing by their suppression floors alone (no model evaluation)."""
+        self.floors_first = True
+        """Whether a check sums the floors before the models (a node beyond the limit is then
+        decided without them). The exhaustive strategy turns it off once Flash over the
+        floors has tagged the lattice: the nodes it checks after that are within the limit
+        by their tags, and computing the floors again would only rarely spare an
+        evaluation (the verdicts are the same either way)."""
         self._table_counts: np.ndarray | None = None
         # the engine's frame: class id and count named apart from the sensitive columns
         self._class = unique_name(CLASS, efs.sensitive)
@@ -271,7 +277,7 @@ class NodeChecker:
         rows = self.efs.model_rows_many(rolleds, offsets[:-1])
         sizes = np.concatenate([r.class_size for r in rolleds])
         enc = self.encoded(rows, int(offsets[-1]), sizes, whole=True)
-        floor = self.floors(enc)
+        floor = self.floors(enc) if self.floors_first else None
         fail = self._evaluate(rows, int(offsets[-1]), sizes=sizes, whole=True, enc=enc)
         return [
             (fail[offsets[i]:offsets[i + 1]].copy(),
@@ -314,7 +320,7 @@ class NodeChecker:
         if first is None:
             arrays = self.efs.model_rows(rolled)
             enc = self.encoded(arrays, rolled.classes, size, whole=True)
-            floor = self.floors(enc)
+            floor = self.floors(enc) if self.floors_first else None
             if floor is not None and self.beyond_limit(float(floor.sum())):
                 # the node and every node below it fail: decided without the models; the
                 # mask reported holds the classes with a positive floor
