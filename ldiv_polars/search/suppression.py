@@ -136,6 +136,7 @@ class NodeChecker:
         # sensitive column for a model judging each attribute (multi-attribute)
         self.relaxed = [m for m in relaxed
                         if len(efs.sensitive) <= 1 or m.each_attribute is not None]
+        self._relaxed_order = sorted(self.relaxed, key=lambda m: not m.union_closed)
         self.limit = int(limit_rows)
         self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
         self.pass_cols = [f"pass_{m.key}" for m in self.models]
@@ -238,18 +239,23 @@ class NodeChecker:
             ok &= v
         return ~ok
 
-    def floors(self, enc: EncodedRows) -> np.ndarray | None:
+    def floors(self, enc: EncodedRows, one_node: bool = False) -> np.ndarray | None:
         """Per class of whole roll-ups ``enc`` (:meth:`encoded` with ``whole``): the largest
         suppression floor of the ``relaxed`` models (rows that fail at this node and at every
         specialization of it, see :meth:`Model.suppression_floor
-        <ldiv_polars.models.Model.suppression_floor>`); None when no model states one."""
+        <ldiv_polars.models.Model.suppression_floor>`); None when no model states one.
+        ``one_node``: ``enc`` is one node's roll-up, and once the floors so far sum beyond the
+        limit the others are not computed (their largest can only be larger; the union-closed
+        models' floors, the cheapest, come first)."""
         if not self.relaxed:
             return None
         out = None
-        for m in self.relaxed:
+        for m in self._relaxed_order:
             f = m.suppression_floor(enc, self.slack)
             if f is not None:
                 out = f if out is None else np.maximum(out, f)
+                if one_node and self.beyond_limit(float(out.sum())):
+                    break
         return out
 
     def beyond_limit(self, floor_rows: float) -> bool:
@@ -320,7 +326,7 @@ class NodeChecker:
         if first is None:
             arrays = self.efs.model_rows(rolled)
             enc = self.encoded(arrays, rolled.classes, size, whole=True)
-            floor = self.floors(enc) if self.floors_first else None
+            floor = self.floors(enc, one_node=True) if self.floors_first else None
             if floor is not None and self.beyond_limit(float(floor.sum())):
                 # the node and every node below it fail: decided without the models; the
                 # mask reported holds the classes with a positive floor
