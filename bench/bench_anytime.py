@@ -1,7 +1,8 @@
 """Anytime search benchmark (issue 22): wide synthetic tables (15/25/40 QIs), k-anonymity with
 suppression, metric ``loss``; per time budget (1 s, 10 s, 60 s): the loss found, the lower bound,
 the gap, the nodes checked, and the improvement over a greedy bottom-up baseline measured in the
-same run; at the largest budget the best-first search (the cut loop's predecessor) as well.
+same run; per budget the cut loop without the decomposition bound (``groups=False``, session 12's
+search) beside it; with ``--best-first``, at the largest budget the best-first search as well.
 
 The baseline is Datafly's walk, as anjana/pycanon-style tools do it: from the bottom, generalize
 the QI with the most distinct groups at its level one level up, until the node passes (each node
@@ -9,7 +10,7 @@ checked with the same roll-up and checker as the search). Every node returned (b
 anytime) is re-checked on a fresh roll-up.
 
 Usage: python bench/bench_anytime.py [--rows 1000000] [--qis 15,25,40] [--budgets 1,10,60]
-       [--k 5] [--suppression 0.02] [--seed 0]
+       [--k 5] [--suppression 0.02] [--seed 0] [--best-first]
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def reverify(efs: EncodedFrequencySet, models: list, limit: int, node: tuple[int
 
 
 def run(qis: int, rows: int, budgets: list[float], k: int, suppression: float, seed: int,
-        metric: str = "loss") -> list[dict[str, object]]:
+        metric: str = "loss", best_first: bool = False) -> list[dict[str, object]]:
     t = time.perf_counter()
     df = synthesize_wide(rows, qis=qis, seed=seed)
     gen_s = time.perf_counter() - t
@@ -95,12 +96,17 @@ def run(qis: int, rows: int, budgets: list[float], k: int, suppression: float, s
         gain = (g_val - res.value) / g_val if res.best is not None and g_val > 0 else None
         row = dict(qis=qis, rows=rows, budget=b, value=res.value, bound=res.bound, gap=res.gap,
                    checked=res.checked, wall=wall, greedy=g_val, gain=gain,
-                   stopped=res.stopped, bf=None)
+                   stopped=res.stopped, bf=None, old=None)
         out.append(row)
         print(f"  budget {b:>4g} s: {metric} {res.value:.4f}, bound {res.bound:.4f}, gap "
               f"{res.gap:.1%}, {res.checked} checks, {wall:.1f} s, vs greedy "
-              f"{gain:+.1%} ({res.stopped})", flush=True)
-        if b == max(budgets):  # the previous search (best-first) at the largest budget
+              f"{gain:+.1%} ({res.stopped}) {res.notes[1:]}", flush=True)
+        efs.release()  # the cut loop without the decomposition bound, same budget
+        old = anytime_search(efs, models, limit, metric, b, metrics=suite, groups=False)
+        row["old"] = (old.value, old.bound, old.gap, old.checked)
+        print(f"  cut loop alone {b:g} s: {metric} {old.value:.4f}, bound {old.bound:.4f}, gap "
+              f"{old.gap:.1%}, {old.checked} checks", flush=True)
+        if best_first and b == max(budgets):  # best-first at the largest budget
             efs.release()
             bf = anytime_search(efs, models, limit, metric, b, metrics=suite, cuts=False)
             row["bf"] = (bf.value, bf.bound, bf.gap, bf.checked)
@@ -117,20 +123,29 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--suppression", type=float, default=0.02)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--best-first", action="store_true")
     a = ap.parse_args()
     budgets = [float(b) for b in a.budgets.split(",")]
     rows = []
     for q in (int(x) for x in a.qis.split(",")):
-        rows += run(q, a.rows, budgets, a.k, a.suppression, a.seed)
+        rows += run(q, a.rows, budgets, a.k, a.suppression, a.seed, best_first=a.best_first)
     print("\n| QIs | rows | budget (wall) | loss found | bound | gap | checked | greedy loss "
-          "| improvement | best-first: loss, bound, gap, checked |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| improvement | cut loop alone: loss, bound, gap, checked "
+          "| best-first: loss, bound, gap, checked |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        bf = r["bf"]
-        bf_s = (f"{bf[0]:.4f}, {bf[1]:.4f}, {bf[2]:.1%}, {bf[3]}" if bf else "")
+        old, bf = (_cells(r[c]) for c in ("old", "bf"))
         print(f"| {r['qis']} | {r['rows']:,} | {r['budget']:g} s ({r['wall']:.1f} s) | "
               f"{r['value']:.4f} | {r['bound']:.4f} | {r['gap']:.1%} | {r['checked']} | "
-              f"{r['greedy']:.4f} | {r['gain']:+.1%} | {bf_s} |")
+              f"{r['greedy']:.4f} | {r['gain']:+.1%} | {old} | {bf} |")
+
+
+def _cells(res: object) -> str:
+    """``loss, bound, gap, checked`` of a ``(value, bound, gap, checked)`` tuple, or empty."""
+    if not res:
+        return ""
+    v, b, g, c = res  # type: ignore[misc]
+    return f"{v:.4f}, {b:.4f}, {g:.1%}, {c}"
 
 
 if __name__ == "__main__":

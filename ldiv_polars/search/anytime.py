@@ -44,6 +44,14 @@ import numpy as np
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import Model
 from ldiv_polars.search.anytime_cuts import CutRelaxation
+from ldiv_polars.search.anytime_groups import (
+    GROUP_SIZES,
+    GroupBound,
+    decomposition_applies,
+    entropy_order,
+    partition,
+    solve_groups,
+)
 from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP, HAS_LOWER_BOUND, MetricSuite
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.suppression import NodeChecker, predicate_monotone, relaxations
@@ -67,6 +75,11 @@ CUT_LOOP_MIN_NODES = 10 ** 6
 """Lattices of at least this many nodes are searched by the cut loop (:meth:`_Search.run_cuts`)
 when the metric is separable; smaller ones best-first (:meth:`_Search.run`), which proves
 their optimum with fewer solver calls."""
+
+
+GROUP_SHARE = 0.7
+"""The share of the seconds left after the incumbent that the decomposition bound's searches of
+projections may take (:meth:`_Search.add_groups`); the cut loop has the rest."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +171,7 @@ class _Search:
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                  metric: str, budget: Budget, metrics: MetricSuite | None = None) -> None:
         self.efs = efs
+        self.models, self.limit_rows = list(models), limit_rows
         self.heights = [h.height for h in efs.hierarchies]
         self.q = len(self.heights)
         monotone, _ = predicate_monotone(models, limit_rows > 0)
@@ -181,6 +195,8 @@ class _Search:
         self.costs: list[list[float]] = []
         self.rng = np.random.default_rng(0)
         """The random QI orders of :meth:`more_lifts` (seeded: a search is reproducible)."""
+        self.groups: list[GroupBound] = []
+        """The decomposition bound's projections solved (:meth:`add_groups`)."""
         self.info: dict[Levels, float] = {}
         """levels -> the entropy (bits) of the node's class sizes: the information it releases
         (:meth:`descend_by_ratio`)."""
@@ -401,15 +417,18 @@ class _Search:
         out[0] = [c + at0 for c in out[0]]
         return out
 
-    def run_cuts(self) -> float:
+    def run_cuts(self, groups: bool = False) -> float:
         """The implicit-hitting-set loop (docs/anonymize.md, "The anytime search"): an
-        incumbent by descent from the top; then, until proven or out of budget, the least-cost
+        incumbent by descent from the top; with ``groups``, the decomposition bound's
+        constraints (:meth:`add_groups`); then, until proven or out of budget, the least-cost
         node above no recorded failure (:class:`CutRelaxation`) is probed: a failure is lifted
         to a maximal one and cut, anything else checked is excluded. Returns the lower bound."""
         self.costs = self.separable_costs()
         relax = CutRelaxation(self.costs)
         top = tuple(h - 1 for h in self.heights)
         self.incumbent(top)
+        if groups:
+            self.add_groups(relax)
         fed, bound = 0, -math.inf
         while True:
             for f in self.fails[fed:self.n_fails]:
@@ -427,6 +446,40 @@ class _Search:
                 relax.exclude(x)  # checked: a pass (incumbent or worse) or an upward failure
             else:
                 self.more_lifts(x)
+
+    def add_groups(self, relax: CutRelaxation) -> None:
+        """The decomposition bound (:mod:`~ldiv_polars.search.anytime_groups`): for each size
+        of :data:`GROUP_SIZES` below the QI count, the QIs (by :func:`entropy_order`) cut into
+        groups of that size; each group's projection is searched (best-first, its own anytime
+        search) and its proven bound, in this table's units, becomes the constraint
+        :meth:`CutRelaxation.add_group`. Takes at most :data:`GROUP_SHARE` of the seconds left
+        (nothing without a seconds budget), shared among the sizes not yet done."""
+        if self.budget.seconds is None:
+            return
+        total = GROUP_SHARE * (self.budget.seconds - (time.perf_counter() - self.t0))
+        t0, order = time.perf_counter(), entropy_order(self.efs)
+        slack = [self.metrics.suppression_cost_max(self.metric, j, self.limit_rows)
+                 for j in range(self.q)]
+        sizes = [g for g in GROUP_SIZES if g < self.q]
+        for idx, size in enumerate(sizes):
+            left = total - (time.perf_counter() - t0)
+            if left <= 0 or self.out_of_budget():
+                return
+            done = solve_groups(self.efs, partition(order, size), left / (len(sizes) - idx),
+                                self._solve_projection, self.out_of_budget)
+            for g in done:
+                if math.isfinite(g.lower):
+                    scale = self.metrics.projection_scale(self.metric, len(g.cols))
+                    relax.add_group(g.cols, g.lower * scale, slack)
+            self.groups += done
+
+    def _solve_projection(self, proj: EncodedFrequencySet, seconds: float
+                          ) -> tuple[float, bool, int]:
+        """``(proven bound, proven, checked)`` of the anytime search of a projection."""
+        out = anytime_search(proj, self.models, self.limit_rows, self.metric,
+                             Budget(seconds=seconds), cuts=False)
+        lower = out.bound if out.bound is not None else 0.0
+        return lower, out.proven, out.checked
 
     def cut_bound(self) -> float:
         """The bound of the cut relaxation over what the search knows: every recorded down-set
@@ -527,14 +580,16 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
                    metric: str, budget: Budget | float | None = None, *,
                    metrics: MetricSuite | None = None,
                    progress: Callable[[int, int], None] | None = None,
-                   cuts: bool | None = None) -> AnytimeOutcome:
+                   cuts: bool | None = None, groups: bool | None = None) -> AnytimeOutcome:
     """The best node found within ``budget`` (see :class:`Budget`) where every model passes
     with at most ``limit_rows`` rows suppressed, the least ``metric`` value among those
     checked, with a lower bound of the optimum's value (the module docstring says how; the
     proof is in docs/anonymize.md). ``progress(checked, checked)`` is called at the end.
     ``cuts``: search by the cut loop (True; only for the separable metrics of
     ``BOUND_WITHOUT_ROLLUP``) or best-first (False); None: the cut loop on lattices of at least
-    :data:`CUT_LOOP_MIN_NODES` nodes.
+    :data:`CUT_LOOP_MIN_NODES` nodes. ``groups``: the cut loop adds the decomposition bound
+    (:meth:`_Search.add_groups`; only with a seconds budget and when
+    :func:`~ldiv_polars.search.anytime_groups.decomposition_applies`); None: whenever it may.
 
     >>> import polars as pl
     >>> from ldiv_polars.core.frequency import FrequencySet
@@ -555,20 +610,30 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     if cuts is None:
         cuts = math.prod(s.heights) >= CUT_LOOP_MIN_NODES
     cuts = cuts and s.cheap
-    bound = s.run_cuts() if cuts else s.run()
+    groups = (groups is not False) and cuts and decomposition_applies(models, limit_rows)
+    bound = s.run_cuts(groups) if cuts else s.run()
     proven = s.stopped in ("proven", "exhausted")
     if s.cheap and not proven and not cuts:
         bound = max(bound, s.cut_bound())
-    how = ("cut loop: least separable cost above no recorded failure (MILP)" if cuts else
-           f"best-first by the suppression-free {metric!r} bound")
-    notes = [f"anytime: {how}, {s.n_fails} down-set failure(s) recorded; "
-             f"stopped: {s.stopped}"]
     if progress is not None:
         progress(s.checked, s.checked)
     return AnytimeOutcome(
         best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
         proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
-        stopped=s.stopped, notes=notes)
+        stopped=s.stopped, notes=_notes(s, cuts, metric))
+
+
+def _notes(s: _Search, cuts: bool, metric: str) -> list[str]:
+    """The outcome's notes: how the search ran, and the decomposition bound's projections."""
+    how = ("cut loop: least separable cost above no recorded failure (MILP)" if cuts else
+           f"best-first by the suppression-free {metric!r} bound")
+    notes = [f"anytime: {how}, {s.n_fails} down-set failure(s) recorded; "
+             f"stopped: {s.stopped}"]
+    if s.groups:
+        notes.append(f"anytime: decomposition bound over {len(s.groups)} projection(s) "
+                     f"({sum(g.proven for g in s.groups)} solved exactly, "
+                     f"{sum(g.checked for g in s.groups)} nodes checked in them)")
+    return notes
 
 
 def _entropy_bits(size: np.ndarray) -> float:

@@ -58,6 +58,9 @@ class CutRelaxation:
         self._fails = np.zeros((16, len(self.heights)), dtype=np.int64)
         self._n_fails = 0
         self.infeasible = False
+        self.slack_max: np.ndarray | None = None
+        """Per QI, the most its suppression cost can add (set by :meth:`add_group`): the
+        continuous ``e[j]`` in ``[0, slack_max[j]]``, after the binaries, in the objective."""
 
     @property
     def failures(self) -> np.ndarray:
@@ -105,11 +108,35 @@ class CutRelaxation:
             self.infeasible = True
         self.rows.append((cols, coef, lower))
 
+    def add_group(self, cols: Sequence[int], lower: float, slack_max: Sequence[float]) -> None:
+        """Require ``sum_{j in cols} (cost[j][x_j] - cost[j][0] + e[j]) >= lower``, with one
+        continuous ``e[j]`` per QI, in ``[0, slack_max[j]]``, added to the objective (the
+        decomposition bound, :mod:`~ldiv_polars.search.anytime_groups`: ``e[j]`` is what
+        suppression adds to QI ``j``'s cost; ``slack_max`` is the same at every call).
+
+        >>> r = CutRelaxation([[0.0, 1.0, 4.0], [0.0, 2.0]])
+        >>> r.add_group([0, 1], 2.5, [0.0, 0.0]), r.solve()
+        (None, (3.0, (1, 1)))
+        >>> r = CutRelaxation([[0.0, 1.0, 4.0], [0.0, 2.0]])
+        >>> r.add_group([0, 1], 2.5, [0.5, 0.5]), r.solve()
+        (None, (2.5, (0, 1)))
+        """
+        self.slack_max = np.asarray(slack_max, dtype=np.float64)
+        cols_y, coef = [], []
+        for j in cols:
+            for lv in range(1, self.heights[j]):
+                cols_y.append(self._col(j, lv))
+                coef.append(float(self.cost[j][lv] - self.cost[j][lv - 1]))
+            cols_y.append(self.n + j)
+            coef.append(1.0)
+        self.rows.append((cols_y, coef, float(lower)))
+
     def _matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """The constraint matrix (cuts, then the level chains ``y[j, l] - y[j, l + 1] >= 0``)
         and the lower bounds of its rows."""
         chain = [(j, l) for j, h in enumerate(self.heights) for l in range(1, h - 1)]
-        a = np.zeros((len(self.rows) + len(chain), self.n))
+        width = self.n + (len(self.heights) if self.slack_max is not None else 0)
+        a = np.zeros((len(self.rows) + len(chain), width))
         lower = np.zeros(a.shape[0])
         for r, (cols, coef, lo) in enumerate(self.rows):
             np.add.at(a[r], cols, coef)
@@ -134,7 +161,13 @@ class CutRelaxation:
         opts: dict[str, float | bool] = {"mip_rel_gap": self.rel_gap, "disp": False}
         if seconds is not None:
             opts["time_limit"] = max(seconds, 0.05)
-        res = milp(self.c, integrality=np.ones(self.n), bounds=Bounds(0, 1),
+        c, integrality, upper = self.c, np.ones(self.n), np.ones(self.n)
+        if self.slack_max is not None:
+            q = len(self.heights)
+            c = np.concatenate([c, np.ones(q)])
+            integrality = np.concatenate([integrality, np.zeros(q)])
+            upper = np.concatenate([upper, self.slack_max])
+        res = milp(c, integrality=integrality, bounds=Bounds(0, upper),
                    constraints=LinearConstraint(a, lower, np.inf), options=opts)
         if res.status == 2:  # infeasible
             self.infeasible = True
@@ -144,7 +177,7 @@ class CutRelaxation:
         bound = self.base + (float(dual) if dual is not None and np.isfinite(dual) else trivial)
         if res.x is None:
             return bound, None
-        y = np.round(res.x).astype(np.int64)
+        y = np.round(res.x[:self.n]).astype(np.int64)
         node = tuple(int(y[self.offset[j]:self.offset[j + 1]].sum())
                      for j in range(len(self.heights)))
-        return min(bound, self.value(node)), node
+        return min(bound, self.value(node) + float(res.x[self.n:].sum())), node

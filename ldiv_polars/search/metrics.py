@@ -170,6 +170,42 @@ class MetricSuite:
                        for i, lv in enumerate(levels))
         raise InvalidParameterError(f"{name!r} needs the roll-up for its bound")
 
+    def projection_scale(self, name: str, qis: int) -> float:
+        """The factor taking a value of the separable metric ``name`` (of
+        :data:`BOUND_WITHOUT_ROLLUP`) on this table projected onto ``qis`` of its QIs to this
+        table's units, the same cells' cost: ``precision`` and ``loss`` average over ``N q``
+        cells (``qis / q``); ``height`` and ``entropy`` are sums (1).
+
+        >>> import polars as pl
+        >>> from ldiv_polars.core.frequency import FrequencySet
+        >>> from ldiv_polars.hierarchy import Hierarchy
+        >>> h = {c: Hierarchy([["a", "*"], ["b", "*"]], name=c) for c in "xyz"}
+        >>> df = pl.DataFrame({c: ["a", "b"] for c in "xyz"})
+        >>> s = MetricSuite(EncodedFrequencySet.from_frame(
+        ...     FrequencySet.build(df, list("xyz"), None).materialize(), h))
+        >>> s.projection_scale("loss", 2), s.projection_scale("height", 2)
+        (0.6666666666666666, 1.0)
+        """
+        if name in ("precision", "loss"):
+            return qis / self.q if self.q else 1.0
+        if name in ("height", "entropy"):
+            return 1.0
+        raise InvalidParameterError(f"{name!r} is not a separable metric")
+
+    def suppression_cost_max(self, name: str, i: int, rows: int) -> float:
+        """The most that suppressing ``rows`` rows can add to QI ``i``'s part of the separable
+        metric ``name`` over its suppression-free value: a suppressed cell costs 1 in
+        ``precision`` and ``loss`` (``rows / (N q)``), ``log2(N / N_v)`` in ``entropy`` (at most
+        the rarest raw value's), nothing in ``height``."""
+        if name == "height" or self.N == 0 or rows <= 0:
+            return 0.0
+        if name in ("precision", "loss"):
+            return rows / (self.N * self.q)
+        if name == "entropy":
+            raw = self.marg[i][0]
+            return rows * math.log2(self.N / float(raw[raw > 0].min()))
+        raise InvalidParameterError(f"{name!r} is not a separable metric")
+
     # --- values -------------------------------------------------------------------------------
 
     def value(self, name: str, rolled: Rolled, suppressed: np.ndarray | None = None) -> float:

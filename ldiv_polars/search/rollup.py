@@ -233,6 +233,47 @@ class EncodedFrequencySet:
         out.rollups = 1
         return out
 
+    def project(self, cols: Sequence[int]) -> EncodedFrequencySet:
+        """The frequency set projected onto the QIs at positions ``cols`` (the other QIs summed
+        out, the sensitive columns kept): one row per distinct (raw codes of ``cols``,
+        sensitive id). A class of the projection at levels ``y`` is a union of the classes of
+        every node of this set whose levels on ``cols`` are ``y`` (rows agreeing on ``cols``
+        at ``y``, whatever the other QIs): the anytime search's decomposition bound reads
+        that. Its own encoding (the hierarchies of ``cols``) and store; counts one roll-up.
+
+        >>> import polars as pl
+        >>> from ldiv_polars.core.frequency import FrequencySet
+        >>> from ldiv_polars.hierarchy import Hierarchy
+        >>> h = {c: Hierarchy([["a", "*"], ["b", "*"]], name=c) for c in ("x", "y")}
+        >>> df = pl.DataFrame({"x": ["a", "a", "b"], "y": ["a", "b", "b"]})
+        >>> efs = EncodedFrequencySet.from_frame(FrequencySet.build(df, ["x", "y"], None)
+        ...                                      .materialize(), h)
+        >>> p = efs.project([1])
+        >>> p.qi, p.rollup((0,)).class_size.tolist(), p.total
+        (('y',), [1, 2], 3)
+        """
+        cols = [int(i) for i in cols]
+        base = self.base
+        parts = [base.codes[i] for i in cols]
+        cards = [self.cards[i][0] for i in cols]
+        if self.n_sensitive > 1:
+            parts, cards = parts + [base.s], cards + [self.n_sensitive]
+        key, span = combine(parts, cards)
+        first, n = group_keys(key, span, base.n) if base.rows else (
+            np.zeros(0, np.int64), np.zeros(0, np.int64))
+        codes = np.ascontiguousarray(base.codes[cols][:, first]) if cols else \
+            np.zeros((0, first.shape[0]), np.int32)
+        enc = Encoding([self.qi[i] for i in cols], self.sensitive,
+                       [self.hierarchies[i] for i in cols], self.sensitive_table)
+        enc.codes_only = self.codes_only
+        snap = Snapshot(tuple(0 for _ in cols), codes, base.s[first], n)
+        out = self._of(EncodedBase(enc, snap, self.n_sensitive == 1, self.total),
+                       self.store.cache_size)
+        if self.known_raw_counts is not None:
+            out.known_raw_counts = [self.known_raw_counts[i] for i in cols]
+        out.rollups = 1
+        return out
+
     def raw_counts(self, i: int) -> np.ndarray:
         """Rows of each raw value of QI ``i`` (int64, indexed by its code): ``known_raw_counts``
         when the frequency set's builder counted them, else summed over the base rows (for a

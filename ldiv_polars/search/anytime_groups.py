@@ -1,0 +1,127 @@
+"""The anytime search's decomposition bound: the optimum of the problem projected onto a group of
+QIs bounds the cost of those QIs at the whole problem's optimum.
+
+For a separable metric (``height``, ``precision``, ``loss``, ``entropy``) the value at a passing
+node ``x`` with suppressed rows ``R`` is a sum over the QIs, ``v(x) = sum_j v_j(x)``, where
+``v_j`` sums QI ``j``'s cell costs over the retained rows plus its cost of a suppressed cell
+over ``R`` (a suppressed cell never costs less than a generalized one). Project the table onto a
+group ``S`` of QIs (the others summed out: :meth:`EncodedFrequencySet.project
+<ldiv_polars.search.rollup.EncodedFrequencySet.project>`). When the predicate is monotone (every
+model union-closed, or nothing suppressed: :func:`~ldiv_polars.search.suppression.
+predicate_monotone`), ``x_S`` passes on the projection with suppressed rows ``R_S`` within
+``R`` (each class of ``x_S`` is a union of classes of ``x``; a failing one contains no passing
+class of ``x``), so its value there, in the whole table's units, is at most
+``v_S(x) = sum_{j in S} v_j(x)`` — and at least the projection's optimum ``opt_S``. Hence the
+whole optimum ``o`` satisfies ``b_S(o) + e_S(o) >= opt_S``, with ``b_S`` the group's
+suppression-free cost and ``e_S = v_S - b_S`` its suppression cost, ``0 <= e_j <=``
+:meth:`~ldiv_polars.search.metrics.MetricSuite.suppression_cost_max` per QI. Those are the
+linear constraints :meth:`CutRelaxation.add_group
+<ldiv_polars.search.anytime_cuts.CutRelaxation.add_group>` adds (docs/anonymize.md, "The
+decomposition bound", states the proof). ``opt_S`` is any *proven* lower bound of the
+projection's optimum: the bound of an anytime search of the projection, exact when it completes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ldiv_polars.models.base import Model
+from ldiv_polars.search.rollup import EncodedFrequencySet
+from ldiv_polars.search.suppression import predicate_monotone
+
+GROUP_SIZES = (4, 6, 8)
+"""The sizes of the groups, one partition of the QIs per size, smallest first (small groups are
+solved in well under a second; groups of 8 can take tens of seconds on 10^6 rows)."""
+
+
+@dataclass(frozen=True)
+class GroupBound:
+    """A proven lower bound ``lower`` (in the projection's own units) of the optimum of the
+    problem projected onto the QIs ``cols``; ``proven``: ``lower`` is that optimum."""
+
+    cols: tuple[int, ...]
+    lower: float
+    proven: bool
+    checked: int
+
+
+def decomposition_applies(models: Sequence[Model], limit_rows: int) -> bool:
+    """Whether a passing node's projection onto any group of QIs passes on the projected table:
+    the predicate is monotone (see the module docstring) and no model reads the QI values
+    themselves (a population table keyed by them) or row weights.
+
+    >>> from ldiv_polars.models import KAnonymity
+    >>> decomposition_applies([KAnonymity(5)], 10)
+    True
+    """
+    monotone, _ = predicate_monotone(models, limit_rows > 0)
+    return monotone and not any(m.population_based or m.needs_weight for m in models)
+
+
+def partition(order: Sequence[int], size: int) -> list[tuple[int, ...]]:
+    """``order`` cut into consecutive groups of ``size`` (the last one may be shorter).
+
+    >>> partition([3, 1, 0, 2, 4], 2)
+    [(3, 1), (0, 2), (4,)]
+    """
+    return [tuple(order[i:i + size]) for i in range(0, len(order), size)]
+
+
+def entropy_order(efs: EncodedFrequencySet) -> list[int]:
+    """The QIs by the entropy of their raw values, highest first (ties by position): QIs that
+    make rows unique together land in the same group, whose projection then needs the most
+    generalization (the sum of the groups' optima is highest when the need is concentrated).
+
+    >>> import polars as pl
+    >>> from ldiv_polars.core.frequency import FrequencySet
+    >>> from ldiv_polars.hierarchy import Hierarchy
+    >>> h = {c: Hierarchy([["a", "*"], ["b", "*"]], name=c) for c in ("x", "y")}
+    >>> df = pl.DataFrame({"x": ["a", "a", "a"], "y": ["a", "b", "b"]})
+    >>> entropy_order(EncodedFrequencySet.from_frame(
+    ...     FrequencySet.build(df, ["x", "y"], None).materialize(), h))
+    [1, 0]
+    """
+    ent = []
+    for i in range(len(efs.qi)):
+        p = efs.raw_counts(i).astype(np.float64)
+        p = p[p > 0] / max(float(p.sum()), 1.0)
+        ent.append(float(-(p * np.log2(p)).sum()))
+    return sorted(range(len(ent)), key=lambda i: (-ent[i], i))
+
+
+def solve_groups(efs: EncodedFrequencySet, groups: Sequence[tuple[int, ...]],
+                 seconds: float, solve: Callable[[EncodedFrequencySet, float],
+                                                 tuple[float, bool, int]],
+                 stop: Callable[[], bool]) -> list[GroupBound]:
+    """Each group's :class:`GroupBound`: ``solve(projection, seconds)`` returns ``(proven
+    lower bound, proven, nodes checked)`` of the projection's optimum; the ``seconds`` are
+    shared among the groups not yet solved (a group solved early leaves its time to the rest).
+    Stops, returning what it has, when ``stop()`` is true.
+
+    >>> import polars as pl
+    >>> from ldiv_polars.core.frequency import FrequencySet
+    >>> from ldiv_polars.hierarchy import Hierarchy
+    >>> h = {c: Hierarchy([["a", "*"], ["b", "*"]], name=c) for c in ("x", "y")}
+    >>> df = pl.DataFrame({"x": ["a", "a", "b"], "y": ["a", "b", "b"]})
+    >>> efs = EncodedFrequencySet.from_frame(FrequencySet.build(df, ["x", "y"], None)
+    ...                                      .materialize(), h)
+    >>> [g.lower for g in solve_groups(efs, [(0,), (1,)], 1.0,
+    ...                                lambda p, s: (float(p.rollup((0,)).classes), True, 1),
+    ...                                lambda: False)]
+    [2.0, 2.0]
+    """
+    import time
+
+    t0, out = time.perf_counter(), []
+    for idx, cols in enumerate(groups):
+        if stop():
+            break
+        left = seconds - (time.perf_counter() - t0)
+        if left <= 0:
+            break
+        lower, proven, checked = solve(efs.project(cols), left / (len(groups) - idx))
+        out.append(GroupBound(tuple(cols), lower, proven, checked))
+    return out
