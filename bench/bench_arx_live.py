@@ -21,7 +21,7 @@ in-JVM ``anonymize()`` on that CSV (its server started with ``--csv``) alternate
 ``ldiv anonymize`` process (read CSV, search, write Parquet, re-verify), wall time and peak RSS.
 
 Usage: python bench/bench_arx_live.py [--rounds 5] [--warmups 2] [--only NAME ...]
-       [--ours-warmups N]
+       [--ours-warmups N] [--coded]
        python bench/bench_arx_live.py --big-rows 1000000 [--rounds 3] [--warmups 1]
 """
 
@@ -164,6 +164,15 @@ def _ours(df: pl.DataFrame, hs: dict[str, Hierarchy], case: Case):
                      verify=False)
 
 
+def coded_frame(case: Case, hs: dict[str, Hierarchy]) -> pl.DataFrame:
+    """Adult read with the case's QI columns parsed straight into the Enum of their hierarchy's
+    raw values (as ``ldiv anonymize`` reads a CSV, ``read_coded``): the dictionary-encoded
+    records ARX's ``Data`` handle holds before its timed ``anonymize()`` (``ArxLive`` builds
+    the handle, and so encodes the values, outside the timing)."""
+    enums = {q: pl.Enum(hs[q].column(0).cast(pl.String)) for q in case.qi}
+    return pl.read_csv(DATA / "adult.csv", separator=";", schema_overrides=enums)
+
+
 def measure(arx: ArxServer, df: pl.DataFrame, hs: dict[str, Hierarchy], case: Case,
             rounds: int, warmups: int = 0) -> str:
     """``rounds`` alternated rounds after one warm-up round; one markdown row. ``warmups``:
@@ -242,6 +251,9 @@ def main() -> None:
     ap.add_argument("--arx-build", type=Path,
                     default=Path(os.environ.get("ARX_BUILD", "/tmp/arx-build")))
     ap.add_argument("--only", nargs="*", help="configuration names (substrings) to run")
+    ap.add_argument("--coded", action="store_true",
+                    help="give ours the records with the QIs read as codes (coded_frame), as "
+                         "ARX's timed call gets them, instead of string columns")
     ap.add_argument("--ours-warmups", type=int, default=None,
                     help="our untimed calls before each timed one (default: --warmups, ARX's "
                          "protocol; 0: timed right after ARX's reply, as before session 13)")
@@ -261,13 +273,15 @@ def main() -> None:
           f"{os.cpu_count()} cores; medians of {args.rounds} alternated rounds after a "
           f"warm-up round (ARX: {args.warmups} untimed runs in its warm JVM before each "
           f"timed one); ours: anonymize(verify=False) in-process, {ours_warmups} untimed "
-          f"call(s) before each timed one\n")
+          f"call(s) before each timed one"
+          f"{'; QIs given as codes (--coded)' if args.coded else ''}\n")
     print("| configuration (Adult, ARX hierarchies) | ours | ARX | ours / ARX | same optimum "
           "| our strategy | ours checked / lattice | our roll-ups | ARX checked |")
     print("|" + "---|" * 9)
     try:
         for case in cases:
-            print(measure(arx, df, hs, case, args.rounds, ours_warmups), flush=True)
+            data = coded_frame(case, hs) if args.coded else df
+            print(measure(arx, data, hs, case, args.rounds, ours_warmups), flush=True)
     finally:
         arx.close()
     load1 = os.getloadavg()
