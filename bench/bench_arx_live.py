@@ -6,9 +6,12 @@ of ARX's own JUnit suite on Adult that the library can express, each round asks 
 one timed run inside the JVM) and then runs ours the same way (``anonymize``, verify=False, in
 this process: ``--ours-warmups`` untimed calls, by default as many as ARX's, then one timed
 call; before session 13 ours ran once, timed right after ARX's reply, while the JVM's
-collector and compiler threads still held the shared cores); the first round of each configuration is a warm-up for both and is not counted.
-Prints per configuration: the medians, the ratio ours / ARX, whether the optima are the same
-node, nodes checked (ours, ARX), our roll-ups, and the load average before and after.
+collector and compiler threads still held the shared cores); the first round of each
+configuration is a warm-up for both and is not counted.
+Prints per configuration: the medians, the ratio ours / ARX, the CPU times (ours: this
+process, every thread, Polars' included; ARX: the thread calling ``anonymize()``, which runs
+ARX's whole search: steadier than wall times on a loaded machine), whether the optima are the
+same node, nodes checked (ours, ARX), our roll-ups, and the load average before and after.
 
 ARX is not part of this repository: build it from its public source first
 (``ARX_GIT=<git dir of github.com/arx-deidentifier/arx> ../shared/tools/arx-bench/build.sh``,
@@ -179,23 +182,27 @@ def measure(arx: ArxServer, df: pl.DataFrame, hs: dict[str, Hierarchy], case: Ca
     ours too runs that many untimed calls before its timed one in each round (ARX's own
     protocol; with none, our timed call starts while ARX's JVM still runs its collector
     and compiler threads on the shared cores)."""
-    ours_ms, arx_ms = [], []
+    ours_ms, arx_ms, ours_cpu, arx_cpu = [], [], [], []
     res, a = None, {}
     for r in range(rounds + 1):
         a = arx.run(case.arx)
         for _ in range(warmups):
             _ours(df, hs, case)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         res = _ours(df, hs, case)
-        elapsed = (time.perf_counter() - t) * 1e3
+        elapsed, cpu = (time.perf_counter() - t) * 1e3, (time.process_time() - c) * 1e3
         if r:
             ours_ms.append(elapsed)
             arx_ms.append(float(a["warm_median_ms"]))
+            ours_cpu.append(cpu)
+            arx_cpu.append(float(a.get("warm_cpu_median_ms", "nan")))
     assert res is not None
     mine = "none" if res.levels is None else \
         "[" + ",".join(str(res.levels[q]) for q in case.qi) + "]"
     o, x = statistics.median(ours_ms), statistics.median(arx_ms)
+    oc, xc = statistics.median(ours_cpu), statistics.median(arx_cpu)
     return (f"| {case.name} | {o:,.0f} ms | {x:,.0f} ms | {o / x:.2f} | "
+            f"{oc:,.0f} / {xc:,.0f} ms | {oc / xc:.2f} | "
             f"{'yes' if mine == a['optimum'] else 'NO: ' + mine + ' vs ' + a['optimum']} | "
             f"{res.strategy} | {res.checked:,} / {res.lattice_size:,} | {res.rollups:,} | "
             f"{int(a['checked']):,} |")
@@ -275,9 +282,10 @@ def main() -> None:
           f"timed one); ours: anonymize(verify=False) in-process, {ours_warmups} untimed "
           f"call(s) before each timed one"
           f"{'; QIs given as codes (--coded)' if args.coded else ''}\n")
-    print("| configuration (Adult, ARX hierarchies) | ours | ARX | ours / ARX | same optimum "
-          "| our strategy | ours checked / lattice | our roll-ups | ARX checked |")
-    print("|" + "---|" * 9)
+    print("| configuration (Adult, ARX hierarchies) | ours | ARX | ours / ARX | CPU ours / ARX "
+          "| CPU ratio | same optimum | our strategy | ours checked / lattice | our roll-ups "
+          "| ARX checked |")
+    print("|" + "---|" * 11)
     try:
         for case in cases:
             data = coded_frame(case, hs) if args.coded else df
