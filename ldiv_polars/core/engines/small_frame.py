@@ -64,7 +64,8 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     for a, m in zip(arrays, places(radix)):
         key += a * m
     uniq, n = np.unique(key, return_counts=True)
-    raw = [np.bincount(a, minlength=c).astype(np.int64) for a, c in zip(arrays, cards)]
+    raw = [np.bincount(a, minlength=c).astype(np.int64, copy=False)
+           for a, c in zip(arrays, cards)]
     if values is None:
         return EncodedCounts(tuple(qi), (), keys=uniq, n=n.astype(np.int64), ordered=True,
                              raw_counts=raw)
