@@ -1,10 +1,12 @@
 """Build script beside pyproject.toml (which holds the metadata): the package layout, the SQL
-files shipped inside it, and the optional compiled roll-up kernel.
+files shipped inside it, and the optional compiled kernels (the roll-ups', the ordered EMD's).
 
 The kernel (``ldiv_polars/search/_counting.c``, plain C against the Python API, no numpy
 headers) is ``optional``: without a C compiler the build prints a warning and the package
 installs without it; the roll-ups then run their numpy twin (same results, slower; see
-``ldiv_polars/search/counting.py``).
+``ldiv_polars/search/counting.py``). The ordered EMD of t-closeness
+(``ldiv_polars/models/_emd.c``) is optional in the same way: without it
+``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy.
 """
 
 import sys
@@ -21,6 +23,12 @@ setup(
             ["ldiv_polars/search/_counting.c"],
             extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,
-        )
+        ),
+        Extension(
+            "ldiv_polars.models._emd",
+            ["ldiv_polars/models/_emd.c"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            optional=True,
+        ),
     ],
 )

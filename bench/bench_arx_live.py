@@ -40,7 +40,8 @@ from pathlib import Path
 import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+# LDIV_REPO: import the library of another checkout (bench_versions.py --live runs old vs new)
+sys.path.insert(0, os.environ.get("LDIV_REPO") or str(REPO))
 
 from ldiv_polars.hierarchy import Hierarchy  # noqa: E402
 from ldiv_polars.models import (  # noqa: E402

@@ -8,7 +8,12 @@ Prints one table row per configuration: old and new medians of the wall time and
 process CPU time (all threads; steadier than the wall on a shared machine), new / old of each,
 whether both found the same optimum (levels, value, suppressed rows), and the nodes checked.
 
-Usage: python bench/bench_versions.py --old /path/to/main-checkout [--repeat 5] [--only TEXT]
+``--live``: the configurations of ``bench_arx_live.py`` instead (ARX's table and JUnit cases,
+as that script runs ours: ``anonymize(verify=False)``), e.g. the small searches whose time is
+the pipeline's fixed cost.
+
+Usage: python bench/bench_versions.py --old /path/to/main-checkout [--repeat 5] [--only TEXT ...]
+       [--live]
 """
 
 from __future__ import annotations
@@ -35,15 +40,32 @@ def worker(metric: str) -> None:
     from ldiv_polars.search import anonymize
 
     df = pl.read_csv(DATA / "adult.csv", separator=";")
-    hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv") for q in QI8}
+    hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv")
+          for q in [*QI8, "salary-class"]}
     table = {c[0]: c[1:5] for c in [*CONFIGS, *ARRAY_CONFIGS]}
+    live = {c.name: c for c in _live_cases()}
     for line in sys.stdin:
-        qi, s, mk, sup = table[line.strip()]
+        name = line.strip()
         t, cpu = time.perf_counter(), time.process_time()
-        res = anonymize(df, qi, s, hs, mk(), suppression=sup, metric=metric, verify=False)
+        if name in live:
+            c = live[name]
+            res = anonymize(df, c.qi, c.sensitive, {q: hs[q] for q in c.qi}, c.models(hs),
+                            suppression=c.suppression, metric=c.metric, verify=False)
+        else:
+            qi, s, mk, sup = table[name]
+            res = anonymize(df, qi, s, hs, mk(), suppression=sup, metric=metric, verify=False)
         ms, cpu_ms = (time.perf_counter() - t) * 1e3, (time.process_time() - cpu) * 1e3
         print(json.dumps({"ms": ms, "cpu_ms": cpu_ms, "checked": res.checked,
                           "optimum": [res.levels, res.value, res.suppressed_rows]}), flush=True)
+
+
+def _live_cases() -> list:
+    """``bench_arx_live.py``'s configurations (importing it imports the library of
+    ``LDIV_REPO``, as ``bench_search`` does)."""
+    sys.path.insert(0, str(HERE))
+    from bench_arx_live import CASES
+
+    return CASES
 
 
 class Worker:
@@ -72,7 +94,10 @@ def main() -> None:
     ap.add_argument("--old", type=Path, help="the checkout to compare with (its library)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--metric", default="loss")
-    ap.add_argument("--only", default=None, help="configurations whose name contains this")
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="configurations whose name contains one of these")
+    ap.add_argument("--live", action="store_true",
+                    help="bench_arx_live.py's configurations instead of bench_search.py's")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -81,8 +106,9 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from bench_search import ARRAY_CONFIGS, CONFIGS
 
-    names = [c[0] for c in [*CONFIGS, *ARRAY_CONFIGS]
-             if args.only is None or args.only in c[0]]
+    all_names = [c.name for c in _live_cases()] if args.live else \
+        [c[0] for c in [*CONFIGS, *ARRAY_CONFIGS]]
+    names = [n for n in all_names if args.only is None or any(s in n for s in args.only)]
     old, new = Worker(args.old, args.metric), Worker(HERE.parent, args.metric)
     print(f"old: {args.old}; new: {HERE.parent}; metric {args.metric}; median of "
           f"{args.repeat} warm runs each, old and new alternated; load {os.getloadavg()}\n")
@@ -97,7 +123,7 @@ def main() -> None:
             runs["new"].append(new.run(name))
         med = {(v, k): statistics.median(r[k] for r in runs[v])
                for v in runs for k in ("ms", "cpu_ms")}
-        cells = [f"{med['old', k]:,.0f} / {med['new', k]:,.0f} ms | "
+        cells = [f"{med['old', k]:,.1f} / {med['new', k]:,.1f} ms | "
                  f"{med['new', k] / med['old', k]:.2f}" for k in ("ms", "cpu_ms")]
         print(f"| {name} | {cells[0]} | {cells[1]} | "
               f"{first_old['optimum'] == first_new['optimum']} | "

@@ -143,32 +143,38 @@ def test_encoded_counts_agree_across_engines(tmp_path, seed):
     for a, b in df.select(qi).rows():
         k = pos["a"][str(a)] * places(cards)[0] + pos["b"][b]
         want[k] = want.get(k, 0) + 1
-    keyed = polars_engine.ENGINE.encoded_counts(df, qi, (), leaves, order_from=0)
+    keyed = polars_engine.ENGINE.encoded_counts(df.lazy(), qi, (), leaves, order_from=0)
+    small = polars_engine.ENGINE.encoded_counts(df, qi, (), leaves)
     duck = duck_engine.ENGINE.encoded_counts(path, qi, ("s",), leaves, qi_only=True)
     try:
-        for enc in (keyed, duck):
+        for enc in (keyed, small, duck):
             assert enc is not None and enc.form == "keys" and enc.ordered
             assert dict(zip(enc.keys.tolist(), enc.n.tolist())) == want
             assert np.all(np.diff(enc.keys) > 0)
-        # DuckDB counted each raw value's rows in its pass
+        # DuckDB and the small-frame path counted each raw value's rows in their pass
         for i, q in enumerate(qi):
             expect = [int((df.get_column(q).cast(pl.String) == v).sum())
                       for v in leaves[q].to_list()]
-            assert duck.raw_counts[i].tolist() == expect
+            assert duck.raw_counts[i].tolist() == expect == small.raw_counts[i].tolist()
     finally:
         duck.close()
-    # the (QI, sensitive) forms: a frame (Polars) and cells (DuckDB), the same cells
-    frame = polars_engine.ENGINE.encoded_counts(df, qi, ("s",), leaves)
-    cells = duck_engine.ENGINE.encoded_counts(path, qi, ("s",), leaves)
-    assert frame.form == "frame" and cells.form == "cells"
+    # the (QI, sensitive) forms: a frame (Polars' group-by of a LazyFrame) and cells (DuckDB,
+    # and numpy's grouping of a small DataFrame), the same cells
+    frame = polars_engine.ENGINE.encoded_counts(df.lazy(), qi, ("s",), leaves)
+    assert frame.form == "frame"
     got = frame.frame.frame.collect().select(*qi, "s", COUNT).rows()
-    svals = cells.sensitive_values.to_list()
-    other = [(*map(int, cells.codes[:, j]), svals[cells.sensitive_ids[j]], int(cells.n[j]))
-             for j in range(cells.n.shape[0])]
-    assert sorted(got) == sorted(other)
+    for cells in (duck_engine.ENGINE.encoded_counts(path, qi, ("s",), leaves),
+                  polars_engine.ENGINE.encoded_counts(df, qi, ("s",), leaves)):
+        assert cells.form == "cells"
+        svals = cells.sensitive_values.to_list()
+        assert svals == sorted(svals)
+        other = [(*map(int, cells.codes[:, j]), svals[cells.sensitive_ids[j]],
+                  int(cells.n[j])) for j in range(cells.n.shape[0])]
+        assert sorted(got) == sorted(other)
     # a value that is not a raw value: no encoded counts (the caller reports it)
     short = {"a": leaves["a"][1:], "b": leaves["b"]}
     assert polars_engine.ENGINE.encoded_counts(df, qi, (), short) is None
+    assert polars_engine.ENGINE.encoded_counts(df.lazy(), qi, (), short) is None
     assert duck_engine.ENGINE.encoded_counts(path, qi, ("s",), short, qi_only=True) is None
 
 
@@ -245,3 +251,56 @@ def test_one_null_policy_in_every_engine_and_the_sql_wrappers(rows):
                 assert list(err.value.counts.items()) == list(expect.items())
             else:
                 call()
+
+
+def _cells(enc) -> list[tuple]:
+    """The ``(codes..., sensitive value, n)`` rows of encoded counts in any form, sorted."""
+    if enc.form == "frame":
+        df = enc.frame.frame.collect()
+        rows = df.select(*enc.qi, *enc.sensitive, enc.frame.count).rows()
+    elif enc.form == "keys":
+        rows = list(zip(enc.keys.tolist(), enc.n.tolist()))
+    else:
+        svals = enc.sensitive_values.to_list()
+        rows = [(*map(int, enc.codes[:, j]), svals[enc.sensitive_ids[j]], int(enc.n[j]))
+                for j in range(enc.n.shape[0])]
+    return sorted(rows, key=lambda r: tuple((v is None, str(v)) for v in r))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 3), st.booleans(), st.booleans(),
+       st.sampled_from(["str", "int", "null"]), st.integers(0, 2**31 - 1))
+def test_small_frame_counts_equal_the_group_by(rows, q, unknown, null_qi, s_kind, seed):
+    """The numpy grouping of a small DataFrame gives exactly the Polars group-by's counts (of
+    the same frame, lazy): the keys, the cells with sorted sensitive ids, each raw value's
+    rows; where it does not apply (a QI value unknown or null, a sensitive column that is not
+    String or holds nulls) the group-by's answer, None included."""
+    rng = np.random.default_rng(seed)
+    cols = {f"q{i}": rng.choice(["a", "b", "c", "d"], rows).tolist() for i in range(q)}
+    if null_qi and rows:
+        cols["q0"][0] = None
+    svals = rng.choice(["x", "y", "z"], rows).tolist()
+    if s_kind == "int":
+        svals = rng.integers(0, 3, rows).tolist()
+    elif s_kind == "null" and rows:
+        svals[-1] = None
+    df = pl.DataFrame({**cols, "s": svals}, schema={**{c: pl.String for c in cols},
+                                                    "s": pl.Int64 if s_kind == "int"
+                                                    else pl.String})
+    qi = tuple(cols)
+    leaves = {c: pl.Series(["d", "c", "b"] if unknown else ["d", "c", "b", "a"]) for c in qi}
+    eng = polars_engine.ENGINE
+    for sens in ((), ("s",)):
+        small = eng.encoded_counts(df, qi, sens, leaves, nulls="value", order_from=0)
+        big = eng.encoded_counts(df.lazy(), qi, sens, leaves, nulls="value", order_from=0)
+        if big is None:
+            assert small is None
+            continue
+        assert small is not None and _cells(small) == _cells(big)
+        if small.form == "cells":  # ids number the values in sorted order
+            values = small.sensitive_values.to_list()
+            assert values == sorted(set(svals))
+        if small.raw_counts is not None:
+            for i, c in enumerate(qi):
+                want = [df.get_column(c).eq(v).sum() for v in leaves[c]]
+                assert small.raw_counts[i].tolist() == want

@@ -274,18 +274,49 @@ def test_exact_reports_what_it_has_whatever_the_limit() -> None:
     for limit in (1.5, 30):
         out = exact_masks(table, models, table.weights(None), "value", limit, incumbent=greedy)
         assert out.status in ("optimal", "time_limit") and out.masks is not None
-        assert out.objective <= g_cost and out.steps["found_by"] in ("incumbent", "dive", "milp")
+        assert out.objective <= g_cost and out.steps["found_by"] in ("incumbent", "dive", "near", "milp")
         assert _valid(table, tuple(int(m) for m in out.masks), 3, 0, "value")
         if out.bound is not None:
             assert out.bound <= out.objective + 1e-9
             assert out.gap == pytest.approx((out.objective - out.bound) / out.objective)
 
 
+@pytest.mark.parametrize("cores", [1, 2])
+def test_near_milp_and_cutoff_keep_the_optimum(monkeypatch: pytest.MonkeyPatch,
+                                               cores: int) -> None:
+    """Without the dive (the greedy release the incumbent), on one core (the near MILP
+    first, then the final MILP under its cutoff) and on two (the two raced): the optimum
+    HiGHS finds on the whole program (no reduced-cost fixing, no cutoff, no near MILP),
+    proven optimal."""
+    from ldiv_polars.local import milp as milp_mod
+
+    def lp_only(self, lp_res, semantics):  # type: ignore[no-untyped-def]
+        self.bound = lp_res.fun
+
+    monkeypatch.setattr(milp_mod, "_cores", lambda: cores)
+    monkeypatch.setattr(milp_mod._Search, "lp_and_dive", lp_only)
+    table = KeyTable.build(_moderate_table(3), ["a", "b", "c", "d"], "s")
+    models = [lp.KAnonymity(4)]
+    weights = table.weights(None)
+    greedy, _ = greedy_masks(table, models, weights, "value")
+    out = exact_masks(table, models, weights, "value", 120, incumbent=greedy)
+    unsafe = table.n < 4
+    prog = milp_mod._Program(table, *milp_mod._candidates(table, unsafe, "value"), weights)
+    prog.pattern_rows(models, "value", 4, 0)
+    whole = prog.solve(prog.upper(), 120)
+    assert whole.optimal and out.optimal and out.objective == whole.cost
+    assert out.objective < float(table.n @ mask_costs(weights)[greedy])
+    assert _valid(table, tuple(int(m) for m in out.masks), 4, 0, "value")
+    assert out.steps["found_by"] in ("near", "milp")
+    if cores == 1:
+        assert "near" in out.steps  # it ran first (in a race the proof may answer first)
+
+
 def test_exact_keeps_the_incumbent_when_every_solver_call_is_cut(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every HiGHS call killed at its limit (``call_within`` answering ``TIMED_OUT``): no LP
-    bound, no dive, no MILP; the greedy release comes back, marked as found by the incumbent,
-    with the time-limit status."""
+    """Every HiGHS call killed at its limit (``call_within`` answering ``TIMED_OUT``, the
+    final race answering nothing): no LP bound, no dive, no MILP; the greedy release comes
+    back, marked as found by the incumbent, with the time-limit status."""
     from ldiv_polars.core.limited import TIMED_OUT
     from ldiv_polars.local import milp as milp_mod
 
@@ -295,7 +326,12 @@ def test_exact_keeps_the_incumbent_when_every_solver_call_is_cut(
         calls.append(seconds)
         return TIMED_OUT
 
+    def cut_race(race, seconds):  # type: ignore[no-untyped-def]
+        calls.append(seconds)  # the final MILP's race: no child answers either
+        yield from ()
+
     monkeypatch.setattr(milp_mod, "call_within", cut)
+    monkeypatch.setattr(milp_mod, "race_within", cut_race)
     table = KeyTable.build(_moderate_table(5), ["a", "b", "c", "d"], "s")
     models = [lp.KAnonymity(3)]
     greedy, _ = greedy_masks(table, models, table.weights(None), "value")

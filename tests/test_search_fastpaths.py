@@ -205,11 +205,13 @@ def test_minimal_of_equals_pairwise_definition():
         assert lat.minimal_of(mask) == want
 
 
-@pytest.mark.parametrize("metric", ["loss", "precision", "entropy", "height"])
+@pytest.mark.parametrize("metric", ["loss", "precision", "entropy", "height", "discernibility",
+                                    "aecs"])
 def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric, monkeypatch):
     """Exhaustive search with nodes above a passing node left unchecked when their metric's
-    lower bound exceeds the best value: the same minimal set, optimum node and value as
-    checking every node."""
+    lower bound exceeds the best value (from the levels, or from the roll-up for
+    discernibility and aecs, whose generalizations are then pruned without one): the same
+    minimal set, optimum node and value as checking every node."""
     from ldiv_polars.search import exhaustive as exhaustive_mod
     from ldiv_polars.search.strategies import search_lattice
 
@@ -217,7 +219,7 @@ def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric
     fs = FrequencySet.build(df, QI, "occupation").materialize()
     models = [EntropyLDiversity(3)]
     pruned = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
-    monkeypatch.setattr(exhaustive_mod, "unprunable", lambda state, level: level)
+    monkeypatch.setattr(exhaustive_mod, "unprunable", lambda state, level, beyond=None: level)
     full = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
     assert pruned.strategy == full.strategy == "exhaustive"
     assert pruned.optimum is not None and len(pruned.minimal) > 1

@@ -201,7 +201,8 @@ def test_pruned_search_equals_every_node_judged(family, data):
         models.append(KAnonymity(data.draw(st.integers(2, 4), label="k")))
     limit = suppression_limit_rows(data.draw(st.sampled_from([0.05, 0.1, 0.2, 0.3])),
                                    df.height)
-    metric = data.draw(st.sampled_from(["loss", "height", "discernibility"]), label="metric")
+    metric = data.draw(st.sampled_from(["loss", "height", "discernibility", "aecs"]),
+                       label="metric")
     minimal, optimum, value = _unpruned(_efs(df, hs), models, limit, metric)
     out = search_lattice(_efs(df, hs), models, limit, metric)
     assert sorted(out.minimal) == sorted(minimal)

@@ -1,23 +1,31 @@
-"""A call that must return within a wall-clock limit, whatever the callee does.
+"""Calls that must return within a wall-clock limit, whatever the callees do.
 
 HiGHS keeps its own ``time_limit`` only where it checks the clock: on a loaded machine its LP and
 its root cut loop ran far past the limit (BENCHMARKS.md, the exact method's time limit). A call
 made through :func:`call_within` runs in a forked child process; the parent waits at most the
-limit, then kills the child and answers :data:`TIMED_OUT`.
+limit, then kills the child and answers :data:`TIMED_OUT`. :func:`race_within` runs several
+calls at once, one child each (a portfolio on several cores), and hands back each answer as it
+comes.
 
 >>> call_within(sum, ([1, 2, 3],), 30.0)
 6
+>>> sorted(race_within([(sum, ([1, 2],)), (max, ([4, 3],))], 30.0))
+[(0, 3), (1, 4)]
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
+import time
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 TIMED_OUT: Any = None
 """What :func:`call_within` returns for a call that did not finish in time."""
+
+Call = tuple[Callable[..., Any], Sequence[Any]]
+"""A function and its positional arguments."""
 
 
 def call_within(fn: Callable[..., Any], args: Sequence[Any], seconds: float) -> Any:
@@ -25,26 +33,67 @@ def call_within(fn: Callable[..., Any], args: Sequence[Any], seconds: float) -> 
     clock). The call runs in a forked child (its result is pickled back), which is killed at
     the limit; an exception it raises is raised here. Where ``fork`` is not available (not
     Linux or macOS), the call runs in this process, unbounded."""
+    for _, value in race_within([(fn, args)], seconds):
+        return value
+    return TIMED_OUT
+
+
+def race_within(calls: Sequence[Call], seconds: float) -> Iterator[tuple[int, Any]]:
+    """Run every call at once, each in its own forked child, and yield ``(index, result)`` for
+    each as it returns, in the order they finish, until all have answered or ``seconds``
+    (wall clock, from the first ``next``) have passed. The children still running when the
+    generator ends -- the limit reached, or the caller stopped iterating (``break``, an
+    exception, ``close()``) -- are killed: a caller that has what it needs stops the others.
+    An exception raised by a call is raised here (the other children killed). Without
+    ``fork`` the calls run one after the other in this process, unbounded."""
     if "fork" not in mp.get_all_start_methods():
-        return fn(*args)
+        for i, (fn, args) in enumerate(calls):
+            yield i, fn(*args)
+        return
     ctx = mp.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
-    child.start()
-    send.close()
+    deadline = time.monotonic() + max(seconds, 0.0)
+    running: dict[Connection, tuple[int, Any]] = {}
     try:
-        if not receive.poll(max(seconds, 0.0)):
-            return TIMED_OUT
-        ok, value = receive.recv()
-    except EOFError:  # the child died without an answer (killed from outside, out of memory)
-        return TIMED_OUT
+        for i, (fn, args) in enumerate(calls):
+            receive, send = ctx.Pipe(duplex=False)
+            child = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
+            child.start()
+            send.close()
+            running[receive] = (i, child)
+        while running:
+            ready = wait(list(running), max(deadline - time.monotonic(), 0.0))
+            if not ready:
+                return
+            for receive in ready:
+                i, child = running.pop(receive)
+                answered, value = _answer(receive, child)
+                if answered:
+                    yield i, value
     finally:
-        child.kill()
-        child.join()
-        receive.close()
+        for receive, (_, child) in running.items():
+            _end(receive, child)
+
+
+def _answer(receive: Connection, child: Any) -> tuple[bool, Any]:
+    """``(True, value)`` a finished child sent (raising the exception it sent instead), or
+    ``(False, None)`` when it died without an answer (killed from outside, out of memory);
+    the child is reaped."""
+    try:
+        ok, value = receive.recv()
+    except EOFError:
+        return False, None
+    finally:
+        _end(receive, child)
     if not ok:
         raise value
-    return value
+    return True, value
+
+
+def _end(receive: Connection, child: Any) -> None:
+    """Kill and reap ``child``, close its pipe."""
+    child.kill()
+    child.join()
+    receive.close()
 
 
 def _child(send: Connection, fn: Callable[..., Any], args: Sequence[Any]) -> None:

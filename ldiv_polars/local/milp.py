@@ -31,6 +31,7 @@ same space, and every release is re-verified).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from ldiv_polars.core.limited import TIMED_OUT, call_within
+from ldiv_polars.core.limited import TIMED_OUT, call_within, race_within
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.local.classes import (
     STAR,
@@ -69,6 +70,12 @@ HIGHS_SHARE = 0.9
 """The share of a solver call's seconds given to HiGHS as its own ``time_limit``; the call
 itself is killed at its seconds (:func:`~ldiv_polars.core.limited.call_within`): HiGHS checks
 its clock too rarely to keep a limit on a loaded machine."""
+
+NEAR_REDUCED_COST = 1.0
+"""The *near* MILP, raced against the final MILP on a second core, keeps the LP's support, the
+best release's candidates and the columns whose LP reduced cost is at most this, presolved: a
+primal search (on Adult, 5 QIs, k = 5 it found the optimum in 25 s where the whole program's
+search took over 100 s; BENCHMARKS.md)."""
 
 DIVE_REDUCED_COST = 2.0
 """The restricted MILP that looks for a good release first keeps the candidates whose LP
@@ -120,18 +127,20 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     relaxation (dual simplex) gives a lower bound and reduced costs; a *dive* (the keys the LP
     assigns integrally fixed, the rest solved as a small MILP) improves the incumbent; every
     candidate whose reduced cost exceeds the incumbent's gap to the LP bound is fixed to its LP
-    value (no release better than the incumbent uses it: classical reduced-cost fixing); the
-    MILP of what is left is solved. The result is optimal when that MILP finishes or its dual
-    bound reaches the best release; otherwise the best release found, with the bound and gap.
-    The time limit holds: every solver call gets the seconds left and runs in a child
-    process killed at them (:func:`~ldiv_polars.core.limited.call_within`; HiGHS's own limit
-    is :data:`HIGHS_SHARE` of them), a phase starts only with :data:`MIN_SOLVE_S` left; a run
-    stopped by the limit returns the best release so far (status
-    ``"time_limit"``, with the bound and gap when the LP was solved). ``steps["found_by"]``
-    names the phase that found the returned release (``"incumbent"``, ``"dive"``,
-    ``"milp"``) and ``steps["phase_s"]`` the wall seconds of each phase run; e.g. with
-    ``time_limit=0`` no phase runs and the incumbent is returned.
-    More than ``max_candidates`` candidate columns: nothing is solved (status
+    value (classical reduced-cost fixing); the MILP of what is left, with integral costs under
+    the cutoff row ``c x <= best - 1/2``, is solved -- raced on a second core against the
+    *near* MILP (:data:`NEAR_REDUCED_COST`), a primal search: when it finds a cheaper release
+    first, the final MILP restarts from it. Optimal when the final MILP finishes, proves no
+    better release exists (infeasible under the cutoff) or its dual bound reaches the best
+    release; else the best release found, with the bound and gap. The time limit holds: every
+    solver call gets the seconds left and runs in a child process killed at them
+    (:mod:`~ldiv_polars.core.limited`; HiGHS's own limit is :data:`HIGHS_SHARE` of them), a
+    phase starts only with :data:`MIN_SOLVE_S` left; a run stopped by the limit returns the
+    best release so far (status ``"time_limit"``, with the bound and gap when the LP was
+    solved). ``steps["found_by"]`` names the phase that found the returned release
+    (``"incumbent"``, ``"dive"``, ``"near"``, ``"milp"``), ``steps["phase_s"]`` the wall
+    seconds of each phase; e.g. with ``time_limit=0`` no phase runs and the incumbent is
+    returned. More than ``max_candidates`` candidate columns: nothing is solved (status
     ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
@@ -231,15 +240,77 @@ class _Search:
         return self.status == "optimal"
 
     def final(self, lp: Any) -> None:
-        """The MILP of the columns that reduced-cost fixing leaves, within the time left."""
+        """The MILP of the columns that reduced-cost fixing leaves, within the time left,
+        raced on a second core (when there is one) against the *near* MILP (a primal
+        search, :data:`NEAR_REDUCED_COST`); when the near MILP finds a cheaper release
+        first, the proof restarts from it (more columns fixed, a lower cutoff)."""
+        primal = lp is not None and np.isfinite(self.best_cost)
+        if primal and _cores() < 2:  # one core: the near MILP first, for half the time left
+            self._near_alone(lp)
+            primal = False
+        while self.can_start() and self.status != "optimal" and self._race(lp, primal):
+            primal = False
+
+    def _near_alone(self, lp: Any) -> None:
+        """The near MILP on its own (one core), given half of the seconds left."""
+        if not self.can_start():
+            return
+        t = time.perf_counter()
+        seconds = self.left() / 2
+        call, keep = self.prog.milp_call(self.prog.upper(near=(lp, NEAR_REDUCED_COST, self.best)),
+                                         seconds, presolve=True, cutoff=self._cutoff())
+        done = self.timed("near", lambda: self.prog.read(call_within(call, (), seconds), keep))
+        self._near_answered(done, t)
+
+    def _near_answered(self, done: _Solved, t: float) -> bool:
+        """Record the near MILP's answer (started at ``t``); whether it improved the best."""
+        self.steps["near"] = done.cost if np.isfinite(done.cost) else None
+        self.steps["near_s"] = round(time.perf_counter() - t, 3)
+        improved = done.cost < self.best_cost
+        self.offer(done.masks, done.cost, "near")
+        return improved
+
+    def _race(self, lp: Any, primal: bool) -> bool:
+        """One round of :meth:`final`; True when the near MILP improved the best release
+        (the proof was stopped and must restart from it)."""
         prog = self.prog
         known = lp is not None and np.isfinite(self.best_cost)
         ub = prog.upper(reduced=(lp, self._slack())) if known else prog.upper()
         self.steps["columns_fixed"] = int((ub == 0).sum())
-        done = self.timed("milp", prog.solve, ub, self.left())
+        cutoff = self._cutoff() if known else None
+        seconds = self.left()
+        calls = [prog.milp_call(ub, seconds, cutoff=cutoff)]
+        if primal:
+            calls.append(prog.milp_call(prog.upper(near=(lp, NEAR_REDUCED_COST, self.best)),
+                                        seconds, presolve=True, cutoff=cutoff))
+        t = time.perf_counter()
+        race = race_within([(call, ()) for call, _ in calls], seconds)
+        try:
+            for i, res in race:
+                done = prog.read(res, calls[i][1])
+                if i == 0:
+                    self._proof(done, known)
+                    return False
+                if self._near_answered(done, t):
+                    return True
+            return False
+        finally:
+            race.close()
+            times = self.steps.setdefault("phase_s", {})
+            times["milp"] = round(times.get("milp", 0.0) + time.perf_counter() - t, 3)
+
+    def _cutoff(self) -> float | None:
+        """The right-hand side of the row ``c x <= cutoff`` admitting exactly the releases
+        cheaper than the best (integral costs: by at least 1); None for fractional costs
+        (no row: a tolerance would decide)."""
+        return self.best_cost - 0.5 if self.integral else None
+
+    def _proof(self, done: _Solved, known: bool) -> None:
+        """Take the final MILP's answer: its release, and optimality when it finished or
+        proved (with the columns fixed by reduced cost and the cutoff) that no release beats
+        the best; else the bound it reached."""
         self.offer(done.masks, done.cost, "milp")
         if done.optimal or (done.infeasible and known):
-            # solved, or (with the columns fixed by reduced cost) no release beats the best
             self.status = "optimal"
         elif done.bound is not None and np.isfinite(self.best_cost):
             # no release below min(bound, best) in the restricted program nor outside it
@@ -568,14 +639,31 @@ class _Program:
         HiGHS's presolve, slow on the whole program (its root cuts are kept); a dive's
         restricted program is presolved (``presolve=True``): it is small once the fixed
         columns are gone, and HiGHS solved it faster so."""
+        call, keep = self.milp_call(ub, seconds, presolve=presolve)
+        return self.read(call_within(call, (), seconds), keep)
+
+    def milp_call(self, ub: np.ndarray, seconds: float, *, presolve: bool = False,
+                  cutoff: float | None = None) -> tuple[Any, np.ndarray]:
+        """The call (no arguments) that solves the MILP of :meth:`solve` with HiGHS's limit
+        for ``seconds``, and the columns it keeps; ``cutoff``: with the row ``c x <= cutoff``
+        (only releases cheaper than the best are searched: an infeasible program proves
+        that none exists)."""
         keep = np.flatnonzero(ub > 0)
         lc = self.constraints()
-        a = sparse.csc_array(lc.A)[:, keep]
-        res = call_within(partial(
-            milp, self.c[keep], constraints=LinearConstraint(a, lc.lb, lc.ub),
+        a, lb, ub_rows = sparse.csc_array(lc.A)[:, keep], lc.lb, lc.ub
+        if cutoff is not None:
+            a = sparse.vstack([a, sparse.csc_array(self.c[keep][None, :])]).tocsc()
+            lb, ub_rows = np.append(lb, -np.inf), np.append(ub_rows, cutoff)
+        call = partial(
+            milp, self.c[keep], constraints=LinearConstraint(a, lb, ub_rows),
             integrality=self.integrality()[keep], bounds=Bounds(0, ub[keep]),
             options={"time_limit": _highs_limit(seconds), "disp": False,
-                     "mip_rel_gap": 0.0, "presolve": presolve}), (), seconds)
+                     "mip_rel_gap": 0.0, "presolve": presolve})
+        return call, keep
+
+    def read(self, res: Any, keep: np.ndarray) -> _Solved:
+        """The :class:`_Solved` of HiGHS's answer ``res`` to :meth:`milp_call` (keeping the
+        columns ``keep``); :data:`~ldiv_polars.core.limited.TIMED_OUT`: nothing found."""
         if res is TIMED_OUT:
             return _Solved(None, np.inf, False, None)
         masks = None
@@ -605,6 +693,14 @@ def _highs_limit(seconds: float) -> float:
     that it usually stops itself (returning its best solution and bound) before
     :func:`~ldiv_polars.core.limited.call_within` kills it at ``seconds``."""
     return max(seconds * HIGHS_SHARE, 0.01)
+
+
+def _cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _proven(cost: float, bound: float, integral: bool) -> bool:

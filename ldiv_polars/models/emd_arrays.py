@@ -18,6 +18,12 @@ form, from the integer counts.
 The results are floats; the model marks the classes within its rounding bound
 (:func:`~ldiv_polars.models.t_closeness.emd_band`) uncertain and decides them exactly.
 
+The ordered sums (the EMD and the floor's terms) run in a small compiled kernel when it was
+built (``ldiv_polars.models._emd``, optional like the roll-ups' kernel): one pass over the
+rows, each stretch closed-form in exact integers, one rounding per class. The numpy forms
+here are its fallback and its parity oracle (:data:`KERNEL` selects; ``LDIV_POLARS_NO_KERNEL=1``
+in the environment turns it off, as for the roll-ups).
+
 >>> import numpy as np, polars as pl
 >>> from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain
 >>> rows = EncodedRows(np.array([0, 1]), np.array([0, 1]), np.array([1, 1]), 2, 2,
@@ -28,12 +34,21 @@ The results are floats; the model marks the classes within its rounding bound
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from ldiv_polars.models.encoded import EncodedRows
+
+try:  # the compiled ordered EMD (absent when the package was built without a C compiler)
+    from ldiv_polars.models import _emd as _kernel
+except ImportError:  # pragma: no cover - depends on the build
+    _kernel = None
+
+KERNEL = _kernel is not None and not os.environ.get("LDIV_POLARS_NO_KERNEL")
+"""Whether the ordered sums run in the compiled kernel (tests set it to compare the paths)."""
 
 
 def ordered_emd(rows: EncodedRows) -> np.ndarray:
@@ -44,6 +59,9 @@ def ordered_emd(rows: EncodedRows) -> np.ndarray:
     dom = _domain(rows)
     if dom.m <= 1 or not rows.cls.shape[0]:
         return emd
+    if KERNEL:
+        hit = rows._cache.get("ordered_emd")  # (a floor's compiled pass computed it)
+        return hit if hit is not None else _compiled(rows, dom)[0]
     if rows.prefers_dense(dom.m):  # a small matrix: fewer numpy calls than the stretches
         size = np.maximum(rows.size, 1).astype(np.float64)
         c = np.cumsum(rows.dense(rows.n.astype(np.float64), dom.m, dom.pos[rows.s]), axis=1)
@@ -71,6 +89,10 @@ def ordered_floor_terms(rows: EncodedRows, vanishing: np.ndarray
     if dom.m <= 1:
         return None
     kept, kst, kq = dom.flat_prefixes(vanishing)
+    if KERNEL:  # (the EMD of the same pass kept with the rows)
+        emd, numer, spread = _compiled(rows, dom, (kept, kst))
+        rows._cache["ordered_emd"] = emd
+        return numer, spread  # type: ignore[return-value]
     st = _stretches(rows)
     total, mm = float(dom.total), float(dom.m - 1)
     # over [a, split]: P >= Q, f falls; over (split, b]: P < Q, f rises; before the class's
@@ -92,6 +114,45 @@ def ordered_floor_terms(rows: EncodedRows, vanishing: np.ndarray
     if starts.shape[0]:
         fmax[st.cls[starts]] = np.maximum.reduceat(f_at, starts) / mm
     return numer, np.where(rows.present, fmax - fdotq, 0.0)
+
+
+def _compiled(rows: EncodedRows, dom: _Domain,
+              flat: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(EMD, f.(p - q), max_C f - f.q)`` per class from the kernel (the last two with
+    ``flat``: the kept gaps' prefix counts and ``T`` sums of :meth:`_Domain.flat_prefixes`,
+    else None); rows not in (class, position) order are sorted first."""
+    assert _kernel is not None
+    cls, n = _int64(rows.cls), _int64(rows.n)
+    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
+    outs = _kernel_pass(cls, s, n, rows, dom, flat)
+    if outs is None:  # not in (class, position) order: sorted once
+        perm = np.lexsort((dom.pos[s], cls))
+        outs = _kernel_pass(cls[perm], s[perm], n[perm], rows, dom, flat)
+        if outs is None:
+            raise ValueError("a (class, sensitive value) pair appears twice in the rows")
+    return outs[0], (outs[1] if flat else None), (outs[2] if flat else None)
+
+
+def _kernel_pass(cls: np.ndarray, s: np.ndarray, n: np.ndarray, rows: EncodedRows,
+                 dom: _Domain, flat: tuple[np.ndarray, np.ndarray] | None
+                 ) -> list[np.ndarray] | None:
+    """One call of the kernel; None when the rows are not in (class, position) order."""
+    assert _kernel is not None
+    outs = [np.zeros(rows.classes) for _ in range(1 if flat is None else 3)]
+    args = [cls, s, n, dom.pos, rows.size, dom.cum_t, dom.st, dom.total, outs[0]]
+    if flat is not None:
+        args += [flat[0], flat[1], outs[1], outs[2]]
+    return None if _kernel.ordered_emd(*args) else outs
+
+
+def _int64(a: np.ndarray) -> np.ndarray:
+    """An integer array as the kernel reads it: C-contiguous int64."""
+    return a if a.dtype == np.int64 and a.flags.c_contiguous else \
+        np.ascontiguousarray(a, dtype=np.int64)
+
+
+_IDS = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 @dataclass(frozen=True)

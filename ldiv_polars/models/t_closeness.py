@@ -169,6 +169,11 @@ class TCloseness(Model):
         height = None if self._hierarchy is None else self._hierarchy.width - 1
         band = emd_band(rows.distinct, m, height, self.distance)
         size = rows.size.astype(np.float64)
+        vanishing = (table > 0) & (table <= slack * float(table.sum()) + 1e-9)
+        terms = None
+        if self.distance == "ordered" and emd_arrays.KERNEL and rows.domain is not None \
+                and rows.domain.width == 1:  # one compiled pass: the EMD kept with the rows
+            terms = emd_arrays.ordered_floor_terms(rows, vanishing)
         emd = self._array_emd(rows)
         if emd is None:
             return None
@@ -179,8 +184,8 @@ class TCloseness(Model):
         which = np.flatnonzero(emd - band > tau)
         if not which.shape[0]:
             return out
-        vanishing = (table > 0) & (table <= slack * float(table.sum()) + 1e-9)
-        terms = emd_arrays.ordered_floor_terms(rows, vanishing)
+        if terms is None:
+            terms = emd_arrays.ordered_floor_terms(rows, vanishing)
         if terms is None:
             return out
         num, spread = terms[0][which], terms[1][which]

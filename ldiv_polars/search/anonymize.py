@@ -616,9 +616,9 @@ def _cells_set(counts: EncodedCounts, fs: FrequencySet, hs: Mapping[str, Hierarc
     assert values is not None and counts.codes is not None and counts.n is not None
     table = pl.DataFrame([values.rename(s)])
     count = count_name(fs.keys)
-    check = FrequencySet(
-        table.select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [pl.col(s),
-                      pl.lit(1, pl.Int64).alias(count)]).lazy(), fs.qi, fs.sensitive, count)
+    check = FrequencySet(  # lazy: collected only by the models that read the values
+        table.lazy().select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [
+            pl.col(s), pl.lit(1, pl.Int64).alias(count)]), fs.qi, fs.sensitive, count)
     for m in models:
         m.validate(check)
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}

@@ -421,18 +421,6 @@ class _Search:
                                                                            len(cols)))
                        for cols, lower in floors]
 
-    def notes(self, cuts: bool) -> list[str]:
-        """What the search did, for the result's notes."""
-        how = ("cut loop: least separable cost above no recorded failure (MILP)" if cuts else
-               f"best-first by the suppression-free {self.metric!r} bound")
-        out = [f"anytime: {how}, {self.n_fails} down-set failure(s) recorded; "
-               f"stopped: {self.stopped}"]
-        if self.groups:
-            out.append(f"anytime: decomposition bound over {len(self.groups)} projection(s) "
-                       f"({sum(g.proven for g in self.groups)} solved exactly, "
-                       f"{sum(g.checked for g in self.groups)} nodes checked in them)")
-        return out
-
     # --- the cut loop (separable metrics) -----------------------------------------------------
 
     def separable_costs(self) -> list[list[float]]:
@@ -668,7 +656,20 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     return AnytimeOutcome(
         best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
         proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
-        stopped=s.stopped, notes=s.notes(cuts))
+        stopped=s.stopped, notes=_notes(s, cuts, metric))
+
+
+def _notes(s: _Search, cuts: bool, metric: str) -> list[str]:
+    """The outcome's notes: how the search ran, and the decomposition bound's projections."""
+    how = ("cut loop: least separable cost above no recorded failure (MILP)" if cuts else
+           f"best-first by the suppression-free {metric!r} bound")
+    notes = [f"anytime: {how}, {s.n_fails} down-set failure(s) recorded; "
+             f"stopped: {s.stopped}"]
+    if s.groups:
+        notes.append(f"anytime: decomposition bound over {len(s.groups)} projection(s) "
+                     f"({sum(g.proven for g in s.groups)} solved exactly, "
+                     f"{sum(g.checked for g in s.groups)} nodes checked in them)")
+    return notes
 
 
 def _entropy_bits(size: np.ndarray) -> float:

@@ -71,7 +71,7 @@ class Encoding:
         self._sensitive_cols = [sensitive_table.get_column(c) for c in self.sensitive]
         self.n_sensitive = max(int(sensitive_table.height), 1)
         self.codes_only = False
-        self._rep = [[_first_of_each_group(m) for m in maps] for maps in self.level_maps]
+        self._rep: dict[tuple[int, int], np.ndarray] = {}  # (QI, level): made when first read
         self._up: dict[tuple[int, int, int], np.ndarray] = {}
         self._scaled: dict[tuple[int, int, int, int], np.ndarray] = {}
         self.memo: dict[object, object] = {}
@@ -98,7 +98,10 @@ class Encoding:
         key = (q, a, b)
         arr = self._up.get(key)
         if arr is None:
-            arr = self.level_maps[q][b][self._rep[q][a]].astype(np.int32)
+            rep = self._rep.get((q, a))
+            if rep is None:
+                rep = self._rep[q, a] = _first_of_each_group(self.level_maps[q][a])
+            arr = self.level_maps[q][b][rep].astype(np.int32)
             self._up[key] = arr
         return arr
 

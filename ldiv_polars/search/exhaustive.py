@@ -10,8 +10,11 @@ monotone without suppression, has only generalizations that pass with nothing su
   floors sum within the limit" first: a node whose floors exceed the limit fails the models,
   and so does everything below it;
 - going up by height, a node with a passing node strictly below it (so not minimal) whose
-  metric lower bound from its levels exceeds the best value found is left unchecked
-  (:func:`unprunable`): it cannot be the optimum either.
+  metric lower bound exceeds the best value found is left unchecked (:func:`unprunable`): it
+  cannot be the optimum either. The bound is the metric's suppression-free value, monotone
+  over the lattice: from the levels alone for ``BOUND_WITHOUT_ROLLUP`` metrics, else from the
+  node's roll-up (discernibility, aecs: the roll-up without the models' evaluation), and then
+  every generalization of a node beyond the best is beyond it too, with no roll-up.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldiv_polars.search.flash import flash
-from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP
+from ldiv_polars.search.metrics import HAS_LOWER_BOUND
 from ldiv_polars.search.state import SearchState
 
 
@@ -31,24 +34,29 @@ def exhaustive(state: SearchState) -> None:
         flash(state, relaxed=True)
         hard = state.rtags == -1
         state.tags[hard & (state.tags == 0)] = -1
-    prune = state.metric in BOUND_WITHOUT_ROLLUP
+    prune = state.metric in HAS_LOWER_BOUND
+    beyond = np.zeros(lat.size, dtype=bool)  # bound strictly beyond the best value found
     for h in range(lat.max_height + 1):
         level = [int(n) for n in np.flatnonzero(lat.node_height == h)
                  if not state.zero[n] and int(n) not in state.records and state.tags[n] != -1]
         if prune and level:
-            level = unprunable(state, level)
+            level = unprunable(state, level, beyond)
         for i in range(0, len(level), state.batch):
             state.check_batch(level[i:i + state.batch])
             state.report()
 
 
-def unprunable(state: SearchState, level: list[int]) -> list[int]:
+def unprunable(state: SearchState, level: list[int],
+               beyond: np.ndarray | None = None) -> list[int]:
     """The nodes of ``level`` (one height, all lower heights decided) that must be checked.
     A node with a passing node strictly below it is not minimal, whatever its verdict; if
-    its metric's lower bound (from its levels alone) also exceeds the best value found so
+    its metric's lower bound (:meth:`SearchState.bound`) also exceeds the best value found so
     far, or equals it and the node comes later in the optimum's tie order (height, id), it
     cannot be the optimum either: its verdict changes neither result, so it is left undecided
-    (counted in ``state.pruned``; the nodes above it keep the passing node below them)."""
+    (counted in ``state.pruned``; the nodes above it keep the passing node below them).
+    ``beyond`` (one bool per node, kept by the caller across heights): the nodes known to be
+    strictly beyond the best value (a bound is monotone and the best only falls), marked
+    here with every generalization of a node found beyond it, whose bound is not computed."""
     best_val, best_key = state.best_passing()
     if best_key is None:
         return level
@@ -57,7 +65,12 @@ def unprunable(state: SearchState, level: list[int]) -> list[int]:
     out = []
     for node in level:
         if above[node]:
+            if beyond is not None and beyond[node]:
+                state.pruned += 1
+                continue
             b = state.bound(node)
+            if b > best_val and beyond is not None:
+                beyond.reshape(lat.heights)[lat.box_above(node)] = True
             if b > best_val or (b == best_val and (lat.height(node), node) > best_key):
                 state.pruned += 1
                 continue

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -77,6 +78,20 @@ def _xlog2x(x: np.ndarray) -> float:
     return float((x * np.log2(x)).sum())
 
 
+class _PerLevel:
+    """One of :class:`MetricSuite`'s tables read as ``table[qi][level]`` (made on first read)."""
+
+    __slots__ = ("suite", "k", "i")
+
+    def __init__(self, suite: MetricSuite, k: int, i: int | None = None) -> None:
+        self.suite, self.k, self.i = suite, k, i
+
+    def __getitem__(self, index: int) -> Any:
+        if self.i is None:
+            return _PerLevel(self.suite, self.k, index)
+        return self.suite.level_tables(self.i, index)[self.k]
+
+
 class MetricSuite:
     """Per-QI, per-level tables for the metrics of one encoded frequency set."""
 
@@ -86,33 +101,38 @@ class MetricSuite:
         self.q = len(efs.qi)
         self.max_level = [h.height - 1 for h in efs.hierarchies]
         self.dom = [len(h) for h in efs.hierarchies]
-        self.leaves: list[list[np.ndarray]] = []
-        self.marg: list[list[np.ndarray]] = []
-        self.xlogx: list[list[float]] = []
-        self.loss_cost: list[list[np.ndarray]] = []
-        self.loss_total: list[list[float]] = []
-        for i in range(self.q):
-            lv_leaves, lv_marg, lv_xlogx, lv_cost, lv_tot = [], [], [], [], []
-            # rows per raw value (counted by the frequency set's builder, or one pass over the
-            # frequency set per QI); each level's row counts are summed from it
-            raw = efs.raw_counts(i)
-            for j, m in enumerate(efs.level_maps[i]):
-                card = efs.cards[i][j]
-                leaves = np.bincount(m, minlength=card).astype(np.int64)
-                marg = np.bincount(m, weights=raw, minlength=card)
-                cost = leaf_loss(leaves, self.dom[i])
-                lv_leaves.append(leaves)
-                lv_marg.append(marg)
-                lv_xlogx.append(_xlog2x(marg))
-                lv_cost.append(cost)
-                lv_tot.append(float((marg * cost).sum()))
-            self.leaves.append(lv_leaves)
-            self.marg.append(lv_marg)
-            self.xlogx.append(lv_xlogx)
-            self.loss_cost.append(lv_cost)
-            self.loss_total.append(lv_tot)
+        # rows per raw value (counted by the frequency set's builder, or one pass over the
+        # frequency set per QI); each level's tables are summed from them when first read
+        # (a search reads a few levels of each QI: most are never needed)
+        self._raw = [efs.raw_counts(i) for i in range(self.q)]
+        self._maps = efs.level_maps
+        self._cards = efs.cards
+        self._tables: dict[tuple[int, int], tuple[Any, ...]] = {}
+        self.leaves = _PerLevel(self, 0)
+        """``leaves[i][j]``: raw values per group of QI ``i`` at level ``j``."""
+        self.marg = _PerLevel(self, 1)
+        """``marg[i][j]``: rows per group of QI ``i`` at level ``j`` (float64)."""
+        self.xlogx = _PerLevel(self, 2)
+        """``xlogx[i][j]``: ``sum marg log2 marg`` at that level."""
+        self.loss_cost = _PerLevel(self, 3)
+        """``loss_cost[i][j]``: Iyengar's loss of one cell of each group."""
+        self.loss_total = _PerLevel(self, 4)
+        """``loss_total[i][j]``: the loss of every row at that level, summed."""
         self._kl_const: float | None = None
         self.log_dom = float(sum(math.log(d) for d in self.dom))
+
+    def level_tables(self, i: int, j: int) -> tuple[Any, ...]:
+        """QI ``i``'s tables at level ``j`` (leaves, rows, ``sum x log2 x``, loss per cell,
+        loss summed over the rows), summed once from the raw values' rows and kept."""
+        t = self._tables.get((i, j))
+        if t is None:
+            m = self._maps[i][j]
+            leaves = np.bincount(m, minlength=self._cards[i][j]).astype(np.int64)
+            marg = np.bincount(m, weights=self._raw[i], minlength=self._cards[i][j])
+            cost = leaf_loss(leaves, self.dom[i])
+            t = self._tables[i, j] = (leaves, marg, _xlog2x(marg), cost,
+                                      float((marg * cost).sum()))
+        return t
 
     @property
     def kl_const(self) -> float:
@@ -143,9 +163,11 @@ class MetricSuite:
         if name == "precision":
             return sum(lv / m if m else 0.0 for lv, m in zip(levels, self.max_level)) / self.q
         if name == "loss":
-            return sum(self.loss_total[i][lv] for i, lv in enumerate(levels)) / (self.N * self.q)
+            return sum(self.level_tables(i, lv)[4] for i, lv in enumerate(levels)) / (
+                self.N * self.q)
         if name == "entropy":
-            return sum(self.xlogx[i][lv] - self.xlogx[i][0] for i, lv in enumerate(levels))
+            return sum(self.level_tables(i, lv)[2] - self.level_tables(i, 0)[2]
+                       for i, lv in enumerate(levels))
         raise InvalidParameterError(f"{name!r} needs the roll-up for its bound")
 
     def projection_scale(self, name: str, qis: int) -> float:

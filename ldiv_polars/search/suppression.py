@@ -107,6 +107,17 @@ class NodeVerdict:
         return self.passed and self.suppressed_rows == 0
 
 
+def _sensitive_domain(efs: EncodedFrequencySet) -> SensitiveDomain:
+    """The :class:`SensitiveDomain` of ``efs``'s sensitive values, made once per encoding
+    (kept in its ``memo``): what the models derive from it (an ordered distance's order,
+    the values a predicate selects) is then derived once per search and optimum."""
+    memo = efs.encoding.memo
+    dom = memo.get("sensitive_domain")
+    if dom is None or dom.values is not efs.sensitive_table:  # type: ignore[attr-defined]
+        dom = memo["sensitive_domain"] = SensitiveDomain(efs.sensitive_table)
+    return dom  # type: ignore[return-value]
+
+
 class NodeChecker:
     """Evaluates nodes' rolled-up frequency sets with the models and the suppression limit.
 
@@ -147,8 +158,9 @@ class NodeChecker:
         """Whether the numpy verdicts are tried (``Model.array_verdict``; sensitive ids
         identify the values, :attr:`domain` holds them). Turned off the first time a model
         has no array form."""
-        self.domain = SensitiveDomain(efs.sensitive_table) if efs.sensitive else None
-        """The sensitive values behind the ids (models reading values derive from it once)."""
+        self.domain = _sensitive_domain(efs) if efs.sensitive else None
+        """The sensitive values behind the ids (models reading values derive from it once:
+        one domain per encoding, shared by the search's checker and the optimum's)."""
         self.size_k = max(m.min_class_size for m in self.models) if self.models and all(
             m.sizes_only for m in self.models) and not self.relaxed else None
         """Every model reads class sizes only: a class fails iff its size is below the largest

@@ -27,6 +27,7 @@ from ldiv_polars.core.engines.base import (
     fits_key,
     places,
 )
+from ldiv_polars.core.engines.small_frame import SMALL_FRAME_MAX_ROWS, small_frame_counts
 from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet, unique_name
 from ldiv_polars.core.inputs import (
     input_paths,
@@ -68,8 +69,10 @@ class PolarsEngine:
         column the engine groups on one Int64 key per row (:func:`keyed_counts`); otherwise
         the result is a frame with Int32 QI codes and the sensitive values (also under
         ``qi_only``: the search sums them out itself, counting that roll-up). ``None``
-        when a QI value is null or not a raw value. A DataFrame is grouped by the in-memory
-        engine, anything else streams. ``order_from``: keys of at least this many rows are
+        when a QI value is null or not a raw value. A DataFrame of up to
+        ``SMALL_FRAME_MAX_ROWS`` rows is grouped in numpy (:mod:`.small_frame`: the keys or
+        the cells, with each raw value's rows), a larger one by
+        the in-memory engine, anything else streams. ``order_from``: keys of at least this many rows are
         returned in ascending order (never when None)."""
         with translate_input_errors(data if isinstance(data, (str, Path)) else None):
             return _encoded_counts(data, tuple(qi), tuple(sensitive), leaves, nulls, order_from)
@@ -110,7 +113,13 @@ ENGINE = PolarsEngine()
 def _encoded_counts(data: Any, qi: tuple[str, ...], sensitive: tuple[str, ...],
                     leaves: Mapping[str, pl.Series], nulls: NullPolicy,
                     order_from: int | None) -> EncodedCounts | None:
-    """:meth:`PolarsEngine.encoded_counts` (engine errors not yet translated)."""
+    """:meth:`PolarsEngine.encoded_counts` (engine errors not yet translated); a small
+    DataFrame grouped in numpy (:func:`~ldiv_polars.core.engines.small_frame.small_frame_counts`)
+    when that path applies."""
+    if isinstance(data, pl.DataFrame) and data.height <= SMALL_FRAME_MAX_ROWS:
+        small = small_frame_counts(data, qi, sensitive, leaves)
+        if small is not None:
+            return small
     collect = "in-memory" if isinstance(data, pl.DataFrame) else STREAMING
     lf = to_lazyframe(data)
     schema = lf.collect_schema()
@@ -296,7 +305,7 @@ def small_csv(data: object, limit: int) -> bool:
 def sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
                     ) -> tuple[pl.LazyFrame, dict[str, pl.DataType]]:
     """The retained rows with each String sensitive column cast to an Enum of its distinct
-    values (all of the table's are in ``values``), and the dtypes to cast the verification's
+    values (all of the table's are in ``values``, the distinct sensitive tuples), and the dtypes to cast the verification's
     frequency set back to: the re-verification's streaming group-by then keys on small
     integers (less memory). Other dtypes are kept."""
     schema = retained.collect_schema()
@@ -305,7 +314,9 @@ def sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
     for c in values.columns:
         if schema.get(c) != pl.String:
             continue
-        cats = values.get_column(c).drop_nulls().unique().sort()
+        cats = values.get_column(c).drop_nulls()
+        if values.width > 1:  # one column of distinct tuples may repeat a value
+            cats = cats.unique().sort()
         casts.append(pl.col(c).cast(pl.Enum(cats)))
         restore[c] = pl.String()
     return (retained.with_columns(casts) if casts else retained), restore

@@ -1,0 +1,92 @@
+"""The encoded counts of a small in-memory DataFrame, grouped in numpy.
+
+On a frame of a few thousand to a few hundred thousand rows the fixed costs of a Polars
+group-by (a plan, a hash table per thread, a second table for the sensitive values' ids)
+are most of the counting; here the rows' raw-value indices are read once into numpy (one
+Enum cast per column, the only per-row string work), combined into one mixed-radix key per
+row, and grouped by one sort. The result is exactly what the Polars engine's group-by gives
+(:meth:`~ldiv_polars.core.engines.polars.PolarsEngine.encoded_counts`), in the ``keys`` or
+``cells`` form of :class:`~ldiv_polars.core.engines.base.EncodedCounts`, with the rows of
+each raw value counted on the way (``raw_counts``).
+
+>>> import polars as pl
+>>> df = pl.DataFrame({"zip": ["b", "a", "b"], "s": ["y", "x", "x"]})
+>>> leaves = {"zip": pl.Series(["a", "b"])}
+>>> enc = small_frame_counts(df, ("zip",), ("s",), leaves)
+>>> enc.codes.tolist(), enc.sensitive_ids.tolist(), enc.n.tolist()
+([[0, 1, 1]], [0, 0, 1], [1, 1, 1])
+>>> enc.sensitive_values.to_list(), [c.tolist() for c in enc.raw_counts]
+(['x', 'y'], [[1, 2]])
+>>> small_frame_counts(df, ("zip",), (), leaves).keys.tolist()
+[0, 1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from ldiv_polars.core.engines.base import EncodedCounts, decode_keys, fits_key, places
+
+SMALL_FRAME_MAX_ROWS = 1 << 18
+"""DataFrames of at most this many rows are counted by :func:`small_frame_counts`; larger ones
+by the Polars engine's group-by (its hash tables scale across cores, numpy's sort does not)."""
+
+
+def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[str],
+                       leaves: Mapping[str, pl.Series]) -> EncodedCounts | None:
+    """The encoded counts of ``df`` (each QI value's code its index in ``leaves[q]``):
+    without a sensitive column the ascending mixed-radix keys of the QI codes (``keys``),
+    otherwise the ``(QI, sensitive)`` cells in (class, sensitive id) order, the ids
+    numbering the distinct sensitive values in sorted order (also for a QI-only search, as
+    the Polars group-by: the search sums them out, and the ``kl`` metric reads them). ``None`` when this path does not
+    apply and the Polars engine's group-by must count instead: a QI value null or not a raw
+    value (that path names it), a sensitive column that is not one String column without
+    nulls (the null policy and other dtypes' orders are that path's), a raw value list that
+    makes no Enum, keys past int64, or no QI."""
+    import numpy as np  # here only: `ldiv check` never needs numpy
+
+    from ldiv_polars.core.engines.polars import raw_index
+
+    values = _sensitive_values(df, sensitive) if sensitive else None
+    if not qi or (sensitive and values is None):
+        return None
+    cards = [len(leaves[q]) for q in qi]
+    radix = [*cards, values.len() if values is not None else 1]
+    if not fits_key(radix):
+        return None
+    exprs = [raw_index(q, leaves[q], df.schema, strict=False) for q in qi]
+    if any(e is None for e in exprs):
+        return None
+    cols = [e.cast(pl.Int64).alias(q) for e, q in zip(exprs, qi)]  # type: ignore[union-attr]
+    if values is not None:
+        cols.append(pl.col(sensitive[0]).cast(pl.Enum(values)).to_physical().cast(pl.Int64))
+    coded = df.select(cols)
+    if any(coded.get_column(q).null_count() for q in qi):
+        return None
+    arrays = [coded.to_series(i).to_numpy() for i in range(coded.width)]
+    key = np.zeros(df.height, dtype=np.int64)
+    for a, m in zip(arrays, places(radix)):
+        key += a * m
+    uniq, n = np.unique(key, return_counts=True)
+    raw = [np.bincount(a, minlength=c).astype(np.int64) for a, c in zip(arrays, cards)]
+    if values is None:
+        return EncodedCounts(tuple(qi), (), keys=uniq, n=n.astype(np.int64), ordered=True,
+                             raw_counts=raw)
+    n_s = radix[-1]
+    codes = np.ascontiguousarray(decode_keys(uniq // n_s, cards).T)
+    return EncodedCounts(tuple(qi), tuple(sensitive), codes=codes,
+                         sensitive_ids=(uniq % n_s).astype(np.int32), n=n.astype(np.int64),
+                         sensitive_values=values, raw_counts=raw)
+
+
+def _sensitive_values(df: pl.DataFrame, sensitive: Sequence[str]) -> pl.Series | None:
+    """The distinct values of the one String sensitive column, sorted (their ids' order);
+    None for several columns, another dtype, or nulls."""
+    if len(sensitive) != 1 or df.schema.get(sensitive[0]) != pl.String:
+        return None
+    col = df.get_column(sensitive[0])
+    if col.null_count():
+        return None
+    return col.unique().sort()

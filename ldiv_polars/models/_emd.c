@@ -1,0 +1,255 @@
+/* Compiled evaluation of the ordered-distance EMD of t-closeness (see
+ * ldiv_polars/models/emd_arrays.py, which owns the definition, checks the arguments and holds
+ * the numpy twin of this function: the parity oracle and the fallback without a compiler).
+ *
+ *   ordered_emd(cls, s, n, pos, size, cum_t, st, total, emd
+ *               [, kept, kst, numer, spread]) -> int
+ *
+ * The rows (class cls[r], sensitive id s[r], count n[r]; int64, int32 or int64, int64) are
+ * grouped by class and, within a class, in increasing position pos[s[r]] of their value
+ * along the m values present in the
+ * table (cum_t: the table's cumulative counts T_0 <= ... <= T_{m-1} = total along them; st:
+ * their prefix sums, st[j] = T_0 + ... + T_{j-1}; size: each class's row count N_c). Per
+ * class c with rows, in ONE pass over its rows and exact integer arithmetic:
+ *
+ *   emd[c] = sum_{i < m-1} |C_i N - T_i N_c| / ((m-1) N_c N)
+ *
+ * (C_i: the class's cumulative count; N = total), summed stretch by stretch: C is constant
+ * from a value of the class to the next one, and each stretch splits where T_j N_c <= C N
+ * stops holding (a scan of a short stretch, else a binary search over cum_t), so the
+ * stretch's sum is closed-form from st. The integers are int64 when every sum fits
+ * (4 m N^2 < 2^62), else 128-bit (a compiler without them skips this optional module); the
+ * one division per class rounds once.
+ *
+ * With kept and kst (m entries each; the floor of the model's suppression, docs/anonymize.md:
+ * kept[j] is the number of the gaps i -> i+1, i < j, that are not flat, kst[j] the sum of
+ * their T_i), also
+ *   numer[c]  = the same sum over the kept gaps only               (= f.(p - q))
+ *   spread[c] = max over the class's values of f - f.q             (f in steps of 1/(m-1))
+ * where f falls across a kept gap with C_i N >= T_i N_c, rises across the other kept gaps,
+ * and is flat across the others (f = 0 at the first value).
+ *
+ * Classes without rows are left as they are (the caller zeroes the outputs). Returns 0, or 1
+ * when the rows are not grouped by class in increasing position (then the outputs are
+ * partial: the caller sorts the rows and calls again). A class or sensitive id out of range,
+ * an id absent from the table, or arrays of the wrong length raise IndexError or ValueError.
+ * The GIL is released while the loop runs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef __SIZEOF_INT128__
+#error "the ordered EMD kernel needs 128-bit integers (the build is optional: numpy is used)"
+#endif
+typedef __int128 wide_t;
+
+/* A C-contiguous buffer of 2-, 4- or 8-byte integers, or of doubles (float_ok). */
+static int get_buffer(PyObject *o, Py_buffer *b, int writable, int want_float,
+                      const char *what) {
+    const char *f;
+    char code;
+    if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
+                           (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    f = b->format ? b->format : "B";
+    if (*f == '@' || *f == '=' || *f == (PY_LITTLE_ENDIAN ? '<' : '>')) f++;
+    code = f[0] && !f[1] ? f[0] : '?';
+    if (want_float ? !(b->itemsize == 8 && code == 'd')
+                   : !((b->itemsize == 2 && strchr("hH", code)) ||
+                       ((b->itemsize == 4 || b->itemsize == 8) && strchr("iIlLqQnN", code)))) {
+        PyErr_Format(PyExc_TypeError, "%s: %s expected", what,
+                     want_float ? "float64" : "2-, 4- or 8-byte integers");
+        PyBuffer_Release(b);
+        return -1;
+    }
+    return 0;
+}
+
+static inline Py_ssize_t len_of(const Py_buffer *b) { return b->len / b->itemsize; }
+
+typedef struct {
+    Py_buffer cls, s, n, pos, size, cum_t, st, emd, kept, kst, numer, spread;
+    int floor;
+    int64_t total;
+} Args;
+
+/* The pass over rows of sensitive ids of type S, in integers of type W (int64_t when every
+ * sum fits: 4 m N^2 < 2^62, else 128-bit); 0, 1 (rows out of order), -1 (IndexError), -2
+ * (an id absent from the table). cls, n, pos, size are int64. The split of a stretch is the
+ * last j in [a, b] with T_j N_c <= C N (a - 1 when none), by binary search over cum_t. */
+#define DEFINE_RUN(NAME, S, W)                                                              \
+static int NAME(const Args *x) {                                                            \
+    Py_ssize_t rows = len_of(&x->cls), r = 0, m = len_of(&x->cum_t);                        \
+    Py_ssize_t classes = len_of(&x->emd), n_ids = len_of(&x->pos);                          \
+    const int64_t *cls = (const int64_t *)x->cls.buf, *cnt = (const int64_t *)x->n.buf;     \
+    const S *sid = (const S *)x->s.buf;                                                     \
+    const int64_t *pos = (const int64_t *)x->pos.buf, *size = (const int64_t *)x->size.buf; \
+    const int64_t *cum_t = (const int64_t *)x->cum_t.buf, *st = (const int64_t *)x->st.buf; \
+    const int64_t *kept = x->floor ? (const int64_t *)x->kept.buf : NULL;                   \
+    const int64_t *kst = x->floor ? (const int64_t *)x->kst.buf : NULL;                     \
+    double *emd = (double *)x->emd.buf;                                                     \
+    double *numer = x->floor ? (double *)x->numer.buf : NULL;                               \
+    double *spread = x->floor ? (double *)x->spread.buf : NULL;                             \
+    const W big_n = x->total;                                                               \
+    int64_t last_c = -1;                                                                    \
+    while (r < rows) {                                                                      \
+        int64_t c = cls[r], id, nc;                                                         \
+        Py_ssize_t a, prev = -1;                                                            \
+        W acc = 0, acc_k = 0, fq = 0, cum = 0, f = 0, fmax = 0;                             \
+        int first = 1;                                                                      \
+        if (c < 0 || c >= classes) return -1;                                               \
+        if (c < last_c) return 1; /* not grouped by class */                                \
+        last_c = c;                                                                         \
+        nc = size[c];                                                                       \
+        for (; r < rows && cls[r] == c; r++) {                                              \
+            Py_ssize_t b, s_, lo, hi;                                                       \
+            W cn;                                                                           \
+            id = sid[r];                                                                    \
+            if (id < 0 || id >= n_ids) return -1;                                           \
+            a = pos[id];                                                                    \
+            if (a < 0 || a >= m) return -2;                                                 \
+            if (a <= prev) return 1;                                                        \
+            if (first) { /* the head: P = 0 < Q before the class's first value */           \
+                acc += (W)nc * st[a];                                                       \
+                if (kept) {                                                                 \
+                    acc_k += (W)nc * kst[a];                                                \
+                    fq += big_n * kept[a] - kst[a];                                         \
+                    f = fmax = kept[a];                                                     \
+                }                                                                           \
+                first = 0;                                                                  \
+            } else if (f > fmax) {                                                          \
+                fmax = f;                                                                   \
+            }                                                                               \
+            cum += cnt[r];                                                                  \
+            prev = a;                                                                       \
+            b = m - 2;                                                                      \
+            if (r + 1 < rows && cls[r + 1] == c) { /* up to the class's next value */       \
+                int64_t next = sid[r + 1];                                                  \
+                if (next < 0 || next >= n_ids) return -1;                                   \
+                b = pos[next] - 1; /* (checked on its turn) */                              \
+            }                                                                               \
+            if (b < a) continue; /* the last value, or rows out of order: no gap */         \
+            cn = cum * big_n;                                                               \
+            if (b - a < 16) { /* a short stretch: a scan */                                 \
+                s_ = a - 1;                                                                 \
+                while (s_ < b && (W)cum_t[s_ + 1] * nc <= cn) s_++;                         \
+            } else {                                                                        \
+                lo = a;                                                                     \
+                hi = b;                                                                     \
+                while (lo <= hi) {                                                          \
+                    Py_ssize_t mid = lo + (hi - lo) / 2;                                    \
+                    if ((W)cum_t[mid] * nc <= cn) lo = mid + 1; else hi = mid - 1;          \
+                }                                                                           \
+                s_ = lo - 1;                                                                \
+            }                                                                               \
+            acc += cn * (s_ - a + 1) - (W)nc * (st[s_ + 1] - st[a])                         \
+                   + (W)nc * (st[b + 1] - st[s_ + 1]) - cn * (b - s_);                      \
+            if (kept) {                                                                     \
+                int64_t falls = kept[s_ + 1] - kept[a], rises = kept[b + 1] - kept[s_ + 1]; \
+                int64_t tf = kst[s_ + 1] - kst[a], tr = kst[b + 1] - kst[s_ + 1];           \
+                acc_k += cn * falls - (W)nc * tf + (W)nc * tr - cn * rises;                 \
+                fq += (big_n * rises - tr) - (big_n * falls - tf);                          \
+                f += rises - falls;                                                         \
+            }                                                                               \
+        }                                                                                   \
+        if (m > 1 && nc > 0) {                                                              \
+            double scale = (double)(m - 1) * (double)nc * (double)x->total;                 \
+            emd[c] = (double)acc / scale;                                                   \
+            if (kept) {                                                                     \
+                numer[c] = (double)acc_k / scale;                                           \
+                spread[c] = (double)(fmax * big_n - fq)                                     \
+                            / ((double)(m - 1) * (double)x->total);                         \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    return 0;                                                                               \
+}
+
+DEFINE_RUN(run_i32_w64, int32_t, int64_t)
+DEFINE_RUN(run_i64_w64, int64_t, int64_t)
+DEFINE_RUN(run_i32_w128, int32_t, wide_t)
+DEFINE_RUN(run_i64_w128, int64_t, wide_t)
+
+/* Whether 4 m N^2 < 2^62: every sum of the pass fits in int64. */
+static int fits_int64(int64_t total, Py_ssize_t m) {
+    double bound = 4.0 * (double)(m + 1) * (double)total * (double)total;
+    return bound < 4.0e18;
+}
+
+static int run(const Args *x) {
+    int narrow = fits_int64(x->total, len_of(&x->cum_t));
+    if (x->s.itemsize == 4) return narrow ? run_i32_w64(x) : run_i32_w128(x);
+    return narrow ? run_i64_w64(x) : run_i64_w128(x);
+}
+
+static PyObject *ordered_emd(PyObject *self, PyObject *args) {
+    PyObject *o[12] = {NULL};
+    Py_buffer *bufs[12];
+    static const char *names[12] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
+                                    "kept", "kst", "numer", "spread"};
+    static const int wide[12] = {1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0};  /* int64 only */
+    static const int fl[12] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1};
+    Args x;
+    long long total;
+    int i, got = 0, rc = 0, nbuf;
+    Py_ssize_t rows, m, classes;
+    (void)self;
+    memset(&x, 0, sizeof(x));
+    if (!PyArg_ParseTuple(args, "OOOOOOOLO|OOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &total, &o[7], &o[8], &o[9], &o[10], &o[11]))
+        return NULL;
+    bufs[0] = &x.cls; bufs[1] = &x.s; bufs[2] = &x.n; bufs[3] = &x.pos; bufs[4] = &x.size;
+    bufs[5] = &x.cum_t; bufs[6] = &x.st; bufs[7] = &x.emd; bufs[8] = &x.kept;
+    bufs[9] = &x.kst; bufs[10] = &x.numer; bufs[11] = &x.spread;
+    x.floor = o[8] != NULL;
+    if (x.floor && (!o[9] || !o[10] || !o[11])) {
+        PyErr_SetString(PyExc_TypeError, "ordered_emd: kept, kst, numer and spread together");
+        return NULL;
+    }
+    nbuf = x.floor ? 12 : 8;
+    for (i = 0; i < nbuf; i++, got++) {
+        if (get_buffer(o[i], bufs[i], fl[i], fl[i], names[i]) < 0) goto done;
+        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
+            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
+                         i == 1 ? "int32 or int64" : "int64");
+            got++;
+            goto done;
+        }
+    }
+    x.total = total;
+    rows = len_of(&x.cls);
+    m = len_of(&x.cum_t);
+    classes = len_of(&x.emd);
+    if (len_of(&x.s) != rows || len_of(&x.n) != rows || len_of(&x.st) != m + 1
+            || len_of(&x.size) != classes || total < 0
+            || (x.floor && (len_of(&x.kept) != m || len_of(&x.kst) != m
+                            || len_of(&x.numer) != classes || len_of(&x.spread) != classes))) {
+        PyErr_SetString(PyExc_ValueError, "ordered_emd: arrays of inconsistent lengths");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = run(&x);
+    Py_END_ALLOW_THREADS
+    if (rc == -1) PyErr_SetString(PyExc_IndexError, "ordered_emd: a class or id out of range");
+    if (rc == -2) PyErr_SetString(PyExc_ValueError, "ordered_emd: an id absent from the table");
+done:
+    for (i = 0; i < got; i++) PyBuffer_Release(bufs[i]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(rc);
+}
+
+static PyMethodDef methods[] = {
+    {"ordered_emd", ordered_emd, METH_VARARGS,
+     "per class the ordered-distance EMD (and the ordered floor's terms) in one pass"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_emd",
+    "Compiled ordered EMD of t-closeness (see ldiv_polars.models.emd_arrays).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__emd(void) { return PyModule_Create(&module); }
