@@ -29,6 +29,10 @@ the heap; so the optimum's value is at least ``min(incumbent, least key in the h
 Metrics whose bound needs a roll-up (``aecs``, ``discernibility``) are pushed with their
 parent's key (a valid lower bound, as ``b`` is monotone) and re-keyed when popped; ``kl`` has
 no bound (0: the gap is None unless the search completes).
+
+**Decomposition bound** (the cut loop, :meth:`_Search.add_groups`): the optima of the table
+projected onto groups of QIs (:mod:`~ldiv_polars.search.anytime_groups`), each searched by
+this module's best-first search, become constraints of the cut relaxation.
 """
 
 from __future__ import annotations
@@ -499,7 +503,7 @@ class _Search:
                           seconds: float) -> tuple[float, bool, int]:
         """``(proven bound, proven, checked)`` of the anytime search of the projection onto
         ``cols``, its keys floored by the groups solved so far that lie within ``cols``
-        (disjoint, largest bounds first)."""
+        (disjoint, largest bounds in this table's units first)."""
         where = {j: p for p, j in enumerate(cols)}
         floors: list[tuple[list[int], float]] = []
         used: set[int] = set()
