@@ -507,7 +507,8 @@ class _Search:
         where = {j: p for p, j in enumerate(cols)}
         floors: list[tuple[list[int], float]] = []
         used: set[int] = set()
-        for g in sorted(self.groups, key=lambda g: -g.lower):
+        share = self.metrics.projection_scale  # a group's bound in this table's units
+        for g in sorted(self.groups, key=lambda g: -g.lower * share(self.metric, len(g.cols))):
             if set(g.cols) <= where.keys() and not used & set(g.cols) and g.lower > 0:
                 floors.append(([where[j] for j in g.cols], g.lower))
                 used |= set(g.cols)
