@@ -141,8 +141,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     bound and gap when the LP was solved). ``steps["found_by"]`` names the phase that found
     the returned release (``"incumbent"``, ``"dive"``, ``"near"``, ``"milp"``),
     ``steps["phase_s"]`` the wall seconds of each phase; e.g. with ``time_limit=0`` no phase
-    runs and the incumbent is returned. More than ``max_candidates`` candidate columns: nothing is solved (status
-    ``"too_large"``, the incumbent returned)."""
+    runs and the incumbent is returned. More than ``max_candidates`` candidate columns:
+    nothing is solved (status ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
     unsafe = ~class_verdicts(table.histogram(), models, table.s_values, table.reference())
