@@ -31,7 +31,6 @@ same space, and every release is re-verified).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from ldiv_polars.core.limited import TIMED_OUT, Race, call_within
+from ldiv_polars.core.limited import TIMED_OUT, call_within
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.local.classes import (
     STAR,
@@ -73,10 +72,10 @@ its clock too rarely to keep a limit on a loaded machine."""
 
 NEAR_REDUCED_COSTS = (0.5, 1.0, 2.0)
 """The *near* MILPs, run one after the other before the final MILP until one finds a cheaper
-release, the rest raced against the final MILP on a second core: each keeps the LP's support,
-the best release's candidates and the columns whose LP reduced cost is at most its value,
-presolved (a primal search: on Adult, 5 QIs, k = 5, at 0.5 it found the optimum with 2.4 s of
-CPU where the whole program's search took over 100 s; BENCHMARKS.md)."""
+release: each keeps the LP's support, the best release's candidates and the columns whose LP
+reduced cost is at most its value, presolved (a primal search: on Adult, 5 QIs, k = 5, at 0.5
+it found the optimum with 2.4 s of CPU where the whole program's search took over 100 s;
+BENCHMARKS.md)."""
 
 DIVE_REDUCED_COST = 2.0
 """The restricted MILP that looks for a good release first keeps the candidates whose LP
@@ -130,8 +129,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     candidate whose reduced cost exceeds the incumbent's gap to the LP bound is fixed to its LP
     value (classical reduced-cost fixing); the MILP of what is left, with integral costs under
     the cutoff row ``c x <= best - 1/2``, is solved after the *near* MILPs
-    (:data:`NEAR_REDUCED_COSTS`, a primal search) and raced on a second core against those not
-    yet run: when one finds a cheaper release first, the final MILP restarts from it. Optimal
+    (:data:`NEAR_REDUCED_COSTS`, a primal search: restricted programs that find a cheaper
+    release sooner, so that the fixing removes more and the cutoff is lower). Optimal
     when the final MILP finishes, proves no better release exists (infeasible under the
     cutoff) or its dual bound reaches the best release; else the best release found, with the
     bound and gap. The time limit holds: every solver call gets the seconds left and runs in a
@@ -179,7 +178,6 @@ class _Search:
         self.bound = -np.inf
         self.status = "time_limit"
         self.steps: dict[str, object] = {}
-        self.rung = 0  # the next near MILP (index into NEAR_REDUCED_COSTS)
 
     def left(self) -> float:
         """Seconds left of the time limit."""
@@ -244,91 +242,39 @@ class _Search:
     def final(self, lp: Any) -> None:
         """The *near* MILPs (a primal search, :data:`NEAR_REDUCED_COSTS`) one after the other
         until one finds a cheaper release (at most half the time left), then the MILP of the
-        columns that reduced-cost fixing leaves, within the time left, raced on a second core
-        (when there is one) against the near MILPs not yet run; when one of them finds a
-        cheaper release first, the proof restarts from it (more columns fixed, a lower
-        cutoff)."""
-        if lp is None or not np.isfinite(self.best_cost):
-            self.rung = len(NEAR_REDUCED_COSTS)  # no LP: no near MILP
-        self._near_alone(lp)
-        while self.can_start() and self.status != "optimal" and self._race(lp):
-            pass
-
-    def _near_call(self, lp: Any, seconds: float) -> tuple[Any, np.ndarray] | None:
-        """The call of the next near MILP (the next reduced cost of
-        :data:`NEAR_REDUCED_COSTS`) and its columns, or None when every one has run."""
-        if self.rung >= len(NEAR_REDUCED_COSTS):
-            return None
-        tau = NEAR_REDUCED_COSTS[self.rung]
-        self.rung += 1
-        return self.prog.milp_call(self.prog.upper(near=(lp, tau, self.best)), seconds,
-                                   presolve=True, cutoff=self._cutoff())
-
-    def _near_alone(self, lp: Any) -> None:
-        """The near MILPs one after the other (one core) until one improves the best release
-        or half of the seconds left are spent."""
-        t = time.perf_counter()
-        end = t + self.left() / 2
-        while (seconds := end - time.perf_counter()) >= MIN_SOLVE_S:
-            near = self._near_call(lp, seconds)
-            if near is None:
-                return
-            res = self.timed("near", call_within, near[0], (), seconds)
-            if self._near_answered(self.prog.read(res, near[1]), t):
-                return
-
-    def _near_answered(self, done: _Solved, t: float) -> bool:
-        """Record a near MILP's answer in ``steps["near"]`` (its reduced cost, the release's
-        cost or None, the seconds since ``t``, the start of the phase); whether it improved
-        the best release."""
-        self.steps.setdefault("near", []).append(
-            {"reduced_cost": NEAR_REDUCED_COSTS[self.rung - 1],
-             "cost": done.cost if np.isfinite(done.cost) else None,
-             "s": round(time.perf_counter() - t, 3)})
-        improved = done.cost < self.best_cost
-        self.offer(done.masks, done.cost, "near")
-        return improved
-
-    def _race(self, lp: Any) -> bool:
-        """One round of :meth:`final`; True when a near MILP improved the best release
-        without a proof (the final MILP, stopped or finished at its limit, restarts from it
-        if time is left). The final MILP answering first ends the round when it proved
-        optimality, else the near MILP's answer is still awaited; a near MILP answering
-        without a better release is followed by the next one."""
+        columns that reduced-cost fixing leaves, under the cutoff, within the time left."""
+        if lp is not None and np.isfinite(self.best_cost):
+            self._near_ladder(lp)
         prog = self.prog
         known = lp is not None and np.isfinite(self.best_cost)
         ub = prog.upper(reduced=(lp, self._slack())) if known else prog.upper()
         self.steps["columns_fixed"] = int((ub == 0).sum())
-        t = time.perf_counter()
-        proof_done = improved = False
-        with Race(self.left()) as race:
-            call, keep = prog.milp_call(ub, race.left(), cutoff=self._cutoff() if known else None)
-            keeps = {race.start(call): keep}
-            self._start_near(race, keeps, lp)
-            for i, res in race.answers():
-                done = prog.read(res, keeps[i])
-                if i == 0:  # the final MILP: optimal, or its bound (then wait for the near)
-                    self._proof(done, known)
-                    proof_done = True
-                    if self.status == "optimal":
-                        break
-                elif self._near_answered(done, t):
-                    improved = True
-                    if proof_done and _proven(self.best_cost, self.bound, self.integral):
-                        self.status = "optimal"
-                    break
-                elif not proof_done:
-                    self._start_near(race, keeps, lp)
-        times = self.steps.setdefault("phase_s", {})
-        times["milp"] = round(times.get("milp", 0.0) + time.perf_counter() - t, 3)
-        return improved and self.status != "optimal"
+        if not self.can_start():
+            return
+        seconds = self.left()
+        call, keep = prog.milp_call(ub, seconds, cutoff=self._cutoff() if known else None)
+        self._proof(prog.read(self.timed("milp", call_within, call, (), seconds), keep), known)
 
-    def _start_near(self, race: Race, keeps: dict[int, np.ndarray], lp: Any) -> None:
-        """Start the next near MILP in ``race`` (two cores or more, time left)."""
-        if _cores() >= 2 and race.left() >= MIN_SOLVE_S:
-            near = self._near_call(lp, race.left())
-            if near is not None:
-                keeps[race.start(near[0])] = near[1]
+    def _near_ladder(self, lp: Any) -> None:
+        """The near MILPs one after the other until one improves the best release or half of
+        the seconds left are spent; each answer recorded in ``steps["near"]`` (its reduced
+        cost, the release's cost or None, the seconds since the ladder began)."""
+        t = time.perf_counter()
+        end = t + self.left() / 2
+        for tau in NEAR_REDUCED_COSTS:
+            seconds = end - time.perf_counter()
+            if seconds < MIN_SOLVE_S:
+                return
+            call, keep = self.prog.milp_call(self.prog.upper(near=(lp, tau, self.best)),
+                                             seconds, presolve=True, cutoff=self._cutoff())
+            done = self.prog.read(self.timed("near", call_within, call, (), seconds), keep)
+            self.steps.setdefault("near", []).append(
+                {"reduced_cost": tau, "cost": done.cost if np.isfinite(done.cost) else None,
+                 "s": round(time.perf_counter() - t, 3)})
+            improved = done.cost < self.best_cost
+            self.offer(done.masks, done.cost, "near")
+            if improved:
+                return
 
     def _cutoff(self) -> float | None:
         """The right-hand side of the row ``c x <= cutoff`` admitting exactly the releases
@@ -724,14 +670,6 @@ def _highs_limit(seconds: float) -> float:
     that it usually stops itself (returning its best solution and bound) before
     :func:`~ldiv_polars.core.limited.call_within` kills it at ``seconds``."""
     return max(seconds * HIGHS_SHARE, 0.01)
-
-
-def _cores() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def _proven(cost: float, bound: float, integral: bool) -> bool:
