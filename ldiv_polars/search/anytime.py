@@ -29,6 +29,10 @@ the heap; so the optimum's value is at least ``min(incumbent, least key in the h
 Metrics whose bound needs a roll-up (``aecs``, ``discernibility``) are pushed with their
 parent's key (a valid lower bound, as ``b`` is monotone) and re-keyed when popped; ``kl`` has
 no bound (0: the gap is None unless the search completes).
+
+**Decomposition bound** (the cut loop, :meth:`_Search.add_groups`): the optima of the table
+projected onto groups of QIs (:mod:`~ldiv_polars.search.anytime_groups`), each searched by
+this module's best-first search, become constraints of the cut relaxation.
 """
 
 from __future__ import annotations
@@ -195,6 +199,8 @@ class _Search:
         self.costs: list[list[float]] = []
         self.rng = np.random.default_rng(0)
         """The random QI orders of :meth:`more_lifts` (seeded: a search is reproducible)."""
+        self.floors: list[tuple[tuple[int, ...], float]] = []
+        """Groups of QIs with a proven bound of their share of the optimum (:meth:`key`)."""
         self.groups: list[GroupBound] = []
         """The decomposition bound's projections solved (:meth:`add_groups`)."""
         self.info: dict[Levels, float] = {}
@@ -396,7 +402,28 @@ class _Search:
         return min(self.best_val, heap[0][0])
 
     def key(self, x: Levels) -> float:
-        return self.free_value(x) if self.cheap else 0.0
+        """The heap key of ``x``: a lower bound of the value of every passing node at or above
+        it. ``b(x)`` (0 for metrics whose bound needs a roll-up), where each floor's group
+        ``T`` counts ``max(b_T(x), floor)``: a passing ``y >= x`` has ``v_T(y) >= b_T(y) >=
+        b_T(x)``, and ``v_T(y) >=`` the projection's optimum (docs/anonymize.md, "The
+        decomposition bound")."""
+        if not self.cheap:
+            return 0.0
+        b = self.free_value(x)
+        for cols, lower in self.floors:
+            part = sum(self.costs[j][x[j]] for j in cols)
+            b += max(lower - part, 0.0)
+        return b
+
+    def set_floors(self, floors: Sequence[tuple[Sequence[int], float]]) -> None:
+        """Keep the floors (see :func:`anytime_search`) in this table's units, with the
+        separable costs they are compared with (only for the separable metrics)."""
+        if not floors or not self.cheap:
+            return
+        self.costs = self.separable_costs()
+        self.floors = [(tuple(cols), lower * self.metrics.projection_scale(self.metric,
+                                                                           len(cols)))
+                       for cols, lower in floors]
 
     # --- the cut loop (separable metrics) -----------------------------------------------------
 
@@ -465,19 +492,28 @@ class _Search:
             left = total - (time.perf_counter() - t0)
             if left <= 0 or self.out_of_budget():
                 return
-            done = solve_groups(self.efs, partition(order, size), left / (len(sizes) - idx),
-                                self._solve_projection, self.out_of_budget)
-            for g in done:
+            for g in solve_groups(self.efs, partition(order, size), left / (len(sizes) - idx),
+                                  self._solve_projection, self.out_of_budget):
                 if math.isfinite(g.lower):
                     scale = self.metrics.projection_scale(self.metric, len(g.cols))
                     relax.add_group(g.cols, g.lower * scale, slack)
-            self.groups += done
+                    self.groups.append(g)
 
-    def _solve_projection(self, proj: EncodedFrequencySet, seconds: float
-                          ) -> tuple[float, bool, int]:
-        """``(proven bound, proven, checked)`` of the anytime search of a projection."""
+    def _solve_projection(self, proj: EncodedFrequencySet, cols: tuple[int, ...],
+                          seconds: float) -> tuple[float, bool, int]:
+        """``(proven bound, proven, checked)`` of the anytime search of the projection onto
+        ``cols``, its keys floored by the groups solved so far that lie within ``cols``
+        (disjoint, largest bounds in this table's units first)."""
+        where = {j: p for p, j in enumerate(cols)}
+        floors: list[tuple[list[int], float]] = []
+        used: set[int] = set()
+        share = self.metrics.projection_scale  # a group's bound in this table's units
+        for g in sorted(self.groups, key=lambda g: -g.lower * share(self.metric, len(g.cols))):
+            if set(g.cols) <= where.keys() and not used & set(g.cols) and g.lower > 0:
+                floors.append(([where[j] for j in g.cols], g.lower))
+                used |= set(g.cols)
         out = anytime_search(proj, self.models, self.limit_rows, self.metric,
-                             Budget(seconds=seconds), cuts=False)
+                             Budget(seconds=seconds), cuts=False, floors=floors)
         lower = out.bound if out.bound is not None else 0.0
         return lower, out.proven, out.checked
 
@@ -580,7 +616,8 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
                    metric: str, budget: Budget | float | None = None, *,
                    metrics: MetricSuite | None = None,
                    progress: Callable[[int, int], None] | None = None,
-                   cuts: bool | None = None, groups: bool | None = None) -> AnytimeOutcome:
+                   cuts: bool | None = None, groups: bool | None = None,
+                   floors: Sequence[tuple[Sequence[int], float]] = ()) -> AnytimeOutcome:
     """The best node found within ``budget`` (see :class:`Budget`) where every model passes
     with at most ``limit_rows`` rows suppressed, the least ``metric`` value among those
     checked, with a lower bound of the optimum's value (the module docstring says how; the
@@ -590,6 +627,9 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     :data:`CUT_LOOP_MIN_NODES` nodes. ``groups``: the cut loop adds the decomposition bound
     (:meth:`_Search.add_groups`; only with a seconds budget and when
     :func:`~ldiv_polars.search.anytime_groups.decomposition_applies`); None: whenever it may.
+    ``floors``: disjoint groups of QIs (positions), each with a proven lower bound of the
+    optimum of the table projected onto it (its units), raising best-first keys
+    (:meth:`_Search.key`; the decomposition bound passes its small groups' to a larger one's).
 
     >>> import polars as pl
     >>> from ldiv_polars.core.frequency import FrequencySet
@@ -607,6 +647,7 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     if metric in BOUND_WITHOUT_ROLLUP:
         import scipy.optimize  # noqa: F401  (the cut relaxation's solver: loaded before the clock)
     s = _Search(efs, models, limit_rows, metric, budget, metrics)
+    s.set_floors(floors)
     if cuts is None:
         cuts = math.prod(s.heights) >= CUT_LOOP_MIN_NODES
     cuts = cuts and s.cheap

@@ -11,7 +11,10 @@ a failure whose down-set may pass) is the no-good ``x' != x``. The least ``b`` u
 constraints (a MILP, solved by HiGHS through :func:`scipy.optimize.milp`; its *dual* bound is
 used, valid whatever the solver's tolerance) is at most the optimum's value: the optimum passes,
 so it satisfies every cut, and ``b`` never exceeds the value with suppression (suppressing a row
-never lowers its cost). :class:`CutRelaxation` holds that program; the loop that feeds it
+never lowers its cost). The decomposition bound (:mod:`~ldiv_polars.search.anytime_groups`)
+adds one constraint per group of QIs, with a bounded continuous slack per QI for the cost of
+suppressed cells (:meth:`CutRelaxation.add_group`). :class:`CutRelaxation` holds that program;
+the loop that feeds it
 (check the MILP's node, *lift* a failure to a maximal one, cut, solve again) is in
 :mod:`~ldiv_polars.search.anytime`.
 """

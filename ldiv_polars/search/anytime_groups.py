@@ -23,7 +23,7 @@ projection's optimum: the bound of an anytime search of the projection, exact wh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,12 +62,19 @@ def decomposition_applies(models: Sequence[Model], limit_rows: int) -> bool:
 
 
 def partition(order: Sequence[int], size: int) -> list[tuple[int, ...]]:
-    """``order`` cut into consecutive groups of ``size`` (the last one may be shorter).
+    """``order`` cut into consecutive groups of ``size``; a last group of fewer than half that
+    is joined to the one before it (a small group's optimum is near 0), unless that would make
+    one group of every QI.
 
-    >>> partition([3, 1, 0, 2, 4], 2)
-    [(3, 1), (0, 2), (4,)]
+    >>> partition([3, 1, 0, 2, 4], 2), partition([3, 1, 0, 2, 4], 4)
+    ([(3, 1), (0, 2), (4,)], [(3, 1, 0, 2), (4,)])
+    >>> partition([5, 3, 1, 0, 2, 4, 6], 3)
+    [(5, 3, 1), (0, 2, 4, 6)]
     """
-    return [tuple(order[i:i + size]) for i in range(0, len(order), size)]
+    groups = [tuple(order[i:i + size]) for i in range(0, len(order), size)]
+    if len(groups) > 2 and 2 * len(groups[-1]) < size:
+        groups[-2:] = [groups[-2] + groups[-1]]
+    return groups
 
 
 def entropy_order(efs: EncodedFrequencySet) -> list[int]:
@@ -93,13 +100,15 @@ def entropy_order(efs: EncodedFrequencySet) -> list[int]:
 
 
 def solve_groups(efs: EncodedFrequencySet, groups: Sequence[tuple[int, ...]],
-                 seconds: float, solve: Callable[[EncodedFrequencySet, float],
-                                                 tuple[float, bool, int]],
-                 stop: Callable[[], bool]) -> list[GroupBound]:
-    """Each group's :class:`GroupBound`: ``solve(projection, seconds)`` returns ``(proven
-    lower bound, proven, nodes checked)`` of the projection's optimum; the ``seconds`` are
-    shared among the groups not yet solved (a group solved early leaves its time to the rest).
-    Stops, returning what it has, when ``stop()`` is true.
+                 seconds: float,
+                 solve: Callable[[EncodedFrequencySet, tuple[int, ...], float],
+                                 tuple[float, bool, int]],
+                 stop: Callable[[], bool]) -> Iterator[GroupBound]:
+    """Each group's :class:`GroupBound`, one at a time (the caller may use one before the next
+    is solved): ``solve(projection, group, seconds)`` returns ``(proven lower bound, proven,
+    nodes checked)`` of the projection's optimum; the ``seconds`` are shared among the groups
+    not yet solved (a group solved early leaves its time to the rest). Stops when ``stop()``
+    is true.
 
     >>> import polars as pl
     >>> from ldiv_polars.core.frequency import FrequencySet
@@ -109,19 +118,17 @@ def solve_groups(efs: EncodedFrequencySet, groups: Sequence[tuple[int, ...]],
     >>> efs = EncodedFrequencySet.from_frame(FrequencySet.build(df, ["x", "y"], None)
     ...                                      .materialize(), h)
     >>> [g.lower for g in solve_groups(efs, [(0,), (1,)], 1.0,
-    ...                                lambda p, s: (float(p.rollup((0,)).classes), True, 1),
+    ...                                lambda p, g, s: (float(p.rollup((0,)).classes), True, 1),
     ...                                lambda: False)]
     [2.0, 2.0]
     """
     import time
 
-    t0, out = time.perf_counter(), []
+    t0 = time.perf_counter()
     for idx, cols in enumerate(groups):
-        if stop():
-            break
         left = seconds - (time.perf_counter() - t0)
-        if left <= 0:
-            break
-        lower, proven, checked = solve(efs.project(cols), left / (len(groups) - idx))
-        out.append(GroupBound(tuple(cols), lower, proven, checked))
-    return out
+        if stop() or left <= 0:
+            return
+        yield GroupBound(tuple(cols), *solve(efs.project(cols), tuple(cols),
+                                             left / (len(groups) - idx)))
+

@@ -27,6 +27,7 @@ from ldiv_polars.core.engines.base import (
     fits_key,
     places,
 )
+from ldiv_polars.core.engines.raw_codes import leaf_enum, raw_index
 from ldiv_polars.core.engines.small_frame import SMALL_FRAME_MAX_ROWS, small_frame_counts
 from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet, unique_name
 from ldiv_polars.core.inputs import (
@@ -71,9 +72,9 @@ class PolarsEngine:
         ``qi_only``: the search sums them out itself, counting that roll-up). ``None``
         when a QI value is null or not a raw value. A DataFrame of up to
         ``SMALL_FRAME_MAX_ROWS`` rows is grouped in numpy (:mod:`.small_frame`: the keys or
-        the cells, with each raw value's rows), a larger one by
-        the in-memory engine, anything else streams. ``order_from``: keys of at least this many rows are
-        returned in ascending order (never when None)."""
+        the cells, with each raw value's rows), a larger one by the in-memory engine,
+        anything else streams. ``order_from``: keys of at least this many rows are returned
+        in ascending order (never when None)."""
         with translate_input_errors(data if isinstance(data, (str, Path)) else None):
             return _encoded_counts(data, tuple(qi), tuple(sensitive), leaves, nulls, order_from)
 
@@ -208,28 +209,6 @@ def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
     return Release(masked, retained)
 
 
-def leaf_enum(leaves: pl.Series) -> pl.Enum | None:
-    """The Enum of a hierarchy's raw values (as strings; a QI value's index among them is its
-    code), None when they hold a null or a repeat (never, once validated)."""
-    if leaves.null_count() or leaves.n_unique() != leaves.len():
-        return None
-    return pl.Enum(leaves.cast(pl.String))
-
-
-def raw_index(q: str, leaves: pl.Series, schema: pl.Schema, *, strict: bool
-              ) -> pl.Expr | None:
-    """Each row's index among the raw values ``leaves`` of QI ``q`` (UInt; null where the
-    value is null or, without ``strict``, not a raw value): the physical value of a column
-    already read as :func:`leaf_enum` (:func:`read_coded`), else an Enum cast of its strings.
-    None when the raw values make no Enum."""
-    enum = leaf_enum(leaves)
-    if enum is None:
-        return None
-    if schema.get(q) == enum:
-        return pl.col(q).to_physical()
-    return pl.col(q).cast(pl.String).cast(enum, strict=strict).to_physical()
-
-
 def generalize(q: str, leaves: pl.Series, labels: pl.Series, schema: pl.Schema) -> pl.Expr:
     """QI ``q``'s output values: a gather of ``labels`` (one per raw value, of the output
     dtype) by each row's raw index (:func:`raw_index`, strict: the values were validated
@@ -305,9 +284,9 @@ def small_csv(data: object, limit: int) -> bool:
 def sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
                     ) -> tuple[pl.LazyFrame, dict[str, pl.DataType]]:
     """The retained rows with each String sensitive column cast to an Enum of its distinct
-    values (all of the table's are in ``values``, the distinct sensitive tuples), and the dtypes to cast the verification's
-    frequency set back to: the re-verification's streaming group-by then keys on small
-    integers (less memory). Other dtypes are kept."""
+    values (all of the table's are in ``values``, the distinct sensitive tuples), and the
+    dtypes to cast the verification's frequency set back to: the re-verification's streaming
+    group-by then keys on small integers (less memory). Other dtypes are kept."""
     schema = retained.collect_schema()
     casts: list[pl.Expr] = []
     restore: dict[str, pl.DataType] = {}
