@@ -151,3 +151,26 @@ def test_the_decomposition_needs_a_monotone_predicate():
 
     assert not decomposition_applies([EntropyLDiversity(2.0)], 5)  # not union-closed
     assert decomposition_applies([EntropyLDiversity(2.0)], 0)  # monotone without suppression
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(2, 4), st.integers(8, 30), st.integers(0, 3),
+       st.sampled_from(SEPARABLE), st.integers(1, 3), st.integers(1, 6))
+def test_best_first_with_floors_stays_sound(seed, q, rows, limit, metric, size, nodes):
+    """Floors (the groups' brute-force optima, a partition) raise the best-first keys: the
+    bound after any number of checks stays at or below the optimum, and without a budget the
+    optimum is proven."""
+    efs = random_efs(seed, q, rows)
+    models = [KAnonymity(2)]
+    opt = brute_optimum(efs, models, limit, metric)
+    floors = [(list(g), brute_optimum(efs.project(g), models, limit, metric))
+              for g in partition(list(range(q)), size) if len(g) < q]
+    floors = [(g, lo) for g, lo in floors if math.isfinite(lo)]
+    short = anytime_search(efs, models, limit, metric, Budget(nodes=nodes), cuts=False,
+                           floors=floors)
+    full = anytime_search(efs, models, limit, metric, cuts=False, floors=floors)
+    if math.isinf(opt):
+        assert full.best is None
+        return
+    assert full.proven and math.isclose(full.value, opt, rel_tol=1e-9, abs_tol=1e-12)
+    assert short.bound is not None and short.bound <= opt + 1e-9 * max(1.0, opt)
