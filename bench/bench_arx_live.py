@@ -3,10 +3,15 @@
 For every configuration of issue 23's table (Adult, ARX's hierarchies) and the configurations
 of ARX's own JUnit suite on Adult that the library can express, each round asks ARX's server
 (``bench/arx/ArxLive.java``: one JVM, one request per round, ``--warmups`` untimed runs then
-one timed run inside the JVM) and then runs ours once (``anonymize``, verify=False, in this
-process); the first round of each configuration is a warm-up for both and is not counted.
-Prints per configuration: the medians, the ratio ours / ARX, whether the optima are the same
-node, nodes checked (ours, ARX), our roll-ups, and the load average before and after.
+one timed run inside the JVM) and then runs ours the same way (``anonymize``, verify=False, in
+this process: ``--ours-warmups`` untimed calls, by default as many as ARX's, then one timed
+call; before session 13 ours ran once, timed right after ARX's reply, while the JVM's
+collector and compiler threads still held the shared cores); the first round of each
+configuration is a warm-up for both and is not counted.
+Prints per configuration: the medians, the ratio ours / ARX, the CPU times (ours: this
+process, every thread, Polars' included; ARX: the thread calling ``anonymize()``, which runs
+ARX's whole search: steadier than wall times on a loaded machine), whether the optima are the
+same node, nodes checked (ours, ARX), our roll-ups, and the load average before and after.
 
 ARX is not part of this repository: build it from its public source first
 (``ARX_GIT=<git dir of github.com/arx-deidentifier/arx> ../shared/tools/arx-bench/build.sh``,
@@ -19,6 +24,7 @@ in-JVM ``anonymize()`` on that CSV (its server started with ``--csv``) alternate
 ``ldiv anonymize`` process (read CSV, search, write Parquet, re-verify), wall time and peak RSS.
 
 Usage: python bench/bench_arx_live.py [--rounds 5] [--warmups 2] [--only NAME ...]
+       [--ours-warmups N] [--coded]
        python bench/bench_arx_live.py --big-rows 1000000 [--rounds 3] [--warmups 1]
 """
 
@@ -161,24 +167,42 @@ def _ours(df: pl.DataFrame, hs: dict[str, Hierarchy], case: Case):
                      verify=False)
 
 
+def coded_frame(case: Case, hs: dict[str, Hierarchy]) -> pl.DataFrame:
+    """Adult read with the case's QI columns parsed straight into the Enum of their hierarchy's
+    raw values (as ``ldiv anonymize`` reads a CSV, ``read_coded``): the dictionary-encoded
+    records ARX's ``Data`` handle holds before its timed ``anonymize()`` (``ArxLive`` builds
+    the handle, and so encodes the values, outside the timing)."""
+    enums = {q: pl.Enum(hs[q].column(0).cast(pl.String)) for q in case.qi}
+    return pl.read_csv(DATA / "adult.csv", separator=";", schema_overrides=enums)
+
+
 def measure(arx: ArxServer, df: pl.DataFrame, hs: dict[str, Hierarchy], case: Case,
-            rounds: int) -> str:
-    """``rounds`` alternated rounds after one warm-up round; one markdown row."""
-    ours_ms, arx_ms = [], []
+            rounds: int, warmups: int = 0) -> str:
+    """``rounds`` alternated rounds after one warm-up round; one markdown row. ``warmups``:
+    ours too runs that many untimed calls before its timed one in each round (ARX's own
+    protocol; with none, our timed call starts while ARX's JVM still runs its collector
+    and compiler threads on the shared cores)."""
+    ours_ms, arx_ms, ours_cpu, arx_cpu = [], [], [], []
     res, a = None, {}
     for r in range(rounds + 1):
         a = arx.run(case.arx)
-        t = time.perf_counter()
+        for _ in range(warmups):
+            _ours(df, hs, case)
+        t, c = time.perf_counter(), time.process_time()
         res = _ours(df, hs, case)
-        elapsed = (time.perf_counter() - t) * 1e3
+        elapsed, cpu = (time.perf_counter() - t) * 1e3, (time.process_time() - c) * 1e3
         if r:
             ours_ms.append(elapsed)
             arx_ms.append(float(a["warm_median_ms"]))
+            ours_cpu.append(cpu)
+            arx_cpu.append(float(a.get("warm_cpu_median_ms", "nan")))
     assert res is not None
     mine = "none" if res.levels is None else \
         "[" + ",".join(str(res.levels[q]) for q in case.qi) + "]"
     o, x = statistics.median(ours_ms), statistics.median(arx_ms)
+    oc, xc = statistics.median(ours_cpu), statistics.median(arx_cpu)
     return (f"| {case.name} | {o:,.0f} ms | {x:,.0f} ms | {o / x:.2f} | "
+            f"{oc:,.0f} / {xc:,.0f} ms | {oc / xc:.2f} | "
             f"{'yes' if mine == a['optimum'] else 'NO: ' + mine + ' vs ' + a['optimum']} | "
             f"{res.strategy} | {res.checked:,} / {res.lattice_size:,} | {res.rollups:,} | "
             f"{int(a['checked']):,} |")
@@ -234,6 +258,12 @@ def main() -> None:
     ap.add_argument("--arx-build", type=Path,
                     default=Path(os.environ.get("ARX_BUILD", "/tmp/arx-build")))
     ap.add_argument("--only", nargs="*", help="configuration names (substrings) to run")
+    ap.add_argument("--coded", action="store_true",
+                    help="give ours the records with the QIs read as codes (coded_frame), as "
+                         "ARX's timed call gets them, instead of string columns")
+    ap.add_argument("--ours-warmups", type=int, default=None,
+                    help="our untimed calls before each timed one (default: --warmups, ARX's "
+                         "protocol; 0: timed right after ARX's reply, as before session 13)")
     ap.add_argument("--big-rows", type=int, default=None,
                     help="measure the whole-process row on this many sampled rows instead")
     args = ap.parse_args()
@@ -245,16 +275,21 @@ def main() -> None:
     hs = {q: Hierarchy.from_csv(DATA / f"adult_hierarchy_{q}.csv") for q in [*Q8, "salary-class"]}
     arx = ArxServer(args.arx_build, args.warmups)
     load0 = os.getloadavg()
+    ours_warmups = args.warmups if args.ours_warmups is None else args.ours_warmups
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; "
           f"{os.cpu_count()} cores; medians of {args.rounds} alternated rounds after a "
           f"warm-up round (ARX: {args.warmups} untimed runs in its warm JVM before each "
-          f"timed one); ours: anonymize(verify=False) in-process\n")
-    print("| configuration (Adult, ARX hierarchies) | ours | ARX | ours / ARX | same optimum "
-          "| our strategy | ours checked / lattice | our roll-ups | ARX checked |")
-    print("|" + "---|" * 9)
+          f"timed one); ours: anonymize(verify=False) in-process, {ours_warmups} untimed "
+          f"call(s) before each timed one"
+          f"{'; QIs given as codes (--coded)' if args.coded else ''}\n")
+    print("| configuration (Adult, ARX hierarchies) | ours | ARX | ours / ARX | CPU ours / ARX "
+          "| CPU ratio | same optimum | our strategy | ours checked / lattice | our roll-ups "
+          "| ARX checked |")
+    print("|" + "---|" * 11)
     try:
         for case in cases:
-            print(measure(arx, df, hs, case, args.rounds), flush=True)
+            data = coded_frame(case, hs) if args.coded else df
+            print(measure(arx, data, hs, case, args.rounds, ours_warmups), flush=True)
     finally:
         arx.close()
     load1 = os.getloadavg()

@@ -29,8 +29,8 @@ peak RSS; baselines of the same run: the bare streaming group-by and a plain cop
 ``timelimit``: the exact method (``suppress_cells(method="exact")``) on Adult with ``--qis``
 and ``--k`` under ``--time-limit``: wall seconds against the limit, status, the phase that found
 the release, each phase's seconds (the final MILP's race included), whether optimality was
-proven, the LP bound, the dive's and the near MILP's releases (with the seconds the near MILP
-answered after), bound and gap; baseline (same run): the greedy's seconds.
+proven, the LP bound, the dive's release, each near MILP's (its reduced cost, release, seconds
+since its round began), bound and gap; baseline (same run): the greedy's seconds.
 The load average is printed beside the figures.
 
 ``peaks``: where the peak RSS of a cell-suppression release comes from, on the synthetic file of
@@ -323,7 +323,6 @@ def timelimit(args: argparse.Namespace) -> None:
                               "lp_bound": d["steps"].get("lp_bound"),
                               "dive": d["steps"].get("dive"),
                               "near": d["steps"].get("near"),
-                              "near_s": d["steps"].get("near_s"),
                               "columns_fixed": d["steps"].get("columns_fixed"),
                               "load": os.getloadavg()}), flush=True)
 

@@ -326,12 +326,14 @@ def test_exact_keeps_the_incumbent_when_every_solver_call_is_cut(
         calls.append(seconds)
         return TIMED_OUT
 
-    def cut_race(race, seconds):  # type: ignore[no-untyped-def]
-        calls.append(seconds)  # the final MILP's race: no child answers either
-        yield from ()
+    class CutRace(milp_mod.Race):  # the final MILP's race: no call answers either
+        def start(self, fn, args=()):  # type: ignore[no-untyped-def]
+            calls.append(self.left())
+            self.started += 1
+            return self.started - 1
 
     monkeypatch.setattr(milp_mod, "call_within", cut)
-    monkeypatch.setattr(milp_mod, "race_within", cut_race)
+    monkeypatch.setattr(milp_mod, "Race", CutRace)
     table = KeyTable.build(_moderate_table(5), ["a", "b", "c", "d"], "s")
     models = [lp.KAnonymity(3)]
     greedy, _ = greedy_masks(table, models, table.weights(None), "value")

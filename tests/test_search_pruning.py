@@ -292,3 +292,35 @@ def test_arx_junit_optima_on_adult(adult_dir, case):
     if dm is not None:
         assert res.value == dm
     assert res.verification.passed
+
+
+@pytest.mark.slow
+def test_roll_up_bound_prunes_junit_ordered_soundly(adult_dir, monkeypatch):
+    """ARX's JUnit case "ordered t=0.2, k=5, 4%" with ARX's plain DM (discernibility): the
+    bound from the roll-up (``sum |E|^2``) prunes most nodes above a passing one, and the
+    optimum stays the node ARX returns for it (bench_arx_live.py: the same node, live) at its
+    exact DM. A weakened bound, a generalization's instead of the node's own (not a lower
+    bound of the node's value), prunes the optimum away: this case catches an unsound one."""
+    from ldiv_polars.search.state import SearchState
+
+    qi = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
+          "salary-class"]
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";")
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
+
+    def run():
+        return anonymize(df, qi, "occupation", hs, [KAnonymity(5), TCloseness(0.2, "ordered")],
+                         suppression=0.04, metric="discernibility", verify=False)
+
+    res = run()
+    assert [res.levels[q] for q in qi] == [0, 0, 1, 2, 3, 2, 2, 0]
+    assert res.value == 9841905.0 and res.suppressed_rows == 79  # sum |E|^2 + 79 * 30162
+    assert res.checked < 2000  # (2,727 without the roll-up bound)
+    own = SearchState.bound
+
+    def weakened(self, node, keep=False):
+        up = self.lattice.successors(node)
+        return own(self, up[0], False) if up else own(self, node, keep)
+
+    monkeypatch.setattr(SearchState, "bound", weakened)
+    assert run().value > res.value

@@ -41,37 +41,81 @@ def call_within(fn: Callable[..., Any], args: Sequence[Any], seconds: float) -> 
 def race_within(calls: Sequence[Call], seconds: float) -> Iterator[tuple[int, Any]]:
     """Run every call at once, each in its own forked child, and yield ``(index, result)`` for
     each as it returns, in the order they finish, until all have answered or ``seconds``
-    (wall clock, from the first ``next``) have passed. The children still running when the
-    generator ends -- the limit reached, or the caller stopped iterating (``break``, an
-    exception, ``close()``) -- are killed: a caller that has what it needs stops the others.
-    An exception raised by a call is raised here (the other children killed). Without
-    ``fork`` the calls run one after the other in this process, unbounded."""
-    if "fork" not in mp.get_all_start_methods():
-        for i, (fn, args) in enumerate(calls):
-            yield i, fn(*args)
-        return
-    ctx = mp.get_context("fork")
-    deadline = time.monotonic() + max(seconds, 0.0)
-    running: dict[Connection, tuple[int, Any]] = {}
-    try:
-        for i, (fn, args) in enumerate(calls):
-            receive, send = ctx.Pipe(duplex=False)
-            child = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
-            child.start()
-            send.close()
-            running[receive] = (i, child)
-        while running:
-            ready = wait(list(running), max(deadline - time.monotonic(), 0.0))
+    (wall clock) have passed. The children still running when the generator ends -- the
+    limit reached, or the caller stopped iterating (``break``, an exception, ``close()``) --
+    are killed: a caller that has what it needs stops the others. An exception raised by a
+    call is raised here (the other children killed). Without ``fork`` the calls run one after
+    the other in this process, unbounded."""
+    with Race(seconds) as race:
+        for fn, args in calls:
+            race.start(fn, args)
+        yield from race.answers()
+
+
+class Race:
+    """Calls run at once, each in a forked child, all bounded by one wall-clock deadline
+    (``seconds`` from creation); more calls may be started while answers are awaited. Use as
+    a context manager: leaving it kills the children still running.
+
+    >>> with Race(30.0) as race:
+    ...     first = race.start(divmod, (7, 2))
+    ...     [(i, v) for i, v in race.answers()]
+    [(0, (3, 1))]
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + max(seconds, 0.0)
+        self.running: dict[Connection, tuple[int, Any]] = {}
+        self.started = 0
+        self.pending: list[tuple[int, Any]] = []  # answers computed in-process (no fork)
+
+    def start(self, fn: Callable[..., Any], args: Sequence[Any] = ()) -> int:
+        """Start ``fn(*args)`` in a new child; its index (0, 1, ... in starting order).
+        Without ``fork`` it runs here, now, unbounded."""
+        i = self.started
+        self.started += 1
+        if "fork" not in mp.get_all_start_methods():
+            self.pending.append((i, fn(*args)))
+            return i
+        ctx = mp.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_child, args=(send, fn, args), daemon=True)
+        child.start()
+        send.close()
+        self.running[receive] = (i, child)
+        return i
+
+    def answers(self) -> Iterator[tuple[int, Any]]:
+        """``(index, result)`` of each call as it returns, until none is running (calls started
+        meanwhile included) or the deadline passes; an exception a call raised is raised."""
+        while self.pending or self.running:
+            if self.pending:
+                yield self.pending.pop(0)
+                continue
+            ready = wait(list(self.running), max(self.deadline - time.monotonic(), 0.0))
             if not ready:
                 return
             for receive in ready:
-                i, child = running.pop(receive)
+                i, child = self.running.pop(receive)
                 answered, value = _answer(receive, child)
                 if answered:
                     yield i, value
-    finally:
-        for receive, (_, child) in running.items():
+
+    def left(self) -> float:
+        """Seconds left before the deadline."""
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def close(self) -> None:
+        """Kill and reap every child still running."""
+        for receive, (_, child) in self.running.items():
             _end(receive, child)
+        self.running.clear()
+
+    def __enter__(self) -> Race:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _answer(receive: Connection, child: Any) -> tuple[bool, Any]:

@@ -42,7 +42,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from ldiv_polars.core.limited import TIMED_OUT, call_within, race_within
+from ldiv_polars.core.limited import TIMED_OUT, Race, call_within
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.local.classes import (
     STAR,
@@ -71,11 +71,12 @@ HIGHS_SHARE = 0.9
 itself is killed at its seconds (:func:`~ldiv_polars.core.limited.call_within`): HiGHS checks
 its clock too rarely to keep a limit on a loaded machine."""
 
-NEAR_REDUCED_COST = 1.0
-"""The *near* MILP, raced against the final MILP on a second core, keeps the LP's support, the
-best release's candidates and the columns whose LP reduced cost is at most this, presolved: a
-primal search (on Adult, 5 QIs, k = 5 it found the optimum in 25 s where the whole program's
-search took over 100 s; BENCHMARKS.md)."""
+NEAR_REDUCED_COSTS = (0.5, 1.0, 2.0)
+"""The *near* MILPs, raced against the final MILP on a second core, one after the other until
+one finds a cheaper release: each keeps the LP's support, the best release's candidates and the
+columns whose LP reduced cost is at most its value, presolved (a primal search: on Adult, 5
+QIs, k = 5, at 0.5 it found the optimum with 2.4 s of CPU where the whole program's search took
+over 100 s; BENCHMARKS.md)."""
 
 DIVE_REDUCED_COST = 2.0
 """The restricted MILP that looks for a good release first keeps the candidates whose LP
@@ -129,7 +130,7 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     candidate whose reduced cost exceeds the incumbent's gap to the LP bound is fixed to its LP
     value (classical reduced-cost fixing); the MILP of what is left, with integral costs under
     the cutoff row ``c x <= best - 1/2``, is solved -- raced on a second core against the
-    *near* MILP (:data:`NEAR_REDUCED_COST`), a primal search: when it finds a cheaper release
+    *near* MILPs (:data:`NEAR_REDUCED_COSTS`), a primal search: when one finds a cheaper release
     first, the final MILP restarts from it. Optimal when the final MILP finishes, proves no
     better release exists (infeasible under the cutoff) or its dual bound reaches the best
     release; else the best release found, with the bound and gap. The time limit holds: every
@@ -178,6 +179,8 @@ class _Search:
         self.bound = -np.inf
         self.status = "time_limit"
         self.steps: dict[str, object] = {}
+        self.rung = 0  # the next near MILP (index into NEAR_REDUCED_COSTS)
+        self.dive_stopped = False  # the dive stopped by a near MILP's cheaper release
 
     def left(self) -> float:
         """Seconds left of the time limit."""
@@ -211,15 +214,37 @@ class _Search:
         self.steps["lp_s"] = round(time.perf_counter() - self.t0, 3)
         dive = None
         if semantics == "value" and self.can_start():
-            dive = self.timed("dive", prog.solve, prog.upper(lp_fixed=lp.x),
-                              self._dive_share(), presolve=True)
-        if (dive is None or dive.masks is None) and self.can_start():
+            dive = self.timed("dive", self._first_dive, lp)
+        if (dive is None or dive.masks is None) and not self.dive_stopped and \
+                self.can_start():
             dive = self.timed("dive", prog.solve,
                               prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
                               self._dive_share(), presolve=True)
         if dive is not None:
             self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
             self.offer(dive.masks, dive.cost, "dive")
+
+    def _first_dive(self, lp: Any) -> _Solved:
+        """The dive's first step (the keys the LP settles fixed), for :meth:`_dive_share` of
+        the seconds left; on two cores or more raced against the first near MILP, whose
+        release is offered here: the step ends when the near MILP improves the best release
+        (the dive stopped if still running) or both have answered."""
+        seconds = self._dive_share()
+        call, keep = self.prog.milp_call(self.prog.upper(lp_fixed=lp.x), seconds, presolve=True)
+        if _cores() < 2:
+            return self.prog.read(call_within(call, (), seconds), keep)
+        t = time.perf_counter()
+        dive = _Solved(None, np.inf, False, None)
+        with Race(seconds) as race:
+            keeps = {race.start(call): keep}
+            self._start_near(race, keeps, lp)
+            for i, res in race.answers():
+                if i == 0:
+                    dive = self.prog.read(res, keeps[i])
+                elif self._near_answered(self.prog.read(res, keeps[i]), t):
+                    self.dive_stopped = True  # a cheaper release than the incumbent
+                    break
+        return dive
 
     def _dive_share(self) -> float:
         """The seconds of a dive step: half of those left, at least a quarter of the limit
@@ -241,69 +266,98 @@ class _Search:
 
     def final(self, lp: Any) -> None:
         """The MILP of the columns that reduced-cost fixing leaves, within the time left,
-        raced on a second core (when there is one) against the *near* MILP (a primal
-        search, :data:`NEAR_REDUCED_COST`); when the near MILP finds a cheaper release
-        first, the proof restarts from it (more columns fixed, a lower cutoff)."""
-        primal = lp is not None and np.isfinite(self.best_cost)
-        if primal and _cores() < 2:  # one core: the near MILP first, for half the time left
+        raced on a second core (when there is one) against the *near* MILPs (a primal
+        search, :data:`NEAR_REDUCED_COSTS`); when a near MILP finds a cheaper release first,
+        the proof restarts from it (more columns fixed, a lower cutoff). On one core the
+        near MILPs run first, for at most half the time left."""
+        if lp is None or not np.isfinite(self.best_cost):
+            self.rung = len(NEAR_REDUCED_COSTS)  # no LP: no near MILP
+        if _cores() < 2:
             self._near_alone(lp)
-            primal = False
-        while self.can_start() and self.status != "optimal" and self._race(lp, primal):
-            primal = False
+        while self.can_start() and self.status != "optimal" and self._race(lp):
+            pass
+
+    def _near_call(self, lp: Any, seconds: float) -> tuple[Any, np.ndarray] | None:
+        """The call of the next near MILP (the next reduced cost of
+        :data:`NEAR_REDUCED_COSTS`) and its columns, or None when every one has run."""
+        if self.rung >= len(NEAR_REDUCED_COSTS):
+            return None
+        tau = NEAR_REDUCED_COSTS[self.rung]
+        self.rung += 1
+        return self.prog.milp_call(self.prog.upper(near=(lp, tau, self.best)), seconds,
+                                   presolve=True, cutoff=self._cutoff())
 
     def _near_alone(self, lp: Any) -> None:
-        """The near MILP on its own (one core), given half of the seconds left."""
-        if not self.can_start():
-            return
+        """One core: the near MILPs one after the other until one improves the best release
+        or half of the seconds left are spent."""
         t = time.perf_counter()
-        seconds = self.left() / 2
-        call, keep = self.prog.milp_call(self.prog.upper(near=(lp, NEAR_REDUCED_COST, self.best)),
-                                         seconds, presolve=True, cutoff=self._cutoff())
-        done = self.timed("near", lambda: self.prog.read(call_within(call, (), seconds), keep))
-        self._near_answered(done, t)
+        end = t + self.left() / 2
+        while (seconds := end - time.perf_counter()) >= MIN_SOLVE_S:
+            near = self._near_call(lp, seconds)
+            if near is None:
+                return
+            res = self.timed("near", call_within, near[0], (), seconds)
+            if self._near_answered(self.prog.read(res, near[1]), t):
+                return
 
     def _near_answered(self, done: _Solved, t: float) -> bool:
-        """Record the near MILP's answer (started at ``t``); whether it improved the best."""
-        self.steps["near"] = done.cost if np.isfinite(done.cost) else None
-        self.steps["near_s"] = round(time.perf_counter() - t, 3)
+        """Record a near MILP's answer in ``steps["near"]`` (its reduced cost, the release's
+        cost or None, the seconds since ``t``, the start of the phase); whether it improved
+        the best release."""
+        self.steps.setdefault("near", []).append(
+            {"reduced_cost": NEAR_REDUCED_COSTS[self.rung - 1],
+             "cost": done.cost if np.isfinite(done.cost) else None,
+             "s": round(time.perf_counter() - t, 3)})
         improved = done.cost < self.best_cost
         self.offer(done.masks, done.cost, "near")
         return improved
 
-    def _race(self, lp: Any, primal: bool) -> bool:
-        """One round of :meth:`final`; True when the near MILP improved the best release
-        (the proof was stopped and must restart from it)."""
+    def _race(self, lp: Any) -> bool:
+        """One round of :meth:`final`; True when a near MILP improved the best release
+        without a proof (the final MILP, stopped or finished at its limit, restarts from it
+        if time is left). The final MILP answering first ends the round when it proved
+        optimality, else the near MILP's answer is still awaited; a near MILP answering
+        without a better release is followed by the next one."""
         prog = self.prog
         known = lp is not None and np.isfinite(self.best_cost)
         ub = prog.upper(reduced=(lp, self._slack())) if known else prog.upper()
         self.steps["columns_fixed"] = int((ub == 0).sum())
-        cutoff = self._cutoff() if known else None
-        seconds = self.left()
-        calls = [prog.milp_call(ub, seconds, cutoff=cutoff)]
-        if primal:
-            calls.append(prog.milp_call(prog.upper(near=(lp, NEAR_REDUCED_COST, self.best)),
-                                        seconds, presolve=True, cutoff=cutoff))
         t = time.perf_counter()
-        race = race_within([(call, ()) for call, _ in calls], seconds)
-        try:
-            for i, res in race:
-                done = prog.read(res, calls[i][1])
-                if i == 0:
+        proof_done = improved = False
+        with Race(self.left()) as race:
+            call, keep = prog.milp_call(ub, race.left(), cutoff=self._cutoff() if known else None)
+            keeps = {race.start(call): keep}
+            self._start_near(race, keeps, lp)
+            for i, res in race.answers():
+                done = prog.read(res, keeps[i])
+                if i == 0:  # the final MILP: optimal, or its bound (then wait for the near)
                     self._proof(done, known)
-                    return False
-                if self._near_answered(done, t):
-                    return True
-            return False
-        finally:
-            race.close()
-            times = self.steps.setdefault("phase_s", {})
-            times["milp"] = round(times.get("milp", 0.0) + time.perf_counter() - t, 3)
+                    proof_done = True
+                    if self.status == "optimal":
+                        break
+                elif self._near_answered(done, t):
+                    improved = True
+                    if proof_done and _proven(self.best_cost, self.bound, self.integral):
+                        self.status = "optimal"
+                    break
+                elif not proof_done:
+                    self._start_near(race, keeps, lp)
+        times = self.steps.setdefault("phase_s", {})
+        times["milp"] = round(times.get("milp", 0.0) + time.perf_counter() - t, 3)
+        return improved and self.status != "optimal"
+
+    def _start_near(self, race: Race, keeps: dict[int, np.ndarray], lp: Any) -> None:
+        """Start the next near MILP in ``race`` (two cores or more, time left)."""
+        if _cores() >= 2 and race.left() >= MIN_SOLVE_S:
+            near = self._near_call(lp, race.left())
+            if near is not None:
+                keeps[race.start(near[0])] = near[1]
 
     def _cutoff(self) -> float | None:
         """The right-hand side of the row ``c x <= cutoff`` admitting exactly the releases
         cheaper than the best (integral costs: by at least 1); None for fractional costs
         (no row: a tolerance would decide)."""
-        return self.best_cost - 0.5 if self.integral else None
+        return self.best_cost - 0.5 if self.integral and np.isfinite(self.best_cost) else None
 
     def _proof(self, done: _Solved, known: bool) -> None:
         """Take the final MILP's answer: its release, and optimality when it finished or

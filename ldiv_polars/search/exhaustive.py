@@ -28,22 +28,41 @@ from ldiv_polars.search.state import SearchState
 
 def exhaustive(state: SearchState) -> None:
     """Decide every node that could be minimal or optimal, height by height, checking the
-    nodes of one height in batches of ``state.batch`` (they cannot tag each other)."""
+    nodes of one height in batches of ``state.batch`` (they cannot tag each other; each
+    batch is pruned by the bounds just before its checks)."""
     lat = state.lattice
     if state.relaxed:
         flash(state, relaxed=True)
         hard = state.rtags == -1
         state.tags[hard & (state.tags == 0)] = -1
+        state.checker.floors_first = False  # what is left is within the floors by its tags
     prune = state.metric in HAS_LOWER_BOUND
     beyond = np.zeros(lat.size, dtype=bool)  # bound strictly beyond the best value found
     for h in range(lat.max_height + 1):
         level = [int(n) for n in np.flatnonzero(lat.node_height == h)
                  if not state.zero[n] and int(n) not in state.records and state.tags[n] != -1]
         if prune and level:
-            level = unprunable(state, level, beyond)
+            mark_beyond(state, beyond)
         for i in range(0, len(level), state.batch):
-            state.check_batch(level[i:i + state.batch])
+            # a batch at a time: the roll-ups a bound needs are kept for the batch's checks
+            part = level[i:i + state.batch]
+            if prune:
+                part = unprunable(state, part, beyond)
+            if part:
+                state.check_batch(part)
             state.report()
+
+
+def mark_beyond(state: SearchState, beyond: np.ndarray) -> None:
+    """Mark in ``beyond`` every generalization of a node whose bound (computed so far: the
+    checked nodes' too, for a bound from the roll-up) exceeds the best value found."""
+    best_val, best_key = state.best_passing()
+    if best_key is None:
+        return
+    grid = beyond.reshape(state.lattice.heights)
+    for node in state.bounds_beyond(best_val):
+        if not beyond[node]:  # (else its generalizations are marked already)
+            grid[state.lattice.box_above(node)] = True
 
 
 def unprunable(state: SearchState, level: list[int],
@@ -68,11 +87,12 @@ def unprunable(state: SearchState, level: list[int],
             if beyond is not None and beyond[node]:
                 state.pruned += 1
                 continue
-            b = state.bound(node)
+            b = state.bound(node, keep=True)
             if b > best_val and beyond is not None:
                 beyond.reshape(lat.heights)[lat.box_above(node)] = True
             if b > best_val or (b == best_val and (lat.height(node), node) > best_key):
                 state.pruned += 1
+                state.drop(node)
                 continue
         out.append(node)
     return out

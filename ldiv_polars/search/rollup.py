@@ -53,10 +53,10 @@ from ldiv_polars.search.encoding import (
     model_rows,
     model_rows_many,
 )
-from ldiv_polars.search.grouping import group_keys
+from ldiv_polars.search.grouping import group_keys, run_starts
 from ldiv_polars.search.keys import KeyBuilder, combine
 from ldiv_polars.search.rolling import Roller
-from ldiv_polars.search.snapshot import Rolled, Snapshot
+from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot, places
 from ldiv_polars.search.store import SnapshotStore
 from ldiv_polars.search.tuning import TUNING
 
@@ -185,8 +185,30 @@ class EncodedFrequencySet:
         """Whether the base was put in class order at encoding (counted as one roll-up), so
         that wide roll-ups from it can go through its classes."""
         if self.base_sorted:
-            self.base = self._roll(self.base, self.base.levels, cache=False,
-                                   keep_codes=True).snapshot
+            self.base = self._class_ordered_base()
+
+    def _class_ordered_base(self) -> Snapshot:
+        """The base in class order with its class structure, as the roll-up to its own levels
+        makes it (counted as one roll-up): read off the rows when they are already in
+        ``(class, sensitive id)`` order, each cell once (the sorted cells an engine may give),
+        else rolled up."""
+        base = self.base
+        codes = base.codes
+        if codes is not None:
+            cards = self.encoding.level_cards(base.levels)
+            radix = places(cards)
+            ck = np.zeros(base.rows, dtype=np.int64)
+            for i, p in enumerate(radix):
+                ck += codes[i].astype(np.int64) * p
+            key = ck * self.n_sensitive + base.s
+            if bool(np.all(key[1:] > key[:-1])):
+                self.rollups += 1
+                new = run_starts(ck)
+                row_class = np.cumsum(new, dtype=np.int64)
+                row_class -= 1
+                return Snapshot(base.levels, None, base.s, base.n,
+                                (ClassCodes(ck[new], radix, cards), row_class))
+        return self._roll(base, base.levels, cache=False, keep_codes=True).snapshot
 
     def without_sensitive(self) -> EncodedFrequencySet:
         """The same frequency set with the sensitive columns summed out (one row per distinct

@@ -91,8 +91,11 @@ class SearchState:
         self.pruned = 0
         """Nodes the exhaustive strategy left undecided by the bound."""
         self._best = math.inf  # least value of a passing checked node: bounds the optimum
+        self._best_passing: tuple[float, tuple[int, int] | None] = (math.inf, None)
         self.skipped_values = 0
         """Passing nodes whose value was not computed (see :meth:`_value`)."""
+        self._kept: dict[int, Rolled] = {}
+        """Roll-ups made for a bound and kept for the node's check (:meth:`bound`)."""
 
     def report(self) -> None:
         """Tell ``progress`` how many nodes are decided."""
@@ -106,7 +109,7 @@ class SearchState:
         rec = self.records.get(node)
         if rec is not None and rec.checked:
             return rec
-        rolled = self.efs.rollup(self.lattice.levels(node))
+        rolled = self._kept.pop(node, None) or self.efs.rollup(self.lattice.levels(node))
         return self._record(node, rolled, self.checker.check(rolled))
 
     def check_batch(self, nodes: Sequence[int]) -> list[NodeRecord]:
@@ -115,7 +118,10 @@ class SearchState:
         todo = [n for n in nodes if not (n in self.records and self.records[n].checked)]
         if len(todo) <= 1:
             return [self.check(n) for n in nodes]
-        rolleds = self.efs.rollup_many([self.lattice.levels(n) for n in todo])
+        rest = [n for n in todo if n not in self._kept]
+        fresh = iter(self.efs.rollup_many([self.lattice.levels(n) for n in rest])
+                     if rest else [])
+        rolleds = [self._kept.pop(n) if n in self._kept else next(fresh) for n in todo]
         verdicts = self.checker.check_many(rolleds)
         for node, rolled, verdict in zip(todo, rolleds, verdicts):
             self._record(node, rolled, verdict)
@@ -124,10 +130,19 @@ class SearchState:
     def _record(self, node: int, rolled: Rolled, verdict: NodeVerdict) -> NodeRecord:
         """Record a checked node, tag it, and tag what a zero-suppression pass implies."""
         self.checked += 1
+        if self.metric in HAS_LOWER_BOUND and self.metric not in BOUND_WITHOUT_ROLLUP:
+            # the roll-up's bound comes free now (for the pruning of the nodes above it)
+            self._bounds.setdefault(node, self.metrics.value(self.metric, rolled, None))
         value = self._value(node, rolled, verdict)
         rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
                          int((~verdict.suppressed).sum()), value, True, verdict.relaxed_passed)
         self.records[node] = rec
+        if rec.passed:
+            best_val, best_key = self._best_passing
+            key = (self.lattice.height(node), node)
+            if value < best_val or (value == best_val and best_key is not None
+                                    and key < best_key):
+                self._best_passing = (value, key)
         if self.tags[node] == 0:
             self.tags[node] = 1 if verdict.passed else -1
         if rec.passed and rec.suppressed_rows == 0 and self.all_monotone:
@@ -184,9 +199,10 @@ class SearchState:
             return self.unsuppressed_record(node)
         return self.check(node)
 
-    def bound(self, node: int) -> float:
+    def bound(self, node: int, keep: bool = False) -> float:
         """Suppression-free metric value: a lower bound of the value, monotone over the
-        lattice (0 for a metric without one)."""
+        lattice (0 for a metric without one). ``keep``: a roll-up made for it is kept for
+        the node's check (:meth:`check`, :meth:`check_batch`) until :meth:`drop`."""
         b = self._bounds.get(node)
         if b is None:
             if self.metric not in HAS_LOWER_BOUND:
@@ -196,18 +212,20 @@ class SearchState:
             else:
                 rolled = self.efs.rollup(self.lattice.levels(node))
                 b = self.metrics.value(self.metric, rolled, None)
+                if keep:
+                    self._kept[node] = rolled
             self._bounds[node] = b
         return b
 
+    def bounds_beyond(self, value: float) -> list[int]:
+        """The nodes whose bound (:meth:`bound`, computed so far) exceeds ``value``."""
+        return [n for n, b in self._bounds.items() if b > value]
+
+    def drop(self, node: int) -> None:
+        """Forget the roll-up :meth:`bound` kept for ``node`` (it will not be checked)."""
+        self._kept.pop(node, None)
+
     def best_passing(self) -> tuple[float, tuple[int, int] | None]:
         """The least value of a checked passing node and its tie order ``(height, id)``
-        (``(inf, None)`` when none passed)."""
-        lat = self.lattice
-        best_val, best_key = math.inf, None
-        for node, rec in self.records.items():
-            if rec.passed and rec.checked:
-                key = (lat.height(node), node)
-                if rec.value < best_val or (rec.value == best_val and best_key is not None
-                                            and key < best_key):
-                    best_val, best_key = rec.value, key
-        return best_val, best_key
+        (``(inf, None)`` when none passed; kept up to date by every check)."""
+        return self._best_passing

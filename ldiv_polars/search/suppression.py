@@ -12,7 +12,8 @@ Semantics (decided and documented in ``docs/anonymize.md``):
   the table that is actually published, and the one :func:`ldiv_polars.check` recomputes when
   the output is re-verified. Removing classes changes that distribution, so the failing set is
   computed as a fixpoint: evaluate, drop the failing classes, re-evaluate the rest against the
-  new reference, until nothing new fails or the limit is exceeded.
+  new reference (only the models that read it: a retained class keeps its rows, so the others'
+  verdicts stand), until nothing new fails or the limit is exceeded.
 - Monotonicity with suppression ("if a node passes, every generalization passes"): it holds
   when every model is *union-closed* — a class that contains a passing class passes. Then the
   failing rows of a generalization are a subset of the failing rows of the node. k-anonymity
@@ -136,9 +137,10 @@ class NodeChecker:
         # sensitive column for a model judging each attribute (multi-attribute)
         self.relaxed = [m for m in relaxed
                         if len(efs.sensitive) <= 1 or m.each_attribute is not None]
+        self._relaxed_order = sorted(self.relaxed, key=lambda m: not m.union_closed)
         self.limit = int(limit_rows)
-        self.global_models = any(getattr(m, "needs_q", False) for m in self.models)
-        self.pass_cols = [f"pass_{m.key}" for m in self.models]
+        self.global_ = [m for m in self.models if getattr(m, "needs_q", False)]
+        self.global_models = bool(self.global_)
         self.evaluations = 0
         """Model evaluations (each decides every class of one or more roll-ups)."""
         self.engine_evaluations = 0
@@ -146,6 +148,12 @@ class NodeChecker:
         ``Model.array_verdict``)."""
         self.floor_decided = 0
         """Nodes decided failing by their suppression floors alone (no model evaluation)."""
+        self.floors_first = True
+        """Whether a check sums the floors before the models (a node beyond the limit is then
+        decided without them). The exhaustive strategy turns it off once Flash over the
+        floors has tagged the lattice: the nodes it checks after that are within the limit
+        by their tags, and computing the floors again would only rarely spare an
+        evaluation (the verdicts are the same either way)."""
         self._table_counts: np.ndarray | None = None
         # the engine's frame: class id and count named apart from the sensitive columns
         self._class = unique_name(CLASS, efs.sensitive)
@@ -187,23 +195,26 @@ class NodeChecker:
 
     def _evaluate(self, rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_classes: int, *,
                   sizes: np.ndarray | None = None, whole: bool = False,
-                  enc: EncodedRows | None = None) -> np.ndarray:
-        """Failing-class mask of the models on the arrays ``(class, sensitive id, n)``: in
-        numpy when every model has an array verdict and no class is uncertain there, else from
-        one ``evaluate_classes`` call. ``enc``: the same rows already encoded
-        (:meth:`encoded`)."""
+                  enc: EncodedRows | None = None,
+                  models: Sequence[Model] | None = None) -> np.ndarray:
+        """Failing-class mask of the models (``models``, default all) on the arrays ``(class,
+        sensitive id, n)``: in numpy when every model has an array verdict and no class is
+        uncertain there, else from one ``evaluate_classes`` call. ``enc``: the same rows
+        already encoded (:meth:`encoded`)."""
+        models = self.models if models is None else models
         self.evaluations += 1
         if self.arrays:
             if enc is None:
                 enc = self.encoded(rows, n_classes, sizes, whole)
-            out = self._evaluate_arrays(enc)
+            out = self._evaluate_arrays(enc, models)
             if out is not None:
                 return out
         self.engine_evaluations += 1
         frame = self.efs.frame_of(*rows, class_col=self._class, count=self._count)
         fs = FrequencySet(frame.lazy(), (self._class,), self.efs.sensitive, self._count)
-        ok = pl.all_horizontal(self.pass_cols) if self.pass_cols else pl.lit(True)
-        cl = evaluate_classes(fs, self.models).select(
+        cols = [f"pass_{m.key}" for m in models]
+        ok = pl.all_horizontal(cols) if cols else pl.lit(True)
+        cl = evaluate_classes(fs, list(models)).select(
             pl.col(self._class), ok.alias("__ok")).collect(engine="in-memory")
         fail = np.zeros(n_classes, dtype=bool)
         fail[cl.get_column(self._class).to_numpy()] = ~cl.get_column("__ok").to_numpy().astype(
@@ -220,11 +231,11 @@ class NodeChecker:
                            reference=self._table() if whole else None, sizes=sizes,
                            domain=self.domain)
 
-    def _evaluate_arrays(self, enc: EncodedRows) -> np.ndarray | None:
-        """The models' array verdicts (:func:`~ldiv_polars.models.encoded.class_verdict`) as a
-        failing mask; None when a model has no array form."""
+    def _evaluate_arrays(self, enc: EncodedRows, models: Sequence[Model]) -> np.ndarray | None:
+        """The array verdicts (:func:`~ldiv_polars.models.encoded.class_verdict`) of
+        ``models`` as a failing mask; None when a model has no array form."""
         ok = np.ones(enc.classes, dtype=bool)
-        for m in self.models:
+        for m in models:
             v = class_verdict(m, enc)
             if v is None:  # no array form: the engine decides from now on
                 self.arrays = False
@@ -232,18 +243,23 @@ class NodeChecker:
             ok &= v
         return ~ok
 
-    def floors(self, enc: EncodedRows) -> np.ndarray | None:
+    def floors(self, enc: EncodedRows, one_node: bool = False) -> np.ndarray | None:
         """Per class of whole roll-ups ``enc`` (:meth:`encoded` with ``whole``): the largest
         suppression floor of the ``relaxed`` models (rows that fail at this node and at every
         specialization of it, see :meth:`Model.suppression_floor
-        <ldiv_polars.models.Model.suppression_floor>`); None when no model states one."""
+        <ldiv_polars.models.Model.suppression_floor>`); None when no model states one.
+        ``one_node``: ``enc`` is one node's roll-up, and once the floors so far sum beyond the
+        limit the others are not computed (their largest can only be larger; the union-closed
+        models' floors, the cheapest, come first)."""
         if not self.relaxed:
             return None
         out = None
-        for m in self.relaxed:
+        for m in self._relaxed_order:
             f = m.suppression_floor(enc, self.slack)
             if f is not None:
                 out = f if out is None else np.maximum(out, f)
+                if one_node and self.beyond_limit(float(out.sum())):
+                    break
         return out
 
     def beyond_limit(self, floor_rows: float) -> bool:
@@ -258,8 +274,14 @@ class NodeChecker:
                                              minlength=self.efs.n_sensitive).astype(np.int64)
         return self._table_counts
 
-    def _failing(self, rolled: Rolled, keep_rows: np.ndarray | None) -> np.ndarray:
-        return self._evaluate(self.efs.model_rows(rolled, keep_rows), rolled.classes)
+    def _failing_retained(self, rolled: Rolled, fail: np.ndarray) -> np.ndarray:
+        """The classes failing against the distribution of the rows of the classes not in
+        ``fail``: only the models comparing with it (``needs_q``) are asked, as a retained
+        class holds the same rows whatever the reference (the others' verdicts stand)."""
+        keep = ~fail[rolled.row_class]
+        return self._evaluate(self.efs.model_rows(rolled, keep), rolled.classes,
+                              sizes=np.where(fail, 0, rolled.class_size),
+                              models=self.global_)
 
     def _failing_many(self, rolleds: Sequence[Rolled]
                       ) -> list[tuple[np.ndarray, np.ndarray | None]]:
@@ -271,7 +293,7 @@ class NodeChecker:
         rows = self.efs.model_rows_many(rolleds, offsets[:-1])
         sizes = np.concatenate([r.class_size for r in rolleds])
         enc = self.encoded(rows, int(offsets[-1]), sizes, whole=True)
-        floor = self.floors(enc)
+        floor = self.floors(enc) if self.floors_first else None
         fail = self._evaluate(rows, int(offsets[-1]), sizes=sizes, whole=True, enc=enc)
         return [
             (fail[offsets[i]:offsets[i + 1]].copy(),
@@ -314,7 +336,7 @@ class NodeChecker:
         if first is None:
             arrays = self.efs.model_rows(rolled)
             enc = self.encoded(arrays, rolled.classes, size, whole=True)
-            floor = self.floors(enc)
+            floor = self.floors(enc, one_node=True) if self.floors_first else None
             if floor is not None and self.beyond_limit(float(floor.sum())):
                 # the node and every node below it fail: decided without the models; the
                 # mask reported holds the classes with a positive floor
@@ -374,10 +396,9 @@ class NodeChecker:
         size = rolled.class_size
         if self.global_models:
             while fail.any() and supp_rows <= self.limit:
-                keep = ~fail[rolled.row_class]
-                if not keep.any():
+                if fail.all():
                     break
-                more = self._failing(rolled, keep) & ~fail
+                more = self._failing_retained(rolled, fail) & ~fail
                 if not more.any():
                     break
                 fail = fail | more

@@ -71,9 +71,9 @@ class PolarsEngine:
         ``qi_only``: the search sums them out itself, counting that roll-up). ``None``
         when a QI value is null or not a raw value. A DataFrame of up to
         ``SMALL_FRAME_MAX_ROWS`` rows is grouped in numpy (:mod:`.small_frame`: the keys or
-        the cells, with each raw value's rows), a larger one by
-        the in-memory engine, anything else streams. ``order_from``: keys of at least this many rows are
-        returned in ascending order (never when None)."""
+        the cells, with each raw value's rows), a larger one by the in-memory engine,
+        anything else streams. ``order_from``: keys of at least this many rows are returned
+        in ascending order (never when None)."""
         with translate_input_errors(data if isinstance(data, (str, Path)) else None):
             return _encoded_counts(data, tuple(qi), tuple(sensitive), leaves, nulls, order_from)
 
@@ -216,6 +216,13 @@ def leaf_enum(leaves: pl.Series) -> pl.Enum | None:
     return pl.Enum(leaves.cast(pl.String))
 
 
+def is_coded(q: str, leaves: pl.Series, schema: pl.Schema) -> bool:
+    """Whether QI ``q`` is read as codes already: its column is the :func:`leaf_enum` of its
+    raw values (:func:`read_coded`), so a row's raw index is the column's physical value."""
+    enum = leaf_enum(leaves)
+    return enum is not None and schema.get(q) == enum
+
+
 def raw_index(q: str, leaves: pl.Series, schema: pl.Schema, *, strict: bool
               ) -> pl.Expr | None:
     """Each row's index among the raw values ``leaves`` of QI ``q`` (UInt; null where the
@@ -225,7 +232,7 @@ def raw_index(q: str, leaves: pl.Series, schema: pl.Schema, *, strict: bool
     enum = leaf_enum(leaves)
     if enum is None:
         return None
-    if schema.get(q) == enum:
+    if is_coded(q, leaves, schema):
         return pl.col(q).to_physical()
     return pl.col(q).cast(pl.String).cast(enum, strict=strict).to_physical()
 
@@ -305,9 +312,9 @@ def small_csv(data: object, limit: int) -> bool:
 def sensitive_enums(retained: pl.LazyFrame, values: pl.DataFrame
                     ) -> tuple[pl.LazyFrame, dict[str, pl.DataType]]:
     """The retained rows with each String sensitive column cast to an Enum of its distinct
-    values (all of the table's are in ``values``, the distinct sensitive tuples), and the dtypes to cast the verification's
-    frequency set back to: the re-verification's streaming group-by then keys on small
-    integers (less memory). Other dtypes are kept."""
+    values (all of the table's are in ``values``, the distinct sensitive tuples), and the
+    dtypes to cast the verification's frequency set back to: the re-verification's streaming
+    group-by then keys on small integers (less memory). Other dtypes are kept."""
     schema = retained.collect_schema()
     casts: list[pl.Expr] = []
     restore: dict[str, pl.DataType] = {}

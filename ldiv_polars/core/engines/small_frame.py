@@ -24,10 +24,12 @@ each raw value counted on the way (``raw_counts``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, decode_keys, fits_key, places
+from ldiv_polars.core.frequency import unique_name
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
 """DataFrames of at most this many rows are counted by :func:`small_frame_counts`; larger ones
@@ -40,14 +42,12 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     without a sensitive column the ascending mixed-radix keys of the QI codes (``keys``),
     otherwise the ``(QI, sensitive)`` cells in (class, sensitive id) order, the ids
     numbering the distinct sensitive values in sorted order (also for a QI-only search, as
-    the Polars group-by: the search sums them out, and the ``kl`` metric reads them). ``None`` when this path does not
-    apply and the Polars engine's group-by must count instead: a QI value null or not a raw
-    value (that path names it), a sensitive column that is not one String column without
-    nulls (the null policy and other dtypes' orders are that path's), a raw value list that
-    makes no Enum, keys past int64, or no QI."""
+    the Polars group-by: the search sums them out, and the ``kl`` metric reads them).
+    ``None`` when this path does not apply and the Polars engine's group-by must count
+    instead: a QI value null or not a raw value (that path names it), a sensitive column that
+    is not one String column without nulls (the null policy and other dtypes' orders are that
+    path's), a raw value list that makes no Enum, keys past int64, or no QI."""
     import numpy as np  # here only: `ldiv check` never needs numpy
-
-    from ldiv_polars.core.engines.polars import raw_index
 
     values = _sensitive_values(df, sensitive) if sensitive else None
     if not qi or (sensitive and values is None):
@@ -56,21 +56,16 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     radix = [*cards, values.len() if values is not None else 1]
     if not fits_key(radix):
         return None
-    exprs = [raw_index(q, leaves[q], df.schema, strict=False) for q in qi]
-    if any(e is None for e in exprs):
+    arrays = _code_arrays(df, qi, leaves, sensitive[0] if values is not None else None,
+                          values)
+    if arrays is None:
         return None
-    cols = [e.cast(pl.Int64).alias(q) for e, q in zip(exprs, qi)]  # type: ignore[union-attr]
-    if values is not None:
-        cols.append(pl.col(sensitive[0]).cast(pl.Enum(values)).to_physical().cast(pl.Int64))
-    coded = df.select(cols)
-    if any(coded.get_column(q).null_count() for q in qi):
-        return None
-    arrays = [coded.to_series(i).to_numpy() for i in range(coded.width)]
     key = np.zeros(df.height, dtype=np.int64)
     for a, m in zip(arrays, places(radix)):
         key += a * m
     uniq, n = np.unique(key, return_counts=True)
-    raw = [np.bincount(a, minlength=c).astype(np.int64) for a, c in zip(arrays, cards)]
+    raw = [np.bincount(a, minlength=c).astype(np.int64, copy=False)
+           for a, c in zip(arrays, cards)]
     if values is None:
         return EncodedCounts(tuple(qi), (), keys=uniq, n=n.astype(np.int64), ordered=True,
                              raw_counts=raw)
@@ -79,6 +74,34 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     return EncodedCounts(tuple(qi), tuple(sensitive), codes=codes,
                          sensitive_ids=(uniq % n_s).astype(np.int32), n=n.astype(np.int64),
                          sensitive_values=values, raw_counts=raw)
+
+
+def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
+                 sensitive: str | None, values: pl.Series | None) -> list[Any] | None:
+    """Each QI's raw indices and then the sensitive ids (int64 numpy arrays): the columns read
+    as codes already (:func:`~ldiv_polars.core.engines.polars.is_coded`) by their physical
+    values on this thread, the others by one Enum cast each in one query. None when a QI
+    value is null or not a raw value, or the raw values make no Enum."""
+    import numpy as np
+
+    from ldiv_polars.core.engines.polars import is_coded, raw_index
+
+    exprs = {q: raw_index(q, leaves[q], df.schema, strict=False) for q in qi
+             if not is_coded(q, leaves[q], df.schema)}
+    if any(e is None for e in exprs.values()):
+        return None
+    read = {q: df.get_column(q) for q in qi if q not in exprs}
+    cols = [e.cast(pl.Int64).alias(q) for q, e in exprs.items()]  # type: ignore[union-attr]
+    sid = unique_name("__ldiv_sid", df.columns)
+    if sensitive is not None and values is not None:
+        cols.append(pl.col(sensitive).cast(pl.Enum(values)).to_physical().cast(pl.Int64)
+                    .alias(sid))
+    coded = df.select(cols) if cols else pl.DataFrame()
+    read.update({c: coded.get_column(c) for c in coded.columns})
+    if any(read[q].null_count() for q in qi):
+        return None
+    return [read[c].to_physical().to_numpy().astype(np.int64, copy=False)
+            for c in [*qi, *([sid] if sensitive is not None else [])]]
 
 
 def _sensitive_values(df: pl.DataFrame, sensitive: Sequence[str]) -> pl.Series | None:
