@@ -27,6 +27,7 @@ from ldiv_polars.core.engines.base import (
     fits_key,
     places,
 )
+from ldiv_polars.core.engines.raw_codes import leaf_enum, raw_index
 from ldiv_polars.core.engines.small_frame import SMALL_FRAME_MAX_ROWS, small_frame_counts
 from ldiv_polars.core.frequency import COUNT, STREAMING, FrequencySet, unique_name
 from ldiv_polars.core.inputs import (
@@ -206,35 +207,6 @@ def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
          .otherwise(pl.col(q)).alias(q) for q in qi]
     ).drop(name)
     return Release(masked, retained)
-
-
-def leaf_enum(leaves: pl.Series) -> pl.Enum | None:
-    """The Enum of a hierarchy's raw values (as strings; a QI value's index among them is its
-    code), None when they hold a null or a repeat (never, once validated)."""
-    if leaves.null_count() or leaves.n_unique() != leaves.len():
-        return None
-    return pl.Enum(leaves.cast(pl.String))
-
-
-def is_coded(q: str, leaves: pl.Series, schema: pl.Schema) -> bool:
-    """Whether QI ``q`` is read as codes already: its column is the :func:`leaf_enum` of its
-    raw values (:func:`read_coded`), so a row's raw index is the column's physical value."""
-    enum = leaf_enum(leaves)
-    return enum is not None and schema.get(q) == enum
-
-
-def raw_index(q: str, leaves: pl.Series, schema: pl.Schema, *, strict: bool
-              ) -> pl.Expr | None:
-    """Each row's index among the raw values ``leaves`` of QI ``q`` (UInt; null where the
-    value is null or, without ``strict``, not a raw value): the physical value of a column
-    already read as :func:`leaf_enum` (:func:`read_coded`), else an Enum cast of its strings.
-    None when the raw values make no Enum."""
-    enum = leaf_enum(leaves)
-    if enum is None:
-        return None
-    if is_coded(q, leaves, schema):
-        return pl.col(q).to_physical()
-    return pl.col(q).cast(pl.String).cast(enum, strict=strict).to_physical()
 
 
 def generalize(q: str, leaves: pl.Series, labels: pl.Series, schema: pl.Schema) -> pl.Expr:

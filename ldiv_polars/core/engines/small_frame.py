@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, decode_keys, fits_key, places
+from ldiv_polars.core.engines.raw_codes import is_coded, raw_index
 from ldiv_polars.core.frequency import unique_name
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
@@ -79,12 +80,11 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
 def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
                  sensitive: str | None, values: pl.Series | None) -> list[Any] | None:
     """Each QI's raw indices and then the sensitive ids (int64 numpy arrays): the columns read
-    as codes already (:func:`~ldiv_polars.core.engines.polars.is_coded`) by their physical
+    as codes already (:func:`~ldiv_polars.core.engines.raw_codes.is_coded`) by their physical
     values on this thread, the others by one Enum cast each in one query. None when a QI
     value is null or not a raw value, or the raw values make no Enum."""
     import numpy as np
 
-    from ldiv_polars.core.engines.polars import is_coded, raw_index
 
     exprs = {q: raw_index(q, leaves[q], df.schema, strict=False) for q in qi
              if not is_coded(q, leaves[q], df.schema)}
