@@ -133,7 +133,8 @@ def test_the_cut_loop_with_groups_proves_the_brute_force_optimum(seed, q, rows, 
     models = [KAnonymity(2)]
     opt = brute_optimum(efs, models, limit, metric)
     old = anytime.GROUP_SIZES
-    anytime.GROUP_SIZES = (2,)  # (hypothesis: no function-scoped fixture)
+    anytime.GROUP_SIZES = (1, 2)  # pairs get floors and failures from single QIs
+    # (hypothesis: no function-scoped fixture)
     try:
         out = anytime_search(efs, models, limit, metric, 60.0, cuts=True, groups=True)
     finally:
@@ -174,3 +175,26 @@ def test_best_first_with_floors_stays_sound(seed, q, rows, limit, metric, size, 
         return
     assert full.proven and math.isclose(full.value, opt, rel_tol=1e-9, abs_tol=1e-12)
     assert short.bound is not None and short.bound <= opt + 1e-9 * max(1.0, opt)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(10, 40), st.integers(0, 2), st.integers(2, 4))
+def test_every_failure_a_projection_reports_fails_with_its_down_set(seed, rows, limit, k):
+    """The failures each projection's search reports (its own, and those handed down from the
+    smaller groups inside it, embedded with its other QIs at the top) fail on that projection
+    with every node below them (brute force)."""
+    efs = random_efs(seed, 3, rows)
+    models = [KAnonymity(k)]
+    s = _Search(efs, models, limit, "loss", Budget(seconds=60.0))
+    old = anytime.GROUP_SIZES
+    anytime.GROUP_SIZES = (1, 2)
+    try:
+        s.add_groups(CutRelaxation(s.separable_costs()))
+    finally:
+        anytime.GROUP_SIZES = old
+    for g in s.groups:
+        proj = efs.project(g.cols)
+        checker = NodeChecker(proj, models, limit)
+        for f in g.failures:
+            for x in itertools.product(*(range(int(v) + 1) for v in f)):
+                assert not checker.check(proj.rollup(x)).passed, (g.cols, f, x)
