@@ -106,7 +106,11 @@ class AnonymizationResult:
     elapsed_s: float
     output: pl.LazyFrame | None = field(repr=False)
     verification: Any = field(repr=False, default=None)
-    _plan: _VerificationPlan | None = field(repr=False, default=None)
+    _plan_made: _VerificationPlan | None = field(repr=False, default=None)
+    _plan_of: Any = field(repr=False, default=None)
+    """Makes the re-verification's plan when first needed (:attr:`_plan`, read by
+    :meth:`sink`): ``anonymize(verify=False)`` plans no re-verification it was not asked
+    for."""
     bound: float | None = None
     """A lower bound of the optimum's value: ``value`` itself for the exact strategies, the
     anytime search's bound otherwise (None when no node was found, or ``kl`` under anytime)."""
@@ -148,26 +152,34 @@ class AnonymizationResult:
         if self.output is None:
             raise InvalidParameterError("no node satisfies the requirements: nothing to write")
         expected = self.rows - (self.suppressed_rows if self.suppression_mode == "drop" else 0)
-        if self._plan is not None and self._plan.engine is not None:
-            self._plan.engine.write(self.output, path, inputs=self.sources,
-                                    expected_rows=expected)
+        plan = self._plan
+        if plan is not None and plan.engine is not None:
+            plan.engine.write(self.output, path, inputs=self.sources, expected_rows=expected)
             if verify:
                 assert self.output_plan is not None
-                self.verification = self._plan.verify_written(
+                self.verification = plan.verify_written(
                     path, self.output_plan, self.rows - self.suppressed_rows)
             return
         with atomic_output(path, inputs=self.sources) as out:
             write = out.sink(self.output)
-            if not verify or self._plan is None:
+            if not verify or plan is None:
                 write.collect(engine=STREAMING)
             else:
                 if self.rows <= FUSED_VERIFY_MAX_ROWS:
-                    _, fs = pl.collect_all([write, self._plan.fs.frame], engine=STREAMING)
+                    _, fs = pl.collect_all([write, plan.fs.frame], engine=STREAMING)
                 else:
                     write.collect(engine=STREAMING)
-                    fs = self._plan.fs.materialize()
-                self.verification = self._plan.verify(fs)
+                    fs = plan.fs.materialize()
+                self.verification = plan.verify(fs)
             out.check_rows(expected)
+
+    @property
+    def _plan(self) -> _VerificationPlan | None:
+        """The re-verification's plan (None without an output), made now if ``anonymize``
+        deferred it."""
+        if self._plan_made is None and self._plan_of is not None:
+            self._plan_made, self._plan_of = self._plan_of(), None
+        return self._plan_made
 
     def _repr_html_(self) -> str:
         """The search's figures (:meth:`to_dict`) as a plain HTML table: how a notebook shows
@@ -704,8 +716,9 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
     release = inp.engine.release(inp.fs.frame if inp.table is None else inp.table, choice.plan)
     sensitive_values = choice.sensitive_values
     del choice
-    plan = _verification(release.retained, inp, levels, sensitive_values)
-    verification = plan.verify(plan.fs.materialize()) if verify else None
+    make = functools.partial(_verification, release.retained, inp, levels, sensitive_values)
+    plan = make() if verify else None  # (verify=False: made by sink(), if ever called)
+    verification = plan.verify(plan.fs.materialize()) if plan is not None else None
     return AnonymizationResult(
         levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
         classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
@@ -713,7 +726,8 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
         evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups,
         elapsed_s=time.perf_counter() - t0, verification=verification, output_plan=output_plan,
         output=None if inp.table is None else release.output,
-        _plan=plan, bound=outcome.bound if outcome.strategy == "anytime" else values[metric],
+        _plan_made=plan, _plan_of=None if verify else make,
+        bound=outcome.bound if outcome.strategy == "anytime" else values[metric],
         gap=outcome.gap, **common,
     )
 
