@@ -159,7 +159,8 @@ def test_t_exactly_reached_passes(case, kernel, monkeypatch):
 # --- bad input ----------------------------------------------------------------------------------
 
 
-def test_duplicate_pairs_and_bad_arrays_are_errors():
+def test_duplicate_pairs_and_bad_arrays_are_errors(monkeypatch):
+    monkeypatch.setattr(emd_arrays, "KERNEL", True)  # (also under LDIV_POLARS_NO_KERNEL=1)
     rows = EncodedRows(np.array([0, 0]), np.array([1, 1]), np.array([2, 3]), classes=1,
                        n_sensitive=2, reference=np.array([4, 5]),
                        domain=SensitiveDomain(pl.DataFrame({"s": [1, 2]})))

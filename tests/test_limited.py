@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from ldiv_polars.core.limited import TIMED_OUT, call_within, race_within
+from ldiv_polars.core.limited import TIMED_OUT, Race, call_within, race_within
 
 
 def _never_returns() -> None:
@@ -41,3 +41,20 @@ def test_race_yields_answers_as_they_come_and_kills_the_rest() -> None:
     assert not multiprocessing.active_children()
     with pytest.raises(ValueError, match="from the child"):
         list(race_within([(_never_returns, ()), (_fails, ())], 60.0))
+
+
+def test_race_takes_calls_started_while_it_waits() -> None:
+    """A call started after the first answer is awaited too, within the same deadline; the
+    indices follow the starting order; leaving the race kills what still runs."""
+    with Race(60.0) as race:
+        assert race.start(divmod, (9, 4)) == 0
+        assert race.start(_never_returns) == 1
+        seen = []
+        for i, value in race.answers():
+            seen.append((i, value))
+            if i == 0:
+                assert race.start(pow, (2, 5)) == 2
+            else:
+                break
+    assert seen == [(0, (2, 1)), (2, 32)]
+    assert not multiprocessing.active_children()

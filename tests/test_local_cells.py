@@ -274,7 +274,8 @@ def test_exact_reports_what_it_has_whatever_the_limit() -> None:
     for limit in (1.5, 30):
         out = exact_masks(table, models, table.weights(None), "value", limit, incumbent=greedy)
         assert out.status in ("optimal", "time_limit") and out.masks is not None
-        assert out.objective <= g_cost and out.steps["found_by"] in ("incumbent", "dive", "near", "milp")
+        assert out.objective <= g_cost
+        assert out.steps["found_by"] in ("incumbent", "dive", "near", "milp")
         assert _valid(table, tuple(int(m) for m in out.masks), 3, 0, "value")
         if out.bound is not None:
             assert out.bound <= out.objective + 1e-9

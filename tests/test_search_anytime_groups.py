@@ -133,7 +133,8 @@ def test_the_cut_loop_with_groups_proves_the_brute_force_optimum(seed, q, rows, 
     models = [KAnonymity(2)]
     opt = brute_optimum(efs, models, limit, metric)
     old = anytime.GROUP_SIZES
-    anytime.GROUP_SIZES = (2,)  # (hypothesis: no function-scoped fixture)
+    anytime.GROUP_SIZES = (1, 2)  # pairs get floors and failures from single QIs
+    # (hypothesis: no function-scoped fixture)
     try:
         out = anytime_search(efs, models, limit, metric, 60.0, cuts=True, groups=True)
     finally:
@@ -151,3 +152,49 @@ def test_the_decomposition_needs_a_monotone_predicate():
 
     assert not decomposition_applies([EntropyLDiversity(2.0)], 5)  # not union-closed
     assert decomposition_applies([EntropyLDiversity(2.0)], 0)  # monotone without suppression
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(2, 4), st.integers(8, 30), st.integers(0, 3),
+       st.sampled_from(SEPARABLE), st.integers(1, 3), st.integers(1, 6))
+def test_best_first_with_floors_stays_sound(seed, q, rows, limit, metric, size, nodes):
+    """Floors (the groups' brute-force optima, a partition) raise the best-first keys: the
+    bound after any number of checks stays at or below the optimum, and without a budget the
+    optimum is proven."""
+    efs = random_efs(seed, q, rows)
+    models = [KAnonymity(2)]
+    opt = brute_optimum(efs, models, limit, metric)
+    floors = [(list(g), brute_optimum(efs.project(g), models, limit, metric))
+              for g in partition(list(range(q)), size) if len(g) < q]
+    floors = [(g, lo) for g, lo in floors if math.isfinite(lo)]
+    short = anytime_search(efs, models, limit, metric, Budget(nodes=nodes), cuts=False,
+                           floors=floors)
+    full = anytime_search(efs, models, limit, metric, cuts=False, floors=floors)
+    if math.isinf(opt):
+        assert full.best is None
+        return
+    assert full.proven and math.isclose(full.value, opt, rel_tol=1e-9, abs_tol=1e-12)
+    assert short.bound is not None and short.bound <= opt + 1e-9 * max(1.0, opt)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(10, 40), st.integers(0, 2), st.integers(2, 4))
+def test_every_failure_a_projection_reports_fails_with_its_down_set(seed, rows, limit, k):
+    """The failures each projection's search reports (its own, and those handed down from the
+    smaller groups inside it, embedded with its other QIs at the top) fail on that projection
+    with every node below them (brute force)."""
+    efs = random_efs(seed, 3, rows)
+    models = [KAnonymity(k)]
+    s = _Search(efs, models, limit, "loss", Budget(seconds=60.0))
+    old = anytime.GROUP_SIZES
+    anytime.GROUP_SIZES = (1, 2)
+    try:
+        s.add_groups(CutRelaxation(s.separable_costs()))
+    finally:
+        anytime.GROUP_SIZES = old
+    for g in s.groups:
+        proj = efs.project(g.cols)
+        checker = NodeChecker(proj, models, limit)
+        for f in g.failures:
+            for x in itertools.product(*(range(int(v) + 1) for v in f)):
+                assert not checker.check(proj.rollup(x)).passed, (g.cols, f, x)

@@ -97,6 +97,40 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
 
 
 @needs_kernel
+@settings(max_examples=100, deadline=None)
+@given(digit_problems(), st.integers(1, 7))
+def test_kernel_split_read_out_equals_plain_numpy(problem, ns):
+    """``lookup_count_split`` (keys read as ``class * ns + id`` in the kernel's read-out)
+    against plain numpy's distinct keys split by ``//`` and ``%``: ids, counts, class index
+    per row, and per class its key and summed count; the scratch arrays left zeroed."""
+    cols, tables, scale, extra, weights, span = problem
+    _, uniq, sums = _reference(cols, tables, scale, extra, weights)
+    total = int(weights.sum())
+    with use_kernel(True):
+        got = counting.lookup_count_split(cols, tables, scale, weights, span=span, total=total,
+                                          ns=ns, extra=extra)
+        assert got is not None
+        s, n, rc, ck, cs = got
+        cls_keys, row_class = np.unique(uniq // ns, return_inverse=True)
+        assert s.dtype == np.int32 and np.array_equal(s, uniq % ns)
+        assert np.array_equal(n, sums) and np.array_equal(rc, row_class.ravel())
+        assert np.array_equal(ck, cls_keys)
+        assert np.array_equal(cs, np.bincount(row_class.ravel(), weights=sums,
+                                              minlength=cls_keys.shape[0]).astype(np.int64)
+                              if sums.shape[0] else np.zeros(0, np.int64))
+        with tuned(window_cells=max(1, span - 1)):  # several windows: the caller splits
+            assert span == 1 or counting.lookup_count_split(
+                cols, tables, scale, weights, span=span, total=total, ns=ns,
+                extra=extra) is None
+    with use_kernel(False):
+        assert counting.lookup_count_split(cols, tables, scale, weights, span=span,
+                                           total=total, ns=ns, extra=extra) is None
+    for name in ("counts32", "counts64", "bitmap"):
+        kept = getattr(counting._local, name, None)
+        assert kept is None or not kept.any()
+
+
+@needs_kernel
 @pytest.mark.parametrize("span", [1, 64, 65, 1 << 20, TUNING.scratch_max_cells + 1])
 def test_kernel_counts_sparse_and_edge_spans(span):
     """One key at each end of the span (bitmap words' edges, the kept and fresh arrays)."""

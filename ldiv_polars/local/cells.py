@@ -107,5 +107,6 @@ def suppress_cells(
 
 def _source(found_by: object) -> str:
     """The method that found the exact method's release: ``"greedy"`` (the incumbent it was
-    seeded with, e.g. when the time limit left no solver phase), ``"dive"`` or ``"milp"``."""
+    seeded with, e.g. when the time limit left no solver phase), ``"dive"``, ``"near"`` or
+    ``"milp"``."""
     return "greedy" if found_by in (None, "incumbent") else str(found_by)

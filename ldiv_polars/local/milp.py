@@ -72,11 +72,11 @@ itself is killed at its seconds (:func:`~ldiv_polars.core.limited.call_within`):
 its clock too rarely to keep a limit on a loaded machine."""
 
 NEAR_REDUCED_COSTS = (0.5, 1.0, 2.0)
-"""The *near* MILPs, raced against the final MILP on a second core, one after the other until
-one finds a cheaper release: each keeps the LP's support, the best release's candidates and the
-columns whose LP reduced cost is at most its value, presolved (a primal search: on Adult, 5
-QIs, k = 5, at 0.5 it found the optimum with 2.4 s of CPU where the whole program's search took
-over 100 s; BENCHMARKS.md)."""
+"""The *near* MILPs, run one after the other before the final MILP until one finds a cheaper
+release, the rest raced against the final MILP on a second core: each keeps the LP's support,
+the best release's candidates and the columns whose LP reduced cost is at most its value,
+presolved (a primal search: on Adult, 5 QIs, k = 5, at 0.5 it found the optimum with 2.4 s of
+CPU where the whole program's search took over 100 s; BENCHMARKS.md)."""
 
 DIVE_REDUCED_COST = 2.0
 """The restricted MILP that looks for a good release first keeps the candidates whose LP
@@ -129,20 +129,20 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     assigns integrally fixed, the rest solved as a small MILP) improves the incumbent; every
     candidate whose reduced cost exceeds the incumbent's gap to the LP bound is fixed to its LP
     value (classical reduced-cost fixing); the MILP of what is left, with integral costs under
-    the cutoff row ``c x <= best - 1/2``, is solved -- raced on a second core against the
-    *near* MILPs (:data:`NEAR_REDUCED_COSTS`), a primal search: when one finds a cheaper release
-    first, the final MILP restarts from it. Optimal when the final MILP finishes, proves no
-    better release exists (infeasible under the cutoff) or its dual bound reaches the best
-    release; else the best release found, with the bound and gap. The time limit holds: every
-    solver call gets the seconds left and runs in a child process killed at them
-    (:mod:`~ldiv_polars.core.limited`; HiGHS's own limit is :data:`HIGHS_SHARE` of them), a
-    phase starts only with :data:`MIN_SOLVE_S` left; a run stopped by the limit returns the
-    best release so far (status ``"time_limit"``, with the bound and gap when the LP was
-    solved). ``steps["found_by"]`` names the phase that found the returned release
-    (``"incumbent"``, ``"dive"``, ``"near"``, ``"milp"``), ``steps["phase_s"]`` the wall
-    seconds of each phase; e.g. with ``time_limit=0`` no phase runs and the incumbent is
-    returned. More than ``max_candidates`` candidate columns: nothing is solved (status
-    ``"too_large"``, the incumbent returned)."""
+    the cutoff row ``c x <= best - 1/2``, is solved after the *near* MILPs
+    (:data:`NEAR_REDUCED_COSTS`, a primal search) and raced on a second core against those not
+    yet run: when one finds a cheaper release first, the final MILP restarts from it. Optimal
+    when the final MILP finishes, proves no better release exists (infeasible under the
+    cutoff) or its dual bound reaches the best release; else the best release found, with the
+    bound and gap. The time limit holds: every solver call gets the seconds left and runs in a
+    child process killed at them (:mod:`~ldiv_polars.core.limited`; HiGHS's own limit is
+    :data:`HIGHS_SHARE` of them), a phase starts only with :data:`MIN_SOLVE_S` left; a run
+    stopped by the limit returns the best release so far (status ``"time_limit"``, with the
+    bound and gap when the LP was solved). ``steps["found_by"]`` names the phase that found
+    the returned release (``"incumbent"``, ``"dive"``, ``"near"``, ``"milp"``),
+    ``steps["phase_s"]`` the wall seconds of each phase; e.g. with ``time_limit=0`` no phase
+    runs and the incumbent is returned. More than ``max_candidates`` candidate columns:
+    nothing is solved (status ``"too_large"``, the incumbent returned)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
     unsafe = ~class_verdicts(table.histogram(), models, table.s_values, table.reference())
@@ -180,7 +180,6 @@ class _Search:
         self.status = "time_limit"
         self.steps: dict[str, object] = {}
         self.rung = 0  # the next near MILP (index into NEAR_REDUCED_COSTS)
-        self.dive_stopped = False  # the dive stopped by a near MILP's cheaper release
 
     def left(self) -> float:
         """Seconds left of the time limit."""
@@ -214,37 +213,15 @@ class _Search:
         self.steps["lp_s"] = round(time.perf_counter() - self.t0, 3)
         dive = None
         if semantics == "value" and self.can_start():
-            dive = self.timed("dive", self._first_dive, lp)
-        if (dive is None or dive.masks is None) and not self.dive_stopped and \
-                self.can_start():
+            dive = self.timed("dive", prog.solve, prog.upper(lp_fixed=lp.x),
+                              self._dive_share(), presolve=True)
+        if (dive is None or dive.masks is None) and self.can_start():
             dive = self.timed("dive", prog.solve,
                               prog.upper(near=(lp, DIVE_REDUCED_COST, self.best)),
                               self._dive_share(), presolve=True)
         if dive is not None:
             self.steps["dive"] = dive.cost if np.isfinite(dive.cost) else None
             self.offer(dive.masks, dive.cost, "dive")
-
-    def _first_dive(self, lp: Any) -> _Solved:
-        """The dive's first step (the keys the LP settles fixed), for :meth:`_dive_share` of
-        the seconds left; on two cores or more raced against the first near MILP, whose
-        release is offered here: the step ends when the near MILP improves the best release
-        (the dive stopped if still running) or both have answered."""
-        seconds = self._dive_share()
-        call, keep = self.prog.milp_call(self.prog.upper(lp_fixed=lp.x), seconds, presolve=True)
-        if _cores() < 2:
-            return self.prog.read(call_within(call, (), seconds), keep)
-        t = time.perf_counter()
-        dive = _Solved(None, np.inf, False, None)
-        with Race(seconds) as race:
-            keeps = {race.start(call): keep}
-            self._start_near(race, keeps, lp)
-            for i, res in race.answers():
-                if i == 0:
-                    dive = self.prog.read(res, keeps[i])
-                elif self._near_answered(self.prog.read(res, keeps[i]), t):
-                    self.dive_stopped = True  # a cheaper release than the incumbent
-                    break
-        return dive
 
     def _dive_share(self) -> float:
         """The seconds of a dive step: half of those left, at least a quarter of the limit
@@ -265,15 +242,15 @@ class _Search:
         return self.status == "optimal"
 
     def final(self, lp: Any) -> None:
-        """The MILP of the columns that reduced-cost fixing leaves, within the time left,
-        raced on a second core (when there is one) against the *near* MILPs (a primal
-        search, :data:`NEAR_REDUCED_COSTS`); when a near MILP finds a cheaper release first,
-        the proof restarts from it (more columns fixed, a lower cutoff). On one core the
-        near MILPs run first, for at most half the time left."""
+        """The *near* MILPs (a primal search, :data:`NEAR_REDUCED_COSTS`) one after the other
+        until one finds a cheaper release (at most half the time left), then the MILP of the
+        columns that reduced-cost fixing leaves, within the time left, raced on a second core
+        (when there is one) against the near MILPs not yet run; when one of them finds a
+        cheaper release first, the proof restarts from it (more columns fixed, a lower
+        cutoff)."""
         if lp is None or not np.isfinite(self.best_cost):
             self.rung = len(NEAR_REDUCED_COSTS)  # no LP: no near MILP
-        if _cores() < 2:
-            self._near_alone(lp)
+        self._near_alone(lp)
         while self.can_start() and self.status != "optimal" and self._race(lp):
             pass
 
@@ -288,7 +265,7 @@ class _Search:
                                    presolve=True, cutoff=self._cutoff())
 
     def _near_alone(self, lp: Any) -> None:
-        """One core: the near MILPs one after the other until one improves the best release
+        """The near MILPs one after the other (one core) until one improves the best release
         or half of the seconds left are spent."""
         t = time.perf_counter()
         end = t + self.left() / 2

@@ -19,6 +19,9 @@
  *   read_cells(counts, bitmap, keys, sums[, first]) -> int
  *       the occupied cells in increasing order: keys[j] (+ first), sums[j]; counts and
  *       bitmap zeroed.
+ *   read_cells_split(counts, bitmap, ns, s, n, row_class, class_keys, class_size[, first])
+ *       -> (rows, classes): the same cells with their keys split as class * ns + id (see
+ *       the function).
  *
  * cols: uint16, int32 or int64 arrays of the same length; tables: int64 arrays or None;
  * extra: int32 array or None; weights: int32 or int64; counts: int32 or int64 (all zero);
@@ -452,12 +455,43 @@ fail:
     return NULL;
 }
 
+/* Each occupied cell i < span of the bitmap, in increasing order, its bit cleared, then
+ * BODY with i set (a bit past the span is never set by count_keys: skipped). */
+#define FOR_EACH_CELL(bits, words, span, i, ...)                                             \
+    do {                                                                                     \
+        Py_ssize_t w_;                                                                       \
+        for (w_ = 0; w_ < (words); w_++) {                                                   \
+            uint64_t b_ = (bits)[w_];                                                        \
+            if (!b_) continue;                                                               \
+            (bits)[w_] = 0;                                                                  \
+            while (b_) {                                                                     \
+                Py_ssize_t i = (w_ << 6) + __builtin_ctzll(b_);                              \
+                b_ &= b_ - 1;                                                                \
+                if (i >= (span)) continue;                                                   \
+                __VA_ARGS__                                                                  \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+/* The count of cell i of an int32 or int64 count array, the cell zeroed. */
+static inline int64_t take_cell(const Py_buffer *cnt, Py_ssize_t i) {
+    int64_t v;
+    if (cnt->itemsize == 4) {
+        v = ((int32_t *)cnt->buf)[i];
+        ((int32_t *)cnt->buf)[i] = 0;
+    } else {
+        v = ((int64_t *)cnt->buf)[i];
+        ((int64_t *)cnt->buf)[i] = 0;
+    }
+    return v;
+}
+
 static PyObject *read_cells(PyObject *self, PyObject *args) {
     PyObject *objs[4];
     Py_buffer bufs[4], *cnt = &bufs[0], *bm = &bufs[1], *keys = &bufs[2], *sums = &bufs[3];
     static const int writable[4] = {1, 1, 1, 1};
     static const char *names[4] = {"counts", "bitmap", "keys", "sums"};
-    Py_ssize_t words, span, cap, j = 0, w, first = 0;
+    Py_ssize_t words, span, cap, j = 0, first = 0;
     int over = 0;
     (void)self;
     if (!PyArg_ParseTuple(args, "OOOO|n", &objs[0], &objs[1], &objs[2], &objs[3], &first))
@@ -474,28 +508,17 @@ static PyObject *read_cells(PyObject *self, PyObject *args) {
     {
         uint64_t *bits = (uint64_t *)bm->buf;
         int64_t *kk = (int64_t *)keys->buf, *ss = (int64_t *)sums->buf;
-        int narrow = cnt->itemsize == 4;
-        int32_t *c32 = (int32_t *)cnt->buf;
-        int64_t *c64 = (int64_t *)cnt->buf;
         Py_BEGIN_ALLOW_THREADS
-        for (w = 0; w < words; w++) {
-            uint64_t b = bits[w];
-            if (!b) continue;
-            bits[w] = 0;
-            while (b) {
-                Py_ssize_t i = (w << 6) + __builtin_ctzll(b);
-                b &= b - 1;
-                if (i >= span) continue;  /* (a bit past the span: never set by count_keys) */
-                if (j < cap) {
-                    kk[j] = first + i;
-                    ss[j] = narrow ? c32[i] : c64[i];
-                    j++;
-                } else {
-                    over = 1;
-                }
-                if (narrow) c32[i] = 0; else c64[i] = 0;
+        FOR_EACH_CELL(bits, words, span, i, {
+            int64_t v = take_cell(cnt, i);
+            if (j < cap) {
+                kk[j] = first + i;
+                ss[j] = v;
+                j++;
+            } else {
+                over = 1;
             }
-        }
+        });
         Py_END_ALLOW_THREADS
     }
     if (over) PyErr_SetString(PyExc_ValueError, "read_cells: more occupied cells than room");
@@ -505,12 +528,78 @@ done:
     return PyLong_FromSsize_t(j);
 }
 
+/* read_cells_split(counts, bitmap, ns, s, n, row_class, class_keys, class_size[, first])
+ *     -> (rows, classes): read_cells whose keys are class * ns + sensitive id, split as the
+ *     search reads a roll-up: per occupied cell in key order its sensitive id s (int32), count
+ *     n and class index row_class (int64); per class (a run of equal key // ns) its key
+ *     class_keys and its summed count class_size (int64). counts and bitmap zeroed. */
+static PyObject *read_cells_split(PyObject *self, PyObject *args) {
+    PyObject *objs[7];
+    Py_buffer bufs[7], *cnt = &bufs[0], *bm = &bufs[1];
+    static const int writable[7] = {1, 1, 1, 1, 1, 1, 1};
+    static const char *names[7] = {"counts", "bitmap", "s", "n", "row_class", "class_keys",
+                                   "class_size"};
+    Py_ssize_t words, span, cap, j = 0, first = 0, classes = 0;
+    long long ns;
+    int over = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOLOOOOO|n", &objs[0], &objs[1], &ns, &objs[2], &objs[3],
+                          &objs[4], &objs[5], &objs[6], &first))
+        return NULL;
+    if (get_int_buffers(7, objs, bufs, writable, names) < 0) return NULL;
+    span = cnt->len / cnt->itemsize;
+    words = bm->len / 8;
+    cap = bufs[3].len / 8;
+    if (bm->itemsize != 8 || bufs[2].itemsize != 4 || bufs[3].itemsize != 8
+            || bufs[4].itemsize != 8 || bufs[5].itemsize != 8 || bufs[6].itemsize != 8
+            || bufs[2].len / 4 != cap || bufs[4].len / 8 != cap || bufs[5].len / 8 != cap
+            || bufs[6].len / 8 != cap || cnt->itemsize == 2 || words < (span + 63) / 64
+            || ns < 1) {
+        PyErr_SetString(PyExc_TypeError, "read_cells_split: bad arguments");
+        goto done;
+    }
+    {
+        uint64_t *bits = (uint64_t *)bm->buf;
+        int32_t *s = (int32_t *)bufs[2].buf;
+        int64_t *nn = (int64_t *)bufs[3].buf, *rc = (int64_t *)bufs[4].buf;
+        int64_t *ck = (int64_t *)bufs[5].buf, *cs = (int64_t *)bufs[6].buf;
+        int64_t last = -1;
+        Py_BEGIN_ALLOW_THREADS
+        FOR_EACH_CELL(bits, words, span, i, {
+            int64_t v = take_cell(cnt, i), key = (int64_t)first + i, c = key / ns;
+            if (j >= cap) {
+                over = 1;
+                continue;
+            }
+            if (c != last) {  /* a new class (keys ascend: classes come in key order) */
+                ck[classes] = c;
+                cs[classes] = 0;
+                classes++;
+                last = c;
+            }
+            s[j] = (int32_t)(key - c * ns);
+            nn[j] = v;
+            rc[j] = classes - 1;
+            cs[classes - 1] += v;
+            j++;
+        });
+        Py_END_ALLOW_THREADS
+    }
+    if (over) PyErr_SetString(PyExc_ValueError, "read_cells_split: more occupied cells than room");
+done:
+    release_buffers(7, bufs);
+    if (PyErr_Occurred()) return NULL;
+    return Py_BuildValue("(nn)", j, classes);
+}
+
 static PyMethodDef methods[] = {
     {"lookup_sum", lookup_sum, METH_VARARGS, "out[r] = sum_i digit_i(cols[i][r]) + extra[r]"},
     {"count_keys", count_keys, METH_VARARGS,
      "count the rows' keys into counts (bitmap of occupied cells); returns the cells"},
     {"read_cells", read_cells, METH_VARARGS,
      "occupied cells in key order into keys/sums; counts and bitmap zeroed"},
+    {"read_cells_split", read_cells_split, METH_VARARGS,
+     "occupied cells in key order split into sensitive ids, counts, classes; zeroed"},
     {NULL, NULL, 0, NULL},
 };
 

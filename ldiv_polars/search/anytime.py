@@ -52,7 +52,9 @@ from ldiv_polars.search.anytime_groups import (
     GROUP_SIZES,
     GroupBound,
     decomposition_applies,
+    embed,
     entropy_order,
+    maximal,
     partition,
     solve_groups,
 )
@@ -155,6 +157,9 @@ class AnytimeOutcome:
     stopped: str
     """``proven`` (optimum proven), ``exhausted`` (no node passes), ``seconds`` or ``nodes``."""
     notes: list[str] = field(default_factory=list)
+    failures: np.ndarray | None = None
+    """The maximal down-set failures recorded (``(count, q)`` levels; every node at or below one
+    fails): the decomposition bound hands a projection's to the search of a larger one."""
 
     @property
     def gap(self) -> float | None:
@@ -415,9 +420,15 @@ class _Search:
             b += max(lower - part, 0.0)
         return b
 
-    def set_floors(self, floors: Sequence[tuple[Sequence[int], float]]) -> None:
-        """Keep the floors (see :func:`anytime_search`) in this table's units, with the
-        separable costs they are compared with (only for the separable metrics)."""
+    def set_known(self, floors: Sequence[tuple[Sequence[int], float]],
+                  failures: Sequence[Sequence[int]] = ()) -> None:
+        """Record ``failures``, nodes known to fail with every node below them (they refute
+        what lies below them unchecked), and keep ``floors``: disjoint groups of QIs
+        (positions), each with a proven lower bound of the optimum of the table projected onto
+        it (in that projection's units), kept in this table's units with the separable costs
+        they are compared with (:meth:`key`; only for the separable metrics)."""
+        for f in failures:
+            self._add_fail(tuple(int(v) for v in f))
         if not floors or not self.cheap:
             return
         self.costs = self.separable_costs()
@@ -500,12 +511,18 @@ class _Search:
                     self.groups.append(g)
 
     def _solve_projection(self, proj: EncodedFrequencySet, cols: tuple[int, ...],
-                          seconds: float) -> tuple[float, bool, int]:
-        """``(proven bound, proven, checked)`` of the anytime search of the projection onto
-        ``cols``, its keys floored by the groups solved so far that lie within ``cols``
-        (disjoint, largest bounds in this table's units first)."""
+                          seconds: float) -> tuple[float, bool, int, np.ndarray | None]:
+        """``(proven bound, proven, checked, maximal down-set failures)`` of the anytime search
+        of the projection onto ``cols``, its keys floored by the groups solved so far that lie
+        within ``cols`` (disjoint, largest bounds in this table's units first), their failures
+        recorded as its own."""
         where = {j: p for p, j in enumerate(cols)}
         floors: list[tuple[list[int], float]] = []
+        fails: list[tuple[int, ...]] = []
+        heights = [h.height for h in proj.hierarchies]
+        for g in self.groups:  # a smaller group's failures fail here too (its QIs' levels)
+            if set(g.cols) <= where.keys():
+                fails += embed(g.failures, [where[j] for j in g.cols], heights)
         used: set[int] = set()
         share = self.metrics.projection_scale  # a group's bound in this table's units
         for g in sorted(self.groups, key=lambda g: -g.lower * share(self.metric, len(g.cols))):
@@ -513,9 +530,10 @@ class _Search:
                 floors.append(([where[j] for j in g.cols], g.lower))
                 used |= set(g.cols)
         out = anytime_search(proj, self.models, self.limit_rows, self.metric,
-                             Budget(seconds=seconds), cuts=False, floors=floors)
+                             Budget(seconds=seconds), cuts=False, floors=floors,
+                             failures=fails)
         lower = out.bound if out.bound is not None else 0.0
-        return lower, out.proven, out.checked
+        return lower, out.proven, out.checked, out.failures
 
     def cut_bound(self) -> float:
         """The bound of the cut relaxation over what the search knows: every recorded down-set
@@ -615,9 +633,9 @@ class _Search:
 def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                    metric: str, budget: Budget | float | None = None, *,
                    metrics: MetricSuite | None = None,
-                   progress: Callable[[int, int], None] | None = None,
-                   cuts: bool | None = None, groups: bool | None = None,
-                   floors: Sequence[tuple[Sequence[int], float]] = ()) -> AnytimeOutcome:
+                   progress: Callable[[int, int], None] | None = None, cuts: bool | None = None,
+                   groups: bool | None = None, floors: Sequence[tuple[Sequence[int], float]] = (),
+                   failures: Sequence[Sequence[int]] = ()) -> AnytimeOutcome:
     """The best node found within ``budget`` (see :class:`Budget`) where every model passes
     with at most ``limit_rows`` rows suppressed, the least ``metric`` value among those
     checked, with a lower bound of the optimum's value (the module docstring says how; the
@@ -627,9 +645,8 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     :data:`CUT_LOOP_MIN_NODES` nodes. ``groups``: the cut loop adds the decomposition bound
     (:meth:`_Search.add_groups`; only with a seconds budget and when
     :func:`~ldiv_polars.search.anytime_groups.decomposition_applies`); None: whenever it may.
-    ``floors``: disjoint groups of QIs (positions), each with a proven lower bound of the
-    optimum of the table projected onto it (its units), raising best-first keys
-    (:meth:`_Search.key`; the decomposition bound passes its small groups' to a larger one's).
+    ``floors``, ``failures``: what the caller knows and vouches for (:meth:`_Search.set_known`;
+    the decomposition bound passes a smaller group's to the search of a larger one).
 
     >>> import polars as pl
     >>> from ldiv_polars.core.frequency import FrequencySet
@@ -647,7 +664,7 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     if metric in BOUND_WITHOUT_ROLLUP:
         import scipy.optimize  # noqa: F401  (the cut relaxation's solver: loaded before the clock)
     s = _Search(efs, models, limit_rows, metric, budget, metrics)
-    s.set_floors(floors)
+    s.set_known(floors, failures)
     if cuts is None:
         cuts = math.prod(s.heights) >= CUT_LOOP_MIN_NODES
     cuts = cuts and s.cheap
@@ -661,7 +678,8 @@ def anytime_search(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows
     return AnytimeOutcome(
         best=s.best, value=s.best_val, bound=bound if (s.has_bound or proven) else None,
         proven=proven, checked=s.checked, evaluations=s.checker.evaluations,
-        stopped=s.stopped, notes=_notes(s, cuts, metric))
+        stopped=s.stopped, notes=_notes(s, cuts, metric),
+        failures=maximal(s.fails[:s.n_fails]))
 
 
 def _notes(s: _Search, cuts: bool, metric: str) -> list[str]:

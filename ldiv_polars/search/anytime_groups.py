@@ -46,6 +46,8 @@ class GroupBound:
     lower: float
     proven: bool
     checked: int
+    failures: np.ndarray | None = None
+    """The projection's maximal down-set failures found (levels of ``cols``)."""
 
 
 def decomposition_applies(models: Sequence[Model], limit_rows: int) -> bool:
@@ -102,13 +104,13 @@ def entropy_order(efs: EncodedFrequencySet) -> list[int]:
 def solve_groups(efs: EncodedFrequencySet, groups: Sequence[tuple[int, ...]],
                  seconds: float,
                  solve: Callable[[EncodedFrequencySet, tuple[int, ...], float],
-                                 tuple[float, bool, int]],
+                                 tuple[float, bool, int, np.ndarray | None]],
                  stop: Callable[[], bool]) -> Iterator[GroupBound]:
     """Each group's :class:`GroupBound`, one at a time (the caller may use one before the next
     is solved): ``solve(projection, group, seconds)`` returns ``(proven lower bound, proven,
-    nodes checked)`` of the projection's optimum; the ``seconds`` are shared among the groups
-    not yet solved (a group solved early leaves its time to the rest). Stops when ``stop()``
-    is true.
+    nodes checked, maximal down-set failures or None)`` of the projection's optimum; the
+    ``seconds`` are shared among the groups not yet solved (a group solved early leaves its
+    time to the rest). Stops when ``stop()`` is true.
 
     >>> import polars as pl
     >>> from ldiv_polars.core.frequency import FrequencySet
@@ -118,7 +120,8 @@ def solve_groups(efs: EncodedFrequencySet, groups: Sequence[tuple[int, ...]],
     >>> efs = EncodedFrequencySet.from_frame(FrequencySet.build(df, ["x", "y"], None)
     ...                                      .materialize(), h)
     >>> [g.lower for g in solve_groups(efs, [(0,), (1,)], 1.0,
-    ...                                lambda p, g, s: (float(p.rollup((0,)).classes), True, 1),
+    ...                                lambda p, g, s: (float(p.rollup((0,)).classes), True, 1,
+    ...                                                 None),
     ...                                lambda: False)]
     [2.0, 2.0]
     """
@@ -132,3 +135,37 @@ def solve_groups(efs: EncodedFrequencySet, groups: Sequence[tuple[int, ...]],
         yield GroupBound(tuple(cols), *solve(efs.project(cols), tuple(cols),
                                              left / (len(groups) - idx)))
 
+
+def maximal(levels: np.ndarray) -> np.ndarray:
+    """The rows of ``levels`` (``(count, q)``) below no other row (of duplicates the first),
+    in their order.
+
+    >>> maximal(np.array([[0, 1], [1, 1], [2, 0], [1, 1]])).tolist()
+    [[1, 1], [2, 0]]
+    """
+    keep: list[int] = []
+    for i in np.argsort(-levels.sum(axis=1), kind="stable"):  # dominators come first
+        if not keep or not (levels[keep] >= levels[i]).all(axis=1).any():
+            keep.append(int(i))
+    return levels[sorted(keep)]
+
+
+def embed(failures: np.ndarray | None, cols: Sequence[int], heights: Sequence[int]
+          ) -> list[tuple[int, ...]]:
+    """The down-set failures of a projection onto positions ``cols`` of a larger lattice
+    (``heights``) as its nodes: their levels on ``cols``, every other QI at its top. Each is a
+    down-set failure there when :func:`decomposition_applies`: a node at or below it projects
+    to a node at or below the failure, which fails, and a passing node's projection passes.
+
+    >>> embed(np.array([[1, 0]]), [2, 0], [3, 4, 5])
+    [(0, 3, 1)]
+    """
+    if failures is None:
+        return []
+    out = []
+    for f in failures:
+        x = [h - 1 for h in heights]
+        for j, v in zip(cols, f):
+            x[j] = int(v)
+        out.append(tuple(x))
+    return out

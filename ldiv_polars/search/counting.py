@@ -142,6 +142,36 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     return (np.concatenate([k for k, _ in parts]), np.concatenate([s for _, s in parts]))
 
 
+def lookup_count_split(cols: Columns, tables: Tables, scale: Sequence[int],
+                       weights: np.ndarray, *, span: int, total: int, ns: int,
+                       extra: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, ...] | None:
+    """:func:`lookup_count` with its keys read as ``class * ns + sensitive id``, split in
+    the kernel's one read-out: ``(s, n, row_class, class_keys, class_size)`` (int32 ids,
+    int64 otherwise; per occupied key in order its id, count and class index, per class its
+    key and summed count), as the roll-up splits them. None without the kernel, or when the
+    key space is counted in several windows (the caller then splits :func:`lookup_count`'s
+    keys itself)."""
+    if not KERNEL or not cols or span > TUNING.window_cells:
+        return None
+    assert _kernel is not None
+    counts, bitmap = _scratch(max(span, 1), total < 2**31)
+    c, b = counts[:span], bitmap[:(span + 63) // 64]
+    try:
+        occupied = _kernel.count_keys(_args(cols), tuple(tables), tuple(int(x) for x in scale),
+                                      _extra(extra), _weights(weights), c, b)
+    except BaseException:
+        counts[:] = 0
+        bitmap[:] = 0
+        raise
+    s = np.empty(occupied, dtype=np.int32)
+    n, rc, ck, cs = (np.empty(occupied, dtype=np.int64) for _ in range(4))
+    _, classes = _kernel.read_cells_split(c, b, int(ns), s, n, rc, ck, cs)
+    if classes < occupied // 2:  # (kept snapshots must not hold the whole buffers alive)
+        return s, n, rc, ck[:classes].copy(), cs[:classes].copy()
+    return s, n, rc, ck[:classes], cs[:classes]
+
+
 def _extra(extra: np.ndarray | None) -> np.ndarray | None:
     """The added ids as the kernel reads them: C-contiguous int32."""
     if extra is None or (extra.dtype == np.int32 and extra.flags.c_contiguous):

@@ -112,8 +112,14 @@ class Roller:
         radix = [ns * p for p in class_radix]
         cols, tables, scale = self.keys.digits(src, levels, radix)
         extra = src.s if ns > 1 else None
+        narrow = counting.KERNEL and self.total < 2**31
+        split = counting.lookup_count_split(  # (the kernel's read-out splits the keys)
+            cols, tables, scale, src.narrow_counts() if narrow else src.n, span=span,
+            total=self.total, ns=ns, extra=extra) if by_count and ns > 1 else None
+        if split is not None:
+            return self._rolled(src, levels, cards, class_radix, *split, keep_codes,
+                                cache_rows)
         if by_count:
-            narrow = counting.KERNEL and self.total < 2**31
             uniq, n = counting.lookup_count(cols, tables, scale,
                                             src.narrow_counts() if narrow else src.n,
                                             span=span, total=self.total, extra=extra,
@@ -123,28 +129,19 @@ class Roller:
             # (the key is this roll-up's own array: the sort may pack and sum in it)
             uniq, n = group_sum(key, span, src.n, consume=True, ordered=ordered)
             del key
-        rows = uniq.shape[0]
-        if ns > 1:
-            s = np.empty(rows, dtype=np.int32)
-            np.remainder(uniq, ns, out=s, casting="unsafe")  # (< ns: fits)
-            ck = np.floor_divide(uniq, ns, out=uniq)  # (the keys are this roll-up's own)
-            del uniq
-            new = run_starts(ck)
-            cks = ck[new]
-            del ck
-            row_class = np.cumsum(new, dtype=np.int64)
-            row_class -= 1
-            class_size = run_sums(n.copy(), new)
-        else:
-            s = zero_ids(rows)
-            # (the consumed key's buffer may hold the distinct keys in its front: a cached
-            # snapshot must not keep the whole buffer alive)
-            big = uniq.base is not None and uniq.base.nbytes > 2 * uniq.nbytes
-            cks = uniq.copy() if big else uniq
-            row_class = row_ids(rows)
-            class_size = n
+        return self._rolled(src, levels, cards, class_radix, *_split_keys(uniq, n, ns),
+                            keep_codes, cache_rows)
+
+    def _rolled(self, src: Snapshot, levels: tuple[int, ...], cards: list[int],
+                class_radix: list[int], s: np.ndarray, n: np.ndarray, row_class: np.ndarray,
+                cks: np.ndarray, class_size: np.ndarray, keep_codes: bool, cache_rows: int
+                ) -> Rolled:
+        """The :class:`Rolled` of a roll-up's split arrays (rows in key order: sensitive id,
+        count, class index; per class its key and size)."""
         class_codes = ClassCodes(cks, class_radix, cards)
+        rows = s.shape[0]
         keep = _keeps(rows, src.rows, keep_codes, cache_rows)
+        ns = self.encoding.n_sensitive
         classes = (class_codes, None if ns == 1 else row_class) if keep else None
         return Rolled(Snapshot(levels, None, s, n, classes), row_class, class_codes,
                       class_size)
@@ -390,3 +387,26 @@ def _gather_codes(cols: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
         else:  # (uint16 codes of a large base, or intp lookups: np.take casts only safely)
             out[:, i] = c[rows]
     return out
+
+
+def _split_keys(uniq: np.ndarray, n: np.ndarray, ns: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A roll-up's distinct keys (``class * ns + sensitive id``, ascending; the roll-up's own
+    array, overwritten) and counts split as :class:`Rolled` reads them: ``(s, n, row_class,
+    class keys, class sizes)``."""
+    rows = uniq.shape[0]
+    if ns > 1:
+        s = np.empty(rows, dtype=np.int32)
+        np.remainder(uniq, ns, out=s, casting="unsafe")  # (< ns: fits)
+        ck = np.floor_divide(uniq, ns, out=uniq)
+        del uniq
+        new = run_starts(ck)
+        cks = ck[new]
+        del ck
+        row_class = np.cumsum(new, dtype=np.int64)
+        row_class -= 1
+        return s, n, row_class, cks, run_sums(n.copy(), new)
+    # (the consumed key's buffer may hold the distinct keys in its front: a cached snapshot
+    # must not keep the whole buffer alive)
+    big = uniq.base is not None and uniq.base.nbytes > 2 * uniq.nbytes
+    return zero_ids(rows), n, row_ids(rows), uniq.copy() if big else uniq, n
