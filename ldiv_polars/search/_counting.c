@@ -46,8 +46,8 @@
  * partial histograms cost more). Used from SPLIT_MIN_ROWS_PER_CELL rows per cell (below,
  * zeroing and summing the partial histograms costs more than the chains). */
 #define SPLIT 4
-#define SPLIT_CELLS 4096
-#define SPLIT_MIN_ROWS_PER_CELL 4
+#define SPLIT_CELLS 1024
+#define SPLIT_MIN_ROWS_PER_CELL 8
 
 typedef struct {
     Py_ssize_t q, rows;
@@ -322,18 +322,9 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
         int64_t *c64 = (int64_t *)cnt->buf;
         int64_t *part = NULL;
         unsigned char *seen = NULL;
+        int splittable = cells > 0 && cells == span && cells <= SPLIT_CELLS &&
+                         rows >= SPLIT_MIN_ROWS_PER_CELL * cells;
         Py_BEGIN_ALLOW_THREADS
-        if (cells > 0 && cells == span && cells <= SPLIT_CELLS &&
-                rows >= SPLIT_MIN_ROWS_PER_CELL * cells) {
-            part = (int64_t *)calloc((size_t)(SPLIT * cells), sizeof(int64_t));
-            seen = (unsigned char *)calloc((size_t)cells, 1);
-            if (part == NULL || seen == NULL) {  /* (no memory: the plain loop below) */
-                free(part);
-                free(seen);
-                part = NULL;
-                seen = NULL;
-            }
-        }
         for (lo = 0; lo < rows && !bad; lo += BLOCK) {
             Py_ssize_t j, m = rows - lo < BLOCK ? rows - lo : BLOCK;
             uint64_t out = 0;
@@ -368,10 +359,21 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
                     seen[key[j]] = 1;                                    \
                 }                                                        \
             }
-            if (part != NULL) {
+            if (splittable) {
                 Py_ssize_t repeats = 0;
                 for (j = 1; j < m; j++) repeats += key[j] == key[j - 1];
-                if (4 * repeats >= m) {
+                if (4 * repeats >= m && part == NULL) {  /* (allocated at the first runs) */
+                    part = (int64_t *)calloc((size_t)(SPLIT * cells), sizeof(int64_t));
+                    seen = (unsigned char *)calloc((size_t)cells, 1);
+                    if (part == NULL || seen == NULL) {  /* (no memory: the plain loop) */
+                        free(part);
+                        free(seen);
+                        part = NULL;
+                        seen = NULL;
+                        splittable = 0;
+                    }
+                }
+                if (4 * repeats >= m && part != NULL) {
                     if (wnarrow) { COUNT_SPLIT(w32) }
                     else { COUNT_SPLIT(w64) }
                     if (out) {
