@@ -13,7 +13,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ldiv_polars.core.frequency import FrequencySet
@@ -128,6 +128,7 @@ def test_the_search_adds_sound_group_constraints(seed, monkeypatch):
 @settings(max_examples=12, deadline=None)
 @given(st.integers(0, 10 ** 6), st.integers(3, 4), st.integers(8, 30), st.integers(0, 3),
        st.sampled_from(("loss", "entropy")))
+@example(361, 3, 10, 1, "entropy")  # HiGHS's presolve fails on its first program (status 4)
 def test_the_cut_loop_with_groups_proves_the_brute_force_optimum(seed, q, rows, limit, metric):
     efs = random_efs(seed, q, rows)
     models = [KAnonymity(2)]

@@ -209,6 +209,45 @@ def test_kernel_rejects_out_of_range_codes_and_keys():
 
 
 @needs_kernel
+@settings(max_examples=25, deadline=None)
+@given(span=st.integers(1, 300), rows=st.integers(0, 6000), run=st.integers(1, 60),
+       sort_from=st.floats(0, 1), zeros=st.booleans(), wide=st.booleans(), seed=st.integers(0, 99))
+def test_kernel_counts_runs_of_keys(span, rows, run, sort_from, zeros, wide, seed):
+    """Narrow key spaces whose blocks are runs of equal keys (a source in key order: counted
+    into partial histograms) or scattered, in one call, give the plain bincount's cells and
+    sums, also with zero weights (a cell a zero weight falls in is still occupied), in int32
+    and int64 counts."""
+    rng = np.random.default_rng(seed)
+    keys = np.repeat(rng.integers(0, span, rows // run + 1), run)[:rows]
+    cut = int(rows * sort_from)
+    keys[:cut] = np.sort(keys[:cut])  # runs first, then (often) scattered runs
+    w = rng.integers(0 if zeros else 1, 4, rows).astype(np.int32 if wide else np.int64)
+    total = 2**31 if wide else max(int(w.sum()), 1)
+    with use_kernel(True):
+        k, s = lookup_count((keys.astype(np.int32),), (None,), (1,), w, span=span, total=total)
+    want = {}
+    for c, x in zip(keys.tolist(), w.tolist()):
+        want[c] = want.get(c, 0) + x
+    assert k.tolist() == sorted(want) and s.tolist() == [want[c] for c in sorted(want)]
+
+
+@needs_kernel
+def test_kernel_rejects_a_bad_key_in_a_run():
+    """A key outside the span inside a block of runs (the partial histograms) raises
+    IndexError, and the kept arrays are left zeroed."""
+    keys = np.zeros(5000, np.int32)
+    keys[4000:] = 7
+    keys[4500] = 8  # span 8
+    with use_kernel(True):
+        with pytest.raises(IndexError, match="outside the counted span"):
+            lookup_count((keys,), (None,), (1,), np.ones(5000, np.int64), span=8, total=5000)
+        k, s = lookup_count((keys[:4500],), (None,), (1,), np.ones(4500, np.int64), span=8,
+                            total=4500)
+    assert k.tolist() == [0, 7] and s.tolist() == [4000, 500]
+    assert not counting._local.counts32.any() and not counting._local.bitmap.any()
+
+
+@needs_kernel
 def test_kernel_threads_keep_their_own_scratch():
     """The kernel runs without the GIL: each thread counts into its own kept arrays."""
     rng = np.random.default_rng(5)

@@ -59,6 +59,7 @@ def test_rollups_through_hubs_equal_direct_groupby(adult, monkeypatch, sensitive
     monkeypatch.setattr(TUNING, "group_min_rows", 0)
     monkeypatch.setattr(TUNING, "group_max_rows", 1 << 62 if group_span else -1)
     monkeypatch.setattr(TUNING, "group_keyed_max_rows", 1 << 62 if group_span else -1)
+    monkeypatch.setattr(TUNING, "group_keyed_min_rows", 0)  # (small keyed sources too)
     if group_span == "wide":  # sources of 1,000+ rows get the wide groups (here 64 x 16)
         monkeypatch.setattr(TUNING, "group_wide_min_rows", 1000)
         monkeypatch.setattr(TUNING, "group_span", 64)

@@ -172,6 +172,10 @@ class CutRelaxation:
             upper = np.concatenate([upper, self.slack_max])
         res = milp(c, integrality=integrality, bounds=Bounds(0, upper),
                    constraints=LinearConstraint(a, lower, np.inf), options=opts)
+        if res.status == 4:  # HiGHS's presolve fails on some tight programs: solve without it
+            res = milp(c, integrality=integrality, bounds=Bounds(0, upper),
+                       constraints=LinearConstraint(a, lower, np.inf),
+                       options={**opts, "presolve": False})
         if res.status == 2:  # infeasible
             self.infeasible = True
             return math.inf, None

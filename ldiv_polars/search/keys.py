@@ -86,7 +86,8 @@ class KeyBuilder:
         most ``TUNING.group_span`` (``group_span_wide`` from ``group_wide_min_rows`` rows),
         each run's codes combined into one mixed-radix code per row. A snapshot whose codes
         are its class keys gets them from the keys (a run's code is a run of the key's digits:
-        no per-QI decoding), up to ``TUNING.group_keyed_max_rows`` rows with the kernel; a
+        no per-QI decoding), from ``TUNING.group_keyed_min_rows`` up to
+        ``TUNING.group_keyed_max_rows`` rows with the kernel; a
         source with per-row codes gets them on its second request, if it has
         ``TUNING.group_min_rows`` to ``TUNING.group_max_rows`` rows. None otherwise (the
         caller then reads per-QI codes)."""
@@ -97,6 +98,8 @@ class KeyBuilder:
         implicit = src.keyed
         if src.rows > (t.group_keyed_max_rows if implicit and counting.KERNEL
                        else t.group_max_rows):
+            return None
+        if implicit and src.rows < t.group_keyed_min_rows:
             return None
         if not implicit:
             if src.rows < t.group_min_rows:

@@ -277,15 +277,15 @@ class EncodedFrequencySet:
     def raw_counts(self, i: int) -> np.ndarray:
         """Rows of each raw value of QI ``i`` (int64, indexed by its code): ``known_raw_counts``
         when the frequency set's builder counted them, else summed over the base rows (for a
-        keyed base, from its grouped codes: no per-QI decoding)."""
+        keyed base with grouped codes, from those: no per-QI decoding)."""
         if self.known_raw_counts is not None:
             return self.known_raw_counts[i]
         base = self.base
         if base.keyed and base.every_row_a_class:
             counts = self.keys.raw_marginals(base)
-            assert counts is not None  # a keyed base has grouped codes
-            self.known_raw_counts = counts
-            return counts[i]
+            if counts is not None:  # (a small keyed base has none: its decoded codes below)
+                self.known_raw_counts = counts
+                return counts[i]
         codes = base.codes
         assert codes is not None
         return np.bincount(codes[i], weights=base.n,

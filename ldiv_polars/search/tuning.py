@@ -92,6 +92,11 @@ class SearchTuning:
     """With the compiled kernel, snapshots whose codes are implicit in their class keys get
     grouped (uint16) codes up to this many rows: a few bytes a row, where decoding per-QI
     codes would hold 4 bytes a QI a row."""
+    group_keyed_min_rows: int = 4096
+    """...and from this many rows: a smaller one reads its per-QI codes (decoded from the class
+    keys once, kept) with a lookup per QI, where grouped codes would cost a lookup per group
+    built over every code combination of the source's levels (up to ``group_span`` entries,
+    mostly for one roll-up: the roll-ups of small searches, ~10-15% of their time)."""
     group_intp_rows: int = 1 << 22
     """Grouped codes are intp up to this many rows, int32 beyond: half the memory for an
     index cast on each gather."""
