@@ -329,3 +329,34 @@ def test_exact_keeps_the_incumbent_when_every_solver_call_is_cut(
     assert calls and all(0 < s <= 30 for s in calls)
     assert out.status == "time_limit" and out.steps["found_by"] == "incumbent"
     assert out.bound is None and (out.masks == greedy).all()
+
+
+def test_a_final_milp_stopped_by_highs_is_a_solver_error_not_a_time_limit():
+    """HiGHS can stop with "Solve error" (status 4) well within its time: the outcome says so
+    (status ``solver_error``, the message in ``steps``), keeps the best release and its bound,
+    and does not claim the time limit was reached."""
+    import time
+
+    from scipy.optimize import OptimizeResult
+
+    from ldiv_polars.local import milp as milp_mod
+
+    res = OptimizeResult(status=4, message="HiGHS Status 4: Solve error", x=None, fun=None,
+                         mip_dual_bound=None)
+    done = milp_mod._Program.read(None, res, np.zeros(0, dtype=np.int64))  # type: ignore[arg-type]
+    assert done.error == "HiGHS Status 4: Solve error" and not done.optimal
+    search = milp_mod._Search(None, time.perf_counter(), 60.0, True)  # type: ignore[arg-type]
+    search.offer(np.zeros(3, dtype=np.int64), 12.0, "incumbent")
+    search.bound = 10.5
+    search._proof(done, known=True)
+    assert search.status == "solver_error"
+    assert search.steps["solver_error"] == "HiGHS Status 4: Solve error"
+    assert search.best_cost == 12.0 and search.bound == 10.5
+    # a time limit (status 1) with its bound is not an error
+    limit = OptimizeResult(status=1, message="Time limit reached", x=None, fun=None,
+                           mip_dual_bound=11.5)
+    done = milp_mod._Program.read(None, limit, np.zeros(0, dtype=np.int64))  # type: ignore[arg-type]
+    search = milp_mod._Search(None, time.perf_counter(), 60.0, True)  # type: ignore[arg-type]
+    search.offer(np.zeros(3, dtype=np.int64), 12.0, "incumbent")
+    search._proof(done, known=True)
+    assert done.error is None and search.status == "optimal"  # ceil(11.5) = 12: proven

@@ -141,7 +141,9 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     the returned release (``"incumbent"``, ``"dive"``, ``"near"``, ``"milp"``),
     ``steps["phase_s"]`` the wall seconds of each phase; e.g. with ``time_limit=0`` no phase
     runs and the incumbent is returned. More than ``max_candidates`` candidate columns:
-    nothing is solved (status ``"too_large"``, the incumbent returned)."""
+    nothing is solved (status ``"too_large"``, the incumbent returned). The final MILP stopped
+    by HiGHS itself (neither solved nor at its limit): status ``"solver_error"``, the best
+    release so far, HiGHS's message in ``steps["solver_error"]``."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
     unsafe = ~class_verdicts(table.histogram(), models, table.s_values, table.reference())
@@ -294,6 +296,9 @@ class _Search:
             self.bound = max(self.bound, min(done.bound, self.best_cost))
             if _proven(self.best_cost, self.bound, self.integral):
                 self.status = "optimal"
+        if done.error is not None and self.status != "optimal":
+            self.status = "solver_error"  # stopped by HiGHS, not by the time limit
+            self.steps["solver_error"] = done.error
 
     def outcome(self, semantics: Semantics) -> ExactOutcome:
         """The :class:`ExactOutcome` of the search."""
@@ -653,7 +658,8 @@ class _Program:
             masks[self.var_key[chosen]] = self.var_mask[chosen]
         bound = getattr(res, "mip_dual_bound", None)
         return _Solved(masks, np.inf if res.x is None else float(res.fun), res.status == 0,
-                       None if bound is None else float(bound), res.status == 2)
+                       None if bound is None else float(bound), res.status == 2,
+                       None if res.status in (0, 1, 2) else str(res.message))
 
 
 @dataclass(frozen=True)
@@ -663,6 +669,9 @@ class _Solved:
     optimal: bool
     bound: float | None
     infeasible: bool = False
+    error: str | None = None
+    """HiGHS's message when it stopped neither solved, infeasible nor at its limit (e.g.
+    "Solve error"): the search then reports ``"solver_error"``, not a time limit."""
 
 
 def _highs_limit(seconds: float) -> float:
