@@ -141,9 +141,8 @@ def exact_masks(table: KeyTable, models: Sequence[Model], weights: np.ndarray,
     the returned release (``"incumbent"``, ``"dive"``, ``"near"``, ``"milp"``),
     ``steps["phase_s"]`` the wall seconds of each phase; e.g. with ``time_limit=0`` no phase
     runs and the incumbent is returned. More than ``max_candidates`` candidate columns:
-    nothing is solved (status ``"too_large"``, the incumbent returned). The final MILP stopped
-    by HiGHS itself (neither solved nor at its limit): status ``"solver_error"``, the best
-    release so far, HiGHS's message in ``steps["solver_error"]``."""
+    nothing is solved (status ``"too_large"``, the incumbent returned); a final MILP stopped
+    by HiGHS itself: ``"solver_error"`` (its message in ``steps["solver_error"]``)."""
     exact_supported(models, semantics)
     t0 = time.perf_counter()
     unsafe = ~class_verdicts(table.histogram(), models, table.s_values, table.reference())
