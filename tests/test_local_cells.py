@@ -335,8 +335,6 @@ def test_a_final_milp_stopped_by_highs_is_a_solver_error_not_a_time_limit():
     """HiGHS can stop with "Solve error" (status 4) well within its time: the outcome says so
     (status ``solver_error``, the message in ``steps``), keeps the best release and its bound,
     and does not claim the time limit was reached."""
-    import time
-
     from scipy.optimize import OptimizeResult
 
     from ldiv_polars.local import milp as milp_mod
@@ -345,7 +343,7 @@ def test_a_final_milp_stopped_by_highs_is_a_solver_error_not_a_time_limit():
                          mip_dual_bound=None)
     done = milp_mod._Program.read(None, res, np.zeros(0, dtype=np.int64))  # type: ignore[arg-type]
     assert done.error == "HiGHS Status 4: Solve error" and not done.optimal
-    search = milp_mod._Search(None, time.perf_counter(), 60.0, True)  # type: ignore[arg-type]
+    search = milp_mod._Search(None, 0.0, 60.0, True)  # type: ignore[arg-type]
     search.offer(np.zeros(3, dtype=np.int64), 12.0, "incumbent")
     search.bound = 10.5
     search._proof(done, known=True)
@@ -356,7 +354,7 @@ def test_a_final_milp_stopped_by_highs_is_a_solver_error_not_a_time_limit():
     limit = OptimizeResult(status=1, message="Time limit reached", x=None, fun=None,
                            mip_dual_bound=11.5)
     done = milp_mod._Program.read(None, limit, np.zeros(0, dtype=np.int64))  # type: ignore[arg-type]
-    search = milp_mod._Search(None, time.perf_counter(), 60.0, True)  # type: ignore[arg-type]
+    search = milp_mod._Search(None, 0.0, 60.0, True)  # type: ignore[arg-type]
     search.offer(np.zeros(3, dtype=np.int64), 12.0, "incumbent")
     search._proof(done, known=True)
     assert done.error is None and search.status == "optimal"  # ceil(11.5) = 12: proven

@@ -12,9 +12,6 @@ model's floors summed over the class's sub-classes; the largest over the attribu
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import polars as pl
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -30,11 +27,11 @@ from ldiv_polars.models import (
     TCloseness,
 )
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
-from ldiv_polars.search import EncodedFrequencySet, Lattice
-from ldiv_polars.search.metrics import MetricSuite
+from ldiv_polars.search import EncodedFrequencySet
 from ldiv_polars.search.strategies import search_lattice
 from ldiv_polars.search.suppression import NodeChecker, relaxations, suppression_limit_rows
 from tests.test_search_pruning import _encoded as one_class
+from tests.test_search_pruning import _unpruned as unpruned
 from tests.test_search_pruning import parts_of
 
 PAIRS = [(s, v) for s in "abc" for v in "xyz"]
@@ -115,21 +112,9 @@ def test_pruned_search_equals_every_node_judged(data):
         return EncodedFrequencySet(FrequencySet.build(df, ["q"], ["S", "V"]).materialize(), hs)
 
     e = efs()
-    lat = Lattice([h.height for h in e.hierarchies])
-    checker, suite = NodeChecker(e, models, limit), MetricSuite(e)
-    floors = NodeChecker(e, models, limit, relaxations(models))
-    assert floors.relaxed, "the multi-attribute model states a floor"
-    passing = np.zeros(lat.size, dtype=bool)
-    best = (math.inf, 0, -1)
-    for node in range(lat.size):
-        r = e.rollup(lat.levels(node))
-        v = checker.check(r)
-        f = floors.floors(floors.encoded(e.model_rows(r), r.classes, r.class_size, True))
-        if f is not None and floors.beyond_limit(float(f.sum())):
-            assert not v.passed
-        if v.passed:
-            passing[node] = True
-            best = min(best, (suite.value("loss", r, v.suppressed), lat.height(node), node))
+    assert NodeChecker(e, models, limit, relaxations(models)).relaxed, \
+        "the multi-attribute model states a floor"
+    minimal, optimum, _ = unpruned(e, models, limit, "loss")  # (checks the floors' theorem)
     out = search_lattice(efs(), models, limit, "loss")
-    assert sorted(out.minimal) == sorted(lat.minimal_of(passing))
-    assert out.optimum == (best[2] if best[2] >= 0 else None)
+    assert sorted(out.minimal) == sorted(minimal)
+    assert out.optimum == (optimum if optimum >= 0 else None)
