@@ -26,6 +26,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -126,13 +127,7 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     for first in range(0, max(span, 1), width):  # (one window unless the span is wider)
         cells = min(width, span - first)
         c, b = counts[:cells], bitmap[:(cells + 63) // 64]
-        try:
-            occupied = _kernel.count_keys(*args, c, b) if cells == span else \
-                _kernel.count_keys(*args, c, b, first, span)
-        except BaseException:
-            counts[:] = 0  # (a kept scratch array must stay zeroed)
-            bitmap[:] = 0
-            raise
+        occupied = _count_keys(args, c, b, None if cells == span else (first, span))
         keys = np.empty(occupied, dtype=np.int64)
         sums = np.empty(occupied, dtype=np.int64)
         _kernel.read_cells(c, b, keys, sums, first)
@@ -140,6 +135,21 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     if len(parts) == 1:
         return parts[0]
     return (np.concatenate([k for k, _ in parts]), np.concatenate([s for _, s in parts]))
+
+
+def _count_keys(args: tuple[Any, ...], counts: np.ndarray, bitmap: np.ndarray,
+                window: tuple[int, int] | None) -> int:
+    """The kernel's ``count_keys`` of ``args`` into the scratch views ``counts`` and
+    ``bitmap`` (``window``: ``(first, span)`` when the key space is counted in windows); the
+    number of occupied cells. On any error the views are zeroed again before it propagates
+    (the scratch arrays are kept for the next roll-up and must stay zeroed)."""
+    assert _kernel is not None
+    try:
+        return _kernel.count_keys(*args, counts, bitmap, *(window or ()))
+    except BaseException:
+        counts[:] = 0
+        bitmap[:] = 0
+        raise
 
 
 def lookup_count_split(cols: Columns, tables: Tables, scale: Sequence[int],
@@ -157,13 +167,8 @@ def lookup_count_split(cols: Columns, tables: Tables, scale: Sequence[int],
     assert _kernel is not None
     counts, bitmap = _scratch(max(span, 1), total < 2**31)
     c, b = counts[:span], bitmap[:(span + 63) // 64]
-    try:
-        occupied = _kernel.count_keys(_args(cols), tuple(tables), tuple(int(x) for x in scale),
-                                      _extra(extra), _weights(weights), c, b)
-    except BaseException:
-        counts[:] = 0
-        bitmap[:] = 0
-        raise
+    occupied = _count_keys((_args(cols), tuple(tables), tuple(int(x) for x in scale),
+                            _extra(extra), _weights(weights)), c, b, None)
     s = np.empty(occupied, dtype=np.int32)
     n, rc, ck, cs = (np.empty(occupied, dtype=np.int64) for _ in range(4))
     _, classes = _kernel.read_cells_split(c, b, int(ns), s, n, rc, ck, cs)
