@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ldiv_polars.core.engines.base import fits_key
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
@@ -194,8 +195,8 @@ class EncodedFrequencySet:
         else rolled up."""
         base = self.base
         codes = base.codes
-        if codes is not None:
-            cards = self.encoding.level_cards(base.levels)
+        cards = self.encoding.level_cards(base.levels)
+        if codes is not None and fits_key([*cards, self.n_sensitive]):  # (no int64 wrap)
             radix = places(cards)
             ck = np.zeros(base.rows, dtype=np.int64)
             for i, p in enumerate(radix):
