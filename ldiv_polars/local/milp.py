@@ -253,8 +253,8 @@ class _Search:
         if not self.can_start():
             return
         seconds = self.left()
-        call, keep = prog.milp_call(ub, seconds, cutoff=self._cutoff() if known else None)
-        self._proof(prog.read(self.timed("milp", call_within, call, (), seconds), keep), known)
+        self._proof(self.timed("milp", prog.solve, ub, seconds,
+                               cutoff=self._cutoff() if known else None), known)
 
     def _near_ladder(self, lp: Any) -> None:
         """The near MILPs one after the other until one improves the best release or half of
@@ -266,9 +266,8 @@ class _Search:
             seconds = end - time.perf_counter()
             if seconds < MIN_SOLVE_S:
                 return
-            call, keep = self.prog.milp_call(self.prog.upper(near=(lp, tau, self.best)),
-                                             seconds, presolve=True, cutoff=self._cutoff())
-            done = self.prog.read(self.timed("near", call_within, call, (), seconds), keep)
+            done = self.timed("near", self.prog.solve, self.prog.upper(near=(lp, tau, self.best)),
+                              seconds, presolve=True, cutoff=self._cutoff())
             self.steps.setdefault("near", []).append(
                 {"reduced_cost": tau, "cost": done.cost if np.isfinite(done.cost) else None,
                  "s": round(time.perf_counter() - t, 3)})
@@ -614,13 +613,15 @@ class _Program:
             options={"time_limit": _highs_limit(seconds)}), (), seconds)
         return res if res is not TIMED_OUT and res.status == 0 else None
 
-    def solve(self, ub: np.ndarray, seconds: float, *, presolve: bool = False) -> _Solved:
+    def solve(self, ub: np.ndarray, seconds: float, *, presolve: bool = False,
+              cutoff: float | None = None) -> _Solved:
         """The MILP restricted to the columns with a positive upper bound in ``ub`` (the
-        others fixed at 0, left out of the program) within ``seconds``; by default without
-        HiGHS's presolve, slow on the whole program (its root cuts are kept); a dive's
-        restricted program is presolved (``presolve=True``): it is small once the fixed
-        columns are gone, and HiGHS solved it faster so."""
-        call, keep = self.milp_call(ub, seconds, presolve=presolve)
+        others fixed at 0, left out of the program) within ``seconds``, in a child process
+        (:func:`~ldiv_polars.core.limited.call_within`); by default without HiGHS's presolve,
+        slow on the whole program (its root cuts are kept); a restricted program (dive, near
+        MILP) is presolved (``presolve=True``): it is small once the fixed columns are gone,
+        and HiGHS solved it faster so. ``cutoff``: see :meth:`milp_call`."""
+        call, keep = self.milp_call(ub, seconds, presolve=presolve, cutoff=cutoff)
         return self.read(call_within(call, (), seconds), keep)
 
     def milp_call(self, ub: np.ndarray, seconds: float, *, presolve: bool = False,
