@@ -58,7 +58,12 @@ from ldiv_polars.search.anytime_groups import (
     partition,
     solve_groups,
 )
-from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP, HAS_LOWER_BOUND, MetricSuite
+from ldiv_polars.search.metrics import (
+    BOUND_WITHOUT_ROLLUP,
+    HAS_LOWER_BOUND,
+    MetricSuite,
+    entropy_bits,
+)
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.suppression import NodeChecker, predicate_monotone, relaxations
 
@@ -238,7 +243,7 @@ class _Search:
         rolled = self.efs.rollup(x)
         verdict = self.checker.check(rolled)
         self.checked += 1
-        self.info[x] = _entropy_bits(rolled.class_size)
+        self.info[x] = entropy_bits(rolled.class_size)
         free = self.free_value(x, rolled)
         if verdict.passed:
             value = free if verdict.suppressed_rows == 0 and self.has_bound else \
@@ -693,16 +698,3 @@ def _notes(s: _Search, cuts: bool, metric: str) -> list[str]:
                      f"({sum(g.proven for g in s.groups)} solved exactly, "
                      f"{sum(g.checked for g in s.groups)} nodes checked in them)")
     return notes
-
-
-def _entropy_bits(size: np.ndarray) -> float:
-    """Shannon entropy (bits) of the distribution of rows over classes of these sizes.
-
-    >>> _entropy_bits(np.array([2, 2])), _entropy_bits(np.array([5]))
-    (1.0, 0.0)
-    """
-    n = size[size > 0].astype(np.float64)
-    total = float(n.sum())
-    if total <= 0:
-        return 0.0
-    return float(np.log2(total) - (n * np.log2(n)).sum() / total)

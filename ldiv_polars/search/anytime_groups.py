@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldiv_polars.models.base import Model
+from ldiv_polars.search.metrics import entropy_bits
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.suppression import predicate_monotone
 
@@ -93,11 +94,7 @@ def entropy_order(efs: EncodedFrequencySet) -> list[int]:
     ...     FrequencySet.build(df, ["x", "y"], None).materialize(), h))
     [1, 0]
     """
-    ent = []
-    for i in range(len(efs.qi)):
-        p = efs.raw_counts(i).astype(np.float64)
-        p = p[p > 0] / max(float(p.sum()), 1.0)
-        ent.append(float(-(p * np.log2(p)).sum()))
+    ent = [entropy_bits(efs.raw_counts(i)) for i in range(len(efs.qi))]
     return sorted(range(len(ent)), key=lambda i: (-ent[i], i))
 
 

@@ -78,6 +78,20 @@ def _xlog2x(x: np.ndarray) -> float:
     return float((x * np.log2(x)).sum())
 
 
+def entropy_bits(counts: np.ndarray) -> float:
+    """Shannon entropy (bits) of the distribution these counts make (rows over classes by the
+    classes' sizes, rows over a QI's raw values, ...); 0 for no rows.
+
+    >>> entropy_bits(np.array([2, 2])), entropy_bits(np.array([5]))
+    (1.0, 0.0)
+    """
+    n = counts[counts > 0].astype(np.float64)
+    total = float(n.sum())
+    if total <= 0:
+        return 0.0
+    return float(np.log2(total) - (n * np.log2(n)).sum() / total)
+
+
 class _PerLevel:
     """One of :class:`MetricSuite`'s tables read as ``table[qi][level]`` (made on first read)."""
 
