@@ -4,13 +4,18 @@ whose in-memory size is at least 4x DuckDB's ``memory_limit``, next to a bare
 own cost, the floor of any check). Each measurement runs in its own subprocess, which reports
 its wall time and peak RSS; the parent prints a table and the ratio summary / bare group-by.
 Optionally (``--polars``) the Polars engine's ``ldiv_polars.summary`` (streaming) on the same
-file is timed too (Polars has no memory limit knob; its peak RSS is reported as is).
+file is timed too (Polars has no memory limit knob; its peak RSS is reported as is), and
+(``--compare-sql FILE``) ``ldiv_summary`` with the macros of another ``ldiv.sql`` (e.g. an
+older version: ``git show main:sql/ldiv.sql > /tmp/main.sql``), the three DuckDB measurements
+alternated within each repetition.
 
 Usage (from the repository root)::
 
     .venv/bin/python bench/bench_out_of_core.py --rows 1000000
     .venv/bin/python bench/bench_out_of_core.py --rows 10000000 --polars
     .venv/bin/python bench/bench_out_of_core.py --rows 100000000 --limit-mb 1000   # long
+    .venv/bin/python bench/bench_out_of_core.py --rows 10000000 --qi-set wide --repeat 3 \
+        --compare-sql /tmp/main.sql
 
 The synthetic file is cached in ``--dir`` (default: the system temp dir) by rows and seed.
 """
@@ -67,7 +72,8 @@ def ensure_file(rows: int, seed: int, directory: Path) -> Path:
 # --------------------------------------------------------------------------------------------
 
 
-def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spill: str) -> dict:
+def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spill: str,
+          sql_file: str | None = None) -> dict:
     import duckdb
 
     t0 = time.perf_counter()
@@ -85,9 +91,13 @@ def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spil
         con.execute("SET temp_directory = ?", [spill])
         con.execute("SET preserve_insertion_order = false")
         ld.install(con, udfs=False)
+        if sql_file:  # the compared macros replace the installed ones (CREATE OR REPLACE)
+            with open(sql_file, encoding="utf-8") as fh:
+                for stmt in con.extract_statements(fh.read()):
+                    con.execute(stmt)
         con.read_parquet(path).create_view("data")
         t0 = time.perf_counter()  # exclude connection set-up from both DuckDB timings
-        if kind == "summary":
+        if kind in ("summary", "summary_cmp"):
             cur = con.execute("FROM ldiv_summary('data', ?, ?, 2)", [qi, SENSITIVE])
             names = [d[0] for d in cur.description]
             result = dict(zip(names, cur.fetchall()[0]))
@@ -100,6 +110,13 @@ def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spil
             result = {"frequency_set_rows": row[0], "rows": int(row[1])}
     seconds = time.perf_counter() - t0
     return {"kind": kind, "seconds": seconds, "peak_rss_mb": peak_rss_mb(), "result": result}
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, or two floats equal up to rounding (relative 1e-9)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
+    return a == b
 
 
 def peak_rss_mb() -> float:
@@ -120,6 +137,8 @@ def run_child(args: argparse.Namespace, kind: str, path: Path, qi: list[str],
     cmd = [sys.executable, __file__, "--child", kind, "--path", str(path), "--qi", ",".join(qi),
            "--limit-mb", str(limit_mb), "--threads", str(args.threads), "--spill",
            str(args.spill)]
+    if kind == "summary_cmp":
+        cmd += ["--compare-sql", str(args.compare_sql)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
     if proc.returncode != 0:
         raise SystemExit(f"child {kind} failed:\n{proc.stderr[-3000:]}")
@@ -137,6 +156,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (best kept)")
     ap.add_argument("--polars", action="store_true", help="also time the Polars engine")
+    ap.add_argument("--compare-sql", type=Path, default=None,
+                    help="also time ldiv_summary with the macros of this ldiv.sql")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     ap.add_argument("--spill", type=Path, default=None)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -146,7 +167,8 @@ def main() -> None:
 
     if args.child:
         print(json.dumps(child(args.child, args.path, args.qi.split(","), args.limit_mb,
-                               args.threads, str(args.spill)), default=str))
+                               args.threads, str(args.spill),
+                               args.compare_sql and str(args.compare_sql)), default=str))
         return
 
     args.spill = args.spill or (args.dir / "ldiv_duckdb_spill")
@@ -159,11 +181,13 @@ def main() -> None:
           f"(data/limit = {in_memory_mb / limit_mb:.1f}x)  threads={args.threads}", flush=True)
     for name in args.qi_set or sorted(QI_SETS):
         qi = QI_SETS[name]
-        kinds = ["groupby", "summary"] + (["polars"] if args.polars else [])
+        kinds = (["groupby", "summary"] + (["summary_cmp"] if args.compare_sql else [])
+                 + (["polars"] if args.polars else []))
         best: dict[str, dict] = {}
-        for kind in kinds:
-            for _ in range(args.repeat):
+        for _ in range(args.repeat):  # alternated: each repetition runs every kind once
+            for kind in kinds:
                 r = run_child(args, kind, path, qi, limit_mb)
+                print(f"  ({kind}: {r['seconds']:.2f} s)", flush=True)
                 if kind not in best or r["seconds"] < best[kind]["seconds"]:
                     best[kind] = r
         base = best["groupby"]
@@ -171,6 +195,7 @@ def main() -> None:
               f"frequency set = {base['result']['frequency_set_rows']:,} rows")
         print(f"  {'measurement':<34}{'time (s)':>10}{'peak RSS (MiB)':>16}{'vs group-by':>13}")
         labels = {"groupby": "DuckDB bare GROUP BY count(*)", "summary": "DuckDB ldiv_summary",
+                  "summary_cmp": "DuckDB ldiv_summary, --compare-sql",
                   "polars": "Polars ldiv_polars.summary"}
         for kind in kinds:
             r = best[kind]
@@ -178,6 +203,9 @@ def main() -> None:
                   f"{r['seconds'] / base['seconds']:>12.2f}x")
         s = best["summary"]["result"]
         assert s["rows"] == args.rows == base["result"]["rows"], (s["rows"], args.rows)
+        if "summary_cmp" in best:  # the same summary, up to rounding
+            other = best["summary_cmp"]["result"]
+            assert all(_same(s[k], other[k]) for k in s), (s, other)
         print(f"  summary: classes={s['classes']:,} k={s['k']} l_distinct={s['l_distinct']} "
               f"t={s['t']:.4f}")
 

@@ -369,13 +369,22 @@ def summary(
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
-        with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
-            return _summary_of(src.con, fs, l)
+        if nulls == "error":  # one scan of the named columns, before the summary's passes
+            names = [*qi_l, *s_l]
+            raise_null_counts(null_counts(src.con, src.name, {c: _quote(c) for c in names},
+                                          None), names)
+        return _summary_row(src.con.execute("FROM ldiv_summary(?, ?, ?, ?)",
+                                            [src.name, qi_l, s_l[0], l]))
 
 
 def _summary_of(con: duckdb.DuckDBPyConnection, fs: str, l: int) -> dict[str, object]:
     """:func:`summary` of a materialized frequency set (the temp table ``fs``)."""
-    cur = con.execute("FROM ldiv__summary_fs(?, ?)", [fs, l])
+    return _summary_row(con.execute("FROM ldiv__summary_fs(?, ?)", [fs, l]))
+
+
+def _summary_row(cur: duckdb.DuckDBPyConnection) -> dict[str, object]:
+    """The one summary row of ``cur`` (columns :data:`SUMMARY_KEYS`) as :func:`summary`'s
+    dict: integers as ``int``, the rest as ``float``, None where infinite."""
     names = [d[0] for d in cur.description]
     row = cur.fetchall()[0]
     assert tuple(names) == SUMMARY_KEYS

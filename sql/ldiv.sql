@@ -154,14 +154,19 @@ CREATE OR REPLACE MACRO ldiv_is_ordered(x) AS
                   'TIMESTAMP WITH TIME ZONE', 'TIME WITH TIME ZONE', 'INTERVAL')
     OR typeof(x) LIKE 'DECIMAL%';
 
--- Sensitive-value domain of the whole table: value, table count tn, rank drk in ascending
--- order (NULL first, as Polars sorts), cumulative table count ctn.
-CREATE OR REPLACE MACRO ldiv__dom(f) AS TABLE
+-- Sensitive-value domain of the table counts c (sv, tn): value, table count tn, rank drk in
+-- ascending order (NULL first, as Polars sorts), cumulative table count ctn.
+CREATE OR REPLACE MACRO ldiv__dom_counts(c) AS TABLE
     SELECT sv, tn,
            row_number() OVER (ORDER BY sv ASC NULLS FIRST) AS drk,
            sum(tn) OVER (ORDER BY sv ASC NULLS FIRST
                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS ctn
-    FROM (SELECT sv, sum(n)::BIGINT AS tn FROM query_table(f) GROUP BY sv);
+    FROM query_table(c);
+
+-- The same domain from a frequency set f (ec, sv, n).
+CREATE OR REPLACE MACRO ldiv__dom(f) AS TABLE
+    WITH "ldiv__c" AS (SELECT sv, sum(n)::BIGINT AS tn FROM query_table(f) GROUP BY sv)
+    FROM ldiv__dom_counts('ldiv__c');
 
 -- Frequency set joined with per-class and per-table quantities:
 -- cid (class id, unique within one evaluation: materialize this relation once and share it),
@@ -788,6 +793,178 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
     WHERE len(reasons) > 0 OR len(undecided) > 0
     ORDER BY size, distinct_values;
 
+-- ---------------------------------------------------------------------------------------------
+-- The summary over a packed class key (ldiv_summary's plan)
+-- ---------------------------------------------------------------------------------------------
+-- Each value of a quasi-identifier is replaced by its dense code (its row in a DISTINCT
+-- dictionary of its column; NULL is a value of its own) and the codes, with the sensitive
+-- value's rank, are packed into one BIGINT  k = ((c_1 * m_2 + c_2) * ... + c_q) * m + rank_s
+-- when the product of the distinct counts fits in 62 bits. The frequency set is then one GROUP BY
+-- on a fixed-width key, the class of a row is k // m and the class statistics are one GROUP BY
+-- of the frequency set on it (no struct key, no join back). A table whose key does not fit takes
+-- the frequency set with its struct key (ldiv__fs, ldiv__summary_fs) instead: both plans are in
+-- one statement, the one not taken never scans the table.
+--
+-- The plan is SQL text built from the names and run by query(): every name is a string literal
+-- in it (a column is selected by a lambda comparing names, as everywhere in this file), so a
+-- name is never an identifier of the text.
+
+-- x as an SQL string literal.
+CREATE OR REPLACE MACRO ldiv__sql_str(x) AS '''' || replace(x, '''', '''''') || '''';
+
+-- A list of strings as an SQL list literal.
+CREATE OR REPLACE MACRO ldiv__sql_list(xs) AS
+    '[' || array_to_string(list_transform(xs, lambda x: ldiv__sql_str(x)), ', ') || ']';
+
+-- A value as an SQL literal of its own type.
+CREATE OR REPLACE MACRO ldiv__sql_value(x) AS
+    CASE WHEN x IS NULL THEN 'NULL'
+         ELSE 'CAST(' || ldiv__sql_str(x::VARCHAR) || ' AS ' || typeof(x) || ')' END;
+
+-- The rows of tbl, with an all-NULL column ldiv__none (the value of a missing column).
+CREATE OR REPLACE MACRO ldiv__sql_scan(tbl) AS
+    '(SELECT *, NULL AS "ldiv__none" FROM query_table(' || ldiv__sql_str(tbl) || '))';
+
+-- The column called name (case-insensitively) of ldiv__sql_scan; NULL when there is none, so
+-- that the text binds and the argument check (ldiv__args_ok) names the missing column.
+CREATE OR REPLACE MACRO ldiv__sql_col(name) AS
+    'coalesce(*COLUMNS(lambda c: lower(c) = lower(' || ldiv__sql_str(name)
+    || ') OR c = ''ldiv__none''))';
+
+-- The dictionaries "ldiv__d<i>" (v, c) of the quasi-identifiers, the sensitive domain
+-- "ldiv__s" (ldiv__dom_counts with code = drk - 1), "ldiv__w": the distinct counts cs of the
+-- quasi-identifiers, m of the sensitive column, whether the packed key fits, and the strides
+-- ws (ws[i] = cs[i+1] * ... * cs[q] * m); and "ldiv__e<i>" (v, c): the dictionaries with the
+-- codes times their stride, so that the key of a row is a sum.
+CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s) AS
+    array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
+        '"ldiv__d' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, (row_number() OVER () - 1)'
+        || '::BIGINT AS c FROM (SELECT DISTINCT ' || ldiv__sql_col(qi[i]) || ' AS v FROM '
+        || ldiv__sql_scan(tbl) || ')), '), '')
+    || '"ldiv__sc" AS (SELECT ' || ldiv__sql_col(s) || ' AS sv, count(*)::BIGINT AS tn FROM '
+    || ldiv__sql_scan(tbl) || ' GROUP BY ALL), '
+    || '"ldiv__s" AS MATERIALIZED (SELECT *, drk - 1 AS code FROM ldiv__dom_counts(''ldiv__sc'')), '
+    || '"ldiv__w" AS MATERIALIZED (SELECT *, CASE WHEN fits THEN list_transform(range(1, len(cs) '
+    || '+ 1), lambda i: list_reduce(list_concat(list_slice(cs, i + 1, len(cs)), [m]), '
+    || 'lambda a, b: a * b)) END AS ws FROM (SELECT *, list_sum(list_transform(cs, lambda x: '
+    || 'ln(greatest(x, 1)))) + ln(greatest(m, 1)) < 62 * ln(2) AS fits FROM (SELECT ['
+    || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
+           '(SELECT count(*) FROM "ldiv__d' || i::VARCHAR || '")'), ', ')
+    || ']::BIGINT[] AS cs, (SELECT count(*) FROM "ldiv__s") AS m)))'
+    || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
+        ', "ldiv__e' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, c * (SELECT ws['
+        || i::VARCHAR || '] FROM "ldiv__w") AS c FROM "ldiv__d' || i::VARCHAR || '")'), '');
+
+-- The packed frequency set "ldiv__f" (k, n) of the rows that pass the argument checks (the
+-- scan does not run when the key does not fit).
+CREATE OR REPLACE MACRO ldiv__sql_packed_fs(tbl, qi, s, l) AS
+    '"ldiv__f" AS MATERIALIZED (SELECT "ldiv__k" AS k, count(*)::BIGINT AS n FROM (SELECT '
+    || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
+           '"ldiv__e' || i::VARCHAR || '".c + '), '')
+    || '"ldiv__s".code AS "ldiv__k" FROM (SELECT '
+    || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
+           ldiv__sql_col(qi[i]) || ' AS "ldiv__q' || i::VARCHAR || '", '), '')
+    || ldiv__sql_col(s) || ' AS "ldiv__qs" FROM ' || ldiv__sql_scan(tbl)
+    || ' WHERE (SELECT fits FROM "ldiv__w") AND (SELECT ldiv__args_ok(' || ldiv__sql_str(tbl)
+    || ', ' || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ')) AND ldiv__count_ok('
+    || ldiv__sql_value(l) || ', ''l'')) "ldiv__t"'
+    || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
+           ' JOIN "ldiv__e' || i::VARCHAR || '" ON "ldiv__t"."ldiv__q' || i::VARCHAR
+           || '" IS NOT DISTINCT FROM "ldiv__e' || i::VARCHAR || '".v'), '')
+    || ' JOIN "ldiv__s" ON "ldiv__t"."ldiv__qs" IS NOT DISTINCT FROM "ldiv__s".sv) GROUP BY ALL)';
+
+-- The statement of ldiv_summary (see there): the packed plan when the key fits, else the
+-- frequency set with its struct key.
+CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l) AS
+    'WITH ' || ldiv__sql_dicts(tbl, qi, s) || ', ' || ldiv__sql_packed_fs(tbl, qi, s, l)
+    || ', "ldiv__f0" AS MATERIALIZED (FROM ldiv__fs_checked(' || ldiv__sql_str(tbl) || ', '
+    || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ', ldiv__count_ok('
+    || ldiv__sql_value(l) || ', ''l'') AND NOT (SELECT fits FROM "ldiv__w")))'
+    || ' FROM ldiv__summary_packed(''ldiv__f'', ''ldiv__s'', ''ldiv__w'', ' || ldiv__sql_value(l)
+    || ') WHERE (SELECT fits FROM "ldiv__w") UNION ALL FROM ldiv__summary_fs(''ldiv__f0'', '
+    || ldiv__sql_value(l) || ') WHERE NOT (SELECT fits FROM "ldiv__w")';
+
+-- The rows of a packed frequency set f (k, n) with their class cls = k // m, the sensitive
+-- value's table count tn and the other columns of the domain sd (ldiv__sql_dicts' "ldiv__s"),
+-- where w holds m.
+CREATE OR REPLACE MACRO ldiv__packed_rows(f, sd, w) AS TABLE
+    SELECT x.cls, x.n, s.tn, s.sv, s.drk, s.ctn
+    FROM (SELECT f.k // w.m AS cls, f.k % w.m AS code, f.n
+          FROM query_table(f) f CROSS JOIN query_table(w) w) x
+    JOIN query_table(sd) s USING (code);
+
+-- Per class of a packed frequency set (see ldiv__packed_rows): the statistics of
+-- ldiv__class_stats_x from sums that need no class size inside them: entropy = ln(size) -
+-- sum(n ln n) / size, delta_present from the extreme n/tn, the tail from the l-1 largest
+-- counts (summed over the rows ranked in their class only when l >= 3), and the equal-distance
+-- EMD (= 1 - sum over present values of min(p, q)) exact for the classes of one or two values
+-- (from the count and table count of the largest value and the class's totals) and bounded
+-- for the others: emd_low <= EMD <= emd_high, each present value adding at least
+-- min(1/size, the smallest table share) to the sum.
+CREATE OR REPLACE MACRO ldiv__packed_classes(f, sd, w, l) AS TABLE
+    WITH t AS (SELECT sum(tn)::BIGINT AS total, count(*)::BIGINT AS m, min(tn) AS tmin
+               FROM query_table(sd)),
+         st AS (SELECT cls, sum(n)::BIGINT AS size, count(*)::BIGINT AS d, max(n) AS mx,
+                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp, arg_max(tn, n) AS ta,
+                       max(n / tn) AS hi, min(n / tn) AS lo
+                FROM ldiv__packed_rows(f, sd, w) GROUP BY cls),
+         tops AS (SELECT cls, sum(n)::BIGINT AS top
+                  FROM (SELECT cls, n, row_number() OVER (PARTITION BY cls ORDER BY n DESC) AS r
+                        FROM ldiv__packed_rows(f, sd, w) WHERE l >= 3)
+                  WHERE r < l GROUP BY cls)
+    SELECT st.*, t.total, t.m,
+           CASE WHEN d = 1 THEN 0.0 ELSE ln(size) - nln / size END AS entropy,
+           CASE WHEN l <= 1 THEN size
+                WHEN d < l THEN NULL
+                WHEN l = 2 THEN size - mx
+                ELSE size - tops.top END::BIGINT AS tail,
+           greatest(ln(hi * total / size), -ln(lo * total / size)) AS delta_present,
+           CASE WHEN d = 1 THEN (total - tp) / total
+                WHEN d = 2 THEN 0.5 * (abs(mx / size - ta / total)
+                                       + abs((size - mx) / size - (tp - ta) / total)
+                                       + (total - tp) / total)
+                ELSE greatest((total - tp) / total, mx / size - ta / total) END AS emd_low,
+           CASE WHEN d <= 2 THEN emd_low
+                ELSE 1.0 - least(mx / size, ta / total)
+                     - (d - 1) * least(1.0 / size, tmin / total) END AS emd_high
+    FROM st CROSS JOIN t LEFT JOIN tops USING (cls);
+
+-- ldiv_summary of a packed frequency set (see ldiv__packed_classes). The equal-distance t is
+-- the largest exact EMD: the classes of one or two values have theirs; a class of more values
+-- is summed over its rows only when its upper bound reaches the best lower bound of the table
+-- (the others cannot hold the maximum); the ordered distance is ldiv__emd_ordered_x's.
+CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
+    WITH st AS MATERIALIZED (FROM ldiv__packed_classes(f, sd, w, l)),
+         cand AS MATERIALIZED (SELECT cls, size, total FROM st
+                               WHERE d >= 3
+                                 AND emd_high >= (SELECT max(emd_low) FROM st) - 1e-9),
+         ce AS (SELECT 0.5 * (sum(abs(r.n / c.size - r.tn / c.total))
+                              + (any_value(c.total) - sum(r.tn)) / any_value(c.total)) AS e
+                FROM ldiv__packed_rows(f, sd, w) r JOIN cand c USING (cls)
+                WHERE (SELECT count(*) FROM cand) > 0
+                GROUP BY cls),
+         xo AS (SELECT r.cls AS cid, st.size, st.total, st.m, r.drk, r.ctn, r.n, r.sv
+                FROM ldiv__packed_rows(f, sd, w) r JOIN st USING (cls)),
+         eo AS (FROM ldiv__emd_ordered_x('xo', 'auto'))
+    SELECT coalesce(sum(size), 0)::BIGINT AS rows,
+           count(*)::BIGINT AS classes,
+           min(size)::BIGINT AS k,
+           min(d)::BIGINT AS l_distinct,
+           exp(min(entropy)) AS l_entropy,
+           CASE WHEN count(*) = 0 THEN NULL
+                WHEN l <= 1 THEN 0.0
+                WHEN bool_and(tail IS NOT NULL) THEN max(mx / tail) END AS recursive_c,
+           max(mx / size) AS alpha,
+           CASE WHEN (SELECT bool_or(ldiv_is_ordered(sv)) FROM query_table(sd))
+                    THEN (SELECT max(emd_ordered) FROM eo)
+                ELSE greatest(max(emd_low) FILTER (WHERE d <= 2), (SELECT max(e) FROM ce))
+           END AS t,
+           CASE WHEN coalesce(max(m - d), 0) = 0 THEN max(delta_present) END AS delta,
+           1.0 / min(size) AS prosecutor_max,
+           count(*) / sum(size) AS prosecutor_avg,
+           count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques
+    FROM st;
+
 -- The summary of a frequency set relation f (see ldiv_summary).
 CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
     WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f)),
@@ -817,8 +994,7 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
 -- sensitive column and the equal distance otherwise; recursive_c and delta are NULL where
 -- infinite; on an empty table everything but rows, classes, sample_uniques (0) is NULL.
 CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l')))
-    FROM ldiv__summary_fs('ldiv__f', l);
+    FROM query(ldiv__summary_sql(tbl, qi, s, l));
 
 -- ---------------------------------------------------------------------------------------------
 -- Hierarchical t-closeness (closed form over a hierarchy relation)

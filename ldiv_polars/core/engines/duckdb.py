@@ -227,22 +227,26 @@ def quote(ident: str) -> str:
 
 
 def null_counts(con: duckdb.DuckDBPyConnection, table: str, columns: Mapping[str, str],
-                count: str) -> dict[str, int]:
+                count: str | None) -> dict[str, int]:
     """Rows with a null in each column of the frequency set ``table`` on ``con``, weighted by
-    its ``count`` column, in one scan of that (small) table: ``columns`` maps each name to its
-    SQL expression (a column, or a field of a struct key). The DuckDB side of the null policy
+    its ``count`` column (``None``: a table of rows, each counting once), in one scan of that
+    table: ``columns`` maps each name to its SQL expression (a column, or a field of a struct
+    key). The DuckDB side of the null policy
     (:func:`~ldiv_polars.core.validate.raise_null_counts` makes the error).
 
     >>> con = duckdb.connect()
     >>> _ = con.execute("CREATE TABLE f AS SELECT * FROM (VALUES ('a', 2), (NULL, 3)) t(z, n)")
     >>> null_counts(con, "f", {"z": quote("z")}, "n")
     {'z': 3}
+    >>> null_counts(con, "f", {"z": quote("z")}, None)
+    {'z': 1}
     """
     if not columns:
         return {}
-    n = quote(count)
+    n = "1" if count is None else quote(count)
     exprs = [f"coalesce(sum({n}) FILTER (WHERE {e} IS NULL), 0)" for e in columns.values()]
-    row = con.execute(f"SELECT {', '.join(exprs)} FROM {quote(table)}").fetchall()[0]
+    row = con.execute(f"SELECT {', '.join(exprs)} FROM query_table({quote_literal(table)})"
+                      ).fetchall()[0]
     return {c: int(v) for c, v in zip(columns, row)}
 
 
