@@ -833,7 +833,8 @@ CREATE OR REPLACE MACRO ldiv__sql_col(name) AS
 
 -- The dictionaries "ldiv__d<i>" (v, c) of the quasi-identifiers, the sensitive domain
 -- "ldiv__s" (ldiv__dom_counts with code = drk - 1), "ldiv__w": the distinct counts cs of the
--- quasi-identifiers, m of the sensitive column, whether the packed key fits, and the strides
+-- quasi-identifiers, m of the sensitive column, the rows total, the table counts tns by code,
+-- whether the packed key fits, and the strides
 -- ws (ws[i] = cs[i+1] * ... * cs[q] * m); and "ldiv__e<i>" (v, c): the dictionaries with the
 -- codes times their stride, so that the key of a row is a sum.
 CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s) AS
@@ -850,7 +851,9 @@ CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s) AS
     || 'ln(greatest(x, 1)))) + ln(greatest(m, 1)) < 62 * ln(2) AS fits FROM (SELECT ['
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
            '(SELECT count(*) FROM "ldiv__d' || i::VARCHAR || '")'), ', ')
-    || ']::BIGINT[] AS cs, (SELECT count(*) FROM "ldiv__s") AS m)))'
+    || ']::BIGINT[] AS cs, (SELECT count(*) FROM "ldiv__s") AS m, '
+    || '(SELECT sum(tn) FROM "ldiv__s")::BIGINT AS total, '
+    || '(SELECT list(tn ORDER BY code) FROM "ldiv__s") AS tns)))'
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
         ', "ldiv__e' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, c * (SELECT ws['
         || i::VARCHAR || '] FROM "ldiv__w") AS c FROM "ldiv__d' || i::VARCHAR || '")'), '');
@@ -885,40 +888,40 @@ CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l) AS
     || ldiv__sql_value(l) || ') WHERE NOT (SELECT fits FROM "ldiv__w")';
 
 -- The rows of a packed frequency set f (k, n) with their class cls = k // m, the sensitive
--- value's table count tn and the other columns of the domain sd (ldiv__sql_dicts' "ldiv__s"),
--- where w holds m.
-CREATE OR REPLACE MACRO ldiv__packed_rows(f, sd, w) AS TABLE
-    SELECT x.cls, x.n, s.tn, s.sv, s.drk, s.ctn
-    FROM (SELECT f.k // w.m AS cls, f.k % w.m AS code, f.n
-          FROM query_table(f) f CROSS JOIN query_table(w) w) x
-    JOIN query_table(sd) s USING (code);
+-- value's code and table count tn (w holds m, total and the counts tns by code: a list
+-- lookup, not a join) and nt = n * (total + 1) + tn, which orders them by n and holds tn.
+-- ok: a condition on f's scan (a pass that may not be needed reads no row).
+CREATE OR REPLACE MACRO ldiv__packed_rows(f, w, ok := true) AS TABLE
+    SELECT cls, code, n, tn, n::HUGEINT * (total + 1) + tn AS nt, total, m
+    FROM (SELECT cls, code, n, tns[code + 1] AS tn, total, m
+          FROM (SELECT f.k // w.m AS cls, f.k % w.m AS code, f.n, w.total, w.m, w.tns
+                FROM query_table(f) f CROSS JOIN query_table(w) w WHERE ok));
 
 -- Per class of a packed frequency set (see ldiv__packed_rows): the statistics of
 -- ldiv__class_stats_x from sums that need no class size inside them: entropy = ln(size) -
--- sum(n ln n) / size, delta_present from the extreme n/tn, the tail from the l-1 largest
--- counts (summed over the rows ranked in their class only when l >= 3), and the equal-distance
--- EMD (= 1 - sum over present values of min(p, q)) exact for the classes of one or two values
--- (from the count and table count of the largest value and the class's totals) and bounded
--- for the others: emd_low <= EMD <= emd_high, each present value adding at least
--- min(1/size, the smallest table share) to the sum.
-CREATE OR REPLACE MACRO ldiv__packed_classes(f, sd, w, l) AS TABLE
-    WITH t AS (SELECT sum(tn)::BIGINT AS total, count(*)::BIGINT AS m, min(tn) AS tmin
-               FROM query_table(sd)),
-         st AS (SELECT cls, sum(n)::BIGINT AS size, count(*)::BIGINT AS d, max(n) AS mx,
-                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp, arg_max(tn, n) AS ta,
-                       max(n / tn) AS hi, min(n / tn) AS lo
-                FROM ldiv__packed_rows(f, sd, w) GROUP BY cls),
+-- sum(n ln n) / size, the tail from the l-1 largest counts (summed over the rows ranked in
+-- their class only when l >= 3), and the equal-distance EMD (= 1 - sum over present values of
+-- min(p, q)) exact for the classes of one or two values (from the count and table count of
+-- the largest value and the class's totals) and bounded for the others: emd_low <= EMD <=
+-- emd_high, each present value adding at least min(1/size, the smallest table share).
+CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
+    WITH t AS (SELECT list_min(tns) AS tmin FROM query_table(w)),
+         st AS (SELECT cls, sum(n)::BIGINT AS size, count(*)::BIGINT AS d, max(nt) AS top_nt,
+                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp, any_value(total) AS total,
+                       any_value(m) AS m
+                FROM ldiv__packed_rows(f, w, ok) GROUP BY cls),
          tops AS (SELECT cls, sum(n)::BIGINT AS top
                   FROM (SELECT cls, n, row_number() OVER (PARTITION BY cls ORDER BY n DESC) AS r
-                        FROM ldiv__packed_rows(f, sd, w) WHERE l >= 3)
-                  WHERE r < l GROUP BY cls)
-    SELECT st.*, t.total, t.m,
+                        FROM ldiv__packed_rows(f, w, ok AND l >= 3))
+                  WHERE r < l GROUP BY cls),
+         sx AS (SELECT *, (top_nt // (total + 1))::BIGINT AS mx,
+                       (top_nt % (total + 1))::BIGINT AS ta FROM st)
+    SELECT sx.cls, size, d, mx, total, m,
            CASE WHEN d = 1 THEN 0.0 ELSE ln(size) - nln / size END AS entropy,
            CASE WHEN l <= 1 THEN size
                 WHEN d < l THEN NULL
                 WHEN l = 2 THEN size - mx
                 ELSE size - tops.top END::BIGINT AS tail,
-           greatest(ln(hi * total / size), -ln(lo * total / size)) AS delta_present,
            CASE WHEN d = 1 THEN (total - tp) / total
                 WHEN d = 2 THEN 0.5 * (abs(mx / size - ta / total)
                                        + abs((size - mx) / size - (tp - ta) / total)
@@ -926,44 +929,74 @@ CREATE OR REPLACE MACRO ldiv__packed_classes(f, sd, w, l) AS TABLE
                 ELSE greatest((total - tp) / total, mx / size - ta / total) END AS emd_low,
            CASE WHEN d <= 2 THEN emd_low
                 ELSE 1.0 - least(mx / size, ta / total)
-                     - (d - 1) * least(1.0 / size, tmin / total) END AS emd_high
-    FROM st CROSS JOIN t LEFT JOIN tops USING (cls);
+                     - (d - 1) * least(1.0 / size, t.tmin / total) END AS emd_high
+    FROM sx CROSS JOIN t LEFT JOIN tops USING (cls);
 
--- ldiv_summary of a packed frequency set (see ldiv__packed_classes). The equal-distance t is
--- the largest exact EMD: the classes of one or two values have theirs; a class of more values
--- is summed over its rows only when its upper bound reaches the best lower bound of the table
--- (the others cannot hold the maximum); the ordered distance is ldiv__emd_ordered_x's.
+-- The largest delta_present (max |ln(p/q)| over the values present) of the classes of a
+-- packed frequency set, from the extreme n/tn of each class (ok: see ldiv__packed_rows).
+CREATE OR REPLACE MACRO ldiv__packed_delta(f, w, ok) AS TABLE
+    SELECT max(greatest(ln(hi * total / size), -ln(lo * total / size))) AS delta
+    FROM (SELECT cls, sum(n) AS size, max(n / tn) AS hi, min(n / tn) AS lo,
+                 any_value(total) AS total
+          FROM ldiv__packed_rows(f, w, ok) GROUP BY cls);
+
+-- The exact equal-distance EMD (as ldiv__class_stats_x sums it) of the classes of cand (cls,
+-- size, total) over the rows of a packed frequency set (ldiv__packed_rows; ok: idem); the
+-- rows are filtered by a semi-join, whose build side is cand.
+CREATE OR REPLACE MACRO ldiv__packed_emd(f, w, cand, ok := true) AS TABLE
+    SELECT cls, 0.5 * (sum(abs(r.n / c.size - r.tn / c.total))
+                       + (any_value(c.total) - sum(r.tn)) / any_value(c.total)) AS e
+    FROM (FROM ldiv__packed_rows(f, w, ok) WHERE cls IN (SELECT cls FROM query_table(cand))) r
+    JOIN query_table(cand) c USING (cls)
+    GROUP BY cls;
+
+-- ldiv_summary of a packed frequency set (see ldiv__packed_classes), in one pass over the
+-- classes. The equal-distance t is the largest exact EMD: the classes of one or two values have
+-- theirs; of the others, only a class whose upper bound reaches the best lower bound of the
+-- table can hold the maximum: the pass keeps the 1024 classes with the highest upper bounds
+-- and sums those exactly; when more classes could hold it, every class of three values or more
+-- is summed exactly. The ordered distance is ldiv__emd_ordered_x's.
 CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
-    WITH st AS MATERIALIZED (FROM ldiv__packed_classes(f, sd, w, l)),
-         cand AS MATERIALIZED (SELECT cls, size, total FROM st
-                               WHERE d >= 3
-                                 AND emd_high >= (SELECT max(emd_low) FROM st) - 1e-9),
-         ce AS (SELECT 0.5 * (sum(abs(r.n / c.size - r.tn / c.total))
-                              + (any_value(c.total) - sum(r.tn)) / any_value(c.total)) AS e
-                FROM ldiv__packed_rows(f, sd, w) r JOIN cand c USING (cls)
-                WHERE (SELECT count(*) FROM cand) > 0
-                GROUP BY cls),
-         xo AS (SELECT r.cls AS cid, st.size, st.total, st.m, r.drk, r.ctn, r.n, r.sv
-                FROM ldiv__packed_rows(f, sd, w) r JOIN st USING (cls)),
+    WITH agg AS MATERIALIZED (
+             SELECT coalesce(sum(size), 0)::BIGINT AS rows,
+                    count(*)::BIGINT AS classes,
+                    min(size)::BIGINT AS k,
+                    min(d)::BIGINT AS l_distinct,
+                    exp(min(entropy)) AS l_entropy,
+                    CASE WHEN count(*) = 0 THEN NULL
+                         WHEN l <= 1 THEN 0.0
+                         WHEN bool_and(tail IS NOT NULL) THEN max(mx / tail) END AS recursive_c,
+                    max(mx / size) AS alpha,
+                    coalesce(max(m - d), 0) = 0 AS complete,
+                    1.0 / min(size) AS prosecutor_max,
+                    count(*) / sum(size) AS prosecutor_avg,
+                    count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques,
+                    max(emd_low) FILTER (WHERE d <= 2) AS exact_max,
+                    max(emd_low) - 1e-9 AS reach,
+                    arg_max({'cls': cls, 'size': size, 'total': total, 'high': emd_high},
+                            emd_high, 1024) FILTER (WHERE d >= 3) AS top
+             FROM ldiv__packed_classes(f, w, l)),
+         over AS MATERIALIZED (SELECT len(top) = 1024 AND top[1024].high >= reach AS over
+                               FROM agg),
+         cand AS (SELECT c.* FROM (SELECT unnest(top, recursive := true) FROM agg) c, agg
+                  WHERE c.high >= agg.reach),
+         every AS (SELECT cls, size, total
+                   FROM ldiv__packed_classes(f, w, l, (SELECT over FROM over)) WHERE d >= 3),
+         ce AS (SELECT max(e) AS e FROM ldiv__packed_emd(f, w, 'cand')),
+         ca AS (SELECT max(e) AS e
+                FROM ldiv__packed_emd(f, w, 'every', (SELECT over FROM over))),
+         dl AS (FROM ldiv__packed_delta(f, w, (SELECT complete FROM agg))),
+         xo AS (SELECT r.cls AS cid, st.size, st.total, st.m, s.drk, s.ctn, r.n, s.sv
+                FROM ldiv__packed_rows(f, w) r JOIN query_table(sd) s USING (code)
+                JOIN ldiv__packed_classes(f, w, l) st USING (cls)),
          eo AS (FROM ldiv__emd_ordered_x('xo', 'auto'))
-    SELECT coalesce(sum(size), 0)::BIGINT AS rows,
-           count(*)::BIGINT AS classes,
-           min(size)::BIGINT AS k,
-           min(d)::BIGINT AS l_distinct,
-           exp(min(entropy)) AS l_entropy,
-           CASE WHEN count(*) = 0 THEN NULL
-                WHEN l <= 1 THEN 0.0
-                WHEN bool_and(tail IS NOT NULL) THEN max(mx / tail) END AS recursive_c,
-           max(mx / size) AS alpha,
+    SELECT rows, classes, k, l_distinct, l_entropy, recursive_c, alpha,
            CASE WHEN (SELECT bool_or(ldiv_is_ordered(sv)) FROM query_table(sd))
                     THEN (SELECT max(emd_ordered) FROM eo)
-                ELSE greatest(max(emd_low) FILTER (WHERE d <= 2), (SELECT max(e) FROM ce))
-           END AS t,
-           CASE WHEN coalesce(max(m - d), 0) = 0 THEN max(delta_present) END AS delta,
-           1.0 / min(size) AS prosecutor_max,
-           count(*) / sum(size) AS prosecutor_avg,
-           count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques
-    FROM st;
+                ELSE greatest(exact_max, (SELECT e FROM ce), (SELECT e FROM ca)) END AS t,
+           CASE WHEN complete THEN (SELECT delta FROM dl) END AS delta,
+           prosecutor_max, prosecutor_avg, sample_uniques
+    FROM agg;
 
 -- The summary of a frequency set relation f (see ldiv_summary).
 CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE

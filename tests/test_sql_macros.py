@@ -448,3 +448,13 @@ def test_packed_summary_with_nulls_equals_polars(con, rows, l, numeric) -> None:
     want = lp.summary(df, ["a", "b"], "s", l=l, nulls="value")
     _agrees(_macro_summary(con, df, ["a", "b"], "s", l), want)
     _agrees(ld.summary(df, ["a", "b"], "s", l=l, con=con, nulls="value"), want)
+
+
+def test_packed_summary_when_over_1024_classes_could_hold_the_largest_emd(con) -> None:
+    # 1,100 classes of three values seen once in the table: every class's upper bound equals
+    # the best lower bound (1 - 3/3300), more than the 1,024 kept, so every class of three
+    # values is summed exactly; by hand t = 1 - 3/3300 = 1099/1100
+    df = pl.DataFrame({"q": [i // 3 for i in range(3300)], "s": [f"v{i}" for i in range(3300)]})
+    got = _macro_summary(con, df, ["q"], "s", 2)
+    assert got["t"] == pytest.approx(1099 / 1100, rel=1e-12)
+    _agrees(got, lp.summary(df, ["q"], "s", l=2))
