@@ -978,13 +978,13 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
              FROM ldiv__packed_classes(f, w, l)),
          over AS MATERIALIZED (SELECT len(top) = 1024 AND top[1024].high >= reach AS over
                                FROM agg),
-         cand AS (SELECT c.* FROM (SELECT unnest(top, recursive := true) FROM agg) c, agg
-                  WHERE c.high >= agg.reach),
-         every AS (SELECT cls, size, total
-                   FROM ldiv__packed_classes(f, w, l, (SELECT over FROM over)) WHERE d >= 3),
+         cand AS (SELECT c.cls, c.size, c.total
+                  FROM (SELECT unnest(top, recursive := true) FROM agg) c, agg, over
+                  WHERE c.high >= agg.reach AND NOT over.over
+                  UNION ALL
+                  SELECT cls, size, total
+                  FROM ldiv__packed_classes(f, w, l, (SELECT over FROM over)) WHERE d >= 3),
          ce AS (SELECT max(e) AS e FROM ldiv__packed_emd(f, w, 'cand')),
-         ca AS (SELECT max(e) AS e
-                FROM ldiv__packed_emd(f, w, 'every', (SELECT over FROM over))),
          dl AS (FROM ldiv__packed_delta(f, w, (SELECT complete FROM agg))),
          xo AS (SELECT r.cls AS cid, st.size, st.total, st.m, s.drk, s.ctn, r.n, s.sv
                 FROM ldiv__packed_rows(f, w) r JOIN query_table(sd) s USING (code)
@@ -993,7 +993,7 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
     SELECT rows, classes, k, l_distinct, l_entropy, recursive_c, alpha,
            CASE WHEN (SELECT bool_or(ldiv_is_ordered(sv)) FROM query_table(sd))
                     THEN (SELECT max(emd_ordered) FROM eo)
-                ELSE greatest(exact_max, (SELECT e FROM ce), (SELECT e FROM ca)) END AS t,
+                ELSE greatest(exact_max, (SELECT e FROM ce)) END AS t,
            CASE WHEN complete THEN (SELECT delta FROM dl) END AS delta,
            prosecutor_max, prosecutor_avg, sample_uniques
     FROM agg;
