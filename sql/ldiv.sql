@@ -801,9 +801,10 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
 -- value's rank, are packed into one BIGINT  k = ((c_1 * m_2 + c_2) * ... + c_q) * m + rank_s
 -- when the product of the distinct counts fits in 62 bits. The frequency set is then one GROUP BY
 -- on a fixed-width key, the class of a row is k // m and the class statistics are one GROUP BY
--- of the frequency set on it (no struct key, no join back). A table whose key does not fit takes
--- the frequency set with its struct key (ldiv__fs, ldiv__summary_fs) instead: both plans are in
--- one statement, the one not taken never scans the table.
+-- of the frequency set on it (no struct key, no join back). A table whose key does not fit, or
+-- whose key space is small (see ldiv__summary_sql), takes the frequency set with its struct key
+-- (ldiv__fs, ldiv__summary_fs) instead: both plans are in one statement, the one not taken
+-- never scans the table.
 --
 -- The plan is SQL text built from the names and run by query(): every name is a string literal
 -- in it (a column is selected by a lambda comparing names, as everywhere in this file), so a
@@ -834,10 +835,11 @@ CREATE OR REPLACE MACRO ldiv__sql_col(name) AS
 -- The dictionaries "ldiv__d<i>" (v, c) of the quasi-identifiers, the sensitive domain
 -- "ldiv__s" (ldiv__dom_counts with code = drk - 1), "ldiv__w": the distinct counts cs of the
 -- quasi-identifiers, m of the sensitive column, the rows total, the table counts tns by code,
--- whether the packed key fits, and the strides
+-- whether the packed plan is taken (fits: the key fits in 62 bits and its space has at least
+-- min_cells cells), and the strides
 -- ws (ws[i] = cs[i+1] * ... * cs[q] * m); and "ldiv__e<i>" (v, c): the dictionaries with the
 -- codes times their stride, so that the key of a row is a sum.
-CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s) AS
+CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s, min_cells) AS
     array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
         '"ldiv__d' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, (row_number() OVER () - 1)'
         || '::BIGINT AS c FROM (SELECT DISTINCT ' || ldiv__sql_col(qi[i]) || ' AS v FROM '
@@ -848,7 +850,8 @@ CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s) AS
     || '"ldiv__w" AS MATERIALIZED (SELECT *, CASE WHEN fits THEN list_transform(range(1, len(cs) '
     || '+ 1), lambda i: list_reduce(list_concat(list_slice(cs, i + 1, len(cs)), [m]), '
     || 'lambda a, b: a * b)) END AS ws FROM (SELECT *, list_sum(list_transform(cs, lambda x: '
-    || 'ln(greatest(x, 1)))) + ln(greatest(m, 1)) < 62 * ln(2) AS fits FROM (SELECT ['
+    || 'ln(greatest(x, 1)))) + ln(greatest(m, 1)) AS bits, bits < 62 * ln(2) AND bits >= ln('
+    || ldiv__sql_value(min_cells) || ') AS fits FROM (SELECT ['
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
            '(SELECT count(*) FROM "ldiv__d' || i::VARCHAR || '")'), ', ')
     || ']::BIGINT[] AS cs, (SELECT count(*) FROM "ldiv__s") AS m, '
@@ -876,10 +879,12 @@ CREATE OR REPLACE MACRO ldiv__sql_packed_fs(tbl, qi, s, l) AS
            || '" IS NOT DISTINCT FROM "ldiv__e' || i::VARCHAR || '".v'), '')
     || ' JOIN "ldiv__s" ON "ldiv__t"."ldiv__qs" IS NOT DISTINCT FROM "ldiv__s".sv) GROUP BY ALL)';
 
--- The statement of ldiv_summary (see there): the packed plan when the key fits, else the
--- frequency set with its struct key.
-CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l) AS
-    'WITH ' || ldiv__sql_dicts(tbl, qi, s) || ', ' || ldiv__sql_packed_fs(tbl, qi, s, l)
+-- The statement of ldiv_summary (see there): the packed plan when the key fits and its space
+-- has at least min_cells cells (default 2^20), else the frequency set with its struct key: a
+-- frequency set of fewer rows than that is grouped in cache on the raw columns for less than
+-- the packed plan's per-row dictionary joins cost.
+CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l, min_cells := 1048576) AS
+    'WITH ' || ldiv__sql_dicts(tbl, qi, s, min_cells) || ', ' || ldiv__sql_packed_fs(tbl, qi, s, l)
     || ', "ldiv__f0" AS MATERIALIZED (FROM ldiv__fs_checked(' || ldiv__sql_str(tbl) || ', '
     || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ', ldiv__count_ok('
     || ldiv__sql_value(l) || ', ''l'') AND NOT (SELECT fits FROM "ldiv__w")))'

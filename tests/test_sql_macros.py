@@ -392,10 +392,13 @@ def test_summary_t_equals_exact_brute_force(con, rows) -> None:
 
 
 def _macro_summary(con: duckdb.DuckDBPyConnection, df: pl.DataFrame, qi: list[str], s: str,
-                   l: int) -> dict[str, object]:
+                   l: int, min_cells: int = 0) -> dict[str, object]:
+    """ldiv_summary's statement; min_cells=0: the packed plan whenever the key fits (the
+    public macro takes it from 2^20 cells), a huge min_cells: the struct-key plan."""
     con.register("ldiv_t_plans", df.to_arrow())
     try:
-        cur = con.execute("FROM ldiv_summary('ldiv_t_plans', ?, ?, ?)", [qi, s, l])
+        cur = con.execute("FROM query(ldiv__summary_sql('ldiv_t_plans', ?, ?, ?, ?))",
+                          [qi, s, l, min_cells])
         return dict(zip([d[0] for d in cur.description], cur.fetchall()[0]))
     finally:
         con.unregister("ldiv_t_plans")
@@ -423,7 +426,7 @@ def test_summary_of_a_key_too_wide_to_pack(con) -> None:
     try:
         for qi, fits in (([f"q{j}" for j in range(7)], False), (["q0", "q1"], True)):
             assert con.execute(  # the plan ldiv_summary takes
-                "FROM query('WITH ' || ldiv__sql_dicts('ldiv_t_plans', ?, 's') "
+                "FROM query('WITH ' || ldiv__sql_dicts('ldiv_t_plans', ?, 's', 0) "
                 "|| ' SELECT fits FROM \"ldiv__w\"')", [qi]).fetchall() == [(fits,)]
     finally:
         con.unregister("ldiv_t_plans")
@@ -446,7 +449,8 @@ def test_packed_summary_with_nulls_equals_polars(con, rows, l, numeric) -> None:
     if not numeric:
         df = df.with_columns(pl.col("s").cast(pl.String))
     want = lp.summary(df, ["a", "b"], "s", l=l, nulls="value")
-    _agrees(_macro_summary(con, df, ["a", "b"], "s", l), want)
+    _agrees(_macro_summary(con, df, ["a", "b"], "s", l), want)  # packed
+    _agrees(_macro_summary(con, df, ["a", "b"], "s", l, 2**62), want)  # struct key
     _agrees(ld.summary(df, ["a", "b"], "s", l=l, con=con, nulls="value"), want)
 
 
@@ -458,3 +462,15 @@ def test_packed_summary_when_over_1024_classes_could_hold_the_largest_emd(con) -
     got = _macro_summary(con, df, ["q"], "s", 2)
     assert got["t"] == pytest.approx(1099 / 1100, rel=1e-12)
     _agrees(got, lp.summary(df, ["q"], "s", l=2))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.sampled_from("aaaabbcde")),
+                     min_size=1, max_size=60))
+def test_packed_summary_t_equals_exact_brute_force(con, rows) -> None:
+    # the packed plan's t: exact for classes of one or two values, bounds and the candidates'
+    # exact sums for the others
+    df = pl.DataFrame({"q": [q for q, _ in rows], "s": [s for _, s in rows]},
+                      schema={"q": pl.Int64, "s": pl.String})
+    got = _macro_summary(con, df, ["q"], "s", 2)
+    assert got["t"] == pytest.approx(float(_equal_emd_max(rows)), rel=1e-12, abs=1e-15)
