@@ -907,8 +907,10 @@ CREATE OR REPLACE MACRO ldiv__packed_rows(f, w, ok := true) AS TABLE
 -- sum(n ln n) / size, the tail from the l-1 largest counts (summed over the rows ranked in
 -- their class only when l >= 3), and the equal-distance EMD (= 1 - sum over present values of
 -- min(p, q)) exact for the classes of one or two values (from the count and table count of
--- the largest value and the class's totals) and bounded for the others: emd_low <= EMD <=
--- emd_high, each present value adding at least min(1/size, the smallest table share).
+-- the largest value and the class's totals: emd) and bounded for the others: emd_low <= EMD
+-- <= emd_high, each present value adding at least min(1/size, the smallest table share).
+-- The columns of ldiv__summary_row (delta_present and sv_ordered NULL: see
+-- ldiv__summary_packed).
 CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
     WITH t AS (SELECT list_min(tns) AS tmin FROM query_table(w)),
          st AS (SELECT cls, sum(n)::BIGINT AS size, count(*)::BIGINT AS d, max(nt) AS top_nt,
@@ -921,7 +923,7 @@ CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
                   WHERE r < l GROUP BY cls),
          sx AS (SELECT *, (top_nt // (total + 1))::BIGINT AS mx,
                        (top_nt % (total + 1))::BIGINT AS ta FROM st)
-    SELECT sx.cls, size, d, mx, total, m,
+    SELECT sx.cls, size, d AS distinct_values, mx AS max_count, total, m,
            CASE WHEN d = 1 THEN 0.0 ELSE ln(size) - nln / size END AS entropy,
            CASE WHEN l <= 1 THEN size
                 WHEN d < l THEN NULL
@@ -932,9 +934,10 @@ CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
                                        + abs((size - mx) / size - (tp - ta) / total)
                                        + (total - tp) / total)
                 ELSE greatest((total - tp) / total, mx / size - ta / total) END AS emd_low,
-           CASE WHEN d <= 2 THEN emd_low
-                ELSE 1.0 - least(mx / size, ta / total)
-                     - (d - 1) * least(1.0 / size, t.tmin / total) END AS emd_high
+           CASE WHEN d <= 2 THEN emd_low END AS emd,
+           CASE WHEN d >= 3 THEN 1.0 - least(mx / size, ta / total)
+                                 - (d - 1) * least(1.0 / size, t.tmin / total) END AS emd_high,
+           m - d AS missing_values, NULL::DOUBLE AS delta_present, NULL::BOOLEAN AS sv_ordered
     FROM sx CROSS JOIN t LEFT JOIN tops USING (cls);
 
 -- The largest delta_present (max |ln(p/q)| over the values present) of the classes of a
@@ -944,6 +947,34 @@ CREATE OR REPLACE MACRO ldiv__packed_delta(f, w, ok) AS TABLE
     FROM (SELECT cls, sum(n) AS size, max(n / tn) AS hi, min(n / tn) AS lo,
                  any_value(total) AS total
           FROM ldiv__packed_rows(f, w, ok) GROUP BY cls);
+
+-- The aggregates of both summary plans over a per-class relation st (cls, size,
+-- distinct_values, entropy, max_count, tail, emd, emd_low, emd_high, total, missing_values,
+-- delta_present, sv_ordered): the summary's keys but t and delta, and for them the largest emd
+-- and delta_present, whether the sensitive column is ordered and whether every class holds
+-- every value (complete); for the packed plan's EMD the largest lower bound less the rounding
+-- slack (reach) and the 1024 classes of the highest upper bounds emd_high (top).
+CREATE OR REPLACE MACRO ldiv__summary_row(st, l) AS TABLE
+    SELECT coalesce(sum(size), 0)::BIGINT AS rows,
+           count(*)::BIGINT AS classes,
+           min(size)::BIGINT AS k,
+           min(distinct_values)::BIGINT AS l_distinct,
+           exp(min(entropy)) AS l_entropy,
+           CASE WHEN count(*) = 0 THEN NULL
+                WHEN l <= 1 THEN 0.0
+                WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
+           max(max_count / size) AS alpha,
+           max(emd) AS emd,
+           bool_or(sv_ordered) AS ordered,
+           coalesce(max(missing_values), 0) = 0 AS complete,
+           max(delta_present) AS delta_present,
+           1.0 / min(size) AS prosecutor_max,
+           count(*) / sum(size) AS prosecutor_avg,
+           count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques,
+           max(emd_low) - 1e-9 AS reach,
+           arg_max({'cls': cls, 'size': size, 'total': total, 'high': emd_high},
+                   emd_high, 1024) FILTER (WHERE emd_high IS NOT NULL) AS top
+    FROM query_table(st);
 
 -- The exact equal-distance EMD (as ldiv__class_stats_x sums it) of the classes of cand (cls,
 -- size, total) over the rows of a packed frequency set (ldiv__packed_rows; ok: idem); the
@@ -962,25 +993,8 @@ CREATE OR REPLACE MACRO ldiv__packed_emd(f, w, cand, ok := true) AS TABLE
 -- and sums those exactly; when more classes could hold it, every class of three values or more
 -- is summed exactly. The ordered distance is ldiv__emd_ordered_x's.
 CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
-    WITH agg AS MATERIALIZED (
-             SELECT coalesce(sum(size), 0)::BIGINT AS rows,
-                    count(*)::BIGINT AS classes,
-                    min(size)::BIGINT AS k,
-                    min(d)::BIGINT AS l_distinct,
-                    exp(min(entropy)) AS l_entropy,
-                    CASE WHEN count(*) = 0 THEN NULL
-                         WHEN l <= 1 THEN 0.0
-                         WHEN bool_and(tail IS NOT NULL) THEN max(mx / tail) END AS recursive_c,
-                    max(mx / size) AS alpha,
-                    coalesce(max(m - d), 0) = 0 AS complete,
-                    1.0 / min(size) AS prosecutor_max,
-                    count(*) / sum(size) AS prosecutor_avg,
-                    count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques,
-                    max(emd_low) FILTER (WHERE d <= 2) AS exact_max,
-                    max(emd_low) - 1e-9 AS reach,
-                    arg_max({'cls': cls, 'size': size, 'total': total, 'high': emd_high},
-                            emd_high, 1024) FILTER (WHERE d >= 3) AS top
-             FROM ldiv__packed_classes(f, w, l)),
+    WITH st AS NOT MATERIALIZED (FROM ldiv__packed_classes(f, w, l)),
+         agg AS MATERIALIZED (FROM ldiv__summary_row('st', l)),
          over AS MATERIALIZED (SELECT len(top) = 1024 AND top[1024].high >= reach AS over
                                FROM agg),
          cand AS (SELECT c.cls, c.size, c.total
@@ -988,7 +1002,8 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
                   WHERE c.high >= agg.reach AND NOT over.over
                   UNION ALL
                   SELECT cls, size, total
-                  FROM ldiv__packed_classes(f, w, l, (SELECT over FROM over)) WHERE d >= 3),
+                  FROM ldiv__packed_classes(f, w, l, (SELECT over FROM over))
+                  WHERE distinct_values >= 3),
          ce AS (SELECT max(e) AS e FROM ldiv__packed_emd(f, w, 'cand')),
          dl AS (FROM ldiv__packed_delta(f, w, (SELECT complete FROM agg))),
          xo AS (SELECT r.cls AS cid, st.size, st.total, st.m, s.drk, s.ctn, r.n, s.sv
@@ -998,7 +1013,7 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
     SELECT rows, classes, k, l_distinct, l_entropy, recursive_c, alpha,
            CASE WHEN (SELECT bool_or(ldiv_is_ordered(sv)) FROM query_table(sd))
                     THEN (SELECT max(emd_ordered) FROM eo)
-                ELSE greatest(exact_max, (SELECT e FROM ce)) END AS t,
+                ELSE greatest(emd, (SELECT e FROM ce)) END AS t,
            CASE WHEN complete THEN (SELECT delta FROM dl) END AS delta,
            prosecutor_max, prosecutor_avg, sample_uniques
     FROM agg;
@@ -1006,24 +1021,15 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
 -- The summary of a frequency set relation f (see ldiv_summary).
 CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
     WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f)),
-         st AS (FROM ldiv__class_stats_x('ldiv__x', l)),
+         st AS (SELECT *, cid AS cls, emd_equal AS emd, emd_equal AS emd_low,
+                       NULL::DOUBLE AS emd_high, NULL::BIGINT AS total
+                FROM ldiv__class_stats_x('ldiv__x', l)),
          eo AS (FROM ldiv__emd_ordered_x('ldiv__x', 'auto'))
-    SELECT coalesce(sum(size), 0)::BIGINT AS rows,
-           count(*)::BIGINT AS classes,
-           min(size)::BIGINT AS k,
-           min(distinct_values)::BIGINT AS l_distinct,
-           exp(min(entropy)) AS l_entropy,
-           CASE WHEN count(*) = 0 THEN NULL
-                WHEN l <= 1 THEN 0.0
-                WHEN bool_and(tail IS NOT NULL) THEN max(max_count / tail) END AS recursive_c,
-           max(max_count / size) AS alpha,
-           CASE WHEN bool_or(sv_ordered) THEN (SELECT max(emd_ordered) FROM eo)
-                ELSE max(emd_equal) END AS t,
-           CASE WHEN coalesce(max(missing_values), 0) = 0 THEN max(delta_present) END AS delta,
-           1.0 / min(size) AS prosecutor_max,
-           count(*) / sum(size) AS prosecutor_avg,
-           count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques
-    FROM st;
+    SELECT rows, classes, k, l_distinct, l_entropy, recursive_c, alpha,
+           CASE WHEN ordered THEN (SELECT max(emd_ordered) FROM eo) ELSE emd END AS t,
+           CASE WHEN complete THEN delta_present END AS delta,
+           prosecutor_max, prosecutor_avg, sample_uniques
+    FROM ldiv__summary_row('st', l);
 
 -- One row with the keys of ldiv_polars.summary (same names, same semantics):
 --   rows, classes, k, l_distinct, l_entropy, recursive_c, alpha, t, delta,
@@ -1031,6 +1037,8 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
 -- l is the recursive-(c,l) tail start; t uses the ordered distance for a numeric or temporal
 -- sensitive column and the equal distance otherwise; recursive_c and delta are NULL where
 -- infinite; on an empty table everything but rows, classes, sample_uniques (0) is NULL.
+-- Plan: the packed class key (see ldiv__summary_sql) when it fits and the key space is large,
+-- else the frequency set with its struct key; the same values either way (up to rounding).
 CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
     FROM query(ldiv__summary_sql(tbl, qi, s, l));
 

@@ -465,12 +465,13 @@ def test_packed_summary_when_over_1024_classes_could_hold_the_largest_emd(con) -
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=FIXTURE_OK)
-@given(rows=st.lists(st.tuples(st.integers(0, 6), st.sampled_from("aaaabbcde")),
-                     min_size=1, max_size=60))
-def test_packed_summary_t_equals_exact_brute_force(con, rows) -> None:
-    # the packed plan's t: exact for classes of one or two values, bounds and the candidates'
-    # exact sums for the others
-    df = pl.DataFrame({"q": [q for q, _ in rows], "s": [s for _, s in rows]},
-                      schema={"q": pl.Int64, "s": pl.String})
-    got = _macro_summary(con, df, ["q"], "s", 2)
-    assert got["t"] == pytest.approx(float(_equal_emd_max(rows)), rel=1e-12, abs=1e-15)
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.sampled_from("aabcdef")), min_size=1,
+                     max_size=60))
+def test_both_summary_plans_give_the_exact_t(con, rows) -> None:
+    # few classes of many values: the packed plan's t comes from the bounds and the
+    # candidates' exact sums; the struct-key plan sums every class
+    df = pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.String}, orient="row")
+    want = float(_equal_emd_max(rows))
+    for min_cells in (0, 2**62):
+        got = _macro_summary(con, df, ["q"], "s", 2, min_cells)["t"]
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15), min_cells
