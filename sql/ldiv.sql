@@ -912,17 +912,16 @@ CREATE OR REPLACE MACRO ldiv__packed_rows(f, w, ok := true) AS TABLE
 -- The columns of ldiv__summary_row (delta_present and sv_ordered NULL: see
 -- ldiv__summary_packed).
 CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
-    WITH t AS (SELECT list_min(tns) AS tmin FROM query_table(w)),
+    WITH t AS (SELECT list_min(tns) AS tmin, total, m FROM query_table(w)),
          st AS (SELECT cls, sum(n)::BIGINT AS size, count(*)::BIGINT AS d, max(nt) AS top_nt,
-                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp, any_value(total) AS total,
-                       any_value(m) AS m
+                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp
                 FROM ldiv__packed_rows(f, w, ok) GROUP BY cls),
          tops AS (SELECT cls, sum(n)::BIGINT AS top
                   FROM (SELECT cls, n, row_number() OVER (PARTITION BY cls ORDER BY n DESC) AS r
                         FROM ldiv__packed_rows(f, w, ok AND l >= 3))
                   WHERE r < l GROUP BY cls),
-         sx AS (SELECT *, (top_nt // (total + 1))::BIGINT AS mx,
-                       (top_nt % (total + 1))::BIGINT AS ta FROM st)
+         sx AS (SELECT st.*, t.*, (top_nt // (total + 1))::BIGINT AS mx,
+                       (top_nt % (total + 1))::BIGINT AS ta FROM st CROSS JOIN t)
     SELECT sx.cls, size, d AS distinct_values, mx AS max_count, total, m,
            CASE WHEN d = 1 THEN 0.0 ELSE ln(size) - nln / size END AS entropy,
            CASE WHEN l <= 1 THEN size
@@ -936,9 +935,9 @@ CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
                 ELSE greatest((total - tp) / total, mx / size - ta / total) END AS emd_low,
            CASE WHEN d <= 2 THEN emd_low END AS emd,
            CASE WHEN d >= 3 THEN 1.0 - least(mx / size, ta / total)
-                                 - (d - 1) * least(1.0 / size, t.tmin / total) END AS emd_high,
+                                 - (d - 1) * least(1.0 / size, tmin / total) END AS emd_high,
            m - d AS missing_values, NULL::DOUBLE AS delta_present, NULL::BOOLEAN AS sv_ordered
-    FROM sx CROSS JOIN t LEFT JOIN tops USING (cls);
+    FROM sx LEFT JOIN tops USING (cls);
 
 -- The largest delta_present (max |ln(p/q)| over the values present) of the classes of a
 -- packed frequency set, from the extreme n/tn of each class (ok: see ldiv__packed_rows).
