@@ -166,3 +166,56 @@ def embed(failures: np.ndarray | None, cols: Sequence[int], heights: Sequence[in
             x[j] = int(v)
         out.append(tuple(x))
     return out
+
+
+class GroupWorker:
+    """The groups' bounds computed in a thread of their own while the caller goes on (the cut
+    loop's descents and MILP solves): the roll-ups' kernels, numpy's sorts and HiGHS release
+    the GIL, so on two cores both run. ``bounds(cancelled)`` makes the iterator the thread
+    drains; it must stop soon once ``cancelled()`` is true (:meth:`finish` sets it). An error
+    in the thread is raised again by :meth:`finish`.
+
+    >>> w = GroupWorker(lambda cancelled: iter([GroupBound((0,), 1.0, True, 3)]))
+    >>> [g.lower for g in w.finish()]
+    [1.0]
+    """
+
+    def __init__(self, bounds: Callable[[Callable[[], bool]], Iterator[GroupBound]]) -> None:
+        import queue
+        import threading
+
+        self._done: queue.SimpleQueue[GroupBound] = queue.SimpleQueue()
+        self._cancel = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(bounds,), daemon=True,
+                                        name="ldiv-anytime-groups")
+        self._thread.start()
+
+    def _run(self, bounds: Callable[[Callable[[], bool]], Iterator[GroupBound]]) -> None:
+        try:
+            for g in bounds(self._cancel.is_set):
+                self._done.put(g)
+        except BaseException as e:  # raised again by finish(), in the caller's thread
+            self._error = e
+
+    @property
+    def running(self) -> bool:
+        """Whether the thread is still solving groups."""
+        return self._thread.is_alive()
+
+    def ready(self) -> list[GroupBound]:
+        """The bounds delivered since the last call (without waiting)."""
+        out = []
+        while not self._done.empty():
+            out.append(self._done.get())
+        return out
+
+    def finish(self, cancel: bool = False) -> list[GroupBound]:
+        """Wait for the thread (first telling it to stop with ``cancel``); the bounds not yet
+        taken by :meth:`ready`. Raises what the thread raised."""
+        if cancel:
+            self._cancel.set()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.ready()
