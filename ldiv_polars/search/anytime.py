@@ -17,9 +17,8 @@ from (roll-ups of high nodes have small key spaces: cheap even from the base). P
 - refuted by a failure ``f``: every node above ``x`` not below ``f`` is above one of
   ``x | f_i + 1`` (``x`` with QI ``i`` raised just past ``f``); those are pushed, nothing is
   checked;
-- else ``x`` is checked. A failure implying its down-set is first raised to a maximal one
-  (for the separable metrics *lifted* from the top, as the cut loop does; otherwise *climbed*:
-  each QI raised as far as the node still fails so, by bisection): it refutes more. A pass
+- else ``x`` is checked. A failure implying its down-set is first *climbed* (each QI raised as
+  far as the node still fails so, by bisection): the higher failure refutes more. A pass
   becomes the incumbent if it is better, is *descended* greedily towards a minimal pass (a
   cheaper incumbent early), and its successors are pushed unless its value equals ``b(x)``
   (then nothing above it is better). Any other failure pushes its successors.
@@ -31,19 +30,17 @@ Metrics whose bound needs a roll-up (``aecs``, ``discernibility``) are pushed wi
 parent's key (a valid lower bound, as ``b`` is monotone) and re-keyed when popped; ``kl`` has
 no bound (0: the gap is None unless the search completes).
 
-**Decomposition bound** (the cut loop, :meth:`_Search.group_bounds`): the optima of the table
+**Decomposition bound** (the cut loop, :meth:`_Search.add_groups`): the optima of the table
 projected onto groups of QIs (:mod:`~ldiv_polars.search.anytime_groups`), each searched by
-this module's best-first search in a worker thread while the cut loop runs, become
-constraints of the cut relaxation.
+this module's best-first search, become constraints of the cut relaxation.
 """
 
 from __future__ import annotations
 
-import functools
 import heapq
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +51,6 @@ from ldiv_polars.search.anytime_cuts import CutRelaxation
 from ldiv_polars.search.anytime_groups import (
     GROUP_SIZES,
     GroupBound,
-    GroupWorker,
     decomposition_applies,
     embed,
     entropy_order,
@@ -93,13 +89,8 @@ their optimum with fewer solver calls."""
 
 
 GROUP_SHARE = 0.7
-"""The share of the seconds left that the decomposition bound's searches of projections may
-take when run in the caller's thread (:meth:`_Search.add_groups`)."""
-
-GROUP_END = 0.8
-"""The share of a seconds budget (from the start) by which the decomposition bound's worker
-thread (:meth:`_Search.run_cuts`) stops solving projections; the cut loop's last solves have
-every group's constraint."""
+"""The share of the seconds left after the incumbent that the decomposition bound's searches of
+projections may take (:meth:`_Search.add_groups`); the cut loop has the rest."""
 
 
 @dataclass(frozen=True)
@@ -110,10 +101,6 @@ class Budget:
 
     seconds: float | None = None
     nodes: int | None = None
-    cancel: Callable[[], bool] | None = field(default=None, compare=False)
-    """Looked at with the budget: once it returns True the search stops as if the budget had
-    run out (``stopped: cancelled``; the decomposition bound's worker thread stops the
-    projections' searches so)."""
 
     def __post_init__(self) -> None:
         for name, v in (("seconds", self.seconds), ("nodes", self.nodes)):
@@ -173,8 +160,7 @@ class AnytimeOutcome:
     checked: int
     evaluations: int
     stopped: str
-    """``proven`` (optimum proven), ``exhausted`` (no node passes), ``seconds``, ``nodes`` or
-    ``cancelled`` (:attr:`Budget.cancel`)."""
+    """``proven`` (optimum proven), ``exhausted`` (no node passes), ``seconds`` or ``nodes``."""
     notes: list[str] = field(default_factory=list)
     failures: np.ndarray | None = None
     """The maximal down-set failures recorded (``(count, q)`` levels; every node at or below one
@@ -231,8 +217,8 @@ class _Search:
         """levels -> the entropy (bits) of the node's class sizes: the information it releases
         (:meth:`descend_by_ratio`)."""
         self.record_info = True
-        """Whether :meth:`check` records :attr:`info` (only the incumbent's descents read it:
-        on a 10^6-row projection it is a tenth of a check)."""
+        """Whether :meth:`check` records :attr:`info` (only the incumbent's descents read it;
+        on a 10^6-row projection it was a tenth of each later check's time)."""
 
     # --- budget and checks --------------------------------------------------------------------
 
@@ -249,8 +235,6 @@ class _Search:
             self.stopped = "nodes"
         elif b.seconds is not None and time.perf_counter() - self.t0 >= b.seconds:
             self.stopped = "seconds"
-        elif b.cancel is not None and b.cancel():
-            self.stopped = "cancelled"
         return bool(self.stopped)
 
     def check(self, x: Levels) -> tuple[bool, float, float, bool]:
@@ -324,18 +308,6 @@ class _Search:
                     hi = mid - 1
             cur[i] = lo
         return tuple(cur)
-
-    def raise_failure(self, x: Levels) -> None:
-        """From a down-set failure ``x`` popped by the best-first loop, a maximal one above it
-        (recorded: it refutes ``x``). For the separable metrics by :meth:`lift` (from the top:
-        its probes are coarse roll-ups, against :meth:`climb`'s from ``x`` upwards, which on a
-        10^6-row projection sort a wide key each), else by :meth:`climb`."""
-        if not self.cheap:
-            self.climb(x)
-            return
-        if not self.costs:
-            self.costs = self.separable_costs()
-        self.lift(x)
 
     def _order(self, x: Sequence[int]) -> list[int]:
         """QIs by the bound's increase for one level up (cheapest first)."""
@@ -430,7 +402,7 @@ class _Search:
                 continue
             passed, value, free, downset = self.check(x)
             if downset:
-                self.raise_failure(x)
+                self.climb(x)
                 heapq.heappush(heap, (key, True, x))  # popped again: refuted, jumps
                 continue
             if passed:
@@ -496,112 +468,60 @@ class _Search:
     def run_cuts(self, groups: bool = False) -> float:
         """The implicit-hitting-set loop (docs/anonymize.md, "The anytime search"): an
         incumbent by descent from the top; with ``groups``, the decomposition bound's
-        constraints (:meth:`group_bounds`, solved in a thread of their own from the start:
-        :class:`~ldiv_polars.search.anytime_groups.GroupWorker`); then, until proven or out of
-        budget, the least-cost node above no recorded failure (:class:`CutRelaxation`) is
-        probed: a failure is lifted to a maximal one and cut, anything else checked is
-        excluded. Returns the lower bound."""
+        constraints (:meth:`add_groups`); then, until proven or out of budget, the least-cost
+        node above no recorded failure (:class:`CutRelaxation`) is probed: a failure is lifted
+        to a maximal one and cut, anything else checked is excluded. Returns the lower bound."""
         self.costs = self.separable_costs()
         relax = CutRelaxation(self.costs)
-        worker = self._start_groups() if groups else None
-        try:
-            self.incumbent(tuple(h - 1 for h in self.heights))
-            return self._cut_loop(relax, worker)
-        finally:
-            if worker is not None:
-                worker.finish(cancel=True)  # (done already unless the loop was left early)
-
-    def _cut_loop(self, relax: CutRelaxation, worker: GroupWorker | None) -> float:
-        """:meth:`run_cuts`'s loop after the incumbent: each MILP solve gets the failures
-        recorded and the groups solved since the last; while ``worker`` runs a solve is cut
-        at its end (:data:`GROUP_END`), so a solve after it has every group."""
+        top = tuple(h - 1 for h in self.heights)
+        self.incumbent(top)
+        if groups:
+            self.add_groups(relax)
         fed, bound = 0, -math.inf
         while True:
             for f in self.fails[fed:self.n_fails]:
                 relax.add_failure(tuple(int(v) for v in f))
             fed = self.n_fails
-            waiting = worker is not None and worker.running
-            if worker is not None:
-                self._add_groups_to(relax, worker.ready() if waiting else worker.finish())
-            seconds = self._seconds_left()
-            if waiting and seconds is not None:
-                seconds = min(seconds, max(self._group_end() - time.perf_counter(),
-                                           MIN_SOLVE_SECONDS))
-            lb, x = relax.solve(seconds)
+            lb, x = relax.solve(self._seconds_left())
             bound = max(bound, min(lb, self.best_val))
             if lb >= self.best_val - 1e-9 * max(1.0, abs(self.best_val)):
                 self.stopped = "proven" if self.best is not None else "exhausted"
                 return self.best_val
-            if self.out_of_budget() or (x is None and not waiting):
-                if worker is not None and self._add_groups_to(relax, worker.finish(True)):
-                    bound = max(bound, min(relax.solve(MIN_SOLVE_SECONDS)[0], self.best_val))
+            if self.out_of_budget() or x is None:
                 self.stopped = self.stopped or "seconds"  # the solver ran out of time
                 return bound
-            if x is None:
-                continue  # the solve was cut at the worker's end: again, with its groups
             if self.lift(x) is None:
                 relax.exclude(x)  # checked: a pass (incumbent or worse) or an upward failure
             else:
                 self.more_lifts(x)
 
-    def _start_groups(self) -> GroupWorker | None:
-        """The worker thread solving :meth:`group_bounds` until :data:`GROUP_END` of the
-        seconds budget (None without one). What both threads would otherwise build lazily
-        (the QI order's raw counts, the base's codes) is built here first."""
-        if self.budget.seconds is None:
-            return None
-        order = entropy_order(self.efs)
-        _ = self.efs.base.codes
-        seconds = self._group_end() - time.perf_counter()
-        return GroupWorker(lambda cancel: self.group_bounds(order, seconds, cancel))
-
-    def _group_end(self) -> float:
-        assert self.budget.seconds is not None
-        return self.t0 + GROUP_END * self.budget.seconds
-
     def add_groups(self, relax: CutRelaxation) -> None:
-        """The decomposition bound in this thread: :meth:`group_bounds` within
-        :data:`GROUP_SHARE` of the seconds left (nothing without a seconds budget), each
-        added to ``relax`` as it is solved."""
+        """The decomposition bound (:mod:`~ldiv_polars.search.anytime_groups`): for each size
+        of :data:`GROUP_SIZES` below the QI count, the QIs (by :func:`entropy_order`) cut into
+        groups of that size; each group's projection is searched (best-first, its own anytime
+        search) and its proven bound, in this table's units, becomes the constraint
+        :meth:`CutRelaxation.add_group`. Takes at most :data:`GROUP_SHARE` of the seconds left
+        (nothing without a seconds budget), shared among the sizes not yet done."""
         if self.budget.seconds is None:
             return
         total = GROUP_SHARE * (self.budget.seconds - (time.perf_counter() - self.t0))
-        for g in self.group_bounds(entropy_order(self.efs), total, self.out_of_budget):
-            self._add_groups_to(relax, [g])
-
-    def group_bounds(self, order: Sequence[int], seconds: float,
-                     cancel: Callable[[], bool]) -> Iterator[GroupBound]:
-        """The decomposition bound (:mod:`~ldiv_polars.search.anytime_groups`): for each size
-        of :data:`GROUP_SIZES` below the QI count, ``order`` (:func:`entropy_order`) cut into
-        groups of that size; each group's projection is searched (best-first, its own anytime
-        search) and its proven bound yielded (and kept in :attr:`groups`) as it is solved,
-        within ``seconds`` shared among the sizes not yet done; stops once ``cancel()``."""
-        t0 = time.perf_counter()
-        sizes = [g for g in GROUP_SIZES if g < self.q]
-        for idx, size in enumerate(sizes):
-            left = seconds - (time.perf_counter() - t0)
-            if left <= 0 or cancel():
-                return
-            for g in solve_groups(self.efs, partition(order, size), left / (len(sizes) - idx),
-                                  functools.partial(self._solve_projection, cancel=cancel),
-                                  cancel):
-                if math.isfinite(g.lower):
-                    self.groups.append(g)
-                    yield g
-
-    def _add_groups_to(self, relax: CutRelaxation, bounds: Sequence[GroupBound]) -> bool:
-        """Each group's bound, in this table's units, as the constraint
-        :meth:`CutRelaxation.add_group`; whether there was any."""
+        t0, order = time.perf_counter(), entropy_order(self.efs)
         slack = [self.metrics.suppression_cost_max(self.metric, j, self.limit_rows)
                  for j in range(self.q)]
-        for g in bounds:
-            scale = self.metrics.projection_scale(self.metric, len(g.cols))
-            relax.add_group(g.cols, g.lower * scale, slack)
-        return bool(bounds)
+        sizes = [g for g in GROUP_SIZES if g < self.q]
+        for idx, size in enumerate(sizes):
+            left = total - (time.perf_counter() - t0)
+            if left <= 0 or self.out_of_budget():
+                return
+            for g in solve_groups(self.efs, partition(order, size), left / (len(sizes) - idx),
+                                  self._solve_projection, self.out_of_budget):
+                if math.isfinite(g.lower):
+                    scale = self.metrics.projection_scale(self.metric, len(g.cols))
+                    relax.add_group(g.cols, g.lower * scale, slack)
+                    self.groups.append(g)
 
     def _solve_projection(self, proj: EncodedFrequencySet, cols: tuple[int, ...],
-                          seconds: float, cancel: Callable[[], bool] | None = None
-                          ) -> tuple[float, bool, int, np.ndarray | None]:
+                          seconds: float) -> tuple[float, bool, int, np.ndarray | None]:
         """``(proven bound, proven, checked, maximal down-set failures)`` of the anytime search
         of the projection onto ``cols``, its keys floored by the groups solved so far that lie
         within ``cols`` (disjoint, largest bounds in this table's units first), their failures
@@ -620,8 +540,8 @@ class _Search:
                 floors.append(([where[j] for j in g.cols], g.lower))
                 used |= set(g.cols)
         out = anytime_search(proj, self.models, self.limit_rows, self.metric,
-                             Budget(seconds=seconds, cancel=cancel), cuts=False,
-                             floors=floors, failures=fails)
+                             Budget(seconds=seconds), cuts=False, floors=floors,
+                             failures=fails)
         lower = out.bound if out.bound is not None else 0.0
         return lower, out.proven, out.checked, out.failures
 
