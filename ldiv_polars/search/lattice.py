@@ -45,11 +45,11 @@ class Lattice:
         self.radix = np.array(
             [int(np.prod(hs[i + 1:], dtype=np.int64)) for i in range(len(hs))], dtype=np.int64
         )
-        ids = np.arange(size, dtype=np.int64)
-        self.nodes = np.stack([(ids // r) % h for r, h in zip(self.radix, hs)], axis=1).astype(
-            np.int16
-        )
-        self.node_height = self.nodes.sum(axis=1, dtype=np.int32)
+        # node id = the levels as a mixed-radix number, first QI most significant: the
+        # C-order grid of the levels, one column per QI
+        grid = np.indices(hs, dtype=np.int16).reshape(len(hs), size)
+        self.nodes = np.ascontiguousarray(grid.T)
+        self.node_height = grid.sum(axis=0, dtype=np.int32)
         self._radix = self.radix.tolist()
         self._succ: dict[int, list[int]] = {}
         self.bottom = 0
