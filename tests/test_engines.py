@@ -317,3 +317,21 @@ def test_small_frame_counts_equal_the_group_by(rows, q, unknown, null_qi, s_kind
             for i, c in enumerate(qi):
                 want = [df.get_column(c).cast(pl.String).eq(v).sum() for v in leaves[c]]
                 assert small.raw_counts[i].tolist() == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-40, 40), min_size=1, max_size=30),
+       st.sets(st.integers(-45, 45), max_size=20), st.sampled_from([pl.Int8, pl.Int64]))
+def test_integer_index_is_the_cast_of_every_row(values, numbers, dtype):
+    """An integer column's raw indices by the table over its range are the Enum cast of each
+    row's string (raw_index), -1 where that cast finds no raw value; raw values that are not an
+    integer's own string ('03', '+3', '-0', ' 4') never match, as in the cast."""
+    from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
+
+    leaves = pl.Series(sorted({str(v) for v in numbers} | {"03", "+3", "-0", " 4", "x"}))
+    col = pl.Series("c", values, dtype=dtype)
+    want = pl.DataFrame(col).select(
+        raw_index("c", leaves, pl.Schema({"c": dtype}), strict=False)
+        .cast(pl.Int64).fill_null(-1)).to_series().to_list()
+    assert integer_index(col, leaves).tolist() == want
+    assert integer_index(col.cast(pl.String), leaves) is None  # not an integer column
