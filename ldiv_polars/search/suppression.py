@@ -173,6 +173,12 @@ class NodeChecker:
             m.sizes_only for m in self.models) and not self.relaxed else None
         """Every model reads class sizes only: a class fails iff its size is below the largest
         ``min_class_size`` (the models' verdict, without building rows)."""
+        self.size_floor = max((m.min_class_size for m in self.models), default=1) \
+            if not self.relaxed else 1
+        """A class below it fails some model (``Model.min_class_size``, a guaranteed bound):
+        when such classes alone hold more rows than the limit, the node fails without the
+        models' rows (:meth:`_too_small`; 1: no such test, e.g. beside the floors, which
+        the node's record reports)."""
         total = int(efs.total)
         self.slack = self.limit / total if total else 0.0
         self._floor_limit = self.limit + FLOOR_MARGIN * total + 1e-6
@@ -333,6 +339,10 @@ class NodeChecker:
         if first is None and self.size_k is not None:
             self.evaluations += 1
             first = (size < self.size_k, None)
+        if first is None and self.size_floor > 1:
+            early = self._too_small(size)
+            if early is not None:
+                return early
         if first is None:
             arrays = self.efs.model_rows(rolled)
             enc = self.encoded(arrays, rolled.classes, size, whole=True)
@@ -357,6 +367,18 @@ class NodeChecker:
         passed = supp_rows <= self.limit
         return NodeVerdict(passed, fail, min(supp_rows, int(size.sum())),
                            self.evaluations - evals_before, relaxed_passed)
+
+    def _too_small(self, size: np.ndarray) -> NodeVerdict | None:
+        """The failing verdict of a node whose classes below :attr:`size_floor` hold more rows
+        than the limit (they fail whatever else the models find, and suppression only adds
+        classes: the node fails), counted as one evaluation, its mask those classes (as a
+        node decided by its floors reports the classes with a floor); None otherwise."""
+        small = size < self.size_floor
+        rows = int(size[small].sum())
+        if rows <= self.limit:
+            return None
+        self.evaluations += 1
+        return NodeVerdict(False, small, min(rows, int(size.sum())), 1)
 
     def _population_fail(self, rolled: Rolled) -> np.ndarray:
         """Classes failing a model judged against a population table: its count per class
