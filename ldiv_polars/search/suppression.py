@@ -119,6 +119,20 @@ def _sensitive_domain(efs: EncodedFrequencySet) -> SensitiveDomain:
     return dom  # type: ignore[return-value]
 
 
+def _size_tests(models: Sequence[Model], relaxed: bool) -> tuple[int | None, int]:
+    """``(size_k, size_floor)`` of a :class:`NodeChecker`'s per-class ``models``. ``size_k``:
+    every model reads class sizes only, so a class fails iff its size is below the largest
+    ``min_class_size`` (the models' verdict without building rows); else None. ``size_floor``:
+    a class below it fails some model (``Model.min_class_size`` is a guaranteed bound), so a
+    node whose such classes hold more rows than the limit fails without the models' rows
+    (:meth:`NodeChecker._too_small`); 1 (no such test) beside suppression floors (``relaxed``),
+    whose outcome the node's record reports."""
+    if relaxed:
+        return None, 1
+    floor = max((m.min_class_size for m in models), default=1)
+    return (floor if models and all(m.sizes_only for m in models) else None), floor
+
+
 class NodeChecker:
     """Evaluates nodes' rolled-up frequency sets with the models and the suppression limit.
 
@@ -169,16 +183,7 @@ class NodeChecker:
         self.domain = _sensitive_domain(efs) if efs.sensitive else None
         """The sensitive values behind the ids (models reading values derive from it once:
         one domain per encoding, shared by the search's checker and the optimum's)."""
-        self.size_k = max(m.min_class_size for m in self.models) if self.models and all(
-            m.sizes_only for m in self.models) and not self.relaxed else None
-        """Every model reads class sizes only: a class fails iff its size is below the largest
-        ``min_class_size`` (the models' verdict, without building rows)."""
-        self.size_floor = max((m.min_class_size for m in self.models), default=1) \
-            if not self.relaxed else 1
-        """A class below it fails some model (``Model.min_class_size``, a guaranteed bound):
-        when such classes alone hold more rows than the limit, the node fails without the
-        models' rows (:meth:`_too_small`; 1: no such test, e.g. beside the floors, which
-        the node's record reports)."""
+        self.size_k, self.size_floor = _size_tests(self.models, bool(self.relaxed))
         total = int(efs.total)
         self.slack = self.limit / total if total else 0.0
         self._floor_limit = self.limit + FLOOR_MARGIN * total + 1e-6
