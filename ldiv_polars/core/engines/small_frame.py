@@ -89,6 +89,7 @@ def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Se
 
     arrays: dict[str, Any] = {}
     exprs = []
+    schema = df.schema  # (made anew on every read)
     for q in qi:
         codes = integer_index(df.get_column(q), leaves[q])
         if codes is not None:
@@ -96,7 +97,7 @@ def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Se
                 return None
             arrays[q] = codes
             continue
-        e = raw_index(q, leaves[q], df.schema, strict=False)
+        e = raw_index(q, leaves[q], schema, strict=False)
         if e is None:
             return None
         exprs.append(e.cast(pl.Int64).alias(q))
