@@ -149,9 +149,11 @@ class Lattice:
         the nodes with a node of ``mask`` at or below them; a node has one strictly below iff
         one of its direct specializations is so marked."""
         grid = np.asarray(mask, dtype=bool).reshape(self.heights)
-        at_or_below = grid
-        for axis in range(grid.ndim):
-            at_or_below = np.logical_or.accumulate(at_or_below, axis=axis)
+        at_or_below = grid.copy()
+        for axis in range(grid.ndim):  # (one OR per level: numpy's accumulate along a
+            along = np.moveaxis(at_or_below, axis, 0)  # strided axis is slower)
+            for i in range(1, along.shape[0]):
+                along[i] |= along[i - 1]
         strictly = np.zeros_like(grid)
         for axis in range(grid.ndim):
             if grid.shape[axis] > 1:
