@@ -626,10 +626,11 @@ def _cells_set(counts: EncodedCounts, fs: FrequencySet, hs: Mapping[str, Hierarc
     s = fs.sensitive[0]
     values = counts.sensitive_values
     assert values is not None and counts.codes is not None and counts.n is not None
-    table = pl.DataFrame([values.rename(s)])
+    table = values.rename(s).to_frame()
     count = count_name(fs.keys)
+    zero = pl.lit(0, pl.Int32)
     check = FrequencySet(  # lazy: collected only by the models that read the values
-        table.lazy().select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [
+        table.lazy().select([zero.alias(q) for q in fs.qi] + [
             pl.col(s), pl.lit(1, pl.Int64).alias(count)]), fs.qi, fs.sensitive, count)
     for m in models:
         m.validate(check)
