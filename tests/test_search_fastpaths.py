@@ -111,6 +111,19 @@ def test_lattice_masks_match_definition():
         assert np.array_equal(lat.below(node), (lat.nodes <= lv).all(axis=1))
 
 
+def _staged_and_one_call(efs, checker, levels, *, floors: bool):
+    """The node's roll-up, its verdict as the checker stages it, and the one-call verdict:
+    the models evaluated on every class (and the floors, with ``floors``) passed as ``first``."""
+    r = efs.rollup(levels)
+    staged = checker.check(r)
+    rows = efs.model_rows(r)
+    enc = checker.encoded(rows, r.classes, r.class_size, whole=True)
+    one = checker.check(r, first=(checker._evaluate(rows, r.classes, sizes=r.class_size,
+                                                    whole=True),
+                                  checker.floors(enc) if floors else None))
+    return r, staged, one
+
+
 @pytest.mark.parametrize("models", [[EntropyLDiversity(3)], [RecursiveCLDiversity(3, 3)],
                                     [KAnonymity(3), RecursiveCLDiversity(2, 3)]])
 def test_relaxation_first_check_equals_one_call(adult, models):
@@ -124,12 +137,7 @@ def test_relaxation_first_check_equals_one_call(adult, models):
     lat = Lattice([hs[q].height for q in QI])
     decided_by_relaxation = 0
     for node in range(lat.size):
-        r = efs.rollup(lat.levels(node))
-        staged = checker.check(r)
-        rows = efs.model_rows(r)
-        enc = checker.encoded(rows, r.classes, r.class_size, whole=True)
-        one = checker.check(r, first=(checker._evaluate(rows, r.classes, sizes=r.class_size,
-                                                        whole=True), checker.floors(enc)))
+        _, staged, one = _staged_and_one_call(efs, checker, lat.levels(node), floors=True)
         assert staged.passed == one.passed, lat.levels(node)
         assert staged.relaxed_passed == one.relaxed_passed, lat.levels(node)
         if staged.passed:
@@ -157,11 +165,7 @@ def test_size_first_check_equals_one_call(adult, models, limit):
     lat = Lattice([hs[q].height for q in QI])
     early = 0
     for node in range(lat.size):
-        r = efs.rollup(lat.levels(node))
-        staged = checker.check(r)
-        rows = efs.model_rows(r)
-        one = checker.check(r, first=(checker._evaluate(rows, r.classes, sizes=r.class_size,
-                                                        whole=True), None))
+        r, staged, one = _staged_and_one_call(efs, checker, lat.levels(node), floors=False)
         assert staged.passed == one.passed, lat.levels(node)
         if staged.passed:
             assert staged.suppressed_rows == one.suppressed_rows
