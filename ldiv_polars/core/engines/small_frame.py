@@ -3,8 +3,9 @@
 On a frame of a few thousand to a few hundred thousand rows the fixed costs of a Polars
 group-by (a plan, a hash table per thread, a second table for the sensitive values' ids)
 are most of the counting; here the rows' raw-value indices are read once into numpy (one
-Enum cast per column, the only per-row string work), combined into one mixed-radix key per
-row, and grouped by one sort. The result is exactly what the Polars engine's group-by gives
+Enum cast per String column, the only per-row string work; an integer column by a table over
+its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`), combined into one
+mixed-radix key per row, and grouped by one sort. The result is exactly what the Polars engine's group-by gives
 (:meth:`~ldiv_polars.core.engines.polars.PolarsEngine.encoded_counts`), in the ``keys`` or
 ``cells`` form of :class:`~ldiv_polars.core.engines.base.EncodedCounts`, with the rows of
 each raw value counted on the way (``raw_counts``).
