@@ -757,8 +757,11 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
                                  engine=inp.engine, nulls=inp.nulls, weight=inp.weight)
     if not inp.qi_only and sens_t and sensitive_values is not None:
         retained, restore = sensitive_enums(retained, sensitive_values)
-    vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
-                             nulls=inp.nulls, weight=inp.weight)
+    # QI-only: the output's Enum labels grouped on one key per row (the same classes)
+    keyed = polars_engine.keyed_frequency_set(retained, qi_t) \
+        if inp.qi_only and inp.weight is None and inp.nulls == "error" else None
+    vfs = keyed or FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
+                                      nulls=inp.nulls, weight=inp.weight)
     return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node, restore,
                              weight=inp.weight, rows=retained)
 
