@@ -721,7 +721,7 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
     verification = plan.verify(plan.fs.materialize()) if plan is not None else None
     return AnonymizationResult(
         levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
-        classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
+        classes=verdict.retained_classes, suppressed_rows=verdict.suppressed_rows,
         suppressed_classes=int(verdict.suppressed.sum()),
         evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups,
         elapsed_s=time.perf_counter() - t0, verification=verification, output_plan=output_plan,

@@ -116,6 +116,11 @@ class NodeVerdict:
     relaxed_passed: bool = True  # the models' suppression floors sum within the limit
 
     @property
+    def retained_classes(self) -> int:
+        """The classes not suppressed (a count of the mask, no inverted copy of it)."""
+        return int(self.suppressed.shape[0] - np.count_nonzero(self.suppressed))
+
+    @property
     def zero_suppression(self) -> bool:
         """Whether the node passes without suppressing any row."""
         return self.passed and self.suppressed_rows == 0
