@@ -150,7 +150,7 @@ class SearchState:
             self._bounds.setdefault(node, self.metrics.value(self.metric, rolled, None))
         value = self._value(node, rolled, verdict)
         rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
-                         int((~verdict.suppressed).sum()), value, True, verdict.relaxed_passed)
+                         verdict.retained_classes, value, True, verdict.relaxed_passed)
         self.records[node] = rec
         if rec.passed:
             best_val, best_key = self._best_passing

@@ -52,6 +52,19 @@ def suppression_limit_rows(fraction: float, total: int) -> int:
     return int(math.floor(f * total + 1e-9))
 
 
+def rows_in(size: np.ndarray, mask: np.ndarray) -> int:
+    """The rows of the classes ``mask`` (bool) selects, ``size`` the rows of each class: an
+    integer dot product (exact; on a scattered mask it costs a fraction of
+    ``size[mask].sum()``, which gathers the selected sizes first).
+
+    >>> rows_in(np.array([3, 1, 4]), np.array([True, False, True]))
+    7
+    """
+    if size.dtype != np.int64:  # (int32 counts: their dot product would be int32)
+        size = size.astype(np.int64)
+    return int(np.dot(size, mask))
+
+
 def predicate_monotone(models: Sequence[Model], suppression: bool) -> tuple[bool, str]:
     """Whether "node passes" is monotone over the lattice, and why (for the result)."""
     non = [m.describe() for m in models if not m.monotone]
@@ -101,6 +114,11 @@ class NodeVerdict:
     suppressed_rows: int
     evaluations: int
     relaxed_passed: bool = True  # the models' suppression floors sum within the limit
+
+    @property
+    def retained_classes(self) -> int:
+        """The classes not suppressed (a count of the mask, no inverted copy of it)."""
+        return int(self.suppressed.shape[0] - np.count_nonzero(self.suppressed))
 
     @property
     def zero_suppression(self) -> bool:
@@ -357,7 +375,7 @@ class NodeChecker:
                 # mask reported holds the classes with a positive floor
                 self.floor_decided += 1
                 mask = floor > 0
-                return NodeVerdict(False, mask, int(size[mask].sum()), 0, False)
+                return NodeVerdict(False, mask, rows_in(size, mask), 0, False)
             first = (self._evaluate(arrays, rolled.classes, sizes=size, whole=True, enc=enc),
                      floor)
         fail, floor = first
@@ -368,9 +386,10 @@ class NodeChecker:
             for m in self.weighted:
                 fail = fail | ~m.class_ok(fk)
         relaxed_passed = floor is None or not self.beyond_limit(float(floor.sum()))
-        fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
+        fail, supp_rows = self._complete(rolled, fail, rows_in(size, fail))
         passed = supp_rows <= self.limit
-        return NodeVerdict(passed, fail, min(supp_rows, int(size.sum())),
+        # (beyond the limit, a sentinel may exceed the node's rows: reported as all of them)
+        return NodeVerdict(passed, fail, supp_rows if passed else min(supp_rows, int(size.sum())),
                            self.evaluations - evals_before, relaxed_passed)
 
     def _too_small(self, size: np.ndarray) -> NodeVerdict | None:
@@ -411,7 +430,7 @@ class NodeChecker:
             if not more.any():
                 return fail, supp_rows
             fail = fail | more
-            supp_rows = int(size[fail].sum())
+            supp_rows = rows_in(size, fail)
             if not self.global_models:
                 return fail, supp_rows
 
@@ -429,7 +448,7 @@ class NodeChecker:
                 if not more.any():
                     break
                 fail = fail | more
-                supp_rows = int(size[fail].sum())
+                supp_rows = rows_in(size, fail)
         return fail, supp_rows
 
     def _table_suppression(self, size: np.ndarray, fail: np.ndarray) -> np.ndarray | None:
@@ -443,7 +462,7 @@ class NodeChecker:
             changed = False
             keep = np.flatnonzero(~(fail | more))
             order = keep[np.argsort(size[keep], kind="stable")]
-            budget = self.limit - int(size[fail | more].sum())
+            budget = self.limit - rows_in(size, fail | more)
             for m in self.tables:
                 count = classes_to_suppress(m, size[order], budget)
                 if count is None:
