@@ -178,6 +178,38 @@ def test_encoded_counts_agree_across_engines(tmp_path, seed):
     assert duck_engine.ENGINE.encoded_counts(path, qi, ("s",), short, qi_only=True) is None
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_in_memory_keys_are_grouped_by_a_sort(monkeypatch, seed):
+    """A DataFrame above the small-frame limit has its keys grouped by one numpy sort
+    (``_sorted_key_counts``): the same classes and counts as the streaming group-by and as a
+    count in Python, ascending; a null or unknown QI value still gives None."""
+    monkeypatch.setattr(polars_engine, "SMALL_FRAME_MAX_ROWS", 0)
+    rng = np.random.default_rng(seed)
+    df = pl.DataFrame({"a": rng.integers(0, 6, 2000), "b": rng.choice(["x", "y", "z"], 2000)})
+    qi = ["a", "b"]
+    leaves = _leaves(df, qi)
+    pos = {q: {v: i for i, v in enumerate(leaves[q].to_list())} for q in qi}
+    want: dict[int, int] = {}
+    for a, b in df.rows():
+        k = pos["a"][str(a)] * places([6, 3])[0] + pos["b"][b]
+        want[k] = want.get(k, 0) + 1
+    eng = polars_engine.ENGINE
+    for order_from, ordered in ((0, True), (len(want), True), (len(want) + 1, False), (None,
+                                                                                       False)):
+        mem = eng.encoded_counts(df, qi, (), leaves, order_from=order_from)
+        assert mem.form == "keys" and mem.ordered is ordered
+        assert mem.keys.tolist() == sorted(want) and mem.n.tolist() == [want[k] for k in
+                                                                        sorted(want)]
+    streamed = eng.encoded_counts(df.lazy(), qi, (), leaves, order_from=0)
+    assert np.array_equal(streamed.keys, mem.keys) and np.array_equal(streamed.n, mem.n)
+    assert eng.encoded_counts(df, qi, (), {"a": leaves["a"][1:], "b": leaves["b"]}) is None
+    nulled = df.with_columns(pl.when(pl.int_range(pl.len()) == 7).then(None)
+                             .otherwise(pl.col("b")).alias("b"))
+    assert eng.encoded_counts(nulled, qi, (), leaves) is None
+    empty = polars_engine._sorted_key_counts(pl.Series([], dtype=pl.Int64), ("a",), 0)
+    assert empty.keys.tolist() == [] and empty.n.tolist() == [] and empty.ordered
+
+
 def test_decode_keys_inverts_places():
     rng = np.random.default_rng(0)
     cards = [7, 1, 300, 4]
@@ -200,6 +232,56 @@ def test_release_masks_or_drops_the_suppressed_classes():
         out = rel.output.collect()
         assert out.select(pl.col("z").cast(pl.String), "s").rows() == rows
         assert rel.retained.collect().height == 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 4)),
+                min_size=0, max_size=40),
+       st.sets(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 4)),
+               max_size=6), st.sampled_from(["mask", "drop"]))
+def test_keyed_release_counts_equal_the_column_group_by(rows, suppressed, mode):
+    """The release's suppressed flag on one Int64 key per row and the QI-only frequency set
+    grouped on that key (``keyed_frequency_set``) equal the struct test and the group-by on
+    the label columns (brute force in Python for the counts), for random Enum releases."""
+    enums = [pl.Enum([f"v{i}" for i in range(c)] + ["*"]) for c in (4, 3, 5)]
+    qi = ["a", "b", "c"]
+    df = pl.DataFrame({q: [f"v{r[i]}" for r in rows] for i, q in enumerate(qi)},
+                      schema={q: pl.String for q in qi})
+    leaves = {q: pl.Series([f"v{i}" for i in range(c)]) for q, c in zip(qi, (4, 3, 5))}
+    labels = {q: leaves[q].cast(e) for q, e in zip(qi, enums)}
+    supp = pl.DataFrame({q: [f"v{s[i]}" for s in sorted(suppressed)] for i, q in enumerate(qi)},
+                        schema=dict(zip(qi, enums))).select(pl.struct(qi).alias("x"))["x"]
+    plan = OutputPlan(tuple(qi), leaves, labels, supp if len(supp) else None, mode=mode)
+    rel = polars_engine.ENGINE.release(df, plan)
+    kept = [r for r in rows if r not in suppressed]
+    assert rel.retained.collect().height == len(kept)
+    out = rel.output.collect()
+    assert out.height == (len(rows) if mode == "mask" else len(kept))
+    if mode == "mask":  # a suppressed row is masked in every QI, the others keep their labels
+        got = out.select(pl.col(q).cast(pl.String) for q in qi).rows()
+        assert got == [("*",) * 3 if r in suppressed else tuple(f"v{x}" for x in r)
+                       for r in rows]
+    keyed = polars_engine.keyed_frequency_set(rel.retained, qi)
+    assert keyed is not None and keyed.qi == tuple(qi) and not keyed.sensitive
+    got = keyed.frame.collect()
+    assert got.schema == FrequencySet.build(rel.retained, qi, None).frame.collect().schema
+    brute: dict[tuple, int] = {}
+    for r in kept:
+        brute[tuple(f"v{x}" for x in r)] = brute.get(tuple(f"v{x}" for x in r), 0) + 1
+    assert {tuple(r[:3]): r[3] for r in got.select(
+        *(pl.col(q).cast(pl.String) for q in qi), keyed.count).rows()} == brute
+    assert got.height == len(brute)
+
+
+def test_keyed_frequency_set_needs_enums_and_refuses_nulls():
+    e = pl.Enum(["x", "y"])
+    lf = pl.LazyFrame({"a": ["x", None, "y"], "b": ["y", "y", "x"]}, schema={"a": e, "b": e})
+    with pytest.raises(NullValuesError):
+        polars_engine.keyed_frequency_set(lf, ["a", "b"]).frame.collect()
+    assert polars_engine.keyed_frequency_set(lf.with_columns(pl.col("a").cast(pl.String)),
+                                             ["a", "b"]) is None
+    wide = pl.Enum([str(i) for i in range(70_000)])
+    assert polars_engine.enum_key(list("abcd"), [wide] * 4) is None  # 70000**4 > 2**62
 
 
 def test_merged_frequency_sets_equal_the_whole_table():
@@ -291,6 +373,15 @@ def test_small_frame_counts_equal_the_group_by(rows, q, unknown, null_qi, s_kind
                                                     else pl.String})
     qi = tuple(cols)
     leaves = {c: pl.Series(["d", "c", "b"] if unknown else ["d", "c", "b", "a"]) for c in qi}
+    if seed % 2:  # an integer QI (mapped by a table over its range), wide every third time
+        nums = rng.integers(-1, 3, rows).tolist()
+        wide = seed % 3 == 0 and rows
+        if wide:
+            nums[0] = 10**6
+        df = df.with_columns(pl.Series("num", nums, dtype=pl.Int16 if not wide else pl.Int32))
+        qi = (*qi, "num")
+        leaves["num"] = pl.Series(["2", "1", "0"] + ([] if unknown else ["-1"])
+                                  + (["1000000"] if wide else []))
     if coded and not unknown:  # the first QI read as codes, the others as strings
         df = df.with_columns(pl.col("q0").cast(polars_engine.leaf_enum(leaves["q0"])))
     eng = polars_engine.ENGINE
@@ -308,3 +399,21 @@ def test_small_frame_counts_equal_the_group_by(rows, q, unknown, null_qi, s_kind
             for i, c in enumerate(qi):
                 want = [df.get_column(c).cast(pl.String).eq(v).sum() for v in leaves[c]]
                 assert small.raw_counts[i].tolist() == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-40, 40), min_size=1, max_size=30),
+       st.sets(st.integers(-45, 45), max_size=20), st.sampled_from([pl.Int8, pl.Int64]))
+def test_integer_index_is_the_cast_of_every_row(values, numbers, dtype):
+    """An integer column's raw indices by the table over its range are the Enum cast of each
+    row's string (raw_index), -1 where that cast finds no raw value; raw values that are not an
+    integer's own string ('03', '+3', '-0', ' 4') never match, as in the cast."""
+    from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
+
+    leaves = pl.Series(sorted({str(v) for v in numbers} | {"03", "+3", "-0", " 4", "x"}))
+    col = pl.Series("c", values, dtype=dtype)
+    want = pl.DataFrame(col).select(
+        raw_index("c", leaves, pl.Schema({"c": dtype}), strict=False)
+        .cast(pl.Int64).fill_null(-1)).to_series().to_list()
+    assert integer_index(col, leaves).tolist() == want
+    assert integer_index(col.cast(pl.String), leaves) is None  # not an integer column

@@ -13,7 +13,13 @@ import pytest
 
 from ldiv_polars.core import FrequencySet
 from ldiv_polars.hierarchy import Hierarchy, generalize
-from ldiv_polars.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity
+from ldiv_polars.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from ldiv_polars.search import EncodedFrequencySet, Lattice
 from ldiv_polars.search.grouping import count_limit, dense_rank, group_keys
 from ldiv_polars.search.suppression import NodeChecker, relaxations
@@ -105,6 +111,19 @@ def test_lattice_masks_match_definition():
         assert np.array_equal(lat.below(node), (lat.nodes <= lv).all(axis=1))
 
 
+def _staged_and_one_call(efs, checker, levels, *, floors: bool):
+    """The node's roll-up, its verdict as the checker stages it, and the one-call verdict:
+    the models evaluated on every class (and the floors, with ``floors``) passed as ``first``."""
+    r = efs.rollup(levels)
+    staged = checker.check(r)
+    rows = efs.model_rows(r)
+    enc = checker.encoded(rows, r.classes, r.class_size, whole=True)
+    one = checker.check(r, first=(checker._evaluate(rows, r.classes, sizes=r.class_size,
+                                                    whole=True),
+                                  checker.floors(enc) if floors else None))
+    return r, staged, one
+
+
 @pytest.mark.parametrize("models", [[EntropyLDiversity(3)], [RecursiveCLDiversity(3, 3)],
                                     [KAnonymity(3), RecursiveCLDiversity(2, 3)]])
 def test_relaxation_first_check_equals_one_call(adult, models):
@@ -118,12 +137,7 @@ def test_relaxation_first_check_equals_one_call(adult, models):
     lat = Lattice([hs[q].height for q in QI])
     decided_by_relaxation = 0
     for node in range(lat.size):
-        r = efs.rollup(lat.levels(node))
-        staged = checker.check(r)
-        rows = efs.model_rows(r)
-        enc = checker.encoded(rows, r.classes, r.class_size, whole=True)
-        one = checker.check(r, first=(checker._evaluate(rows, r.classes, sizes=r.class_size,
-                                                        whole=True), checker.floors(enc)))
+        _, staged, one = _staged_and_one_call(efs, checker, lat.levels(node), floors=True)
         assert staged.passed == one.passed, lat.levels(node)
         assert staged.relaxed_passed == one.relaxed_passed, lat.levels(node)
         if staged.passed:
@@ -133,6 +147,35 @@ def test_relaxation_first_check_equals_one_call(adult, models):
             assert staged.suppressed_rows <= one.suppressed_rows
         decided_by_relaxation += not staged.relaxed_passed
     assert decided_by_relaxation  # the short cut was exercised
+
+
+@pytest.mark.parametrize("limit", [0, 30, 400])
+@pytest.mark.parametrize("models", [[KAnonymity(5), TCloseness(0.2, "ordered")],
+                                    [KAnonymity(20), TCloseness(0.1)],
+                                    [DistinctLDiversity(2), KAnonymity(3)]])
+def test_size_first_check_equals_one_call(adult, models, limit):
+    """A node whose classes below the models' ``min_class_size`` hold more rows than the limit
+    is decided failing on those sizes alone: every node of the lattice gets the verdict of the
+    one-call check (the models evaluated on every class), the same mask and rows when it
+    passes, and a failing node's mask (the small classes) within the one-call mask."""
+    df, hs = adult
+    efs = EncodedFrequencySet(FrequencySet.build(df, QI, "salary-class").materialize(), hs)
+    checker = NodeChecker(efs, models, limit)
+    assert checker.size_floor == max(m.min_class_size for m in models) > 1
+    lat = Lattice([hs[q].height for q in QI])
+    early = 0
+    for node in range(lat.size):
+        r, staged, one = _staged_and_one_call(efs, checker, lat.levels(node), floors=False)
+        assert staged.passed == one.passed, lat.levels(node)
+        if staged.passed:
+            assert staged.suppressed_rows == one.suppressed_rows
+            assert np.array_equal(staged.suppressed, one.suppressed)
+        else:
+            assert not (staged.suppressed & ~one.suppressed).any()
+            assert limit < staged.suppressed_rows <= one.suppressed_rows
+        small = r.class_size < checker.size_floor
+        early += int(r.class_size[small].sum()) > limit
+    assert early  # the short cut was exercised
 
 
 @pytest.mark.parametrize("suppression", [0, 40])

@@ -89,6 +89,13 @@ def _null_guard(df: pl.DataFrame, columns: tuple[str, ...], count: str) -> pl.Da
     return df
 
 
+def guard_nulls(fs: pl.LazyFrame, keys: Iterable[str], count: str) -> pl.LazyFrame:
+    """The grouped plan ``fs`` raising :class:`~ldiv_polars.errors.NullValuesError` when
+    collected if a key column holds nulls (``count``: its rows per group, in the message)."""
+    return fs.map_batches(partial(_null_guard, columns=tuple(keys), count=count),
+                          schema=fs.collect_schema(), streamable=False)
+
+
 def weighted_aggs(weight: str, name: str) -> list[pl.Expr]:
     """The aggregations a weighted frequency set adds to its count: the sum of ``weight``
     (Float64) named ``name``, and the rows whose weight is not a sampling weight
@@ -194,12 +201,7 @@ class FrequencySet:
             fs = fs.map_batches(partial(check_weighted, weight=weight), schema=schema,
                                 streamable=False)
         if nulls == "error":
-            schema = fs.collect_schema()
-            fs = fs.map_batches(
-                partial(_null_guard, columns=tuple(keys), count=count),
-                schema=schema,
-                streamable=False,
-            )
+            fs = guard_nulls(fs, keys, count)
         return cls(fs, qi_t, s_t, count, unique=True, weight=wname)
 
     @property

@@ -626,10 +626,11 @@ def _cells_set(counts: EncodedCounts, fs: FrequencySet, hs: Mapping[str, Hierarc
     s = fs.sensitive[0]
     values = counts.sensitive_values
     assert values is not None and counts.codes is not None and counts.n is not None
-    table = pl.DataFrame([values.rename(s)])
+    table = values.rename(s).to_frame()
     count = count_name(fs.keys)
+    zero = pl.lit(0, pl.Int32)
     check = FrequencySet(  # lazy: collected only by the models that read the values
-        table.lazy().select([pl.lit(0, pl.Int32).alias(q) for q in fs.qi] + [
+        table.lazy().select([zero.alias(q) for q in fs.qi] + [
             pl.col(s), pl.lit(1, pl.Int64).alias(count)]), fs.qi, fs.sensitive, count)
     for m in models:
         m.validate(check)
@@ -721,7 +722,7 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
     verification = plan.verify(plan.fs.materialize()) if plan is not None else None
     return AnonymizationResult(
         levels=dict(zip(qi_t, levels)), value=values[metric], metrics=values,
-        classes=int((~verdict.suppressed).sum()), suppressed_rows=verdict.suppressed_rows,
+        classes=verdict.retained_classes, suppressed_rows=verdict.suppressed_rows,
         suppressed_classes=int(verdict.suppressed.sum()),
         evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups,
         elapsed_s=time.perf_counter() - t0, verification=verification, output_plan=output_plan,
@@ -757,8 +758,11 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
                                  engine=inp.engine, nulls=inp.nulls, weight=inp.weight)
     if not inp.qi_only and sens_t and sensitive_values is not None:
         retained, restore = sensitive_enums(retained, sensitive_values)
-    vfs = FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
-                             nulls=inp.nulls, weight=inp.weight)
+    # QI-only: the output's Enum labels grouped on one key per row (the same classes)
+    keyed = polars_engine.keyed_frequency_set(retained, qi_t) \
+        if inp.qi_only and inp.weight is None and inp.nulls == "error" else None
+    vfs = keyed or FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
+                                      nulls=inp.nulls, weight=inp.weight)
     return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node, restore,
                              weight=inp.weight, rows=retained)
 

@@ -29,7 +29,8 @@ def flash(state: SearchState, relaxed: bool = False) -> None:
     ``state.rtags``; the real models are evaluated in the same checks and recorded)."""
     lat = state.lattice
     tags = state.rtags if relaxed else state.tags
-    order = np.lexsort((np.arange(lat.size), lat.node_height))
+    # by height, then id (a stable sort; as int16, heights small, numpy's radix sort)
+    order = np.argsort(lat.node_height.astype(np.int16), kind="stable")
     borders: list[float] = []
     for at in range(0, lat.size, 256):
         chunk = order[at:at + 256]

@@ -45,11 +45,11 @@ class Lattice:
         self.radix = np.array(
             [int(np.prod(hs[i + 1:], dtype=np.int64)) for i in range(len(hs))], dtype=np.int64
         )
-        ids = np.arange(size, dtype=np.int64)
-        self.nodes = np.stack([(ids // r) % h for r, h in zip(self.radix, hs)], axis=1).astype(
-            np.int16
-        )
-        self.node_height = self.nodes.sum(axis=1, dtype=np.int32)
+        # node id = the levels as a mixed-radix number, first QI most significant: the
+        # C-order grid of the levels, one column per QI
+        grid = np.indices(hs, dtype=np.int16).reshape(len(hs), size)
+        self.nodes = np.ascontiguousarray(grid.T)
+        self.node_height = grid.sum(axis=0, dtype=np.int32)
         self._radix = self.radix.tolist()
         self._succ: dict[int, list[int]] = {}
         self.bottom = 0
@@ -149,9 +149,11 @@ class Lattice:
         the nodes with a node of ``mask`` at or below them; a node has one strictly below iff
         one of its direct specializations is so marked."""
         grid = np.asarray(mask, dtype=bool).reshape(self.heights)
-        at_or_below = grid
-        for axis in range(grid.ndim):
-            at_or_below = np.logical_or.accumulate(at_or_below, axis=axis)
+        at_or_below = grid.copy()
+        for axis in range(grid.ndim):  # (one OR per level: numpy's accumulate along a
+            along = np.moveaxis(at_or_below, axis, 0)  # strided axis is slower)
+            for i in range(1, along.shape[0]):
+                along[i] |= along[i - 1]
         strictly = np.zeros_like(grid)
         for axis in range(grid.ndim):
             if grid.shape[axis] > 1:

@@ -56,6 +56,21 @@ class NodeRecord:
     """The union-closed necessary conditions pass within the limit."""
 
 
+def _grid_sum(per_level: Sequence[np.ndarray], heights: tuple[int, ...]) -> np.ndarray:
+    """Per node (in node-id order), the sum over QIs of ``per_level[i][level_i]``: added on the
+    lattice's grid by broadcasting, QI by QI in order (the same float sums as a gather per QI).
+
+    >>> _grid_sum([np.array([0.0, 1.0]), np.array([0.0, 10.0, 20.0])], (2, 3)).tolist()
+    [0.0, 10.0, 20.0, 1.0, 11.0, 21.0]
+    """
+    out = np.zeros(heights)
+    for i, values in enumerate(per_level):
+        shape = [1] * len(heights)
+        shape[i] = -1
+        out += values.reshape(shape)
+    return out.reshape(-1)
+
+
 class SearchState:
     """The search of ``efs``'s lattice for ``models`` within ``limit_rows`` suppressed rows,
     optimizing ``metric``: the checker, the metric tables, the tags and the records.
@@ -80,8 +95,8 @@ class SearchState:
         self.zero = np.zeros(size, dtype=bool)  # passes with nothing suppressed
         self.rtags = np.zeros(size, dtype=np.int8)  # tags of the floors' predicate
         # Flash's path heuristic: minus the log of the number of generalized value combinations
-        logc = [np.log(np.maximum(np.asarray(c, dtype=np.float64), 1.0)) for c in efs.cards]
-        self.path_score = -sum(logc[i][self.lattice.nodes[:, i]] for i in range(len(logc)))
+        self.path_score = -_grid_sum([np.log(np.maximum(np.asarray(c, dtype=np.float64), 1.0))
+                                      for c in efs.cards], self.lattice.heights)
         self.path_scores: list[float] = self.path_score.tolist()
         self.records: dict[int, NodeRecord] = {}
         self.checked = 0
@@ -135,7 +150,7 @@ class SearchState:
             self._bounds.setdefault(node, self.metrics.value(self.metric, rolled, None))
         value = self._value(node, rolled, verdict)
         rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
-                         int((~verdict.suppressed).sum()), value, True, verdict.relaxed_passed)
+                         verdict.retained_classes, value, True, verdict.relaxed_passed)
         self.records[node] = rec
         if rec.passed:
             best_val, best_key = self._best_passing

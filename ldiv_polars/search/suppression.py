@@ -52,6 +52,19 @@ def suppression_limit_rows(fraction: float, total: int) -> int:
     return int(math.floor(f * total + 1e-9))
 
 
+def rows_in(size: np.ndarray, mask: np.ndarray) -> int:
+    """The rows of the classes ``mask`` (bool) selects, ``size`` the rows of each class: an
+    integer dot product (exact; on a scattered mask it costs a fraction of
+    ``size[mask].sum()``, which gathers the selected sizes first).
+
+    >>> rows_in(np.array([3, 1, 4]), np.array([True, False, True]))
+    7
+    """
+    if size.dtype != np.int64:  # (int32 counts: their dot product would be int32)
+        size = size.astype(np.int64)
+    return int(np.dot(size, mask))
+
+
 def predicate_monotone(models: Sequence[Model], suppression: bool) -> tuple[bool, str]:
     """Whether "node passes" is monotone over the lattice, and why (for the result)."""
     non = [m.describe() for m in models if not m.monotone]
@@ -103,6 +116,11 @@ class NodeVerdict:
     relaxed_passed: bool = True  # the models' suppression floors sum within the limit
 
     @property
+    def retained_classes(self) -> int:
+        """The classes not suppressed (a count of the mask, no inverted copy of it)."""
+        return int(self.suppressed.shape[0] - np.count_nonzero(self.suppressed))
+
+    @property
     def zero_suppression(self) -> bool:
         """Whether the node passes without suppressing any row."""
         return self.passed and self.suppressed_rows == 0
@@ -117,6 +135,20 @@ def _sensitive_domain(efs: EncodedFrequencySet) -> SensitiveDomain:
     if dom is None or dom.values is not efs.sensitive_table:  # type: ignore[attr-defined]
         dom = memo["sensitive_domain"] = SensitiveDomain(efs.sensitive_table)
     return dom  # type: ignore[return-value]
+
+
+def _size_tests(models: Sequence[Model], relaxed: bool) -> tuple[int | None, int]:
+    """``(size_k, size_floor)`` of a :class:`NodeChecker`'s per-class ``models``. ``size_k``:
+    every model reads class sizes only, so a class fails iff its size is below the largest
+    ``min_class_size`` (the models' verdict without building rows); else None. ``size_floor``:
+    a class below it fails some model (``Model.min_class_size`` is a guaranteed bound), so a
+    node whose such classes hold more rows than the limit fails without the models' rows
+    (:meth:`NodeChecker._too_small`); 1 (no such test) beside suppression floors (``relaxed``),
+    whose outcome the node's record reports."""
+    if relaxed:
+        return None, 1
+    floor = max((m.min_class_size for m in models), default=1)
+    return (floor if models and all(m.sizes_only for m in models) else None), floor
 
 
 class NodeChecker:
@@ -169,10 +201,7 @@ class NodeChecker:
         self.domain = _sensitive_domain(efs) if efs.sensitive else None
         """The sensitive values behind the ids (models reading values derive from it once:
         one domain per encoding, shared by the search's checker and the optimum's)."""
-        self.size_k = max(m.min_class_size for m in self.models) if self.models and all(
-            m.sizes_only for m in self.models) and not self.relaxed else None
-        """Every model reads class sizes only: a class fails iff its size is below the largest
-        ``min_class_size`` (the models' verdict, without building rows)."""
+        self.size_k, self.size_floor = _size_tests(self.models, bool(self.relaxed))
         total = int(efs.total)
         self.slack = self.limit / total if total else 0.0
         self._floor_limit = self.limit + FLOOR_MARGIN * total + 1e-6
@@ -333,6 +362,10 @@ class NodeChecker:
         if first is None and self.size_k is not None:
             self.evaluations += 1
             first = (size < self.size_k, None)
+        if first is None and self.size_floor > 1:
+            early = self._too_small(size)
+            if early is not None:
+                return early
         if first is None:
             arrays = self.efs.model_rows(rolled)
             enc = self.encoded(arrays, rolled.classes, size, whole=True)
@@ -342,7 +375,7 @@ class NodeChecker:
                 # mask reported holds the classes with a positive floor
                 self.floor_decided += 1
                 mask = floor > 0
-                return NodeVerdict(False, mask, int(size[mask].sum()), 0, False)
+                return NodeVerdict(False, mask, rows_in(size, mask), 0, False)
             first = (self._evaluate(arrays, rolled.classes, sizes=size, whole=True, enc=enc),
                      floor)
         fail, floor = first
@@ -353,10 +386,23 @@ class NodeChecker:
             for m in self.weighted:
                 fail = fail | ~m.class_ok(fk)
         relaxed_passed = floor is None or not self.beyond_limit(float(floor.sum()))
-        fail, supp_rows = self._complete(rolled, fail, int(size[fail].sum()))
+        fail, supp_rows = self._complete(rolled, fail, rows_in(size, fail))
         passed = supp_rows <= self.limit
-        return NodeVerdict(passed, fail, min(supp_rows, int(size.sum())),
+        # (beyond the limit, a sentinel may exceed the node's rows: reported as all of them)
+        return NodeVerdict(passed, fail, supp_rows if passed else min(supp_rows, int(size.sum())),
                            self.evaluations - evals_before, relaxed_passed)
+
+    def _too_small(self, size: np.ndarray) -> NodeVerdict | None:
+        """The failing verdict of a node whose classes below :attr:`size_floor` hold more rows
+        than the limit (they fail whatever else the models find, and suppression only adds
+        classes: the node fails), counted as one evaluation, its mask those classes (as a
+        node decided by its floors reports the classes with a floor); None otherwise."""
+        small = size < self.size_floor
+        rows = int(size[small].sum())
+        if rows <= self.limit:
+            return None
+        self.evaluations += 1
+        return NodeVerdict(False, small, min(rows, int(size.sum())), 1)
 
     def _population_fail(self, rolled: Rolled) -> np.ndarray:
         """Classes failing a model judged against a population table: its count per class
@@ -384,7 +430,7 @@ class NodeChecker:
             if not more.any():
                 return fail, supp_rows
             fail = fail | more
-            supp_rows = int(size[fail].sum())
+            supp_rows = rows_in(size, fail)
             if not self.global_models:
                 return fail, supp_rows
 
@@ -402,7 +448,7 @@ class NodeChecker:
                 if not more.any():
                     break
                 fail = fail | more
-                supp_rows = int(size[fail].sum())
+                supp_rows = rows_in(size, fail)
         return fail, supp_rows
 
     def _table_suppression(self, size: np.ndarray, fail: np.ndarray) -> np.ndarray | None:
@@ -416,7 +462,7 @@ class NodeChecker:
             changed = False
             keep = np.flatnonzero(~(fail | more))
             order = keep[np.argsort(size[keep], kind="stable")]
-            budget = self.limit - int(size[fail | more].sum())
+            budget = self.limit - rows_in(size, fail | more)
             for m in self.tables:
                 count = classes_to_suppress(m, size[order], budget)
                 if count is None:

@@ -3,8 +3,9 @@
 On a frame of a few thousand to a few hundred thousand rows the fixed costs of a Polars
 group-by (a plan, a hash table per thread, a second table for the sensitive values' ids)
 are most of the counting; here the rows' raw-value indices are read once into numpy (one
-Enum cast per column, the only per-row string work), combined into one mixed-radix key per
-row, and grouped by one sort. The result is exactly what the Polars engine's group-by gives
+Enum cast per String column, the only per-row string work; an integer column by a table over
+its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`), combined into one
+mixed-radix key per row, and grouped by one sort. The result is exactly what the Polars engine's group-by gives
 (:meth:`~ldiv_polars.core.engines.polars.PolarsEngine.encoded_counts`), in the ``keys`` or
 ``cells`` form of :class:`~ldiv_polars.core.engines.base.EncodedCounts`, with the rows of
 each raw value counted on the way (``raw_counts``).
@@ -29,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, decode_keys, fits_key, places
-from ldiv_polars.core.engines.raw_codes import is_coded, raw_index
+from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
 from ldiv_polars.core.frequency import unique_name
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
@@ -79,29 +80,38 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
 
 def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
                  sensitive: str | None, values: pl.Series | None) -> list[Any] | None:
-    """Each QI's raw indices and then the sensitive ids (int64 numpy arrays): the columns read
-    as codes already (:func:`~ldiv_polars.core.engines.raw_codes.is_coded`) by their physical
-    values on this thread, the others by one Enum cast each in one query. None when a QI
-    value is null or not a raw value, or the raw values make no Enum."""
+    """Each QI's raw indices and then the sensitive ids (int64 numpy arrays): an integer
+    column by a table over its range
+    (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), the others by
+    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (the physical values of a column
+    read as codes, else one Enum cast) in one query, so Polars runs them side by side. None
+    when a QI value is null or not a raw value, or the raw values make no Enum."""
     import numpy as np
 
-
-    exprs = {q: raw_index(q, leaves[q], df.schema, strict=False) for q in qi
-             if not is_coded(q, leaves[q], df.schema)}
-    if any(e is None for e in exprs.values()):
-        return None
-    read = {q: df.get_column(q) for q in qi if q not in exprs}
-    cols = [e.cast(pl.Int64).alias(q) for q, e in exprs.items()]  # type: ignore[union-attr]
+    arrays: dict[str, Any] = {}
+    exprs = []
+    schema = df.schema  # (made anew on every read)
+    for q in qi:
+        codes = integer_index(df.get_column(q), leaves[q])
+        if codes is not None:
+            if codes.shape[0] and codes.min() < 0:
+                return None
+            arrays[q] = codes
+            continue
+        e = raw_index(q, leaves[q], schema, strict=False)
+        if e is None:
+            return None
+        exprs.append(e.cast(pl.Int64).alias(q))
     sid = unique_name("__ldiv_sid", df.columns)
     if sensitive is not None and values is not None:
-        cols.append(pl.col(sensitive).cast(pl.Enum(values)).to_physical().cast(pl.Int64)
-                    .alias(sid))
-    coded = df.select(cols) if cols else pl.DataFrame()
-    read.update({c: coded.get_column(c) for c in coded.columns})
-    if any(read[q].null_count() for q in qi):
-        return None
-    return [read[c].to_physical().to_numpy().astype(np.int64, copy=False)
-            for c in [*qi, *([sid] if sensitive is not None else [])]]
+        exprs.append(pl.col(sensitive).cast(pl.Enum(values)).to_physical().cast(pl.Int64)
+                     .alias(sid))
+    coded = df.select(exprs) if exprs else pl.DataFrame()
+    for c in coded.get_columns():
+        if c.null_count():
+            return None
+        arrays[c.name] = c.to_numpy().astype(np.int64, copy=False)
+    return [arrays[c] for c in [*qi, *([sid] if sensitive is not None else [])]]
 
 
 def _sensitive_values(df: pl.DataFrame, sensitive: Sequence[str]) -> pl.Series | None:
