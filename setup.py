@@ -21,7 +21,8 @@ setup(
         Extension(
             "ldiv_polars.search._counting",
             ["ldiv_polars/search/_counting.c"],
-            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-pthread"],
+            extra_link_args=[] if sys.platform == "win32" else ["-pthread"],
             optional=True,
         ),
         Extension(
