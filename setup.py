@@ -21,8 +21,7 @@ setup(
         Extension(
             "ldiv_polars.search._counting",
             ["ldiv_polars/search/_counting.c"],
-            extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-pthread"],
-            extra_link_args=[] if sys.platform == "win32" else ["-pthread"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,
         ),
         Extension(

@@ -35,10 +35,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if !defined(_WIN32)
-#include <pthread.h>
-#define HAVE_THREADS 1
-#endif
 
 #define BLOCK 2048
 /* A narrow key space (at most SPLIT_CELLS cells, counted whole) has its blocks of runs (at
@@ -289,256 +285,27 @@ static PyObject *lookup_sum(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* One counting job: rows [start, stop) of d counted into counts / bits (see count_keys). */
-typedef struct {
-    const Digits *d;
-    Py_ssize_t start, stop, cells, span, first;
-    const void *w;
-    void *counts;
-    uint64_t *bits;
-    int narrow, wnarrow, bad;
-} CountJob;
-
-/* Sum the partial histograms into the job's counts and bitmap (the cells flagged in seen). */
-static void merge_parts(CountJob *job, const int64_t *part, const unsigned char *seen) {
-    Py_ssize_t k, cells = job->cells;
-    for (k = 0; k < cells; k++) {
-        int64_t sum = 0;
-        int p;
-        if (!seen[k]) continue;
-        for (p = 0; p < SPLIT; p++) sum += part[p * cells + k];
-        if (job->narrow) ((int32_t *)job->counts)[k] += (int32_t)sum;
-        else ((int64_t *)job->counts)[k] += sum;
-        job->bits[k >> 6] |= (uint64_t)1 << (k & 63);
-    }
-}
-
-/* Count the job's rows (no Python API: runs without the GIL, on any thread). job->bad: 1 a
- * code outside its table, 2 a key outside the span (the cells counted before it stay). */
-static void count_rows(CountJob *job) {
-    const Digits *d = job->d;
-    Py_ssize_t lo, cells = job->cells, span = job->span, first = job->first;
-    uint64_t *bits = job->bits;
-    const int32_t *w32 = (const int32_t *)job->w;
-    const int64_t *w64 = (const int64_t *)job->w;
-    int narrow = job->narrow, wnarrow = job->wnarrow;
-    int32_t *c32 = (int32_t *)job->counts;
-    int64_t *c64 = (int64_t *)job->counts;
-    int64_t *part = NULL;
-    unsigned char *seen = NULL;
-    int64_t key[BLOCK];
-    int splittable = cells > 0 && cells == span && cells <= SPLIT_CELLS &&
-                     job->stop - job->start >= SPLIT_MIN_ROWS_PER_CELL * cells;
-    for (lo = job->start; lo < job->stop && !job->bad; lo += BLOCK) {
-        Py_ssize_t j, m = job->stop - lo < BLOCK ? job->stop - lo : BLOCK;
-        uint64_t out = 0;
-        if (block_keys(d, lo, m, key) < 0) {
-            job->bad = 1;
-            break;
-        }
-#define COUNT_SPLIT(W)                                                   \
-        for (j = 0; j < m; j++) {                                        \
-            if ((uint64_t)key[j] >= (uint64_t)span) {                    \
-                out = 1;                                                 \
-                break;                                                   \
-            }                                                            \
-        }                                                                \
-        if (!out) {                                                      \
-            int64_t *p0 = part, *p1 = part + cells,                      \
-                    *p2 = part + 2 * cells, *p3 = part + 3 * cells;      \
-            for (j = 0; j + 3 < m; j += 4) {                             \
-                int64_t k0 = key[j], k1 = key[j + 1],                    \
-                        k2 = key[j + 2], k3 = key[j + 3];                \
-                p0[k0] += (int64_t)W[lo + j];                            \
-                p1[k1] += (int64_t)W[lo + j + 1];                        \
-                p2[k2] += (int64_t)W[lo + j + 2];                        \
-                p3[k3] += (int64_t)W[lo + j + 3];                        \
-                seen[k0] = 1;                                            \
-                seen[k1] = 1;                                            \
-                seen[k2] = 1;                                            \
-                seen[k3] = 1;                                            \
-            }                                                            \
-            for (; j < m; j++) {                                         \
-                p0[key[j]] += (int64_t)W[lo + j];                        \
-                seen[key[j]] = 1;                                        \
-            }                                                            \
-        }
-        if (splittable) {
-            Py_ssize_t repeats = 0;
-            for (j = 1; j < m; j++) repeats += key[j] == key[j - 1];
-            if (4 * repeats >= m && part == NULL) {  /* (allocated at the first runs) */
-                part = (int64_t *)calloc((size_t)(SPLIT * cells), sizeof(int64_t));
-                seen = (unsigned char *)calloc((size_t)cells, 1);
-                if (part == NULL || seen == NULL) {  /* (no memory: the plain loop) */
-                    free(part);
-                    free(seen);
-                    part = NULL;
-                    seen = NULL;
-                    splittable = 0;
-                }
-            }
-            if (4 * repeats >= m && part != NULL) {
-                if (wnarrow) { COUNT_SPLIT(w32) }
-                else { COUNT_SPLIT(w64) }
-                if (out) {
-                    job->bad = 2;
-                    break;
-                }
-                continue;
-            }
-        }
-#undef COUNT_SPLIT
-/* (a key outside the span stops the block before it is written; in a window, the keys
- * outside it are skipped) */
-#define COUNT_BLOCK(C, W, T)                                             \
-        for (j = 0; j < m; j++) {                                        \
-            int64_t kk = key[j];                                         \
-            if ((uint64_t)kk >= (uint64_t)span) {                        \
-                out = 1;                                                 \
-                break;                                                   \
-            }                                                            \
-            C[kk] += (T)W[lo + j];                                       \
-            bits[kk >> 6] |= (uint64_t)1 << (kk & 63);                   \
-        }
-#define COUNT_WINDOW(C, W, T)                                            \
-        for (j = 0; j < m; j++) {                                        \
-            int64_t kk = key[j];                                         \
-            uint64_t rel = (uint64_t)(kk - first);                       \
-            if ((uint64_t)kk >= (uint64_t)span) {                        \
-                out = 1;                                                 \
-                break;                                                   \
-            }                                                            \
-            if (rel < (uint64_t)cells) {                                 \
-                C[rel] += (T)W[lo + j];                                  \
-                bits[rel >> 6] |= (uint64_t)1 << (rel & 63);             \
-            }                                                            \
-        }
-        if (cells == span) {
-            if (narrow && wnarrow) { COUNT_BLOCK(c32, w32, int32_t) }
-            else if (narrow) { COUNT_BLOCK(c32, w64, int32_t) }
-            else if (wnarrow) { COUNT_BLOCK(c64, w32, int64_t) }
-            else { COUNT_BLOCK(c64, w64, int64_t) }
-        } else {
-            if (narrow && wnarrow) { COUNT_WINDOW(c32, w32, int32_t) }
-            else if (narrow) { COUNT_WINDOW(c32, w64, int32_t) }
-            else if (wnarrow) { COUNT_WINDOW(c64, w32, int64_t) }
-            else { COUNT_WINDOW(c64, w64, int64_t) }
-        }
-#undef COUNT_BLOCK
-#undef COUNT_WINDOW
-        if (out) {
-            job->bad = 2;
-            break;
-        }
-    }
-    if (part != NULL) {  /* (also the cells counted before a bad key: the caller zeroes them) */
-        merge_parts(job, part, seen);
-        free(part);
-        free(seen);
-    }
-}
-
-/* Add the occupied cells of src (counts and bitmap, as count_rows leaves them) into dst,
- * leaving src's counts and bitmap zeroed. */
-static void merge_into(CountJob *dst, CountJob *src) {
-    Py_ssize_t w, words = (dst->cells + 63) / 64;
-    for (w = 0; w < words; w++) {
-        uint64_t b = src->bits[w];
-        if (!b) continue;
-        src->bits[w] = 0;
-        dst->bits[w] |= b;
-        while (b) {
-            Py_ssize_t i = (w << 6) + __builtin_ctzll(b);
-            b &= b - 1;
-            if (dst->narrow) {
-                ((int32_t *)dst->counts)[i] += ((int32_t *)src->counts)[i];
-                ((int32_t *)src->counts)[i] = 0;
-            } else {
-                ((int64_t *)dst->counts)[i] += ((int64_t *)src->counts)[i];
-                ((int64_t *)src->counts)[i] = 0;
-            }
-        }
-    }
-}
-
-#ifdef HAVE_THREADS
-static void *count_rows_thread(void *job) {
-    count_rows((CountJob *)job);
-    return NULL;
-}
-#endif
-
-/* Count job's rows; with a second job (other counts and bitmap, the later half of the rows),
- * the two halves on two threads, the second's cells then merged into the first's. */
-static void count_jobs(CountJob *job, CountJob *job2) {
-#ifdef HAVE_THREADS
-    pthread_t t;
-    if (job2 != NULL && pthread_create(&t, NULL, count_rows_thread, job2) == 0) {
-        count_rows(job);
-        pthread_join(t, NULL);
-    } else
-#endif
-    {
-        count_rows(job);
-        if (job2 != NULL) count_rows(job2);
-    }
-    if (job2 != NULL) {
-        merge_into(job, job2);  /* (also after a bad key: the caller zeroes counts) */
-        if (!job->bad) job->bad = job2->bad;
-    }
-}
-
-/* The counts / bitmap pair at bufs: the job's fields checked against the window. */
-static int count_target(Py_buffer *cnt, Py_buffer *bm, Py_ssize_t cells, CountJob *job) {
-    if (bm->itemsize != 8 || cnt->itemsize == 2 || cnt->len / cnt->itemsize != cells ||
-            bm->len / 8 < (cells + 63) / 64) {
-        PyErr_SetString(PyExc_TypeError, "weights and counts: int32 or int64; bitmap: "
-                        "uint64 with a bit per cell of counts (both pairs alike)");
-        return -1;
-    }
-    job->counts = cnt->buf;
-    job->bits = (uint64_t *)bm->buf;
-    job->narrow = cnt->itemsize == 4;
-    return 0;
-}
-
 static PyObject *count_keys(PyObject *self, PyObject *args) {
-    PyObject *cols, *tables, *scales, *extra, *objs[5], *counts2 = Py_None, *bitmap2 = Py_None;
-    Py_buffer bufs[5], *w = &bufs[0], *cnt = &bufs[1], *bm = &bufs[2];
-    static const int writable[5] = {0, 1, 1, 1, 1};
-    static const char *names[5] = {"weights", "counts", "bitmap", "counts2", "bitmap2"};
+    PyObject *cols, *tables, *scales, *extra, *objs[3];
+    Py_buffer bufs[3], *w = &bufs[0], *cnt = &bufs[1], *bm = &bufs[2];
+    static const int writable[3] = {0, 1, 1};
+    static const char *names[3] = {"weights", "counts", "bitmap"};
     Digits d;
-    CountJob job, job2;
-    Py_ssize_t rows, span, cells, words, distinct = 0, k, first = 0, total = -1;
-    int nbufs = 3;
+    Py_ssize_t lo, rows, span, cells, words, distinct = 0, k, first = 0, total = -1;
+    int bad = 0;
+    int64_t key[BLOCK];
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOOOO|nnOO", &cols, &tables, &scales, &extra, &objs[0],
-                          &objs[1], &objs[2], &first, &total, &counts2, &bitmap2))
+    if (!PyArg_ParseTuple(args, "OOOOOOO|nn", &cols, &tables, &scales, &extra, &objs[0],
+                          &objs[1], &objs[2], &first, &total))
         return NULL;
-    if ((counts2 == Py_None) != (bitmap2 == Py_None)) {
-        PyErr_SetString(PyExc_TypeError, "counts2 and bitmap2 go together");
-        return NULL;
-    }
-    if (counts2 != Py_None) {
-        objs[3] = counts2;
-        objs[4] = bitmap2;
-        nbufs = 5;
-    }
-    if (get_int_buffers(nbufs, objs, bufs, writable, names) < 0) return NULL;
-    memset(&job, 0, sizeof(job));
+    if (get_int_buffers(3, objs, bufs, writable, names) < 0) return NULL;
     rows = w->len / w->itemsize;
     cells = cnt->len / cnt->itemsize;
     span = total < 0 ? cells : total;
     words = bm->len / 8;
-    if (w->itemsize == 2) {
-        PyErr_SetString(PyExc_TypeError, "weights: int32 or int64 expected");
-        goto fail;
-    }
-    if (count_target(cnt, bm, cells, &job) < 0 ||
-            (nbufs == 5 && count_target(&bufs[3], &bufs[4], cells, &job2) < 0))
-        goto fail;
-    if (nbufs == 5 && job2.narrow != job.narrow) {
-        PyErr_SetString(PyExc_TypeError, "counts and counts2 of different types");
+    if (w->itemsize == 2 || bm->itemsize != 8 || cnt->itemsize == 2 || words < (cells + 63) / 64) {
+        PyErr_SetString(PyExc_TypeError, "weights and counts: int32 or int64; bitmap: "
+                        "uint64 with a bit per cell of counts");
         goto fail;
     }
     if (first < 0 || (total < 0 && first) || (total >= 0 && first + cells > total)) {
@@ -546,36 +313,147 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
         goto fail;
     }
     if (digits_parse(cols, tables, scales, extra, rows, &d) < 0) goto fail;
-    job.d = &d;
-    job.start = 0;
-    job.stop = rows;
-    job.cells = cells;
-    job.span = span;
-    job.first = first;
-    job.w = w->buf;
-    job.wnarrow = w->itemsize == 4;
-    if (nbufs == 5) {  /* two halves (job2's target set by count_target) */
-        void *c2 = job2.counts;
-        uint64_t *b2 = job2.bits;
-        job2 = job;
-        job2.counts = c2;
-        job2.bits = b2;
-        job.stop = job2.start = rows / 2;
+    {
+        uint64_t *bits = (uint64_t *)bm->buf;
+        const int32_t *w32 = (const int32_t *)w->buf;
+        const int64_t *w64 = (const int64_t *)w->buf;
+        int narrow = cnt->itemsize == 4, wnarrow = w->itemsize == 4;
+        int32_t *c32 = (int32_t *)cnt->buf;
+        int64_t *c64 = (int64_t *)cnt->buf;
+        int64_t *part = NULL;
+        unsigned char *seen = NULL;
+        int splittable = cells > 0 && cells == span && cells <= SPLIT_CELLS &&
+                         rows >= SPLIT_MIN_ROWS_PER_CELL * cells;
+        Py_BEGIN_ALLOW_THREADS
+        for (lo = 0; lo < rows && !bad; lo += BLOCK) {
+            Py_ssize_t j, m = rows - lo < BLOCK ? rows - lo : BLOCK;
+            uint64_t out = 0;
+            if (block_keys(&d, lo, m, key) < 0) {
+                bad = 1;
+                break;
+            }
+#define COUNT_SPLIT(W)                                                   \
+            for (j = 0; j < m; j++) {                                    \
+                if ((uint64_t)key[j] >= (uint64_t)span) {                \
+                    out = 1;                                             \
+                    break;                                               \
+                }                                                        \
+            }                                                            \
+            if (!out) {                                                  \
+                int64_t *p0 = part, *p1 = part + cells,                  \
+                        *p2 = part + 2 * cells, *p3 = part + 3 * cells;  \
+                for (j = 0; j + 3 < m; j += 4) {                         \
+                    int64_t k0 = key[j], k1 = key[j + 1],                \
+                            k2 = key[j + 2], k3 = key[j + 3];            \
+                    p0[k0] += (int64_t)W[lo + j];                        \
+                    p1[k1] += (int64_t)W[lo + j + 1];                    \
+                    p2[k2] += (int64_t)W[lo + j + 2];                    \
+                    p3[k3] += (int64_t)W[lo + j + 3];                    \
+                    seen[k0] = 1;                                        \
+                    seen[k1] = 1;                                        \
+                    seen[k2] = 1;                                        \
+                    seen[k3] = 1;                                        \
+                }                                                        \
+                for (; j < m; j++) {                                     \
+                    p0[key[j]] += (int64_t)W[lo + j];                    \
+                    seen[key[j]] = 1;                                    \
+                }                                                        \
+            }
+            if (splittable) {
+                Py_ssize_t repeats = 0;
+                for (j = 1; j < m; j++) repeats += key[j] == key[j - 1];
+                if (4 * repeats >= m && part == NULL) {  /* (allocated at the first runs) */
+                    part = (int64_t *)calloc((size_t)(SPLIT * cells), sizeof(int64_t));
+                    seen = (unsigned char *)calloc((size_t)cells, 1);
+                    if (part == NULL || seen == NULL) {  /* (no memory: the plain loop) */
+                        free(part);
+                        free(seen);
+                        part = NULL;
+                        seen = NULL;
+                        splittable = 0;
+                    }
+                }
+                if (4 * repeats >= m && part != NULL) {
+                    if (wnarrow) { COUNT_SPLIT(w32) }
+                    else { COUNT_SPLIT(w64) }
+                    if (out) {
+                        bad = 2;
+                        break;
+                    }
+                    continue;
+                }
+            }
+#undef COUNT_SPLIT
+/* (a key outside the span stops the block before it is written; in a window, the keys
+ * outside it are skipped) */
+#define COUNT_BLOCK(C, W, T)                                             \
+            for (j = 0; j < m; j++) {                                    \
+                int64_t kk = key[j];                                     \
+                if ((uint64_t)kk >= (uint64_t)span) {                    \
+                    out = 1;                                             \
+                    break;                                               \
+                }                                                        \
+                C[kk] += (T)W[lo + j];                                   \
+                bits[kk >> 6] |= (uint64_t)1 << (kk & 63);               \
+            }
+#define COUNT_WINDOW(C, W, T)                                            \
+            for (j = 0; j < m; j++) {                                    \
+                int64_t kk = key[j];                                     \
+                uint64_t rel = (uint64_t)(kk - first);                   \
+                if ((uint64_t)kk >= (uint64_t)span) {                    \
+                    out = 1;                                             \
+                    break;                                               \
+                }                                                        \
+                if (rel < (uint64_t)cells) {                             \
+                    C[rel] += (T)W[lo + j];                              \
+                    bits[rel >> 6] |= (uint64_t)1 << (rel & 63);         \
+                }                                                        \
+            }
+            if (cells == span) {
+                if (narrow && wnarrow) { COUNT_BLOCK(c32, w32, int32_t) }
+                else if (narrow) { COUNT_BLOCK(c32, w64, int32_t) }
+                else if (wnarrow) { COUNT_BLOCK(c64, w32, int64_t) }
+                else { COUNT_BLOCK(c64, w64, int64_t) }
+            } else {
+                if (narrow && wnarrow) { COUNT_WINDOW(c32, w32, int32_t) }
+                else if (narrow) { COUNT_WINDOW(c32, w64, int32_t) }
+                else if (wnarrow) { COUNT_WINDOW(c64, w32, int64_t) }
+                else { COUNT_WINDOW(c64, w64, int64_t) }
+            }
+#undef COUNT_BLOCK
+#undef COUNT_WINDOW
+            if (out) {
+                bad = 2;
+                break;
+            }
+        }
+        if (part != NULL) {  /* the partial histograms summed (also the cells counted
+                                before a bad key: the caller zeroes them, as after the loop) */
+            for (k = 0; k < cells; k++) {
+                int64_t sum = 0;
+                int p;
+                if (!seen[k]) continue;
+                for (p = 0; p < SPLIT; p++) sum += part[p * cells + k];
+                if (narrow) c32[k] += (int32_t)sum;
+                else c64[k] += sum;
+                bits[k >> 6] |= (uint64_t)1 << (k & 63);
+            }
+            free(part);
+            free(seen);
+        }
+        for (k = 0; k < words; k++) distinct += __builtin_popcountll(bits[k]);
+        Py_END_ALLOW_THREADS
     }
-    Py_BEGIN_ALLOW_THREADS
-    count_jobs(&job, nbufs == 5 ? &job2 : NULL);
-    for (k = 0; k < words; k++) distinct += __builtin_popcountll(job.bits[k]);
-    Py_END_ALLOW_THREADS
     digits_release(&d);
-    release_buffers(nbufs, bufs);
-    if (job.bad) {
-        PyErr_SetString(PyExc_IndexError, job.bad == 1 ? "a code is outside its lookup table"
-                                                        : "a key is outside the counted span");
+    release_buffers(3, bufs);
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, bad == 1 ? "a code is outside its lookup table"
+                                                    : "a key is outside the counted span");
         return NULL;
     }
     return PyLong_FromSsize_t(distinct);
 fail:
-    release_buffers(nbufs, bufs);
+    release_buffers(3, bufs);
     return NULL;
 }
 
