@@ -85,6 +85,11 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
                 k, s = lookup_count(cols, tables, scale, weights.astype(np.int32), span=span,
                                     total=total, extra=extra)
                 assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
+            if flag:  # the bitmap's bits set per row (no flag bytes)
+                with tuned(flag_max_cells=0):
+                    k, s = lookup_count(cols, tables, scale, weights, span=span, total=total,
+                                        extra=extra)
+                assert np.array_equal(k, uniq) and np.array_equal(s, sums), "no flags"
             if flag:  # the key space counted window by window (several passes)
                 with tuned(window_cells=max(1, span // 3)):
                     k, s = lookup_count(cols, tables, scale, weights, span=span, total=total,

@@ -231,10 +231,10 @@ def _scratch(span: int, narrow: bool) -> tuple[np.ndarray, np.ndarray]:
 def _flags(cells: int) -> np.ndarray | None:
     """This thread's zeroed flag bytes for a key space of ``cells`` cells (a byte per cell,
     rounded up to 64), kept like :func:`_scratch`'s arrays, or None above
-    ``TUNING.scratch_max_cells`` (the kernel then sets the bitmap's bits directly). The kernel
-    leaves them zeroed."""
+    ``TUNING.flag_max_cells`` or ``TUNING.scratch_max_cells`` (the kernel then sets the
+    bitmap's bits directly). The kernel leaves them zeroed."""
     size = (cells + 63) // 64 * 64
-    if size > TUNING.scratch_max_cells:
+    if size > min(TUNING.flag_max_cells, TUNING.scratch_max_cells):
         return None
     kept = getattr(_local, "flags", None)
     if kept is None or kept.shape[0] < size:
