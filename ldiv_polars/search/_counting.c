@@ -430,7 +430,7 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
 #undef COUNT_SPLIT
 /* (a key outside the span stops the block before it is written; in a window, the keys
  * outside it are skipped) */
-#define COUNT_BLOCK(C, W, T)                                             \
+#define COUNT_BLOCK(C, W, T, MARK)                                       \
             for (j = 0; j < m; j++) {                                    \
                 int64_t kk = key[j];                                     \
                 if ((uint64_t)kk >= (uint64_t)span) {                    \
@@ -438,8 +438,10 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
                     break;                                               \
                 }                                                        \
                 C[kk] += (T)W[lo + j];                                   \
-                bits[kk >> 6] |= (uint64_t)1 << (kk & 63);               \
+                MARK(kk);                                                \
             }
+#define MARK_BIT(kk) (bits[(kk) >> 6] |= (uint64_t)1 << ((kk) & 63))
+#define MARK_FLAG(kk) (flag[kk] = 1)
 #define COUNT_WINDOW(C, W, T)                                            \
             for (j = 0; j < m; j++) {                                    \
                 int64_t kk = key[j];                                     \
@@ -453,26 +455,16 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
                     bits[rel >> 6] |= (uint64_t)1 << (rel & 63);         \
                 }                                                        \
             }
-#define COUNT_FLAG(C, W, T)                                              \
-            for (j = 0; j < m; j++) {                                    \
-                int64_t kk = key[j];                                     \
-                if ((uint64_t)kk >= (uint64_t)span) {                    \
-                    out = 1;                                             \
-                    break;                                               \
-                }                                                        \
-                C[kk] += (T)W[lo + j];                                   \
-                flag[kk] = 1;                                            \
-            }
             if (flag != NULL) {
-                if (narrow && wnarrow) { COUNT_FLAG(c32, w32, int32_t) }
-                else if (narrow) { COUNT_FLAG(c32, w64, int32_t) }
-                else if (wnarrow) { COUNT_FLAG(c64, w32, int64_t) }
-                else { COUNT_FLAG(c64, w64, int64_t) }
+                if (narrow && wnarrow) { COUNT_BLOCK(c32, w32, int32_t, MARK_FLAG) }
+                else if (narrow) { COUNT_BLOCK(c32, w64, int32_t, MARK_FLAG) }
+                else if (wnarrow) { COUNT_BLOCK(c64, w32, int64_t, MARK_FLAG) }
+                else { COUNT_BLOCK(c64, w64, int64_t, MARK_FLAG) }
             } else if (cells == span) {
-                if (narrow && wnarrow) { COUNT_BLOCK(c32, w32, int32_t) }
-                else if (narrow) { COUNT_BLOCK(c32, w64, int32_t) }
-                else if (wnarrow) { COUNT_BLOCK(c64, w32, int64_t) }
-                else { COUNT_BLOCK(c64, w64, int64_t) }
+                if (narrow && wnarrow) { COUNT_BLOCK(c32, w32, int32_t, MARK_BIT) }
+                else if (narrow) { COUNT_BLOCK(c32, w64, int32_t, MARK_BIT) }
+                else if (wnarrow) { COUNT_BLOCK(c64, w32, int64_t, MARK_BIT) }
+                else { COUNT_BLOCK(c64, w64, int64_t, MARK_BIT) }
             } else {
                 if (narrow && wnarrow) { COUNT_WINDOW(c32, w32, int32_t) }
                 else if (narrow) { COUNT_WINDOW(c32, w64, int32_t) }
@@ -481,7 +473,8 @@ static PyObject *count_keys(PyObject *self, PyObject *args) {
             }
 #undef COUNT_BLOCK
 #undef COUNT_WINDOW
-#undef COUNT_FLAG
+#undef MARK_BIT
+#undef MARK_FLAG
             if (out) {
                 bad = 2;
                 break;
