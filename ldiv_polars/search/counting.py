@@ -5,8 +5,9 @@ lookups (:func:`lookup_sum`), and its weighted count over the key space read out
 Both run in a small compiled kernel (``ldiv_polars.search._counting``, an optional C extension
 built when the package is installed with a C compiler at hand) or, without it, in numpy; the
 two give the same arrays (property-tested). The kernel builds keys in blocks that stay in L1,
-counts them into a reused array and marks each counted cell in a bitmap, so reading the result
-visits only the occupied cells. Wide key spaces of large sources are counted window by window
+counts them into a reused array and marks each counted cell in a bitmap (through a kept flag
+byte per cell where there are few cells per row: ``TUNING.flag_max_cells``), so reading the
+result visits only the occupied cells. Wide key spaces of large sources are counted window by window
 (``TUNING.window_*``) rather than sorted. ``LDIV_POLARS_NO_KERNEL=1`` in the environment (or
 :func:`use_kernel`) selects numpy. Its speed: ``BENCHMARKS.md`` (session 7).
 
