@@ -621,21 +621,24 @@ static PyObject *read_cells_split(PyObject *self, PyObject *args) {
         int32_t *s = (int32_t *)bufs[2].buf;
         int64_t *nn = (int64_t *)bufs[3].buf, *rc = (int64_t *)bufs[4].buf;
         int64_t *ck = (int64_t *)bufs[5].buf, *cs = (int64_t *)bufs[6].buf;
-        int64_t last = -1;
+        int64_t start = 0, end = 0;  /* the current class's keys: [start, end) */
         Py_BEGIN_ALLOW_THREADS
         FOR_EACH_CELL(bits, words, span, i, {
-            int64_t v = take_cell(cnt, i), key = (int64_t)first + i, c = key / ns;
+            int64_t v = take_cell(cnt, i), key = (int64_t)first + i;
             if (j >= cap) {
                 over = 1;
                 continue;
             }
-            if (c != last) {  /* a new class (keys ascend: classes come in key order) */
+            if (key >= end) {  /* a new class (keys ascend: classes come in key order; one
+                                  division a class, not a cell) */
+                int64_t c = key / ns;
+                start = c * ns;
+                end = start + ns;
                 ck[classes] = c;
                 cs[classes] = 0;
                 classes++;
-                last = c;
             }
-            s[j] = (int32_t)(key - c * ns);
+            s[j] = (int32_t)(key - start);
             nn[j] = v;
             rc[j] = classes - 1;
             cs[classes - 1] += v;
