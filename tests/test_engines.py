@@ -168,7 +168,7 @@ def test_encoded_counts_agree_across_engines(tmp_path, seed):
         assert cells.form == "cells"
         svals = cells.sensitive_values.to_list()
         assert svals == sorted(svals)
-        other = [(*map(int, cells.codes[:, j]), svals[cells.sensitive_ids[j]],
+        other = [(*map(int, cells.cell_codes()[:, j]), svals[cells.sensitive_ids[j]],
                   int(cells.n[j])) for j in range(cells.n.shape[0])]
         assert sorted(got) == sorted(other)
     # a value that is not a raw value: no encoded counts (the caller reports it)
@@ -344,7 +344,7 @@ def _cells(enc) -> list[tuple]:
         rows = list(zip(enc.keys.tolist(), enc.n.tolist()))
     else:
         svals = enc.sensitive_values.to_list()
-        rows = [(*map(int, enc.codes[:, j]), svals[enc.sensitive_ids[j]], int(enc.n[j]))
+        rows = [(*map(int, enc.cell_codes()[:, j]), svals[enc.sensitive_ids[j]], int(enc.n[j]))
                 for j in range(enc.n.shape[0])]
     return sorted(rows, key=lambda r: tuple((v is None, str(v)) for v in r))
 

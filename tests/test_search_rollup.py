@@ -95,3 +95,38 @@ def test_prime_keeps_higher_level_pins_within_the_budget(setup):
     assert all(max(p.levels) <= 1 for p in tight.store.pinned)
     for levels in [(1, 2, 0, 1, 2), (0, 3, 1, 2, 1)]:
         assert _rolled_table(tight, levels) == _rolled_table(full, levels)
+
+
+@pytest.mark.parametrize("class_order", [True, False])
+def test_class_keys_base_equals_codes_base(setup, monkeypatch, class_order):
+    # the small frame's cells as sorted class keys (the class-ordered base taken as it is)
+    # against the same cells as codes (the base put in class order by the search): the same
+    # base, roll-ups and roll-up count; class_order False: a base not class-ordered
+    if not class_order:
+        monkeypatch.setattr(TUNING, "base_classes_max_rows", 0)
+    from ldiv_polars.core.engines import polars as polars_engine
+
+    df, hs = setup
+    cells = polars_engine.ENGINE.encoded_counts(
+        df, QI, ("salary-class",), {q: hs[q].column(0) for q in QI})
+    assert cells.codes is None and cells.class_keys is not None
+    fs = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in QI} | {
+        "salary-class": pl.String, "n": pl.Int64}).lazy(), QI, ("salary-class",), "n")
+    sid = (cells.sensitive_ids, cells.sensitive_values.rename("salary-class").to_frame())
+    keyed = EncodedFrequencySet.from_class_keys(fs, hs, cells.class_keys, cells.n, sid)
+    coded = EncodedFrequencySet.from_codes(fs, hs, cells.cell_codes(), cells.n,
+                                           sensitive_ids=sid)
+    assert keyed.base_sorted == coded.base_sorted == class_order
+    assert keyed.rollups == coded.rollups == int(class_order)
+    for a, b in ((keyed.base.codes, coded.base.codes), (keyed.base.s, coded.base.s),
+                 (keyed.base.n, coded.base.n)):
+        assert np.array_equal(a, b)
+    if class_order:
+        (ka, kr), (ca, cr) = keyed.base.class_structure(), coded.base.class_structure()
+        assert np.array_equal(ka, ca) and np.array_equal(kr, cr)
+    heights = [hs[q].height for q in QI]
+    rng = np.random.default_rng(5)
+    nodes = list(itertools.product(*(range(h) for h in heights)))
+    for i in rng.choice(len(nodes), 40, replace=False):
+        assert _rolled_table(keyed, nodes[i]) == _rolled_table(coded, nodes[i]), nodes[i]
+    assert keyed.rollups == coded.rollups

@@ -625,7 +625,7 @@ def _cells_set(counts: EncodedCounts, fs: FrequencySet, hs: Mapping[str, Hierarc
     hierarchy)."""
     s = fs.sensitive[0]
     values = counts.sensitive_values
-    assert values is not None and counts.codes is not None and counts.n is not None
+    assert values is not None and counts.n is not None
     table = values.rename(s).to_frame()
     count = count_name(fs.keys)
     zero = pl.lit(0, pl.Int32)
@@ -636,8 +636,11 @@ def _cells_set(counts: EncodedCounts, fs: FrequencySet, hs: Mapping[str, Hierarc
         m.validate(check)
     enc = FrequencySet(pl.DataFrame(schema={q: pl.Int32 for q in fs.qi} | {s: values.dtype}
                                     | {count: pl.Int64}).lazy(), fs.qi, fs.sensitive, count)
-    return EncodedFrequencySet.from_codes(enc, hs, counts.codes, counts.n,
-                                          sensitive_ids=(counts.sensitive_ids, table))
+    sid = (counts.sensitive_ids, table)
+    if counts.codes is None and counts.class_keys is not None:  # already in class order
+        return EncodedFrequencySet.from_class_keys(enc, hs, counts.class_keys, counts.n, sid)
+    assert counts.codes is not None
+    return EncodedFrequencySet.from_codes(enc, hs, counts.codes, counts.n, sensitive_ids=sid)
 
 
 @dataclass

@@ -41,6 +41,7 @@ import polars as pl
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
+from ldiv_polars.search.grouping import run_starts
 from ldiv_polars.search.snapshot import ClassCodes, Rolled, Snapshot, places
 from ldiv_polars.search.tuning import TUNING
 
@@ -208,6 +209,9 @@ class EncodedBase:
     base: Snapshot
     ordered: bool
     total: int
+    class_ordered: bool = False
+    """Whether the base is already in class order with its class structure
+    (:func:`encode_class_keys`)."""
 
 
 def hierarchies_of(qi: Sequence[str], hierarchies: Mapping[str, Hierarchy]) -> list[Hierarchy]:
@@ -269,6 +273,38 @@ def encode_codes(fs: FrequencySet, hierarchies: Mapping[str, Hierarchy], codes: 
     enc = Encoding(qi, sensitive, hs, table)
     base = Snapshot(tuple(0 for _ in qi), codes, sid, n)
     return EncodedBase(enc, base, False, int(n.sum()))
+
+
+def encode_class_keys(fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
+                      class_keys: np.ndarray, n: np.ndarray,
+                      sensitive_ids: tuple[np.ndarray, pl.DataFrame]) -> EncodedBase:
+    """The ``(QI, sensitive)`` cells of an engine that gives them in ``(class, sensitive
+    id)`` order as their class keys (ascending int64 mixed-radix keys of the raw indices,
+    first QI most significant, each QI's radix its number of raw values), the sensitive ids
+    and table as in :func:`encode_codes`, and the counts: the base keeps them as its class
+    structure (class codes and each row's class, the codes decoded on first read), as the
+    roll-up to the base's own levels makes it (``class_ordered``).
+
+    >>> import numpy as np
+    >>> import polars as pl
+    >>> from ldiv_polars.hierarchy import Hierarchy
+    >>> h = {"x": Hierarchy([["a", "*"], ["b", "*"]], name="x")}
+    >>> fs = FrequencySet(pl.LazyFrame(), ("x",), ("s",), "n")
+    >>> eb = encode_class_keys(fs, h, np.array([0, 0, 1]), np.array([2, 1, 4]),
+    ...                        (np.array([0, 1, 1], np.int32), pl.DataFrame({"s": ["u", "v"]})))
+    >>> eb.base.codes.tolist(), eb.base.class_structure()[1].tolist(), eb.total
+    ([[0, 0, 1]], [0, 0, 1], 7)
+    """
+    qi = tuple(fs.qi)
+    sid, table = sensitive_ids
+    enc = Encoding(qi, tuple(fs.sensitive), hierarchies_of(qi, hierarchies), table)
+    raw = [c[0] for c in enc.cards]
+    new = run_starts(class_keys)
+    row_class = np.cumsum(new, dtype=np.int64)
+    row_class -= 1
+    base = Snapshot(tuple(0 for _ in qi), None, sid, n,
+                    (ClassCodes(class_keys[new], places(raw), raw), row_class))
+    return EncodedBase(enc, base, False, int(n.sum()), class_ordered=True)
 
 
 def encode_keys(fs: FrequencySet, hierarchies: Mapping[str, Hierarchy], keys: np.ndarray,

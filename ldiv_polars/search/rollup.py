@@ -48,6 +48,7 @@ from ldiv_polars.search.encoding import (
     CLASS,
     EncodedBase,
     Encoding,
+    encode_class_keys,
     encode_codes,
     encode_frame,
     encode_keys,
@@ -150,6 +151,17 @@ class EncodedFrequencySet:
                        cache_size)
 
     @classmethod
+    def from_class_keys(cls, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
+                        class_keys: np.ndarray, n: np.ndarray,
+                        sensitive_ids: tuple[np.ndarray, pl.DataFrame], *,
+                        cache_size: int | None = None) -> EncodedFrequencySet:
+        """From ``(QI, sensitive)`` cells in class order given by their class keys (see
+        :func:`~ldiv_polars.search.encoding.encode_class_keys`): the class-ordered base is
+        taken as it is, not derived again."""
+        return cls._of(encode_class_keys(fs, hierarchies, class_keys, n, sensitive_ids),
+                       cache_size)
+
+    @classmethod
     def from_keys(cls, fs: FrequencySet, hierarchies: Mapping[str, Hierarchy],
                   keys: np.ndarray, n: np.ndarray, *, cache_size: int | None = None
                   ) -> EncodedFrequencySet:
@@ -186,7 +198,12 @@ class EncodedFrequencySet:
         """Whether the base was put in class order at encoding (counted as one roll-up), so
         that wide roll-ups from it can go through its classes."""
         if self.base_sorted:
-            self.base = self._class_ordered_base()
+            if eb.class_ordered:  # given in class order: the roll-up is read off
+                self.rollups += 1
+            else:
+                self.base = self._class_ordered_base()
+        elif eb.class_ordered:  # roll-ups from a base not class-ordered read its codes
+            self.base = Snapshot(self.base.levels, self.base.codes, self.base.s, self.base.n)
 
     def _class_ordered_base(self) -> Snapshot:
         """The base in class order with its class structure, as the roll-up to its own levels

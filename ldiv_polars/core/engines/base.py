@@ -72,6 +72,31 @@ def fits_key(cards: Sequence[int]) -> bool:
     return math.prod(max(int(c), 1) for c in cards) < KEY_LIMIT
 
 
+def key_runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group rows by their int64 ``keys`` with one sort: the distinct keys, ascending, and the
+    rows of each (the length of its run in the sorted keys). The one grouping of rows the
+    engines do in numpy: the Polars engine's in-memory QI-only keys
+    (:func:`~ldiv_polars.core.engines.polars.keyed_counts`) and a small frame's keys or cells
+    (:mod:`~ldiv_polars.core.engines.small_frame`).
+
+    >>> import numpy as np
+    >>> uniq, n = key_runs(np.array([5, 2, 5, 5, 9]))
+    >>> uniq.tolist(), n.tolist()
+    ([2, 5, 9], [1, 3, 1])
+    """
+    import numpy as np
+
+    ordered = np.sort(keys)
+    rows = ordered.shape[0]
+    first = np.empty(rows, dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    del first
+    n = np.diff(starts, append=rows).astype(np.int64, copy=False)
+    return ordered[starts].astype(np.int64, copy=False), n
+
+
 def decode_keys(keys: np.ndarray, cards: Sequence[int]) -> np.ndarray:
     """The codes of mixed-radix ``keys`` (see :func:`places`): ``(rows, q)`` int32 in Fortran
     order (each QI's codes contiguous; ``.T`` is the C-contiguous ``(q, rows)``). Digits are
@@ -109,7 +134,9 @@ class EncodedCounts:
       columns hold the codes (Int32) and whose sensitive columns hold the values;
     - ``codes``/``sensitive_ids``/``n`` with ``sensitive_values``: the ``(QI, sensitive)``
       cells as arrays, ``(q, rows)`` codes and each sensitive value's id (its position in
-      ``sensitive_values``).
+      ``sensitive_values``). Cells in ``(class, sensitive id)`` order may come as
+      ``class_keys`` instead of ``codes``: each cell's mixed-radix class key (:func:`places`
+      over each QI's number of raw values), ascending; :meth:`cell_codes` decodes them.
 
     ``raw_counts`` (per QI, the rows of each raw value) is set when the engine counted them in
     its pass; ``rollups`` is the number of groupings the engine did beyond the pass (summing
@@ -128,6 +155,22 @@ class EncodedCounts:
     raw_counts: list[np.ndarray] | None = None
     rollups: int = 0
     source: Any = field(default=None, repr=False)
+    class_keys: np.ndarray | None = None
+    raw_cards: tuple[int, ...] = ()
+    """The number of raw values of each QI (the radix of ``class_keys``)."""
+
+    def cell_codes(self) -> np.ndarray | None:
+        """The cells' ``(q, rows)`` codes: ``codes``, or ``class_keys`` decoded
+        (C-contiguous int32); None in the other forms.
+
+        >>> import numpy as np
+        >>> EncodedCounts(("a", "b"), ("s",), class_keys=np.array([1, 5, 5]),
+        ...               raw_cards=(2, 3)).cell_codes().tolist()
+        [[0, 1, 1], [1, 2, 2]]
+        """
+        if self.codes is not None or self.class_keys is None:
+            return self.codes
+        return decode_keys(self.class_keys, self.raw_cards).T
 
     @property
     def form(self) -> str:

@@ -25,6 +25,7 @@ from ldiv_polars.core.engines.base import (
     OutputPlan,
     Release,
     fits_key,
+    key_runs,
     places,
 )
 from ldiv_polars.core.engines.raw_codes import leaf_enum, raw_index
@@ -336,8 +337,9 @@ def _sorted_key_counts(keys: pl.Series, qi: Sequence[str], order_from: int | Non
                        ) -> EncodedCounts | None:
     """The ``keys`` form of :func:`keyed_counts` from every row's key (``keys``, Int64):
     numpy sorts them and each run of equal keys is one class, its length the class's rows
-    (a sort of the in-memory rows' keys costs less than the engine's hash group-by followed
-    by the sort of its groups). ``ordered`` as there: at least ``order_from`` classes.
+    (:func:`~ldiv_polars.core.engines.base.key_runs`, as a small frame is counted: a sort
+    of the in-memory rows' keys costs less than the engine's hash group-by followed by the
+    sort of its groups). ``ordered`` as there: at least ``order_from`` classes.
     ``None`` when a key is null.
 
     >>> enc = _sorted_key_counts(pl.Series([5, 2, 5, 5, 9]), ("q",), 2)
@@ -346,17 +348,7 @@ def _sorted_key_counts(keys: pl.Series, qi: Sequence[str], order_from: int | Non
     """
     if keys.null_count():
         return None
-    import numpy as np  # here only: `ldiv check` never needs numpy
-
-    ordered_keys = np.sort(keys.to_numpy())
-    rows = ordered_keys.shape[0]
-    first = np.empty(rows, dtype=bool)
-    first[:1] = True
-    np.not_equal(ordered_keys[1:], ordered_keys[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    del first
-    n = np.diff(starts, append=rows).astype(np.int64, copy=False)
-    uniq = ordered_keys[starts].astype(np.int64, copy=False)
+    uniq, n = key_runs(keys.to_numpy())
     return EncodedCounts(tuple(qi), (), keys=uniq, n=n,
                          ordered=order_from is not None and uniq.shape[0] >= order_from)
 

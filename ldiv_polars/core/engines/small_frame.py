@@ -5,16 +5,19 @@ group-by (a plan, a hash table per thread, a second table for the sensitive valu
 are most of the counting; here the rows' raw-value indices are read once into numpy (one
 Enum cast per String column, the only per-row string work; an integer column by a table over
 its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`), combined into one
-mixed-radix key per row, and grouped by one sort. The result is exactly what the Polars engine's group-by gives
+mixed-radix key per row, and grouped by one sort
+(:func:`~ldiv_polars.core.engines.base.key_runs`, the same grouping as the Polars engine's
+in-memory QI-only keys). The result is exactly what the Polars engine gives
 (:meth:`~ldiv_polars.core.engines.polars.PolarsEngine.encoded_counts`), in the ``keys`` or
-``cells`` form of :class:`~ldiv_polars.core.engines.base.EncodedCounts`, with the rows of
-each raw value counted on the way (``raw_counts``).
+``cells`` form of :class:`~ldiv_polars.core.engines.base.EncodedCounts` (the cells as their
+sorted class keys, which the search's class-ordered base reads as they are), with the rows
+of each raw value counted on the way (``raw_counts``).
 
 >>> import polars as pl
 >>> df = pl.DataFrame({"zip": ["b", "a", "b"], "s": ["y", "x", "x"]})
 >>> leaves = {"zip": pl.Series(["a", "b"])}
 >>> enc = small_frame_counts(df, ("zip",), ("s",), leaves)
->>> enc.codes.tolist(), enc.sensitive_ids.tolist(), enc.n.tolist()
+>>> enc.cell_codes().tolist(), enc.sensitive_ids.tolist(), enc.n.tolist()
 ([[0, 1, 1]], [0, 0, 1], [1, 1, 1])
 >>> enc.sensitive_values.to_list(), [c.tolist() for c in enc.raw_counts]
 (['x', 'y'], [[1, 2]])
@@ -29,22 +32,26 @@ from typing import Any
 
 import polars as pl
 
-from ldiv_polars.core.engines.base import EncodedCounts, decode_keys, fits_key, places
+from ldiv_polars.core.engines.base import EncodedCounts, fits_key, key_runs, places
 from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
 from ldiv_polars.core.frequency import unique_name
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
-"""DataFrames of at most this many rows are counted by :func:`small_frame_counts`; larger ones
-by the Polars engine's group-by (its hash tables scale across cores, numpy's sort does not)."""
+"""DataFrames of at most this many rows are counted by :func:`small_frame_counts`. Larger ones
+take the Polars engine's path: the per-row casts and the key in one query (run across cores),
+then the QI-only keys grouped by the same sort
+(:func:`~ldiv_polars.core.engines.base.key_runs`) and the ``(QI, sensitive)`` cells by
+Polars' group-by."""
 
 
 def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[str],
                        leaves: Mapping[str, pl.Series]) -> EncodedCounts | None:
     """The encoded counts of ``df`` (each QI value's code its index in ``leaves[q]``):
     without a sensitive column the ascending mixed-radix keys of the QI codes (``keys``),
-    otherwise the ``(QI, sensitive)`` cells in (class, sensitive id) order, the ids
-    numbering the distinct sensitive values in sorted order (also for a QI-only search, as
-    the Polars group-by: the search sums them out, and the ``kl`` metric reads them).
+    otherwise the ``(QI, sensitive)`` cells in (class, sensitive id) order (as their
+    ``class_keys``), the ids numbering the distinct sensitive values in sorted order (also
+    for a QI-only search, as the Polars group-by: the search sums them out, and the ``kl``
+    metric reads them).
     ``None`` when this path does not apply and the Polars engine's group-by must count
     instead: a QI value null or not a raw value (that path names it), a sensitive column that
     is not one String column without nulls (the null policy and other dtypes' orders are that
@@ -65,17 +72,15 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     key = np.zeros(df.height, dtype=np.int64)
     for a, m in zip(arrays, places(radix)):
         key += a * m
-    uniq, n = np.unique(key, return_counts=True)
+    uniq, n = key_runs(key)
     raw = [np.bincount(a, minlength=c).astype(np.int64, copy=False)
            for a, c in zip(arrays, cards)]
     if values is None:
-        return EncodedCounts(tuple(qi), (), keys=uniq, n=n.astype(np.int64), ordered=True,
-                             raw_counts=raw)
+        return EncodedCounts(tuple(qi), (), keys=uniq, n=n, ordered=True, raw_counts=raw)
     n_s = radix[-1]
-    codes = np.ascontiguousarray(decode_keys(uniq // n_s, cards).T)
-    return EncodedCounts(tuple(qi), tuple(sensitive), codes=codes,
-                         sensitive_ids=(uniq % n_s).astype(np.int32), n=n.astype(np.int64),
-                         sensitive_values=values, raw_counts=raw)
+    return EncodedCounts(tuple(qi), tuple(sensitive), class_keys=uniq // n_s,
+                         raw_cards=tuple(cards), sensitive_ids=(uniq % n_s).astype(np.int32),
+                         n=n, sensitive_values=values, raw_counts=raw)
 
 
 def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
