@@ -85,13 +85,18 @@ def test_kernel_and_numpy_equal_plain_numpy(problem):
                 k, s = lookup_count(cols, tables, scale, weights.astype(np.int32), span=span,
                                     total=total, extra=extra)
                 assert np.array_equal(k, uniq) and np.array_equal(s, sums), flag
+            if flag:  # the bitmap's bits set per row (no flag bytes)
+                with tuned(flag_max_cells=0):
+                    k, s = lookup_count(cols, tables, scale, weights, span=span, total=total,
+                                        extra=extra)
+                assert np.array_equal(k, uniq) and np.array_equal(s, sums), "no flags"
             if flag:  # the key space counted window by window (several passes)
                 with tuned(window_cells=max(1, span // 3)):
                     k, s = lookup_count(cols, tables, scale, weights, span=span, total=total,
                                         extra=extra)
                 assert np.array_equal(k, uniq) and np.array_equal(s, sums), "windows"
     if counting.COMPILED:  # the kept arrays are left zeroed for the next roll-up
-        for name in ("counts32", "counts64", "bitmap"):
+        for name in ("counts32", "counts64", "bitmap", "flags"):
             kept = getattr(counting._local, name, None)
             assert kept is None or not kept.any()
 
@@ -128,6 +133,8 @@ def test_kernel_split_read_out_equals_plain_numpy(problem, ns):
     for name in ("counts32", "counts64", "bitmap"):
         kept = getattr(counting._local, name, None)
         assert kept is None or not kept.any()
+    flags = getattr(counting._local, "flags", None)
+    assert flags is None or not flags.any()
 
 
 @needs_kernel
@@ -229,6 +236,69 @@ def test_kernel_counts_runs_of_keys(span, rows, run, sort_from, zeros, wide, see
     for c, x in zip(keys.tolist(), w.tolist()):
         want[c] = want.get(c, 0) + x
     assert k.tolist() == sorted(want) and s.tolist() == [want[c] for c in sorted(want)]
+
+
+def _raw_count(keys, w, span, flags):
+    """The kernel's count of ``keys`` (one int32 column, no table) with or without flag
+    bytes, read out: ``(keys, sums)`` lists."""
+    from ldiv_polars.search import _counting
+
+    counts = np.zeros(span, np.int32 if w.dtype == np.int32 else np.int64)
+    bits = np.zeros((span + 63) // 64, np.uint64)
+    occupied = _counting.count_keys((keys,), (None,), (1,), None, w, counts, bits, 0, -1, flags)
+    k, s = np.empty(occupied, np.int64), np.empty(occupied, np.int64)
+    _counting.read_cells(counts, bits, k, s)
+    assert not counts.any() and not bits.any()
+    return k.tolist(), s.tolist()
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(span=st.integers(1, 5000), rows=st.integers(0, 4000), run=st.integers(1, 30),
+       zeros=st.booleans(), narrow=st.booleans(), seed=st.integers(0, 99))
+def test_kernel_flags_equal_the_bitmap(span, rows, run, zeros, narrow, seed):
+    """Counting with flag bytes (each counted cell flagged by a plain store, the flags gathered
+    into the bitmap eight at a time at the end) gives the plain count's cells and sums, as
+    setting each bit does: runs of keys, scattered keys, spans not a multiple of 64 or 8, zero
+    weights (their cell still occupied); the flags are left zeroed."""
+    rng = np.random.default_rng(seed)
+    keys = np.repeat(rng.integers(0, span, rows // run + 1), run)[:rows].astype(np.int32)
+    keys[: rows // 2] = np.sort(keys[: rows // 2])
+    w = rng.integers(0 if zeros else 1, 4, rows).astype(np.int32 if narrow else np.int64)
+    want = {}
+    for c, x in zip(keys.tolist(), w.tolist()):
+        want[c] = want.get(c, 0) + x
+    flags = np.zeros((span + 63) // 64 * 64, np.uint8)
+    expected = (sorted(want), [want[c] for c in sorted(want)])
+    assert _raw_count(keys, w, span, flags) == expected
+    assert not flags.any()
+    assert _raw_count(keys, w, span, None) == expected
+
+
+@needs_kernel
+def test_kernel_flags_checked_and_zeroed_after_a_bad_key():
+    """Flag bytes of the wrong size or type are refused before anything is counted; after a
+    key outside the span, the flags are zeroed again (and the kept ones of
+    :func:`~ldiv_polars.search.counting.lookup_count`)."""
+    from ldiv_polars.search import _counting
+
+    keys = np.array([0, 5, 5, 70, 71, 1, 80], np.int32)
+    w = np.ones(7, np.int64)
+    counts, bits = np.zeros(80, np.int64), np.zeros(2, np.uint64)
+    flags = np.zeros(128, np.uint8)
+    with pytest.raises(IndexError, match="outside the counted span"):
+        _counting.count_keys((keys,), (None,), (1,), None, w, counts, bits, 0, -1, flags)
+    assert not flags.any()
+    with pytest.raises(ValueError, match="flags"):  # a byte per cell rounded up to 64
+        _counting.count_keys((keys[:6],), (None,), (1,), None, w[:6], counts, bits, 0, -1,
+                             np.zeros(80, np.uint8))
+    with pytest.raises(TypeError, match="flags"):
+        _counting.count_keys((keys[:6],), (None,), (1,), None, w[:6], counts, bits, 0, -1,
+                             np.zeros(128, np.int32))
+    with use_kernel(True):
+        with pytest.raises(IndexError, match="outside the counted span"):
+            lookup_count((keys,), (None,), (1,), w, span=80, total=7)
+    assert not counting._local.flags.any() and not counting._local.counts32.any()
 
 
 @needs_kernel

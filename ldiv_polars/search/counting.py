@@ -5,8 +5,9 @@ lookups (:func:`lookup_sum`), and its weighted count over the key space read out
 Both run in a small compiled kernel (``ldiv_polars.search._counting``, an optional C extension
 built when the package is installed with a C compiler at hand) or, without it, in numpy; the
 two give the same arrays (property-tested). The kernel builds keys in blocks that stay in L1,
-counts them into a reused array and marks each counted cell in a bitmap, so reading the result
-visits only the occupied cells. Wide key spaces of large sources are counted window by window
+counts them into a reused array and marks each counted cell in a bitmap (through a kept flag
+byte per cell where there are few cells per row: ``TUNING.flag_max_cells``), so reading the
+result visits only the occupied cells. Wide key spaces of large sources are counted window by window
 (``TUNING.window_*``) rather than sorted. ``LDIV_POLARS_NO_KERNEL=1`` in the environment (or
 :func:`use_kernel`) selects numpy. Its speed: ``BENCHMARKS.md`` (session 7).
 
@@ -141,14 +142,20 @@ def _count_keys(args: tuple[Any, ...], counts: np.ndarray, bitmap: np.ndarray,
                 window: tuple[int, int] | None) -> int:
     """The kernel's ``count_keys`` of ``args`` into the scratch views ``counts`` and
     ``bitmap`` (``window``: ``(first, span)`` when the key space is counted in windows); the
-    number of occupied cells. On any error the views are zeroed again before it propagates
-    (the scratch arrays are kept for the next roll-up and must stay zeroed)."""
+    number of occupied cells. A whole key space is counted with this thread's flag bytes
+    (:func:`_flags`: the kernel flags each counted cell by a plain store, cheaper than setting
+    its bit, and gathers the flags into the bitmap at the end). On any error the views are
+    zeroed again before it propagates (the scratch arrays are kept for the next roll-up and
+    must stay zeroed)."""
     assert _kernel is not None
+    flags = None if window is not None else _flags(counts.shape[0])
     try:
-        return _kernel.count_keys(*args, counts, bitmap, *(window or ()))
+        return _kernel.count_keys(*args, counts, bitmap, *(window or (0, -1)), flags)
     except BaseException:
         counts[:] = 0
         bitmap[:] = 0
+        if flags is not None:  # (the kernel leaves them zeroed: kept so whatever happened)
+            flags[:] = 0
         raise
 
 
@@ -220,6 +227,21 @@ def _scratch(span: int, narrow: bool) -> tuple[np.ndarray, np.ndarray]:
         bits = np.zeros((cells + 63) // 64, dtype=np.uint64)
         _local.bitmap = bits
     return kept[:span], bits[:words]
+
+
+def _flags(cells: int) -> np.ndarray | None:
+    """This thread's zeroed flag bytes for a key space of ``cells`` cells (a byte per cell,
+    rounded up to 64), kept like :func:`_scratch`'s arrays, or None above
+    ``TUNING.flag_max_cells`` or ``TUNING.scratch_max_cells`` (the kernel then sets the
+    bitmap's bits directly). The kernel leaves them zeroed."""
+    size = (cells + 63) // 64 * 64
+    if size > min(TUNING.flag_max_cells, TUNING.scratch_max_cells):
+        return None
+    kept = getattr(_local, "flags", None)
+    if kept is None or kept.shape[0] < size:
+        kept = np.zeros(TUNING.scratch_max_cells, dtype=np.uint8)
+        _local.flags = kept
+    return kept[:size]
 
 
 def _lookup_sum_chunked(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,

@@ -169,6 +169,12 @@ class SearchTuning:
     scratch_max_cells: int = 1 << 22
     """Key spans up to this many cells are counted into a per-thread array kept between
     roll-ups (no fresh pages per roll-up); larger ones into a fresh array."""
+    flag_max_cells: int = 1 << 22
+    """With the kernel, whole key spans up to this many cells (and at most
+    ``scratch_max_cells``) are counted with a kept flag byte per cell: each counted cell
+    flagged by a plain store, the flags gathered into the bitmap at the end, rather than a
+    read-modify-write of the bitmap per row (the kernel also keeps the bitmap from 8 cells a
+    row: the gather reads every flag). 0: never."""
     key_chunk: int = 1 << 16
     chunked_key_rows: int = 1 << 16
     """numpy builds the keys of sources of at least ``chunked_key_rows`` rows in chunks of
