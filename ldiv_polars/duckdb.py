@@ -334,6 +334,12 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+#: From this many rows :func:`summary` asks ``ldiv_summary`` for its packed plan (see
+#: docs/sql.md, "Out of core"): below it the packed statement's planning and distinct-value
+#: scans cost more than they save (BENCHMARKS.md, session 14, sql6).
+PACKED_MIN_ROWS = 1_000_000
+
+
 @reads_input
 def summary(
     data: Any,
@@ -369,12 +375,21 @@ def summary(
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
+        if _rows(src) < PACKED_MIN_ROWS:  # main's plan: the null check on the frequency set
+            with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
+                return _summary_of(src.con, fs, l)
         if nulls == "error":  # one scan of the named columns, before the summary's passes
             names = [*qi_l, *s_l]
             raise_null_counts(null_counts(src.con, src.name, {c: _quote(c) for c in names},
                                           None), names)
-        return _summary_row(src.con.execute("FROM ldiv_summary(?, ?, ?, ?)",
+        return _summary_row(src.con.execute("FROM ldiv_summary(?, ?, ?, ?, plan := 'packed')",
                                             [src.name, qi_l, s_l[0], l]))
+
+
+def _rows(src: _Source) -> int:
+    """The row count of ``src`` (metadata for a DuckDB table, a Parquet file or an Arrow
+    table; a CSV file is read once)."""
+    return int(src.con.execute("SELECT count(*) FROM query_table(?)", [src.name]).fetchone()[0])
 
 
 def _summary_of(con: duckdb.DuckDBPyConnection, fs: str, l: int) -> dict[str, object]:

@@ -155,7 +155,16 @@ def test_typed_errors(con) -> None:
     assert con.execute("SELECT 1").fetchall() == [(1,)]
 
 
-def test_null_policy_matches_polars(con) -> None:
+@pytest.fixture(params=["struct", "packed"])
+def plan(request, monkeypatch) -> str:
+    """ld.summary's two paths: the struct-key frequency set (below PACKED_MIN_ROWS rows) and
+    the packed plan with its null scan (PACKED_MIN_ROWS = 0)."""
+    if request.param == "packed":
+        monkeypatch.setattr(ld, "PACKED_MIN_ROWS", 0)
+    return request.param
+
+
+def test_null_policy_matches_polars(con, plan) -> None:
     df = DF.with_columns(
         pl.when(pl.int_range(pl.len()) < 2).then(None).otherwise(pl.col("zip")).alias("zip"),
         pl.when(pl.int_range(pl.len()) == 6).then(None).otherwise(pl.col("s")).alias("s"),
@@ -170,7 +179,7 @@ def test_null_policy_matches_polars(con) -> None:
          lp.summary(df, ["zip", "age"], "s", nulls="value"))
 
 
-def test_empty_table(con) -> None:
+def test_empty_table(con, plan) -> None:
     empty = DF.head(0)
     same(ld.summary(empty, ["zip", "age"], "s", con=con), lp.summary(empty, ["zip", "age"], "s"))
 
