@@ -96,12 +96,12 @@ def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spil
                 for stmt in con.extract_statements(fh.read()):
                     con.execute(stmt)
         con.read_parquet(path).create_view("data")
-        # the plan ld.summary picks for this many rows (the compared macros take no plan)
-        rows = con.execute("SELECT count(*) FROM data").fetchone()[0]
-        packed = kind == "summary" and rows >= ld.PACKED_MIN_ROWS
-        plan = ", plan := 'packed'" if packed else ""
         t0 = time.perf_counter()  # exclude connection set-up from both DuckDB timings
         if kind in ("summary", "summary_cmp"):
+            # the plan ld.summary picks (timed); the compared macros take no plan
+            packed = kind == "summary" and ld.summary_plan(con, "data", [*qi, SENSITIVE]) \
+                == "packed"
+            plan = ", plan := 'packed'" if packed else ""
             cur = con.execute(f"FROM ldiv_summary('data', ?, ?, 2{plan})", [qi, SENSITIVE])
             names = [d[0] for d in cur.description]
             result = dict(zip(names, cur.fetchall()[0]))

@@ -60,6 +60,7 @@ __all__ = [
     "sql_dir",
     "sql_text",
     "summary",
+    "summary_plan",
 ]
 
 SQL_FILES = ("ldiv.sql", "ldiv_udf.sql")
@@ -334,10 +335,36 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-#: From this many rows :func:`summary` asks ``ldiv_summary`` for its packed plan (see
-#: docs/sql.md, "Out of core"): below it the packed statement's planning and distinct-value
-#: scans cost more than they save (BENCHMARKS.md, session 14, sql6).
+#: :func:`summary_plan`'s thresholds: the packed plan of ``ldiv_summary`` (see docs/sql.md, "Out
+#: of core") pays its distinct-value scans and ~3x planning only on a large table whose
+#: frequency set is large (BENCHMARKS.md, session 14, sql6); the key space is bounded from below
+#: on the first PROBE_ROWS rows; PACKED_MIN_CELLS is ldiv__summary_sql's own min_cells.
 PACKED_MIN_ROWS = 1_000_000
+PACKED_MIN_CELLS = 2**20
+PROBE_ROWS = 100_000
+
+
+def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str]) -> str:
+    """The plan of the ``ldiv_summary`` macro that :func:`summary` asks for on the table or view
+    ``table`` of ``con`` grouped on ``columns`` (validated names): ``'packed'`` when it has at
+    least :data:`PACKED_MIN_ROWS` rows and its first :data:`PROBE_ROWS` rows alone span
+    :data:`PACKED_MIN_CELLS` combinations (their distinct counts multiplied: a lower bound of
+    the table's key space), else ``'struct'``. Costs a row count (metadata for a DuckDB table,
+    a Parquet file, an Arrow table; one read of a CSV file) and, on a large table only, one
+    read of that prefix.
+
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE t AS SELECT range % 7 AS q, 'a' AS s FROM range(10)")
+    >>> summary_plan(con, "t", ["q", "s"])
+    'struct'
+    """
+    rows = con.execute("SELECT count(*) FROM query_table(?)", [table]).fetchall()[0][0]
+    if rows < PACKED_MIN_ROWS:
+        return "struct"
+    counts = con.execute(
+        f"SELECT {', '.join(f'count(DISTINCT {_quote(c)})' for c in columns)} "
+        f"FROM (FROM query_table(?) LIMIT {int(PROBE_ROWS)})", [table]).fetchall()[0]
+    return "packed" if math.prod(counts) >= PACKED_MIN_CELLS else "struct"
 
 
 @reads_input
@@ -375,7 +402,7 @@ def summary(
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
-        if _rows(src) < PACKED_MIN_ROWS:  # main's plan: the null check on the frequency set
+        if summary_plan(src.con, src.name, [*qi_l, *s_l]) == "struct":  # null check on the fs
             with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
                 return _summary_of(src.con, fs, l)
         if nulls == "error":  # one scan of the named columns, before the summary's passes
@@ -384,12 +411,6 @@ def summary(
                                           None), names)
         return _summary_row(src.con.execute("FROM ldiv_summary(?, ?, ?, ?, plan := 'packed')",
                                             [src.name, qi_l, s_l[0], l]))
-
-
-def _rows(src: _Source) -> int:
-    """The row count of ``src`` (metadata for a DuckDB table, a Parquet file or an Arrow
-    table; a CSV file is read once)."""
-    return int(src.con.execute("SELECT count(*) FROM query_table(?)", [src.name]).fetchone()[0])
 
 
 def _summary_of(con: duckdb.DuckDBPyConnection, fs: str, l: int) -> dict[str, object]:

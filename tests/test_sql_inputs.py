@@ -157,10 +157,11 @@ def test_typed_errors(con) -> None:
 
 @pytest.fixture(params=["struct", "packed"])
 def plan(request, monkeypatch) -> str:
-    """ld.summary's two paths: the struct-key frequency set (below PACKED_MIN_ROWS rows) and
-    the packed plan with its null scan (PACKED_MIN_ROWS = 0)."""
+    """ld.summary's two paths: the struct-key frequency set and the packed plan with its null
+    scan (every table large enough)."""
     if request.param == "packed":
         monkeypatch.setattr(ld, "PACKED_MIN_ROWS", 0)
+        monkeypatch.setattr(ld, "PACKED_MIN_CELLS", 0)
     return request.param
 
 
@@ -177,6 +178,23 @@ def test_null_policy_matches_polars(con, plan) -> None:
     assert str(sql_err.value) == str(pol_err.value)
     same(ld.summary(df, ["zip", "age"], "s", con=con, nulls="value"),
          lp.summary(df, ["zip", "age"], "s", nulls="value"))
+
+
+def test_summary_plan_from_rows_and_a_prefix(con) -> None:
+    # 1M rows: q spans 1024 values in any 100K-row prefix, r 1024 as well (7919 is coprime to
+    # 1024), s 2: 2^21 >= 2^20 cells, packed; with r = range // 1000 the prefix holds 100 values
+    # of r (2^11 * 100 < 2^20): struct, and so is any table under 1M rows
+    con.execute("CREATE OR REPLACE TEMP TABLE ldiv_t_big AS SELECT range % 1024 AS q, "
+                "(range * 7919) % 1024 AS r, range // 1000 AS r2, range % 2 AS s "
+                "FROM range(1000000)")
+    con.execute("CREATE OR REPLACE TEMP VIEW ldiv_t_small AS FROM ldiv_t_big LIMIT 999999")
+    try:
+        assert ld.summary_plan(con, "ldiv_t_big", ["q", "r", "s"]) == "packed"
+        assert ld.summary_plan(con, "ldiv_t_big", ["q", "r2", "s"]) == "struct"
+        assert ld.summary_plan(con, "ldiv_t_small", ["q", "r", "s"]) == "struct"
+    finally:
+        con.execute("DROP VIEW ldiv_t_small")
+        con.execute("DROP TABLE ldiv_t_big")
 
 
 def test_empty_table(con, plan) -> None:
