@@ -337,21 +337,19 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 
 #: :func:`summary_plan`'s thresholds: the packed plan of ``ldiv_summary`` (see docs/sql.md, "Out
 #: of core") pays its distinct-value scans and ~3x planning only on a large table whose
-#: frequency set is large (BENCHMARKS.md, session 14, sql6); the key space is bounded from below
-#: on the first PROBE_ROWS rows; PACKED_MIN_CELLS is ldiv__summary_sql's own min_cells.
+#: frequency set is large (BENCHMARKS.md, session 14, sql6), told by the share of distinct
+#: rows among the first PROBE_ROWS.
 PACKED_MIN_ROWS = 1_000_000
-PACKED_MIN_CELLS = 2**20
-PROBE_ROWS = 100_000
+PROBE_ROWS = 50_000
 
 
 def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str]) -> str:
     """The plan of the ``ldiv_summary`` macro that :func:`summary` asks for on the table or view
     ``table`` of ``con`` grouped on ``columns`` (validated names): ``'packed'`` when it has at
-    least :data:`PACKED_MIN_ROWS` rows and its first :data:`PROBE_ROWS` rows alone span
-    :data:`PACKED_MIN_CELLS` combinations (their distinct counts multiplied: a lower bound of
-    the table's key space), else ``'struct'``. Costs a row count (metadata for a DuckDB table,
-    a Parquet file, an Arrow table; one read of a CSV file) and, on a large table only, one
-    read of that prefix.
+    least :data:`PACKED_MIN_ROWS` rows and at least half of its first :data:`PROBE_ROWS` rows
+    are distinct on ``columns`` (the frequency set is of the order of the table), else
+    ``'struct'``. Costs a row count (metadata for a DuckDB table, a Parquet file, an Arrow
+    table; one read of a CSV file) and, on a large table only, one read of that prefix.
 
     >>> con = duckdb.connect()
     >>> _ = con.execute("CREATE TABLE t AS SELECT range % 7 AS q, 'a' AS s FROM range(10)")
@@ -361,10 +359,10 @@ def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[s
     rows = con.execute("SELECT count(*) FROM query_table(?)", [table]).fetchall()[0][0]
     if rows < PACKED_MIN_ROWS:
         return "struct"
-    counts = con.execute(
-        f"SELECT {', '.join(f'count(DISTINCT {_quote(c)})' for c in columns)} "
-        f"FROM (FROM query_table(?) LIMIT {int(PROBE_ROWS)})", [table]).fetchall()[0]
-    return "packed" if math.prod(counts) >= PACKED_MIN_CELLS else "struct"
+    combos = con.execute(
+        f"SELECT count(*) FROM (SELECT DISTINCT {', '.join(_quote(c) for c in columns)} "
+        f"FROM (FROM query_table(?) LIMIT {int(PROBE_ROWS)}))", [table]).fetchall()[0][0]
+    return "packed" if 2 * combos >= PROBE_ROWS else "struct"
 
 
 @reads_input

@@ -161,7 +161,7 @@ def plan(request, monkeypatch) -> str:
     scan (every table large enough)."""
     if request.param == "packed":
         monkeypatch.setattr(ld, "PACKED_MIN_ROWS", 0)
-        monkeypatch.setattr(ld, "PACKED_MIN_CELLS", 0)
+        monkeypatch.setattr(ld, "PROBE_ROWS", 0)
     return request.param
 
 
@@ -181,17 +181,15 @@ def test_null_policy_matches_polars(con, plan) -> None:
 
 
 def test_summary_plan_from_rows_and_a_prefix(con) -> None:
-    # 1M rows: q spans 1024 values in any 100K-row prefix, r 1024 as well (7919 is coprime to
-    # 1024), s 2: 2^21 >= 2^20 cells, packed; with r = range // 1000 the prefix holds 100 values
-    # of r (2^11 * 100 < 2^20): struct, and so is any table under 1M rows
-    con.execute("CREATE OR REPLACE TEMP TABLE ldiv_t_big AS SELECT range % 1024 AS q, "
-                "(range * 7919) % 1024 AS r, range // 1000 AS r2, range % 2 AS s "
-                "FROM range(1000000)")
+    # 1M rows: (q, s) distinct on every row of any prefix: packed; (r, s) spans 200 values:
+    # struct; and struct for any table under 1M rows
+    con.execute("CREATE OR REPLACE TEMP TABLE ldiv_t_big AS SELECT range AS q, range % 100 AS r, "
+                "range % 2 AS s FROM range(1000000)")
     con.execute("CREATE OR REPLACE TEMP VIEW ldiv_t_small AS FROM ldiv_t_big LIMIT 999999")
     try:
-        assert ld.summary_plan(con, "ldiv_t_big", ["q", "r", "s"]) == "packed"
-        assert ld.summary_plan(con, "ldiv_t_big", ["q", "r2", "s"]) == "struct"
-        assert ld.summary_plan(con, "ldiv_t_small", ["q", "r", "s"]) == "struct"
+        assert ld.summary_plan(con, "ldiv_t_big", ["q", "s"]) == "packed"
+        assert ld.summary_plan(con, "ldiv_t_big", ["r", "s"]) == "struct"
+        assert ld.summary_plan(con, "ldiv_t_small", ["q", "s"]) == "struct"
     finally:
         con.execute("DROP VIEW ldiv_t_small")
         con.execute("DROP TABLE ldiv_t_big")
