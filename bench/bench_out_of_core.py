@@ -101,8 +101,8 @@ def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spil
             # the plan ld.summary picks (timed); the compared macros take no plan
             packed = kind == "summary" and ld.summary_plan(con, "data", [*qi, SENSITIVE]) \
                 == "packed"
-            plan = ", plan := 'packed'" if packed else ""
-            cur = con.execute(f"FROM ldiv_summary('data', ?, ?, 2{plan})", [qi, SENSITIVE])
+            macro = "ldiv_summary_packed" if packed else "ldiv_summary"
+            cur = con.execute(f"FROM {macro}('data', ?, ?, 2)", [qi, SENSITIVE])
             names = [d[0] for d in cur.description]
             result = dict(zip(names, cur.fetchall()[0]))
         else:

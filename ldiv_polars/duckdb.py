@@ -335,20 +335,20 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-#: :func:`summary_plan`'s thresholds: the packed plan of ``ldiv_summary`` (see docs/sql.md, "Out
-#: of core") pays its distinct-value scans and ~3x planning only on a large table whose
+#: :func:`summary_plan`'s thresholds: ``ldiv_summary_packed`` (see docs/sql.md, "Out of core")
+#: pays its distinct-value scans and ~3x planning only on a large table whose
 #: frequency set is large (BENCHMARKS.md, session 14, sql6), told by the share of distinct
 #: rows among the first PROBE_ROWS.
-PACKED_MIN_ROWS = 1_000_000
+PACKED_MIN_ROWS = 5_000_000
 PROBE_ROWS = 50_000
 
 
 def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str]) -> str:
-    """The plan of the ``ldiv_summary`` macro that :func:`summary` asks for on the table or view
-    ``table`` of ``con`` grouped on ``columns`` (validated names): ``'packed'`` when it has at
+    """The macro :func:`summary` runs on the table or view ``table`` of ``con`` grouped on
+    ``columns`` (validated names): ``'packed'`` (``ldiv_summary_packed``) when it has at
     least :data:`PACKED_MIN_ROWS` rows and at least half of its first :data:`PROBE_ROWS` rows
     are distinct on ``columns`` (the frequency set is of the order of the table), else
-    ``'struct'``. Costs a row count (metadata for a DuckDB table, a Parquet file, an Arrow
+    ``'struct'`` (``ldiv_summary``). Costs a row count (metadata for a DuckDB table, a Parquet file, an Arrow
     table; one read of a CSV file) and, on a large table only, one read of that prefix.
 
     >>> con = duckdb.connect()
@@ -407,7 +407,7 @@ def summary(
             names = [*qi_l, *s_l]
             raise_null_counts(null_counts(src.con, src.name, {c: _quote(c) for c in names},
                                           None), names)
-        return _summary_row(src.con.execute("FROM ldiv_summary(?, ?, ?, ?, plan := 'packed')",
+        return _summary_row(src.con.execute("FROM ldiv_summary_packed(?, ?, ?, ?)",
                                             [src.name, qi_l, s_l[0], l]))
 
 

@@ -794,7 +794,7 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
     ORDER BY size, distinct_values;
 
 -- ---------------------------------------------------------------------------------------------
--- The summary over a packed class key (ldiv_summary's plan)
+-- The summary over a packed class key (ldiv_summary_packed's plan)
 -- ---------------------------------------------------------------------------------------------
 -- Each value of a quasi-identifier is replaced by its dense code (its row in a DISTINCT
 -- dictionary of its column; NULL is a value of its own) and the codes, with the sensitive
@@ -879,7 +879,7 @@ CREATE OR REPLACE MACRO ldiv__sql_packed_fs(tbl, qi, s, l) AS
            || '" IS NOT DISTINCT FROM "ldiv__e' || i::VARCHAR || '".v'), '')
     || ' JOIN "ldiv__s" ON "ldiv__t"."ldiv__qs" IS NOT DISTINCT FROM "ldiv__s".sv) GROUP BY ALL)';
 
--- The statement of ldiv_summary (see there): the packed plan when the key fits and its space
+-- The statement of ldiv_summary_packed (see there): the packed plan when the key fits and its space
 -- has at least min_cells cells (default 2^20), else the frequency set with its struct key: a
 -- frequency set of fewer rows than that is grouped in cache on the raw columns for less than
 -- the packed plan's per-row dictionary joins cost.
@@ -891,14 +891,6 @@ CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l, min_cells := 1048576) A
     || ' FROM ldiv__summary_packed(''ldiv__f'', ''ldiv__s'', ''ldiv__w'', ' || ldiv__sql_value(l)
     || ') WHERE (SELECT fits FROM "ldiv__w") UNION ALL FROM ldiv__summary_fs(''ldiv__f0'', '
     || ldiv__sql_value(l) || ') WHERE NOT (SELECT fits FROM "ldiv__w")';
-
--- The statement of ldiv_summary's struct-key plan: one frequency set (ldiv__fs_checked),
--- materialized, and its summary.
-CREATE OR REPLACE MACRO ldiv__summary_struct_sql(tbl, qi, s, l) AS
-    'WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(' || ldiv__sql_str(tbl) || ', '
-    || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ', ldiv__count_ok('
-    || ldiv__sql_value(l) || ', ''l''))) FROM ldiv__summary_fs(''ldiv__f'', '
-    || ldiv__sql_value(l) || ')';
 
 -- The rows of a packed frequency set f (k, n) with their class cls = k // m, the sensitive
 -- value's code and table count tn (w holds m, total and the counts tns by code: a list
@@ -1044,17 +1036,19 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
 -- l is the recursive-(c,l) tail start; t uses the ordered distance for a numeric or temporal
 -- sensitive column and the equal distance otherwise; recursive_c and delta are NULL where
 -- infinite; on an empty table everything but rows, classes, sample_uniques (0) is NULL.
--- plan: 'struct' (default) groups the rows on a struct class key (ldiv__fs); 'packed' takes
--- the packed class key (see ldiv__summary_sql) when it fits and the key space is large, else
--- the struct key, in one larger statement: it pays the distinct-value scans and ~3x the
--- planning, and repays them on a large table with a large frequency set (ldiv_polars.duckdb's
--- summary asks for it from PACKED_MIN_ROWS rows). The plan is chosen before the statement is
--- planned (a table function's text cannot depend on the data); the same values either way
--- (up to rounding).
-CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l, plan := 'struct') AS TABLE
-    FROM query(CASE WHEN plan = 'packed' THEN ldiv__summary_sql(tbl, qi, s, l)
-                    WHEN plan = 'struct' THEN ldiv__summary_struct_sql(tbl, qi, s, l)
-                    ELSE error('ldiv_summary: plan must be ''struct'' or ''packed''') END);
+-- Plan: one frequency set with a struct class key (ldiv__fs), materialized; for a large table
+-- with a large frequency set, see ldiv_summary_packed.
+CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l')))
+    FROM ldiv__summary_fs('ldiv__f', l);
+
+-- ldiv_summary (same row, same values up to rounding) with the packed class key (see
+-- ldiv__summary_sql) when it fits and the key space is large, else the struct key, in one
+-- larger statement: it pays a distinct-value scan per column and ~3x the planning, and repays
+-- them on a large table whose frequency set is large (ldiv_polars.duckdb.summary_plan decides
+-- for summary()). A table macro cannot choose from the data before it is planned, hence two.
+CREATE OR REPLACE MACRO ldiv_summary_packed(tbl, qi, s, l) AS TABLE
+    FROM query(ldiv__summary_sql(tbl, qi, s, l));
 
 -- ---------------------------------------------------------------------------------------------
 -- Hierarchical t-closeness (closed form over a hierarchy relation)

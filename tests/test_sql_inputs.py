@@ -181,11 +181,12 @@ def test_null_policy_matches_polars(con, plan) -> None:
 
 
 def test_summary_plan_from_rows_and_a_prefix(con) -> None:
-    # 1M rows: (q, s) distinct on every row of any prefix: packed; (r, s) spans 200 values:
-    # struct; and struct for any table under 1M rows
+    # PACKED_MIN_ROWS rows: (q, s) distinct on every row of any prefix: packed; (r, s) spans
+    # 200 values: struct; and struct for any smaller table
+    n = ld.PACKED_MIN_ROWS
     con.execute("CREATE OR REPLACE TEMP TABLE ldiv_t_big AS SELECT range AS q, range % 100 AS r, "
-                "range % 2 AS s FROM range(1000000)")
-    con.execute("CREATE OR REPLACE TEMP VIEW ldiv_t_small AS FROM ldiv_t_big LIMIT 999999")
+                "range % 2 AS s FROM range(?)", [n])
+    con.execute(f"CREATE OR REPLACE TEMP VIEW ldiv_t_small AS FROM ldiv_t_big LIMIT {n - 1}")
     try:
         assert ld.summary_plan(con, "ldiv_t_big", ["q", "s"]) == "packed"
         assert ld.summary_plan(con, "ldiv_t_big", ["r", "s"]) == "struct"
