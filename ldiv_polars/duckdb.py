@@ -38,7 +38,7 @@ from ldiv_polars.core.engines.duckdb import quote as _quote
 from ldiv_polars.core.engines.duckdb import source as _source
 from ldiv_polars.core.engines.duckdb import temp_name as _tmp
 from ldiv_polars.core.engines.duckdb import validate as _validate
-from ldiv_polars.core.inputs import reads_input
+from ldiv_polars.core.inputs import CSV_SUFFIXES, reads_input
 from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
@@ -343,26 +343,34 @@ PACKED_MIN_ROWS = 5_000_000
 PROBE_ROWS = 50_000
 
 
-def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str]) -> str:
+def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], *,
+                 count_first: bool = True) -> str:
     """The macro :func:`summary` runs on the table or view ``table`` of ``con`` grouped on
     ``columns`` (validated names): ``'packed'`` (``ldiv_summary_packed``) when it has at
     least :data:`PACKED_MIN_ROWS` rows and at least half of its first :data:`PROBE_ROWS` rows
     are distinct on ``columns`` (the frequency set is of the order of the table), else
-    ``'struct'`` (``ldiv_summary``). Costs a row count (metadata for a DuckDB table, a Parquet file, an Arrow
-    table; one read of a CSV file) and, on a large table only, one read of that prefix.
+    ``'struct'`` (``ldiv_summary``). Costs a row count (metadata for a DuckDB table, a Parquet
+    file, an Arrow table) and, on a large table only, one read of that prefix. With
+    ``count_first=False`` (a CSV file, whose row count is one read of the whole file) the
+    prefix is read first and the rows are counted only when the prefix is that distinct.
 
     >>> con = duckdb.connect()
     >>> _ = con.execute("CREATE TABLE t AS SELECT range % 7 AS q, 'a' AS s FROM range(10)")
-    >>> summary_plan(con, "t", ["q", "s"])
-    'struct'
+    >>> summary_plan(con, "t", ["q", "s"]), summary_plan(con, "t", ["q"], count_first=False)
+    ('struct', 'struct')
     """
-    rows = con.execute("SELECT count(*) FROM query_table(?)", [table]).fetchall()[0][0]
-    if rows < PACKED_MIN_ROWS:
+    def large() -> bool:
+        return con.execute("SELECT count(*) FROM query_table(?)", [table]
+                           ).fetchall()[0][0] >= PACKED_MIN_ROWS
+
+    if count_first and not large():
         return "struct"
     combos = con.execute(
         f"SELECT count(*) FROM (SELECT DISTINCT {', '.join(_quote(c) for c in columns)} "
         f"FROM (FROM query_table(?) LIMIT {int(PROBE_ROWS)}))", [table]).fetchall()[0][0]
-    return "packed" if 2 * combos >= PROBE_ROWS else "struct"
+    if 2 * combos < PROBE_ROWS:
+        return "struct"
+    return "packed" if count_first or large() else "struct"
 
 
 @reads_input
@@ -400,7 +408,9 @@ def summary(
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
-        if summary_plan(src.con, src.name, [*qi_l, *s_l]) == "struct":  # null check on the fs
+        csv = isinstance(data, (str, Path)) and Path(str(data)).suffix.lower() in CSV_SUFFIXES
+        plan = summary_plan(src.con, src.name, [*qi_l, *s_l], count_first=not csv)
+        if plan == "struct":  # null check on the fs
             with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
                 return _summary_of(src.con, fs, l)
         if nulls == "error":  # one scan of the named columns, before the summary's passes

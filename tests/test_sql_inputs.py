@@ -188,9 +188,11 @@ def test_summary_plan_from_rows_and_a_prefix(con) -> None:
                 "range % 2 AS s FROM range(?)", [n])
     con.execute(f"CREATE OR REPLACE TEMP VIEW ldiv_t_small AS FROM ldiv_t_big LIMIT {n - 1}")
     try:
-        assert ld.summary_plan(con, "ldiv_t_big", ["q", "s"]) == "packed"
-        assert ld.summary_plan(con, "ldiv_t_big", ["r", "s"]) == "struct"
-        assert ld.summary_plan(con, "ldiv_t_small", ["q", "s"]) == "struct"
+        for first in (True, False):  # (False: the prefix read before the rows are counted)
+            assert ld.summary_plan(con, "ldiv_t_big", ["q", "s"], count_first=first) == "packed"
+            assert ld.summary_plan(con, "ldiv_t_big", ["r", "s"], count_first=first) == "struct"
+            assert ld.summary_plan(con, "ldiv_t_small", ["q", "s"],
+                                   count_first=first) == "struct"
     finally:
         con.execute("DROP VIEW ldiv_t_small")
         con.execute("DROP TABLE ldiv_t_big")
