@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from ldiv_polars.models import TCloseness, emd_arrays
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
-from tests.test_ordered_floor import _terms_by_definition
+from tests.test_ordered_floor import _terms_by_definition, draw_classes
 
 pytestmark = pytest.mark.skipif(emd_arrays._kernel is None,
                                 reason="the compiled ordered EMD was not built (no C compiler)")
@@ -64,13 +64,7 @@ def _exact(rows: EncodedRows, model: TCloseness) -> list[Fraction]:
 def _case(draw, reference: bool = True):
     m = draw(st.integers(1, len(VALUES)))
     dom = draw(st.permutations(VALUES))[:m]
-    classes = [Counter({v: draw(st.integers(1, 40)) for v in draw(
-        st.lists(st.sampled_from(dom), min_size=1, max_size=m, unique=True))})
-        for _ in range(draw(st.integers(1, 7)))]
-    table = sum(classes, Counter())
-    if reference:
-        for v in dom:
-            table[v] += draw(st.integers(0, 30))
+    classes, table = draw_classes(draw, dom, 40, 7, 30 if reference else None)
     return classes, table, draw(st.integers(0, 9)), draw(st.booleans())
 
 

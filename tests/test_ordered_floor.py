@@ -61,16 +61,26 @@ def _terms_by_definition(c: Counter, table: Counter, vanishing: set[int]
     return fp - fq, fmax - fq
 
 
+def draw_classes(draw, dom: list[int], max_count: int, max_classes: int,
+                 max_extra: int | None) -> tuple[list[Counter], Counter]:
+    """Drawn classes over the values ``dom`` (1 to ``max_classes`` classes, each a non-empty
+    set of distinct values with 1 to ``max_count`` rows each) and the table: their sum plus 0
+    to ``max_extra`` more rows of each value (``None``: the classes' sum only)."""
+    classes = [Counter({v: draw(st.integers(1, max_count)) for v in draw(
+        st.lists(st.sampled_from(dom), min_size=1, max_size=len(dom), unique=True))})
+        for _ in range(draw(st.integers(1, max_classes)))]
+    table = sum(classes, Counter())
+    if max_extra is not None:
+        for v in dom:
+            table[v] += draw(st.integers(0, max_extra))
+    return classes, table
+
+
 @st.composite
 def _case(draw):
     m = draw(st.integers(2, len(VALUES)))
     dom = draw(st.permutations(VALUES))[:m]
-    classes = [Counter({v: draw(st.integers(1, 9)) for v in draw(
-        st.lists(st.sampled_from(dom), min_size=1, max_size=m, unique=True))})
-        for _ in range(draw(st.integers(1, 6)))]
-    table = sum(classes, Counter())
-    for v in dom:
-        table[v] += draw(st.integers(0, 6))
+    classes, table = draw_classes(draw, dom, 9, 6, 6)
     vanishing = set(draw(st.lists(st.sampled_from(dom), max_size=m, unique=True)))
     return classes, table, vanishing, draw(st.integers(0, 5))
 
