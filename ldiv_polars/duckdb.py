@@ -38,7 +38,7 @@ from ldiv_polars.core.engines.duckdb import quote as _quote
 from ldiv_polars.core.engines.duckdb import source as _source
 from ldiv_polars.core.engines.duckdb import temp_name as _tmp
 from ldiv_polars.core.engines.duckdb import validate as _validate
-from ldiv_polars.core.inputs import CSV_SUFFIXES, reads_input
+from ldiv_polars.core.inputs import reads_input
 from ldiv_polars.core.validate import (
     NullPolicy,
     as_names,
@@ -408,8 +408,8 @@ def summary(
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
-        csv = isinstance(data, (str, Path)) and Path(str(data)).suffix.lower() in CSV_SUFFIXES
-        plan = summary_plan(src.con, src.name, [*qi_l, *s_l], count_first=not csv)
+        plan = summary_plan(src.con, src.name, [*qi_l, *s_l],
+                            count_first=not src.count_reads_rows)
         if plan == "struct":  # null check on the fs
             with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
                 return _summary_of(src.con, fs, l)

@@ -234,6 +234,20 @@ def test_paths_tables_frames_relations(con, tmp_path) -> None:
     assert left == 0
 
 
+def test_source_says_whether_a_row_count_reads_the_rows(con, tmp_path) -> None:
+    # a CSV file is counted by reading it (summary_plan then reads its prefix first);
+    # a Parquet file, a table and a frame answer from metadata
+    from ldiv_polars.core.engines.duckdb import source
+
+    DF.write_parquet(tmp_path / "t.parquet")
+    DF.write_csv(tmp_path / "t.csv", separator=";")
+    con.execute("CREATE OR REPLACE TABLE tbl_count AS FROM DF")
+    for data, reads in [(tmp_path / "t.csv", True), (str(tmp_path / "t.csv"), True),
+                        (tmp_path / "t.parquet", False), ("tbl_count", False), (DF, False)]:
+        with source(data, con, None) as src:
+            assert src.count_reads_rows is reads, data
+
+
 def test_adult_parity(adult_csv) -> None:
     c = ld.install(duckdb.connect())
     for qi, s, l in [

@@ -214,6 +214,9 @@ class Source:
     con: duckdb.DuckDBPyConnection
     name: str
     columns: list[str]
+    count_reads_rows: bool = False
+    """Whether counting its rows reads the whole input (a CSV file), where a DuckDB table, a
+    Parquet file or an Arrow table answer from metadata."""
 
 
 def temp_name(prefix: str) -> str:
@@ -261,6 +264,12 @@ def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
     return names
 
 
+def _csv_file(data: Any, con: duckdb.DuckDBPyConnection | None) -> bool:
+    """Whether :func:`source` reads ``data`` as a CSV file (or a glob of CSV files)."""
+    return (isinstance(data, (str, Path)) and looks_like_file(data, con)
+            and Path(str(data)).suffix.lower() in CSV_SUFFIXES)
+
+
 @contextmanager
 def source(data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | None
            ) -> Iterator[Source]:
@@ -298,7 +307,7 @@ def source(data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | No
                 f"DataFrame/LazyFrame, a pyarrow Table or a DuckDB relation, got "
                 f"{type(data).__name__}"
             )
-        yield Source(conn, name, columns_of(conn, name))
+        yield Source(conn, name, columns_of(conn, name), _csv_file(data, con))
     finally:
         for kind, name in reversed(cleanup):
             try:
