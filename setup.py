@@ -6,7 +6,9 @@ headers) is ``optional``: without a C compiler the build prints a warning and th
 installs without it; the roll-ups then run their numpy twin (same results, slower; see
 ``ldiv_polars/search/counting.py``). The ordered EMD of t-closeness
 (``ldiv_polars/models/_emd.c``) is optional in the same way: without it
-``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy.
+``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy; so is the capped
+floor of entropy l-diversity (``ldiv_polars/models/_floors.c``, numpy twin in
+``ldiv_polars/models/entropy_floor.py``).
 """
 
 import sys
@@ -27,6 +29,12 @@ setup(
         Extension(
             "ldiv_polars.models._emd",
             ["ldiv_polars/models/_emd.c"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            optional=True,
+        ),
+        Extension(
+            "ldiv_polars.models._floors",
+            ["ldiv_polars/models/_floors.c"],
             extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,
         ),
