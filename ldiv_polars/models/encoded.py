@@ -175,7 +175,11 @@ class EncodedRows:
 
     @property
     def present(self) -> np.ndarray:
-        """Classes with at least one row (``evaluate_classes`` returns only these)."""
+        """Classes with at least one row (``evaluate_classes`` returns only these): from the
+        class sizes when the caller gave them (every count is positive, so a class has rows
+        iff its size is), else from the rows."""
+        if self.sizes is not None and self._get("distinct") is None:
+            return self.size > 0
         return self.distinct > 0
 
     def _starts(self) -> np.ndarray:
