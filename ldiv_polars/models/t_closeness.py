@@ -164,16 +164,16 @@ class TCloseness(Model):
 
         from ldiv_polars.models import emd_arrays
 
-        table = rows.table_counts
         tau = self.t + slack
         if tau >= 1.0:
             return None
         band = self._band(rows)
         size = rows.size
-        vanishing = (table > 0) & (table <= slack * float(table.sum()) + 1e-9)
+        ordered = self.distance == "ordered" and rows.domain is not None \
+            and rows.domain.width == 1
+        vanishing = emd_arrays.vanishing_ids(rows, slack) if ordered else None
         terms = None
-        if self.distance == "ordered" and emd_arrays.KERNEL and rows.domain is not None \
-                and rows.domain.width == 1:  # one compiled pass: the EMD kept with the rows
+        if ordered and emd_arrays.KERNEL:  # one compiled pass: the EMD kept with the rows
             terms = emd_arrays.ordered_floor_terms(rows, vanishing)
         emd = self._array_emd(rows)
         if emd is None:
@@ -185,7 +185,7 @@ class TCloseness(Model):
         which = np.flatnonzero(emd - band > tau)
         if not which.shape[0]:
             return out
-        if terms is None:
+        if terms is None and vanishing is not None:
             terms = emd_arrays.ordered_floor_terms(rows, vanishing)
         if terms is None:
             return out
@@ -205,7 +205,7 @@ class TCloseness(Model):
         import numpy as np
 
         height = None if self._hierarchy is None else self._hierarchy.width - 1
-        m = int(np.count_nonzero(rows.table_counts > 0))
+        m = rows.domain_size
         distinct = m if m <= SHARED_BAND_VALUES else rows.distinct
         return emd_band(distinct, m, height, self.distance)
 
