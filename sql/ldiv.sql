@@ -851,12 +851,13 @@ CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s, min_cells) AS
     || '+ 1), lambda i: list_reduce(list_concat(list_slice(cs, i + 1, len(cs)), [m]), '
     || 'lambda a, b: a * b)) END AS ws FROM (SELECT *, list_sum(list_transform(cs, lambda x: '
     || 'ln(greatest(x, 1)))) + ln(greatest(m, 1)) AS bits, bits < 62 * ln(2) AND bits >= ln('
-    || ldiv__sql_value(min_cells) || ') AS fits FROM (SELECT ['
+    || ldiv__sql_value(min_cells) || ') AS fits FROM (SELECT list(n ORDER BY i)::BIGINT[] AS cs '
+    || 'FROM ('
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
-           '(SELECT count(*) FROM "ldiv__d' || i::VARCHAR || '")'), ', ')
-    || ']::BIGINT[] AS cs, (SELECT count(*) FROM "ldiv__s") AS m, '
-    || '(SELECT sum(tn) FROM "ldiv__s")::BIGINT AS total, '
-    || '(SELECT list(tn ORDER BY code) FROM "ldiv__s") AS tns)))'
+           'SELECT ' || i::VARCHAR || ' AS i, count(*) AS n FROM "ldiv__d' || i::VARCHAR || '"'),
+           ' UNION ALL ')
+    || ')) CROSS JOIN (SELECT count(*) AS m, sum(tn)::BIGINT AS total, '
+    || 'list(tn ORDER BY code) AS tns FROM "ldiv__s")))'
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
         ', "ldiv__e' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, c * (SELECT ws['
         || i::VARCHAR || '] FROM "ldiv__w") AS c FROM "ldiv__d' || i::VARCHAR || '")'), '');
