@@ -857,7 +857,11 @@ CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s, min_cells) AS
            'SELECT ' || i::VARCHAR || ' AS i, count(*) AS n FROM "ldiv__d' || i::VARCHAR || '"'),
            ' UNION ALL ')
     || ')) CROSS JOIN (SELECT count(*) AS m, sum(tn)::BIGINT AS total, '
-    || 'list(tn ORDER BY code) AS tns FROM "ldiv__s")))'
+    || 'list(tn ORDER BY code) AS tns, bool_or(ldiv_is_ordered(sv)) AS ordered, '
+    || 'count(*) FILTER (WHERE ctn * 2 < (SELECT sum(tn) FROM "ldiv__s")) AS h, '
+    || 'list_concat([0.0], list(sq ORDER BY code)) AS sq0 FROM (SELECT *, sum(ctn / '
+    || '(SELECT sum(tn) FROM "ldiv__s")) OVER (ORDER BY code ROWS BETWEEN UNBOUNDED PRECEDING '
+    || 'AND CURRENT ROW) AS sq FROM "ldiv__s"))))'
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
         ', "ldiv__e' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, c * (SELECT ws['
         || i::VARCHAR || '] FROM "ldiv__w") AS c FROM "ldiv__d' || i::VARCHAR || '")'), '');
@@ -903,6 +907,24 @@ CREATE OR REPLACE MACRO ldiv__packed_rows(f, w, ok := true) AS TABLE
           FROM (SELECT f.k // w.m AS cls, f.k % w.m AS code, f.n, w.total, w.m, w.tns
                 FROM query_table(f) f CROSS JOIN query_table(w) w WHERE ok));
 
+-- Bounds of a class's ordered EMD (1/(m-1)) sum_{i<m} |P_i - Q_i| over the ranks 1..m of the
+-- table's m values, from the table's prefix sums sq0 (sq0[j + 1] = Q_1 + ... + Q_j) and h (the
+-- ranks with Q_i < 1/2). Lower: |sum_i (P_i - Q_i)| = |E_P[rank] - E_Q[rank]|, where
+-- sum_{i<m} P_i = m - E_P[rank] = m - 1 - ec (ec: the class's mean code, rank - 1). Upper, for
+-- a class whose codes span lo..hi: P_i = 0 below rank lo + 1, 1 from rank hi + 1, and between
+-- them |P_i - Q_i| <= max(Q_i, 1 - Q_i) (= 1 - Q_i up to rank h, Q_i above). Exact for a class
+-- of one value. 0 when m = 1.
+CREATE OR REPLACE MACRO ldiv__emd_ordered_low(ec, m, sq0) AS
+    CASE WHEN m <= 1 THEN 0.0 ELSE abs(m - 1 - ec - sq0[m]) / (m - 1) END;
+CREATE OR REPLACE MACRO ldiv__sq_range(sq0, x, y) AS
+    CASE WHEN y >= x THEN sq0[y + 1] - sq0[x] ELSE 0.0 END;
+CREATE OR REPLACE MACRO ldiv__emd_ordered_high(lo, hi, m, h, sq0) AS
+    CASE WHEN m <= 1 THEN 0.0
+         ELSE least(1.0, (sq0[lo + 1]
+                          + greatest(least(hi, h) - lo, 0) - ldiv__sq_range(sq0, lo + 1, least(hi, h))
+                          + ldiv__sq_range(sq0, greatest(lo + 1, h + 1), hi)
+                          + (m - 1 - hi) - ldiv__sq_range(sq0, hi + 1, m - 1)) / (m - 1)) END;
+
 -- Per class of a packed frequency set (see ldiv__packed_rows): the statistics of
 -- ldiv__class_stats_x from sums that need no class size inside them: entropy = ln(size) -
 -- sum(n ln n) / size, the tail from the l-1 largest counts (summed over the rows ranked in
@@ -913,9 +935,10 @@ CREATE OR REPLACE MACRO ldiv__packed_rows(f, w, ok := true) AS TABLE
 -- The columns of ldiv__summary_row (delta_present and sv_ordered NULL: see
 -- ldiv__summary_packed).
 CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
-    WITH t AS (SELECT list_min(tns) AS tmin, total, m FROM query_table(w)),
+    WITH t AS (SELECT list_min(tns) AS tmin, total, m, ordered, h, sq0 FROM query_table(w)),
          st AS (SELECT cls, sum(n)::BIGINT AS size, count(*)::BIGINT AS d, max(nt) AS top_nt,
-                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp
+                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp, min(code) AS lo,
+                       max(code) AS hi, sum(n * code) AS nc
                 FROM ldiv__packed_rows(f, w, ok) GROUP BY cls),
          tops AS (SELECT cls, sum(n)::BIGINT AS top
                   FROM (SELECT cls, n, row_number() OVER (PARTITION BY cls ORDER BY n DESC) AS r
@@ -929,13 +952,15 @@ CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
                 WHEN d < l THEN NULL
                 WHEN l = 2 THEN size - mx
                 ELSE size - tops.top END::BIGINT AS tail,
-           CASE WHEN d = 1 THEN (total - tp) / total
+           CASE WHEN ordered THEN ldiv__emd_ordered_low(nc / size, m, sq0)
+                WHEN d = 1 THEN (total - tp) / total
                 WHEN d = 2 THEN 0.5 * (abs(mx / size - ta / total)
                                        + abs((size - mx) / size - (tp - ta) / total)
                                        + (total - tp) / total)
                 ELSE greatest((total - tp) / total, mx / size - ta / total) END AS emd_low,
-           CASE WHEN d <= 2 THEN emd_low END AS emd,
-           CASE WHEN d >= 3 THEN 1.0 - least(mx / size, ta / total)
+           CASE WHEN d <= 2 AND NOT ordered THEN emd_low END AS emd,
+           CASE WHEN ordered THEN ldiv__emd_ordered_high(lo, hi, m, h, sq0)
+                WHEN d >= 3 THEN 1.0 - least(mx / size, ta / total)
                                  - (d - 1) * least(1.0 / size, tmin / total) END AS emd_high,
            m - d AS missing_values, NULL::DOUBLE AS delta_present, NULL::BOOLEAN AS sv_ordered
     FROM sx LEFT JOIN tops USING (cls);
@@ -971,7 +996,7 @@ CREATE OR REPLACE MACRO ldiv__summary_row(st, l) AS TABLE
            1.0 / min(size) AS prosecutor_max,
            count(*) / sum(size) AS prosecutor_avg,
            count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques,
-           max(emd_low) - 1e-9 AS reach,
+           max(emd_low) - 1e-6 AS reach,
            arg_max({'cls': cls, 'size': size, 'total': total, 'high': emd_high},
                    emd_high, 1024) FILTER (WHERE emd_high IS NOT NULL) AS top
     FROM query_table(st);
@@ -1003,16 +1028,21 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
                   UNION ALL
                   SELECT cls, size, total
                   FROM ldiv__packed_classes(f, w, l, (SELECT over FROM over))
-                  WHERE distinct_values >= 3),
-         ce AS (SELECT max(e) AS e FROM ldiv__packed_emd(f, w, 'cand')),
+                  WHERE emd_high IS NOT NULL),
+         ord AS MATERIALIZED (SELECT ordered FROM query_table(w)),
+         ce AS (SELECT max(e) AS e
+                FROM ldiv__packed_emd(f, w, 'cand', NOT (SELECT ordered FROM ord))),
          dl AS (FROM ldiv__packed_delta(f, w, (SELECT complete FROM agg))),
-         xo AS (SELECT r.cls AS cid, st.size, st.total, st.m, s.drk, s.ctn, r.n, s.sv
-                FROM ldiv__packed_rows(f, w) r JOIN query_table(sd) s USING (code)
-                JOIN ldiv__packed_classes(f, w, l) st USING (cls)),
+         xo AS (SELECT r.cls AS cid, c.size, c.total, r.m, s.drk, s.ctn, r.n, s.sv
+                FROM (FROM ldiv__packed_rows(f, w, (SELECT ordered FROM ord))
+                      WHERE cls IN (SELECT cls FROM cand)) r
+                JOIN query_table(sd) s USING (code) JOIN cand c USING (cls)
+                UNION ALL  -- the table as a class of its own (EMD 0): every value in the domain
+                SELECT -1, w.total, w.total, w.m, s.drk, s.ctn, s.tn, s.sv
+                FROM query_table(sd) s, query_table(w) w WHERE w.ordered),
          eo AS (FROM ldiv__emd_ordered_x('xo', 'auto'))
     SELECT rows, classes, k, l_distinct, l_entropy, recursive_c, alpha,
-           CASE WHEN (SELECT bool_or(ldiv_is_ordered(sv)) FROM query_table(sd))
-                    THEN (SELECT max(emd_ordered) FROM eo)
+           CASE WHEN (SELECT ordered FROM ord) THEN (SELECT max(emd_ordered) FROM eo)
                 ELSE greatest(emd, (SELECT e FROM ce)) END AS t,
            CASE WHEN complete THEN (SELECT delta FROM dl) END AS delta,
            prosecutor_max, prosecutor_avg, sample_uniques
