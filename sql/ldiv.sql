@@ -932,6 +932,8 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_high(lo, hi, m, h, sq0) AS
 -- min(p, q)) exact for the classes of one or two values (from the count and table count of
 -- the largest value and the class's totals: emd) and bounded for the others: emd_low <= EMD
 -- <= emd_high, each present value adding at least min(1/size, the smallest table share).
+-- For an ordered sensitive column (w.ordered) the same three columns hold the ordered EMD's:
+-- exact (emd) for a class of one value, bounded by ldiv__emd_ordered_low/_high otherwise.
 -- The columns of ldiv__summary_row (delta_present and sv_ordered NULL: see
 -- ldiv__summary_packed).
 CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
@@ -952,15 +954,18 @@ CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
                 WHEN d < l THEN NULL
                 WHEN l = 2 THEN size - mx
                 ELSE size - tops.top END::BIGINT AS tail,
-           CASE WHEN ordered THEN ldiv__emd_ordered_low(nc / size, m, sq0)
+           CASE WHEN ordered THEN ldiv__emd_ordered_high(lo, hi, m, h, sq0) END AS emd_ord_high,
+           CASE WHEN ordered AND d = 1 THEN emd_ord_high
+                WHEN ordered THEN ldiv__emd_ordered_low(nc / size, m, sq0)
                 WHEN d = 1 THEN (total - tp) / total
                 WHEN d = 2 THEN 0.5 * (abs(mx / size - ta / total)
                                        + abs((size - mx) / size - (tp - ta) / total)
                                        + (total - tp) / total)
                 ELSE greatest((total - tp) / total, mx / size - ta / total) END AS emd_low,
-           CASE WHEN d <= 2 AND NOT ordered THEN emd_low END AS emd,
-           CASE WHEN ordered THEN ldiv__emd_ordered_high(lo, hi, m, h, sq0)
-                WHEN d >= 3 THEN 1.0 - least(mx / size, ta / total)
+           CASE WHEN ordered AND d = 1 THEN emd_ord_high
+                WHEN d <= 2 AND NOT ordered THEN emd_low END AS emd,
+           CASE WHEN ordered AND d >= 2 THEN emd_ord_high
+                WHEN d >= 3 AND NOT ordered THEN 1.0 - least(mx / size, ta / total)
                                  - (d - 1) * least(1.0 / size, tmin / total) END AS emd_high,
            m - d AS missing_values, NULL::DOUBLE AS delta_present, NULL::BOOLEAN AS sv_ordered
     FROM sx LEFT JOIN tops USING (cls);
@@ -1042,8 +1047,8 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
                 FROM query_table(sd) s, query_table(w) w WHERE w.ordered),
          eo AS (FROM ldiv__emd_ordered_x('xo', 'auto'))
     SELECT rows, classes, k, l_distinct, l_entropy, recursive_c, alpha,
-           CASE WHEN (SELECT ordered FROM ord) THEN (SELECT max(emd_ordered) FROM eo)
-                ELSE greatest(emd, (SELECT e FROM ce)) END AS t,
+           greatest(emd, CASE WHEN (SELECT ordered FROM ord) THEN (SELECT max(emd_ordered) FROM eo)
+                              ELSE (SELECT e FROM ce) END) AS t,
            CASE WHEN complete THEN (SELECT delta FROM dl) END AS delta,
            prosecutor_max, prosecutor_avg, sample_uniques
     FROM agg;
