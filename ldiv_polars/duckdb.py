@@ -403,6 +403,8 @@ def summary(
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
+        # an input read in full at every pass (a CSV file: its row count is such a pass) keeps
+        # the struct key: the packed plan reads its input once per column and once more
         plan = "struct" if src.count_reads_rows else summary_plan(src.con, src.name,
                                                                    [*qi_l, *s_l])
         if plan == "struct":  # null check on the fs
