@@ -835,6 +835,8 @@ CREATE OR REPLACE MACRO ldiv__sql_col(name) AS
 -- The dictionaries "ldiv__d<i>" (v, c) of the quasi-identifiers, the sensitive domain
 -- "ldiv__s" (ldiv__dom_counts with code = drk - 1), "ldiv__w": the distinct counts cs of the
 -- quasi-identifiers, m of the sensitive column, the rows total, the table counts tns by code,
+-- whether the sensitive column is ordered, the prefix sums sq0 of its cumulative table shares
+-- Q and the ranks h with Q < 1/2 (see ldiv__emd_ordered_high),
 -- whether the packed plan is taken (fits: the key fits in 62 bits and its space has at least
 -- min_cells cells), and the strides
 -- ws (ws[i] = cs[i+1] * ... * cs[q] * m); and "ldiv__e<i>" (v, c): the dictionaries with the
@@ -858,10 +860,9 @@ CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s, min_cells) AS
            ' UNION ALL ')
     || ')) CROSS JOIN (SELECT count(*) AS m, sum(tn)::BIGINT AS total, '
     || 'list(tn ORDER BY code) AS tns, bool_or(ldiv_is_ordered(sv)) AS ordered, '
-    || 'count(*) FILTER (WHERE ctn * 2 < (SELECT sum(tn) FROM "ldiv__s")) AS h, '
-    || 'list_concat([0.0], list(sq ORDER BY code)) AS sq0 FROM (SELECT *, sum(ctn / '
-    || '(SELECT sum(tn) FROM "ldiv__s")) OVER (ORDER BY code ROWS BETWEEN UNBOUNDED PRECEDING '
-    || 'AND CURRENT ROW) AS sq FROM "ldiv__s"))))'
+    || 'count(*) FILTER (WHERE ctn * 2 < t) AS h, list_concat([0.0], list(sq ORDER BY code)) '
+    || 'AS sq0 FROM (SELECT *, sum(ctn / t) OVER (ORDER BY code ROWS BETWEEN UNBOUNDED '
+    || 'PRECEDING AND CURRENT ROW) AS sq FROM (SELECT *, sum(tn) OVER () AS t FROM "ldiv__s")))))'
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
         ', "ldiv__e' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, c * (SELECT ws['
         || i::VARCHAR || '] FROM "ldiv__w") AS c FROM "ldiv__d' || i::VARCHAR || '")'), '');
@@ -1021,7 +1022,9 @@ CREATE OR REPLACE MACRO ldiv__packed_emd(f, w, cand, ok := true) AS TABLE
 -- theirs; of the others, only a class whose upper bound reaches the best lower bound of the
 -- table can hold the maximum: the pass keeps the 1024 classes with the highest upper bounds
 -- and sums those exactly; when more classes could hold it, every class of three values or more
--- is summed exactly. The ordered distance is ldiv__emd_ordered_x's.
+-- is summed exactly. The ordered distance (w.ordered) likewise: the classes of one value have
+-- theirs, the others are bounded (ldiv__emd_ordered_low/_high) and the candidates summed by
+-- ldiv__emd_ordered_x, over their rows and the table's domain (a class of EMD 0).
 CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
     WITH st AS NOT MATERIALIZED (FROM ldiv__packed_classes(f, w, l)),
          agg AS MATERIALIZED (FROM ldiv__summary_row('st', l)),
