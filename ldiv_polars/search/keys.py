@@ -138,19 +138,26 @@ class KeyBuilder:
 
     @staticmethod
     def _from_keys(src: Snapshot, groups: Groups, dt: type) -> list[np.ndarray]:
-        """Grouped codes of a snapshot whose codes are its class keys: per group, a division
-        and a modulo of the keys, gathered by each row's class."""
+        """Grouped codes of a snapshot whose codes are its class keys, gathered by each row's
+        class: when the keys are plain mixed-radix numbers (:func:`_plain_places`), the
+        groups' digits from the least significant group, dividing the rest down (one division
+        per group but the first, in int32 when the keys fit; ``v % m`` as ``v - v // m * m``:
+        numpy divides by a scalar with libdivide, not its remainder); otherwise per group a
+        division and a remainder of the keys."""
         assert src._classes is not None
         cc, rc = src._classes
-        out = []
-        for g in groups:
-            d = cc.div[g[-1]]
-            v = cc.keys // d if d > 1 else cc.keys.copy()
-            if g[0] > 0:  # the first group's digits are the key's leading ones
-                v %= math.prod(max(cc.cards[i], 1) for i in g)
-            out.append(v.astype(dt, copy=False) if rc is None else
-                       v.astype(dt, copy=False)[rc])
-        return out
+        spans = [math.prod(max(cc.cards[i], 1) for i in g) for g in groups]
+        if not _plain_places(cc.div, cc.cards):
+            out = []
+            for g, m in zip(groups, spans):
+                d = cc.div[g[-1]]
+                v = cc.keys // d if d > 1 else cc.keys.copy()
+                if g[0] > 0:  # the first group's digits are the key's leading ones
+                    v %= m
+                out.append(v.astype(dt, copy=False))
+        else:
+            out = _group_digits(cc.keys, spans, dt)
+        return out if rc is None else [c[rc] for c in out]
 
     def _from_codes(self, src: Snapshot, groups: Groups, dt: type) -> list[np.ndarray]:
         """Grouped codes of a snapshot with per-row codes: per group, its QIs' codes combined
@@ -247,3 +254,32 @@ def combine(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, int]:
         np.add(key, c, out=key)
         span *= card
     return key, span
+
+
+def _plain_places(div: Sequence[int], cards: Sequence[int]) -> bool:
+    """Whether ``div`` are the places of plain mixed-radix keys of these cardinalities (the
+    last QI's place 1, each other's the next one's times its cardinality)."""
+    return bool(div) and div[-1] == 1 and all(
+        div[i] == div[i + 1] * max(cards[i + 1], 1) for i in range(len(div) - 1))
+
+
+def _group_digits(keys: np.ndarray, spans: Sequence[int], dt: type) -> list[np.ndarray]:
+    """The digits of mixed-radix ``keys`` (non-negative, below the product of ``spans``) in
+    the radices ``spans`` (the first most significant), each a fresh ``dt`` array: from the
+    least significant digit, dividing the rest down, in int32 when the keys fit.
+
+    >>> [d.tolist() for d in _group_digits(np.array([0, 7, 23]), [2, 3, 4], np.int32)]
+    [[0, 0, 1], [0, 1, 2], [0, 3, 3]]
+    """
+    wt = np.int32 if math.prod(spans) <= 2**31 else np.int64
+    rest = keys.astype(wt, copy=False)
+    out: list[np.ndarray] = [rest] * len(spans)
+    t = np.empty(keys.shape[0], wt)
+    for j in range(len(spans) - 1, 0, -1):
+        quo = np.floor_divide(rest, spans[j])
+        np.multiply(quo, spans[j], out=t)
+        out[j] = np.empty(keys.shape[0], dt)
+        np.subtract(rest, t, out=out[j], casting="unsafe")  # < spans[j]: fits dt
+        rest = quo
+    out[0] = rest.astype(dt, copy=rest is keys)
+    return out
