@@ -138,6 +138,66 @@ def test_kernel_split_read_out_equals_plain_numpy(problem, ns):
 
 
 @needs_kernel
+@settings(max_examples=150, deadline=None)
+@given(digit_problems(), st.sampled_from([0, 1, 12, 25, 40]), st.booleans())
+def test_kernel_sort_sum_equals_plain_numpy(problem, shift, narrow):
+    """``lookup_sort_sum`` (the keys packed above their weights and radix-sorted in the
+    kernel) against plain numpy's distinct keys and sums, on key spans of one to several
+    radix passes (a leading column's digits placed ``shift`` bits above the problem's span);
+    None where a key and a weight do not fit in 64 bits together, or without the kernel."""
+    cols, tables, scale, extra, weights, span = problem
+    lead = np.arange(weights.shape[0], dtype=np.int64) % 3
+    cols, tables = [lead, *cols], [None, *tables]
+    scale, span = [span << shift, *scale], 3 * (span << shift)
+    _, uniq, sums = _reference(cols, tables, scale, extra, weights)
+    total = int(weights.sum())
+    if narrow and total < 2**31:
+        weights = weights.astype(np.int32)
+    with use_kernel(True):
+        got = counting.lookup_sort_sum(cols, tables, scale, weights, span=span, total=total,
+                                       extra=extra)
+    if (span - 1).bit_length() + total.bit_length() > 64:
+        assert got is None
+        return
+    assert got is not None
+    k, s = got
+    assert k.dtype == s.dtype == np.int64
+    assert np.array_equal(k, uniq) and np.array_equal(s, sums)
+    with use_kernel(False):
+        assert counting.lookup_sort_sum(cols, tables, scale, weights, span=span,
+                                        total=total, extra=extra) is None
+    with tuned(radix_max_rows=weights.shape[0] - 1):
+        assert counting.lookup_sort_sum(cols, tables, scale, weights, span=span,
+                                        total=total, extra=extra) is None
+
+
+@needs_kernel
+def test_kernel_sort_sum_rejects_bad_codes_keys_and_weights():
+    """A code outside its lookup or a key outside the span raises IndexError, a weight that
+    does not fit beside the key ValueError, a span too wide for the weights' bits ValueError
+    (the caller's check, repeated in the kernel)."""
+    from ldiv_polars.search import _counting
+
+    table = np.array([0, 1, 2], dtype=np.int64)
+    col = np.array([0, 1, 2, 1], np.int32)
+    w = np.ones(4, dtype=np.int64)
+    out = (np.empty(4, np.int64), np.empty(4, np.int64))
+    with pytest.raises(IndexError, match="outside its lookup"):
+        _counting.sort_sum((np.array([0, 3], np.int32),), (table,), (0,), None,
+                           np.ones(2, np.int64), 3, 4, *out)
+    with pytest.raises(IndexError, match="outside the sorted span"):
+        _counting.sort_sum((col,), (table,), (0,), None, w, 2, 4, *out)
+    with pytest.raises(ValueError, match="weight"):
+        _counting.sort_sum((col,), (table,), (0,), None, np.array([1, 16, 1, 1]), 3, 4, *out)
+    with pytest.raises(ValueError, match="weight"):
+        _counting.sort_sum((col,), (table,), (0,), None, np.array([1, -1, 1, 1]), 3, 4, *out)
+    with pytest.raises(ValueError, match="<= 64"):
+        _counting.sort_sum((col,), (table,), (0,), None, w, 2**40, 30, *out)
+    assert _counting.sort_sum((col,), (table,), (0,), None, w, 3, 4, *out) == 3
+    assert out[0][:3].tolist() == [0, 1, 2] and out[1][:3].tolist() == [1, 2, 1]
+
+
+@needs_kernel
 @pytest.mark.parametrize("span", [1, 64, 65, 1 << 20, TUNING.scratch_max_cells + 1])
 def test_kernel_counts_sparse_and_edge_spans(span):
     """One key at each end of the span (bitmap words' edges, the kept and fresh arrays)."""

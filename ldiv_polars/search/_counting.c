@@ -513,6 +513,153 @@ fail:
     return NULL;
 }
 
+/* sort_sum(cols, tables, scales, extra, weights, span, wbits, keys, sums) -> int
+ *     The rows' keys (as lookup_sum), each packed above its weight (key << wbits | weight, in a
+ *     uint64: the caller checks that bits(span - 1) + wbits <= 64), sorted by a least
+ *     significant digit radix sort on the key's bits (RADIX_BITS at most a pass; a pass whose
+ *     digit is the same in every row is skipped), then the weights of each run of equal keys
+ *     summed: the distinct keys in increasing order into keys[j], their sums into sums[j];
+ *     returns the distinct keys. keys and sums (int64, at least the rows' length) are also the
+ *     sort's two buffers (no other memory of the rows' size). For key spans too wide to count:
+ *     one pass builds, packs and histograms the keys, a few passes scatter them, rather than a
+ *     comparison sort and the gathers of the keys and weights by its order. A code outside its
+ *     table or a key outside [0, span) raises IndexError, a weight outside [0, 2**wbits)
+ *     ValueError (nothing is read or written out of bounds; keys and sums are then
+ *     undefined). */
+#define RADIX_BITS 11
+#define RADIX_MAX_PASSES 6
+
+/* LSD radix sort of the n packed values in *a (their key's bits from bit shift up, passes
+ * digits of width bits, hist[p] the counts of pass p's digits), scattered between *a and *b;
+ * *a holds the sorted values at the end (the two pointers swapped after each scatter). */
+static void radix_sort_packed(uint64_t **a, uint64_t **b, Py_ssize_t n, int shift, int width,
+                              int passes, Py_ssize_t (*hist)[1 << RADIX_BITS]) {
+    Py_ssize_t j, x, mask = ((Py_ssize_t)1 << width) - 1;
+    int p;
+    for (p = 0; p < passes; p++) {
+        Py_ssize_t *h = hist[p], sum = 0;
+        int at = shift + p * width;
+        uint64_t *src = *a, *dst = *b;
+        for (x = 0; x <= mask; x++)
+            if (h[x] == n) break;
+        if (x <= mask) continue;  /* one digit in every row: the order stays */
+        for (x = 0; x <= mask; x++) {
+            Py_ssize_t c = h[x];
+            h[x] = sum;
+            sum += c;
+        }
+        for (j = 0; j < n; j++) dst[h[(src[j] >> at) & mask]++] = src[j];
+        *a = dst;
+        *b = src;
+    }
+}
+
+/* The distinct keys of the n sorted packed values of a (key << wbits | weight) into keys and
+ * their summed weights into sums; returns the distinct keys. a may be keys or sums itself:
+ * value j is read before anything at or below j is written. */
+static Py_ssize_t run_sums_packed(const uint64_t *a, Py_ssize_t n, int wbits, int64_t *keys,
+                                  int64_t *sums) {
+    Py_ssize_t j, distinct = 0;
+    uint64_t wm = ((uint64_t)1 << wbits) - 1;
+    for (j = 0; j < n; j++) {
+        uint64_t v = a[j];
+        int64_t k = (int64_t)(v >> wbits), wt = (int64_t)(v & wm);
+        if (distinct && keys[distinct - 1] == k) {
+            sums[distinct - 1] += wt;
+        } else {
+            keys[distinct] = k;
+            sums[distinct] = wt;
+            distinct++;
+        }
+    }
+    return distinct;
+}
+
+static PyObject *sort_sum(PyObject *self, PyObject *args) {
+    PyObject *cols, *tables, *scales, *extra, *objs[3];
+    Py_buffer bufs[3], *w = &bufs[0], *ko = &bufs[1], *so = &bufs[2];
+    static const int writable[3] = {0, 1, 1};
+    static const char *names[3] = {"weights", "keys", "sums"};
+    Digits d;
+    Py_ssize_t rows, span, lo, j, distinct = 0;
+    int wbits, bits, passes, width, bad = 0, p;
+    uint64_t *a, *b;
+    Py_ssize_t (*hist)[1 << RADIX_BITS] = NULL;
+    int64_t key[BLOCK];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOOniOO", &cols, &tables, &scales, &extra, &objs[0], &span,
+                          &wbits, &objs[1], &objs[2]))
+        return NULL;
+    if (get_int_buffers(3, objs, bufs, writable, names) < 0) return NULL;
+    rows = w->len / w->itemsize;
+    bits = span > 1 ? 64 - __builtin_clzll((unsigned long long)(span - 1)) : 1;
+    if (w->itemsize == 2 || ko->itemsize != 8 || so->itemsize != 8 || ko->len / 8 < rows
+            || so->len / 8 < rows || span < 1 || wbits < 1 || bits + wbits > 64) {
+        PyErr_SetString(PyExc_ValueError, "sort_sum: int32/int64 weights, int64 keys and sums "
+                        "of the rows' length, bits(span - 1) + wbits <= 64 expected");
+        release_buffers(3, bufs);
+        return NULL;
+    }
+    if (digits_parse(cols, tables, scales, extra, rows, &d) < 0) {
+        release_buffers(3, bufs);
+        return NULL;
+    }
+    passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+    width = (bits + passes - 1) / passes;
+    a = (uint64_t *)ko->buf;
+    b = (uint64_t *)so->buf;
+    hist = calloc((size_t)passes, sizeof(*hist));
+    if (hist == NULL) {
+        digits_release(&d);
+        release_buffers(3, bufs);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    {
+        const int32_t *w32 = (const int32_t *)w->buf;
+        const int64_t *w64 = (const int64_t *)w->buf;
+        uint64_t wmax = (uint64_t)1 << wbits, mask = ((uint64_t)1 << width) - 1;
+        for (lo = 0; lo < rows && !bad; lo += BLOCK) {
+            Py_ssize_t m = rows - lo < BLOCK ? rows - lo : BLOCK;
+            if (block_keys(&d, lo, m, key) < 0) {
+                bad = 1;
+                break;
+            }
+            for (j = 0; j < m; j++) {
+                uint64_t k = (uint64_t)key[j];
+                uint64_t wt = w->itemsize == 4 ? (uint64_t)(int64_t)w32[lo + j]
+                                               : (uint64_t)w64[lo + j];
+                if (k >= (uint64_t)span) {
+                    bad = 2;
+                    break;
+                }
+                if (wt >= wmax) {
+                    bad = 3;
+                    break;
+                }
+                for (p = 0; p < passes; p++) hist[p][(k >> (p * width)) & mask]++;
+                a[lo + j] = k << wbits | wt;
+            }
+        }
+        if (!bad) {
+            radix_sort_packed(&a, &b, rows, wbits, width, passes, hist);
+            distinct = run_sums_packed(a, rows, wbits, (int64_t *)ko->buf, (int64_t *)so->buf);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(hist);
+    digits_release(&d);
+    release_buffers(3, bufs);
+    if (bad) {
+        PyErr_SetString(bad == 3 ? PyExc_ValueError : PyExc_IndexError,
+                        bad == 1 ? "a code is outside its lookup table"
+                        : bad == 2 ? "a key is outside the sorted span"
+                                   : "a weight is outside [0, 2**wbits)");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(distinct);
+}
+
 /* Each occupied cell i < span of the bitmap, in increasing order, its bit cleared, then
  * BODY with i set (a bit past the span is never set by count_keys: skipped). */
 #define FOR_EACH_CELL(bits, words, span, i, ...)                                             \
@@ -657,6 +804,8 @@ static PyMethodDef methods[] = {
     {"lookup_sum", lookup_sum, METH_VARARGS, "out[r] = sum_i digit_i(cols[i][r]) + extra[r]"},
     {"count_keys", count_keys, METH_VARARGS,
      "count the rows' keys into counts (bitmap of occupied cells); returns the cells"},
+    {"sort_sum", sort_sum, METH_VARARGS,
+     "distinct keys of the rows in increasing order and their summed weights (radix sort)"},
     {"read_cells", read_cells, METH_VARARGS,
      "occupied cells in key order into keys/sums; counts and bitmap zeroed"},
     {"read_cells_split", read_cells_split, METH_VARARGS,

@@ -138,6 +138,38 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     return (np.concatenate([k for k, _ in parts]), np.concatenate([s for _, s in parts]))
 
 
+def lookup_sort_sum(cols: Columns, tables: Tables, scale: Sequence[int], weights: np.ndarray,
+                    *, span: int, total: int, extra: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`lookup_count`'s ``(keys, sums)`` for a key space too wide to count: the kernel
+    builds every row's key, packs it above its weight in a uint64 and radix-sorts those, then
+    sums the weights of each run of equal keys (one pass that builds and histograms the keys,
+    a few that scatter them: no comparison sort, no gathers of keys and weights by its
+    order; the two result arrays are its buffers). ``total`` bounds every weight. None
+    without the kernel, when a key and a weight do not fit in 64 bits together, or above
+    ``TUNING.radix_max_rows`` rows: the caller then sorts the keys
+    (:func:`~ldiv_polars.search.grouping.group_sum`).
+
+    >>> cols = (np.array([3, 0, 3, 1], np.int32),)
+    >>> got = lookup_sort_sum(cols, (None,), (1,), np.array([2, 1, 5, 1]), span=4, total=9)
+    >>> got is None or [a.tolist() for a in got] == [[0, 1, 3], [1, 1, 7]]
+    True
+    """
+    rows = int(weights.shape[0])
+    wbits = max(int(total).bit_length(), 1)
+    if not KERNEL or not cols or rows > TUNING.radix_max_rows or \
+            max(span - 1, 1).bit_length() + wbits > 64:
+        return None
+    assert _kernel is not None
+    keys = np.empty(rows, dtype=np.int64)
+    sums = np.empty(rows, dtype=np.int64)
+    distinct = _kernel.sort_sum(_args(cols), tuple(tables), tuple(int(s) for s in scale),
+                                _extra(extra), _weights(weights), int(span), wbits, keys, sums)
+    if distinct < rows // 2:  # (a kept snapshot must not hold the whole buffers alive)
+        return keys[:distinct].copy(), sums[:distinct].copy()
+    return keys[:distinct], sums[:distinct]
+
+
 def _count_keys(args: tuple[Any, ...], counts: np.ndarray, bitmap: np.ndarray,
                 window: tuple[int, int] | None) -> int:
     """The kernel's ``count_keys`` of ``args`` into the scratch views ``counts`` and
