@@ -165,9 +165,10 @@ def lookup_sort_sum(cols: Columns, tables: Tables, scale: Sequence[int], weights
     sums = np.empty(rows, dtype=np.int64)
     distinct = _kernel.sort_sum(_args(cols), tuple(tables), tuple(int(s) for s in scale),
                                 _extra(extra), _weights(weights), int(span), wbits, keys, sums)
-    if distinct < rows // 2:  # (a kept snapshot must not hold the whole buffers alive)
-        return keys[:distinct].copy(), sums[:distinct].copy()
-    return keys[:distinct], sums[:distinct]
+    # (shrunk in place, no copy: a kept snapshot must not hold the whole buffers alive)
+    keys.resize(distinct, refcheck=False)
+    sums.resize(distinct, refcheck=False)
+    return keys, sums
 
 
 def _count_keys(args: tuple[Any, ...], counts: np.ndarray, bitmap: np.ndarray,
