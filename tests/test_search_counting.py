@@ -44,14 +44,18 @@ def digit_problems(draw):
         cols.append(rng.integers(0, card, rows).astype(dtype))
         if draw(st.booleans()):
             out_card = int(rng.integers(1, card + 1))
-            tables.append(rng.integers(0, out_card, card).astype(np.int64) * place)
+            table = rng.integers(0, out_card, card).astype(np.int64)
+            if draw(st.booleans()):  # a lookup holding its place (scale 1), or scaled by it
+                tables.append(table * place)
+                scale.append(1)
+            else:
+                tables.append(table)
+                scale.append(place)
             place *= out_card
         else:
             tables.append(None)
             scale.append(place)
             place *= card
-            continue
-        scale.append(0)  # (ignored where there is a table)
     weights = rng.integers(1, draw(st.sampled_from([2, 1000, 2**40])), rows).astype(np.int64)
     return cols, tables, scale, extra, weights, place
 
@@ -60,7 +64,7 @@ def _reference(cols, tables, scale, extra, weights):
     key = np.zeros(weights.shape[0], dtype=np.int64) if extra is None else \
         extra.astype(np.int64)
     for c, t, s in zip(cols, tables, scale):
-        key += t[c.astype(np.int64)] if t is not None else c.astype(np.int64) * s
+        key += (t[c.astype(np.int64)] if t is not None else c.astype(np.int64)) * s
     uniq, inv = np.unique(key, return_inverse=True)
     sums = np.zeros(uniq.shape[0], dtype=np.int64)
     np.add.at(sums, inv.ravel(), weights)
@@ -183,17 +187,17 @@ def test_kernel_sort_sum_rejects_bad_codes_keys_and_weights():
     w = np.ones(4, dtype=np.int64)
     out = (np.empty(4, np.int64), np.empty(4, np.int64))
     with pytest.raises(IndexError, match="outside its lookup"):
-        _counting.sort_sum((np.array([0, 3], np.int32),), (table,), (0,), None,
+        _counting.sort_sum((np.array([0, 3], np.int32),), (table,), (1,), None,
                            np.ones(2, np.int64), 3, 4, *out)
     with pytest.raises(IndexError, match="outside the sorted span"):
-        _counting.sort_sum((col,), (table,), (0,), None, w, 2, 4, *out)
+        _counting.sort_sum((col,), (table,), (1,), None, w, 2, 4, *out)
     with pytest.raises(ValueError, match="weight"):
-        _counting.sort_sum((col,), (table,), (0,), None, np.array([1, 16, 1, 1]), 3, 4, *out)
+        _counting.sort_sum((col,), (table,), (1,), None, np.array([1, 16, 1, 1]), 3, 4, *out)
     with pytest.raises(ValueError, match="weight"):
-        _counting.sort_sum((col,), (table,), (0,), None, np.array([1, -1, 1, 1]), 3, 4, *out)
+        _counting.sort_sum((col,), (table,), (1,), None, np.array([1, -1, 1, 1]), 3, 4, *out)
     with pytest.raises(ValueError, match="<= 64"):
-        _counting.sort_sum((col,), (table,), (0,), None, w, 2**40, 30, *out)
-    assert _counting.sort_sum((col,), (table,), (0,), None, w, 3, 4, *out) == 3
+        _counting.sort_sum((col,), (table,), (1,), None, w, 2**40, 30, *out)
+    assert _counting.sort_sum((col,), (table,), (1,), None, w, 3, 4, *out) == 3
     assert out[0][:3].tolist() == [0, 1, 2] and out[1][:3].tolist() == [1, 2, 1]
 
 
@@ -231,10 +235,10 @@ def test_kernel_rejects_out_of_range_codes_and_keys():
     table = np.array([0, 1, 2], dtype=np.int64)
     with use_kernel(True):
         with pytest.raises(IndexError, match="outside its lookup"):
-            lookup_count((np.array([0, 1, 3, 2], np.int32),), (table,), (0,), w, span=3,
+            lookup_count((np.array([0, 1, 3, 2], np.int32),), (table,), (1,), w, span=3,
                          total=4)
         with pytest.raises(IndexError, match="outside its lookup"):
-            lookup_sum((np.array([0, -1, 1, 2], np.int64),), (table,), (0,), 4)
+            lookup_sum((np.array([0, -1, 1, 2], np.int64),), (table,), (1,), 4)
         with pytest.raises(IndexError, match="outside the counted span"):
             lookup_count((np.array([0, 1, 2, 3], np.int32),), (None,), (1,), w, span=3,
                          total=4)

@@ -2,8 +2,8 @@
  * the arguments, owns the scratch arrays and holds the numpy twin of every function here).
  *
  * A roll-up's key of source row r is  sum_i digit_i(cols[i][r]) (+ extra[r]),  where a digit
- * is tables[i][code] (a lookup: the code's generalized value times its place) or code *
- * scales[i] when the column has no table. The numpy path builds that key array with one
+ * is tables[i][code] * scales[i] (a lookup: the code's generalized value, or that value times
+ * its place with scale 1) or code * scales[i] when the column has no table. The numpy path builds that key array with one
  * gather per column and groups it with a weighted bincount over the whole key space, then
  * reads the non-zero cells. Here the keys are built in blocks that stay in L1, counted into
  * a reused array, and each counted cell's bit set in a bitmap, so the read-out visits only
@@ -192,6 +192,7 @@ static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key
     int fused = d->q >= 1 && d->q <= 4;
     const uint16_t *g[4];
     const int64_t *gt[4];
+    int64_t gs[4];
     if (d->has_extra) {
         const int32_t *e = (const int32_t *)d->extra.buf + lo;
         for (j = 0; j < m; j++) key[j] = e[j];
@@ -215,22 +216,26 @@ static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key
         if (i < 4) {
             g[i] = (const uint16_t *)c;
             gt[i] = (const int64_t *)d->table[i].buf;
+            gs[i] = d->scale[i];
         }
     }
     if (fused) {
         switch (d->q) {
         case 1:
-            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]];
+            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] * gs[0];
             break;
         case 2:
-            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] + gt[1][g[1][j]];
+            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] * gs[0] + gt[1][g[1][j]] * gs[1];
             break;
         case 3:
-            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] + gt[1][g[1][j]] + gt[2][g[2][j]];
+            for (j = 0; j < m; j++)
+                key[j] += gt[0][g[0][j]] * gs[0] + gt[1][g[1][j]] * gs[1]
+                          + gt[2][g[2][j]] * gs[2];
             break;
         default:
             for (j = 0; j < m; j++)
-                key[j] += gt[0][g[0][j]] + gt[1][g[1][j]] + gt[2][g[2][j]] + gt[3][g[3][j]];
+                key[j] += gt[0][g[0][j]] * gs[0] + gt[1][g[1][j]] * gs[1]
+                          + gt[2][g[2][j]] * gs[2] + gt[3][g[3][j]] * gs[3];
         }
         return 0;
     }
@@ -239,16 +244,16 @@ static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key
         const uint16_t *c16 = (const uint16_t *)d->col[i].buf + lo;
         const int32_t *c32 = (const int32_t *)d->col[i].buf + lo;
         const int64_t *c64 = (const int64_t *)d->col[i].buf + lo;
+        int64_t s = d->scale[i];
         if (d->has_table[i]) {  /* (codes checked above) */
             const int64_t *t = (const int64_t *)d->table[i].buf;
             if (size == 2)
-                for (j = 0; j < m; j++) key[j] += t[c16[j]];
+                for (j = 0; j < m; j++) key[j] += t[c16[j]] * s;
             else if (size == 4)
-                for (j = 0; j < m; j++) key[j] += t[(uint32_t)c32[j]];
+                for (j = 0; j < m; j++) key[j] += t[(uint32_t)c32[j]] * s;
             else
-                for (j = 0; j < m; j++) key[j] += t[(uint64_t)c64[j]];
+                for (j = 0; j < m; j++) key[j] += t[(uint64_t)c64[j]] * s;
         } else {
-            int64_t s = d->scale[i];
             if (size == 2)
                 for (j = 0; j < m; j++) key[j] += (int64_t)c16[j] * s;
             else if (size == 4)

@@ -13,7 +13,7 @@ result visits only the occupied cells. Wide key spaces of large sources are coun
 
 >>> import numpy as np
 >>> cols = (np.array([0, 1, 1, 2], np.int32), np.array([1, 0, 1, 1], np.int32))
->>> tables = (np.array([0, 2, 2]), None)  # QI 0: codes 1 and 2 merge (digit place 2)
+>>> tables = (np.array([0, 1, 1]), None)  # QI 0: codes 1 and 2 merge (digit place 2)
 >>> lookup_sum(cols, tables, (2, 1), 4).tolist()
 [1, 2, 3, 3]
 >>> keys, sums = lookup_count(cols, tables, (2, 1), np.array([5, 1, 1, 2]), span=4, total=9)
@@ -76,9 +76,10 @@ def count_cells(rows: int, numpy_limit: int) -> int:
 
 def lookup_sum(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
                extra: np.ndarray | None = None) -> np.ndarray:
-    """int64 ``sum_i tables[i][cols[i]]`` (``cols[i] * scale[i]`` where ``tables[i]`` is
-    None), plus ``extra`` (int32): the mixed-radix key of every row, a fresh int64 array of
-    ``rows`` entries. ``cols`` are uint16, int32 or intp codes, ``tables`` int64 lookups. A code
+    """int64 ``sum_i tables[i][cols[i]] * scale[i]`` (``cols[i] * scale[i]`` where
+    ``tables[i]`` is None; a lookup already holding its digits' places has scale 1), plus
+    ``extra`` (int32): the mixed-radix key of every row, a fresh int64 array of ``rows``
+    entries. ``cols`` are uint16, int32 or intp codes, ``tables`` int64 lookups. A code
     outside its lookup raises ``IndexError`` (the kernel checks before it reads)."""
     if KERNEL and cols:
         out = np.empty(rows, dtype=np.int64)
@@ -91,7 +92,12 @@ def lookup_sum(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
     key = None if extra is None else extra.astype(np.int64)
     for col, table, r in zip(cols, tables, scale):
         # fancy indexing takes int32 indices as they are (np.take casts them on every call)
-        digit = table[col] if table is not None else col * np.int64(r)
+        if table is None:
+            digit = col * np.int64(r)
+        else:
+            digit = table[col]  # (a fresh array: scaled in place)
+            if r != 1:
+                np.multiply(digit, r, out=digit)
         if key is None:  # the first digits are the key's array (a fresh int64 one)
             key = digit if digit.dtype == np.int64 else digit.astype(np.int64)
         else:
@@ -302,6 +308,8 @@ def _lookup_sum_chunked(cols: Columns, tables: Tables, scale: Sequence[int], row
             else:
                 ix[...] = col[lo:hi]  # intp indices: numpy casts others on every gather
                 np.take(table, ix, out=digit)
+            if table is not None and scale[i] != 1:
+                np.multiply(digit, scale[i], out=digit)
             if i:
                 np.add(k, t, out=k)
         if extra is not None:
