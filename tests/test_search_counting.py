@@ -176,6 +176,30 @@ def test_kernel_sort_sum_equals_plain_numpy(problem, shift, narrow):
 
 
 @needs_kernel
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_kernel_read_out_refuses_too_little_room_and_zeroes_the_cells(dtype):
+    """``read_cells`` given fewer output slots than occupied cells raises ValueError before it
+    writes any, and still zeroes the counts and the bitmap (they are kept scratch)."""
+    from ldiv_polars.search import _counting
+
+    counts, bits = np.zeros(200, dtype), np.zeros(4, np.uint64)
+    col = np.array([3, 150, 3, 64], np.int32)
+    assert _counting.count_keys((col,), (None,), (1,), None, np.ones(4, np.int64), counts,
+                                bits) == 3
+    keys, sums = np.full(2, -1, np.int64), np.full(2, -1, np.int64)
+    with pytest.raises(ValueError, match="more occupied cells"):
+        _counting.read_cells(counts, bits, keys, sums)
+    assert not counts.any() and not bits.any()
+    assert keys.tolist() == sums.tolist() == [-1, -1]
+    assert _counting.count_keys((col,), (None,), (1,), None, np.ones(4, np.int64), counts,
+                                bits) == 3
+    keys, sums = np.empty(3, np.int64), np.empty(3, np.int64)
+    assert _counting.read_cells(counts, bits, keys, sums, 10) == 3
+    assert keys.tolist() == [13, 74, 160] and sums.tolist() == [2, 1, 1]
+    assert not counts.any() and not bits.any()
+
+
+@needs_kernel
 def test_kernel_sort_sum_rejects_bad_codes_keys_and_weights():
     """A code outside its lookup or a key outside the span raises IndexError, a weight that
     does not fit beside the key ValueError, a span too wide for the weights' bits ValueError

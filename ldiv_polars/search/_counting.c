@@ -718,18 +718,34 @@ static PyObject *read_cells(PyObject *self, PyObject *args) {
     {
         uint64_t *bits = (uint64_t *)bm->buf;
         int64_t *kk = (int64_t *)keys->buf, *ss = (int64_t *)sums->buf;
-        Py_BEGIN_ALLOW_THREADS
-        FOR_EACH_CELL(bits, words, span, i, {
-            int64_t v = take_cell(cnt, i);
-            if (j < cap) {
-                kk[j] = first + i;
-                ss[j] = v;
-                j++;
+        Py_ssize_t w, occupied = 0;
+        for (w = 0; w < words; w++) occupied += __builtin_popcountll(bits[w]);
+        over = occupied > cap;  /* (checked before anything is written; bits past the span,
+                                    never set by count_keys, only make this stricter) */
+        if (!over) {
+            Py_BEGIN_ALLOW_THREADS
+            /* (one loop per count width: no test of the width or of the room per cell) */
+            if (cnt->itemsize == 4) {
+                int32_t *c = (int32_t *)cnt->buf;
+                FOR_EACH_CELL(bits, words, span, i, {
+                    kk[j] = first + i;
+                    ss[j] = c[i];
+                    c[i] = 0;
+                    j++;
+                });
             } else {
-                over = 1;
+                int64_t *c = (int64_t *)cnt->buf;
+                FOR_EACH_CELL(bits, words, span, i, {
+                    kk[j] = first + i;
+                    ss[j] = c[i];
+                    c[i] = 0;
+                    j++;
+                });
             }
-        });
-        Py_END_ALLOW_THREADS
+            Py_END_ALLOW_THREADS
+        } else {  /* nothing written; the cells zeroed all the same (kept scratch arrays) */
+            FOR_EACH_CELL(bits, words, span, i, { (void)take_cell(cnt, i); });
+        }
     }
     if (over) PyErr_SetString(PyExc_ValueError, "read_cells: more occupied cells than room");
 done:
