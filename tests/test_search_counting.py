@@ -31,7 +31,8 @@ def test_kernel_built_where_required():
 
 @st.composite
 def digit_problems(draw):
-    """Random code columns (uint16/int32/int64), lookups or scales, sensitive ids, weights."""
+    """Random code columns (uint16/int32/int64), lookups (int64 holding their places, or
+    int64/uint16 scaled by them) or scales, sensitive ids, weights."""
     rows = draw(st.integers(0, 3000))
     q = draw(st.integers(1, 4))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -48,8 +49,8 @@ def digit_problems(draw):
             if draw(st.booleans()):  # a lookup holding its place (scale 1), or scaled by it
                 tables.append(table * place)
                 scale.append(1)
-            else:
-                tables.append(table)
+            else:  # (an unscaled lookup as int64 or uint16, as the QI groups' are)
+                tables.append(table.astype(draw(st.sampled_from([np.int64, np.uint16]))))
                 scale.append(place)
             place *= out_card
         else:
@@ -64,7 +65,8 @@ def _reference(cols, tables, scale, extra, weights):
     key = np.zeros(weights.shape[0], dtype=np.int64) if extra is None else \
         extra.astype(np.int64)
     for c, t, s in zip(cols, tables, scale):
-        key += (t[c.astype(np.int64)] if t is not None else c.astype(np.int64)) * s
+        key += (t[c.astype(np.int64)].astype(np.int64) if t is not None else
+                c.astype(np.int64)) * s
     uniq, inv = np.unique(key, return_inverse=True)
     sums = np.zeros(uniq.shape[0], dtype=np.int64)
     np.add.at(sums, inv.ravel(), weights)
@@ -222,6 +224,10 @@ def test_kernel_sort_sum_rejects_bad_codes_keys_and_weights():
     with pytest.raises(ValueError, match="<= 64"):
         _counting.sort_sum((col,), (table,), (1,), None, w, 2**40, 30, *out)
     assert _counting.sort_sum((col,), (table,), (1,), None, w, 3, 4, *out) == 3
+    for narrow in (np.uint16, np.int64):  # (a uint16 lookup is checked by its own length)
+        with pytest.raises(IndexError, match="outside its lookup"):
+            _counting.lookup_sum((np.array([0, 3], np.uint16),), (table.astype(narrow),),
+                                 (1,), None, np.empty(2, np.int64))
     assert out[0][:3].tolist() == [0, 1, 2] and out[1][:3].tolist() == [1, 2, 1]
 
 

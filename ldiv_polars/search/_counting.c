@@ -26,7 +26,9 @@
  *       -> (rows, classes): the same cells with their keys split as class * ns + id (see
  *       the function).
  *
- * cols: uint16, int32 or int64 arrays of the same length; tables: int64 arrays or None;
+ * cols: uint16, int32 or int64 arrays of the same length; tables: int64 or uint16 arrays (a
+ * uint16 lookup is a quarter of the cache lines: the QI groups' lookups, whose values are
+ * below their span, are uint16 within 2**16) or None;
  * extra: int32 array or None; weights: int32 or int64; counts: int32 or int64 (all zero);
  * bitmap: uint64 (all zero, a bit per cell of counts). A code outside its table, or a key
  * outside counts, raises IndexError (nothing is read or written out of bounds; the cells
@@ -153,8 +155,8 @@ static int digits_parse(PyObject *cols, PyObject *tables, PyObject *scales, PyOb
         d->has_table[i] = t != Py_None;
         if (d->has_table[i]) {
             if (get_int_buffer(t, &d->table[i], 0, "tables") < 0) goto fail;
-            if (d->table[i].itemsize != 8) {
-                PyErr_SetString(PyExc_TypeError, "tables: int64 expected");
+            if (d->table[i].itemsize != 8 && d->table[i].itemsize != 2) {
+                PyErr_SetString(PyExc_TypeError, "tables: int64 or uint16 expected");
                 goto fail;
             }
         }
@@ -186,13 +188,16 @@ fail:
 
 /* The keys of rows [lo, lo + m) into key; -1 when a code is outside its table (each column's
  * block is checked by its largest code, then gathered unchecked). The common case of the
- * search, up to four grouped uint16 columns with tables, is one pass over the rows. */
+ * search, up to four grouped uint16 columns with tables all uint16 (or all int64), is one
+ * pass over the rows. */
 static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key) {
     Py_ssize_t i, j;
     int fused = d->q >= 1 && d->q <= 4;
     const uint16_t *g[4];
     const int64_t *gt[4];
+    const uint16_t *gu[4];
     int64_t gs[4];
+    int narrow_tables = 1, wide_tables = 1;  /* every table uint16 / every one int64 */
     if (d->has_extra) {
         const int32_t *e = (const int32_t *)d->extra.buf + lo;
         for (j = 0; j < m; j++) key[j] = e[j];
@@ -211,15 +216,39 @@ static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key
         if (size == 2) BLOCK_MAX(uint16_t, (const uint16_t *)c, m, mx);
         else if (size == 4) BLOCK_MAX(uint32_t, (const int32_t *)c, m, mx);
         else BLOCK_MAX(uint64_t, (const int64_t *)c, m, mx);
-        if (mx >= (uint64_t)(d->table[i].len / 8)) return -1;
+        if (mx >= (uint64_t)(d->table[i].len / d->table[i].itemsize)) return -1;
         if (size != 2) fused = 0;
+        if (d->table[i].itemsize != 2) narrow_tables = 0;
+        if (d->table[i].itemsize != 8) wide_tables = 0;
         if (i < 4) {
             g[i] = (const uint16_t *)c;
             gt[i] = (const int64_t *)d->table[i].buf;
+            gu[i] = (const uint16_t *)d->table[i].buf;
             gs[i] = d->scale[i];
         }
     }
-    if (fused) {
+    if (fused && narrow_tables) {
+        switch (d->q) {
+        case 1:
+            for (j = 0; j < m; j++) key[j] += (int64_t)gu[0][g[0][j]] * gs[0];
+            break;
+        case 2:
+            for (j = 0; j < m; j++)
+                key[j] += (int64_t)gu[0][g[0][j]] * gs[0] + (int64_t)gu[1][g[1][j]] * gs[1];
+            break;
+        case 3:
+            for (j = 0; j < m; j++)
+                key[j] += (int64_t)gu[0][g[0][j]] * gs[0] + (int64_t)gu[1][g[1][j]] * gs[1]
+                          + (int64_t)gu[2][g[2][j]] * gs[2];
+            break;
+        default:
+            for (j = 0; j < m; j++)
+                key[j] += (int64_t)gu[0][g[0][j]] * gs[0] + (int64_t)gu[1][g[1][j]] * gs[1]
+                          + (int64_t)gu[2][g[2][j]] * gs[2] + (int64_t)gu[3][g[3][j]] * gs[3];
+        }
+        return 0;
+    }
+    if (fused && wide_tables) {
         switch (d->q) {
         case 1:
             for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] * gs[0];
@@ -246,13 +275,19 @@ static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key
         const int64_t *c64 = (const int64_t *)d->col[i].buf + lo;
         int64_t s = d->scale[i];
         if (d->has_table[i]) {  /* (codes checked above) */
-            const int64_t *t = (const int64_t *)d->table[i].buf;
-            if (size == 2)
-                for (j = 0; j < m; j++) key[j] += t[c16[j]] * s;
-            else if (size == 4)
-                for (j = 0; j < m; j++) key[j] += t[(uint32_t)c32[j]] * s;
-            else
-                for (j = 0; j < m; j++) key[j] += t[(uint64_t)c64[j]] * s;
+#define ADD_LOOKUPS(T)                                                                       \
+            do {                                                                             \
+                const T *t = (const T *)d->table[i].buf;                                     \
+                if (size == 2)                                                               \
+                    for (j = 0; j < m; j++) key[j] += (int64_t)t[c16[j]] * s;                \
+                else if (size == 4)                                                          \
+                    for (j = 0; j < m; j++) key[j] += (int64_t)t[(uint32_t)c32[j]] * s;      \
+                else                                                                         \
+                    for (j = 0; j < m; j++) key[j] += (int64_t)t[(uint64_t)c64[j]] * s;      \
+            } while (0)
+            if (d->table[i].itemsize == 2) ADD_LOOKUPS(uint16_t);
+            else ADD_LOOKUPS(int64_t);
+#undef ADD_LOOKUPS
         } else {
             if (size == 2)
                 for (j = 0; j < m; j++) key[j] += (int64_t)c16[j] * s;

@@ -79,14 +79,16 @@ def lookup_sum(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
     """int64 ``sum_i tables[i][cols[i]] * scale[i]`` (``cols[i] * scale[i]`` where
     ``tables[i]`` is None; a lookup already holding its digits' places has scale 1), plus
     ``extra`` (int32): the mixed-radix key of every row, a fresh int64 array of ``rows``
-    entries. ``cols`` are uint16, int32 or intp codes, ``tables`` int64 lookups. A code
-    outside its lookup raises ``IndexError`` (the kernel checks before it reads)."""
+    entries. ``cols`` are uint16, int32 or intp codes, ``tables`` int64 or uint16 lookups. A
+    code outside its lookup raises ``IndexError`` (the kernel checks before it reads)."""
     if KERNEL and cols:
         out = np.empty(rows, dtype=np.int64)
         assert _kernel is not None
         _kernel.lookup_sum(_args(cols), tuple(tables), tuple(int(s) for s in scale),
                            _extra(extra), out)
         return out
+    # (numpy: int64 lookups, so digits are scaled and summed without overflow)
+    tables = [t if t is None or t.dtype == np.int64 else t.astype(np.int64) for t in tables]
     if rows >= TUNING.chunked_key_rows or not cols:
         return _lookup_sum_chunked(cols, tables, scale, rows, extra)
     key = None if extra is None else extra.astype(np.int64)

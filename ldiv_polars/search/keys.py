@@ -181,12 +181,12 @@ class KeyBuilder:
 
     def group_lut(self, src_levels: tuple[int, ...], levels: Sequence[int],
                   group: tuple[int, ...]) -> np.ndarray:
-        """Digit lookup of a QI group (int64): grouped source code -> the sum of the group's
-        QIs' digits of the key at ``levels`` in the group's own radix (its last QI's place 1;
-        the key's digits are these times the last QI's radix in the key, whatever the QIs
-        after the group: one lookup serves every target sharing the group's levels). Built
-        by broadcasting, kept while among the most recently used within
-        ``TUNING.group_luts_max_bytes``."""
+        """Digit lookup of a QI group (uint16 when the group's digits fit, else int64):
+        grouped source code -> the sum of the group's QIs' digits of the key at ``levels`` in
+        the group's own radix (its last QI's place 1; the key's digits are these times the
+        last QI's radix in the key, whatever the QIs after the group: one lookup serves every
+        target sharing the group's levels). Built by broadcasting, kept while among the most
+        recently used within ``TUNING.group_luts_max_bytes``."""
         g0, g1 = group[0], group[-1] + 1
         key = (g0, g1, src_levels[g0:g1], tuple(levels[g0:g1]))
         lut = self._group_luts.get(key)
@@ -194,6 +194,10 @@ class KeyBuilder:
             self._group_luts.move_to_end(key)
             return lut
         lut = self._local_lut(src_levels, levels, group)
+        cards = self.encoding.cards
+        if math.prod(max(cards[i][levels[i]], 1) for i in group) <= 1 << 16:
+            # (uint16 when the values fit, a quarter of the kernel's cache lines)
+            lut = lut.astype(np.uint16)
         self._group_luts[key] = lut
         self._group_lut_bytes += lut.nbytes
         while self._group_lut_bytes > TUNING.group_luts_max_bytes and len(self._group_luts) > 1:
