@@ -760,23 +760,19 @@ static PyObject *read_cells(PyObject *self, PyObject *args) {
         if (!over) {
             Py_BEGIN_ALLOW_THREADS
             /* (one loop per count width: no test of the width or of the room per cell) */
-            if (cnt->itemsize == 4) {
-                int32_t *c = (int32_t *)cnt->buf;
-                FOR_EACH_CELL(bits, words, span, i, {
-                    kk[j] = first + i;
-                    ss[j] = c[i];
-                    c[i] = 0;
-                    j++;
-                });
-            } else {
-                int64_t *c = (int64_t *)cnt->buf;
-                FOR_EACH_CELL(bits, words, span, i, {
-                    kk[j] = first + i;
-                    ss[j] = c[i];
-                    c[i] = 0;
-                    j++;
-                });
-            }
+#define READ_CELLS(T)                                                                        \
+            do {                                                                             \
+                T *c = (T *)cnt->buf;                                                        \
+                FOR_EACH_CELL(bits, words, span, i, {                                        \
+                    kk[j] = first + i;                                                       \
+                    ss[j] = c[i];                                                            \
+                    c[i] = 0;                                                                \
+                    j++;                                                                     \
+                });                                                                          \
+            } while (0)
+            if (cnt->itemsize == 4) READ_CELLS(int32_t);
+            else READ_CELLS(int64_t);
+#undef READ_CELLS
             Py_END_ALLOW_THREADS
         } else {  /* nothing written; the cells zeroed all the same (kept scratch arrays) */
             FOR_EACH_CELL(bits, words, span, i, { (void)take_cell(cnt, i); });
