@@ -3,11 +3,12 @@
  *
  * A roll-up's key of source row r is  sum_i digit_i(cols[i][r]) (+ extra[r]),  where a digit
  * is tables[i][code] * scales[i] (a lookup: the code's generalized value, or that value times
- * its place with scale 1) or code * scales[i] when the column has no table. The numpy path builds that key array with one
- * gather per column and groups it with a weighted bincount over the whole key space, then
- * reads the non-zero cells. Here the keys are built in blocks that stay in L1, counted into
- * a reused array, and each counted cell's bit set in a bitmap, so the read-out visits only
- * the occupied cells (in key order) and leaves the count array zeroed for the next roll-up.
+ * its place with scale 1) or code * scales[i] when the column has no table. The numpy path
+ * builds that key array with one gather per column and groups it with a weighted bincount
+ * over the whole key space, then reads the non-zero cells. Here the keys are built in blocks
+ * that stay in L1, counted into a reused array, and each counted cell's bit set in a bitmap,
+ * so the read-out visits only the occupied cells (in key order) and leaves the count array
+ * zeroed for the next roll-up.
  *
  *   lookup_sum(cols, tables, scales, extra, out) -> None
  *       out[r] = key of row r (int64).
@@ -19,6 +20,9 @@
  *       key - first (a wide key space counted window by window, in as many passes, into one
  *       bounded array). flags (uint8, all zero, a byte per cell rounded up to 64, or None):
  *       scratch for a whole key space (see FLAG_CELLS_PER_ROW), left zeroed.
+ *   sort_sum(cols, tables, scales, extra, weights, span, wbits, keys, sums) -> int
+ *       the distinct keys of the rows in increasing order and their summed weights, by a
+ *       radix sort of the keys packed above their weights (see the function).
  *   read_cells(counts, bitmap, keys, sums[, first]) -> int
  *       the occupied cells in increasing order: keys[j] (+ first), sums[j]; counts and
  *       bitmap zeroed.
