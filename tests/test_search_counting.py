@@ -31,7 +31,8 @@ def test_kernel_built_where_required():
 
 @st.composite
 def digit_problems(draw):
-    """Random code columns (uint16/int32/int64), lookups or scales, sensitive ids, weights."""
+    """Random code columns (uint16/int32/int64), lookups (int64 holding their places, or
+    int64/uint16 scaled by them) or scales, sensitive ids, weights."""
     rows = draw(st.integers(0, 3000))
     q = draw(st.integers(1, 4))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -44,14 +45,18 @@ def digit_problems(draw):
         cols.append(rng.integers(0, card, rows).astype(dtype))
         if draw(st.booleans()):
             out_card = int(rng.integers(1, card + 1))
-            tables.append(rng.integers(0, out_card, card).astype(np.int64) * place)
+            table = rng.integers(0, out_card, card).astype(np.int64)
+            if draw(st.booleans()):  # a lookup holding its place (scale 1), or scaled by it
+                tables.append(table * place)
+                scale.append(1)
+            else:  # (an unscaled lookup as int64 or uint16, as the QI groups' are)
+                tables.append(table.astype(draw(st.sampled_from([np.int64, np.uint16]))))
+                scale.append(place)
             place *= out_card
         else:
             tables.append(None)
             scale.append(place)
             place *= card
-            continue
-        scale.append(0)  # (ignored where there is a table)
     weights = rng.integers(1, draw(st.sampled_from([2, 1000, 2**40])), rows).astype(np.int64)
     return cols, tables, scale, extra, weights, place
 
@@ -60,7 +65,8 @@ def _reference(cols, tables, scale, extra, weights):
     key = np.zeros(weights.shape[0], dtype=np.int64) if extra is None else \
         extra.astype(np.int64)
     for c, t, s in zip(cols, tables, scale):
-        key += t[c.astype(np.int64)] if t is not None else c.astype(np.int64) * s
+        key += (t[c.astype(np.int64)].astype(np.int64) if t is not None else
+                c.astype(np.int64)) * s
     uniq, inv = np.unique(key, return_inverse=True)
     sums = np.zeros(uniq.shape[0], dtype=np.int64)
     np.add.at(sums, inv.ravel(), weights)
@@ -138,6 +144,94 @@ def test_kernel_split_read_out_equals_plain_numpy(problem, ns):
 
 
 @needs_kernel
+@settings(max_examples=150, deadline=None)
+@given(digit_problems(), st.sampled_from([0, 1, 12, 25, 40]), st.booleans())
+def test_kernel_sort_sum_equals_plain_numpy(problem, shift, narrow):
+    """``lookup_sort_sum`` (the keys packed above their weights and radix-sorted in the
+    kernel) against plain numpy's distinct keys and sums, on key spans of one to several
+    radix passes (a leading column's digits placed ``shift`` bits above the problem's span);
+    None where a key and a weight do not fit in 64 bits together, or without the kernel."""
+    cols, tables, scale, extra, weights, span = problem
+    lead = np.arange(weights.shape[0], dtype=np.int64) % 3
+    cols, tables = [lead, *cols], [None, *tables]
+    scale, span = [span << shift, *scale], 3 * (span << shift)
+    _, uniq, sums = _reference(cols, tables, scale, extra, weights)
+    total = int(weights.sum())
+    if narrow and total < 2**31:
+        weights = weights.astype(np.int32)
+    with use_kernel(True):
+        got = counting.lookup_sort_sum(cols, tables, scale, weights, span=span, total=total,
+                                       extra=extra)
+    if (span - 1).bit_length() + total.bit_length() > 64:
+        assert got is None
+        return
+    assert got is not None
+    k, s = got
+    assert k.dtype == s.dtype == np.int64
+    assert np.array_equal(k, uniq) and np.array_equal(s, sums)
+    with use_kernel(False):
+        assert counting.lookup_sort_sum(cols, tables, scale, weights, span=span,
+                                        total=total, extra=extra) is None
+    with tuned(radix_max_rows=weights.shape[0] - 1):
+        assert counting.lookup_sort_sum(cols, tables, scale, weights, span=span,
+                                        total=total, extra=extra) is None
+
+
+@needs_kernel
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_kernel_read_out_refuses_too_little_room_and_zeroes_the_cells(dtype):
+    """``read_cells`` given fewer output slots than occupied cells raises ValueError before it
+    writes any, and still zeroes the counts and the bitmap (they are kept scratch)."""
+    from ldiv_polars.search import _counting
+
+    counts, bits = np.zeros(200, dtype), np.zeros(4, np.uint64)
+    col = np.array([3, 150, 3, 64], np.int32)
+    assert _counting.count_keys((col,), (None,), (1,), None, np.ones(4, np.int64), counts,
+                                bits) == 3
+    keys, sums = np.full(2, -1, np.int64), np.full(2, -1, np.int64)
+    with pytest.raises(ValueError, match="more occupied cells"):
+        _counting.read_cells(counts, bits, keys, sums)
+    assert not counts.any() and not bits.any()
+    assert keys.tolist() == sums.tolist() == [-1, -1]
+    assert _counting.count_keys((col,), (None,), (1,), None, np.ones(4, np.int64), counts,
+                                bits) == 3
+    keys, sums = np.empty(3, np.int64), np.empty(3, np.int64)
+    assert _counting.read_cells(counts, bits, keys, sums, 10) == 3
+    assert keys.tolist() == [13, 74, 160] and sums.tolist() == [2, 1, 1]
+    assert not counts.any() and not bits.any()
+
+
+@needs_kernel
+def test_kernel_sort_sum_rejects_bad_codes_keys_and_weights():
+    """A code outside its lookup or a key outside the span raises IndexError, a weight that
+    does not fit beside the key ValueError, a span too wide for the weights' bits ValueError
+    (the caller's check, repeated in the kernel)."""
+    from ldiv_polars.search import _counting
+
+    table = np.array([0, 1, 2], dtype=np.int64)
+    col = np.array([0, 1, 2, 1], np.int32)
+    w = np.ones(4, dtype=np.int64)
+    out = (np.empty(4, np.int64), np.empty(4, np.int64))
+    with pytest.raises(IndexError, match="outside its lookup"):
+        _counting.sort_sum((np.array([0, 3], np.int32),), (table,), (1,), None,
+                           np.ones(2, np.int64), 3, 4, *out)
+    with pytest.raises(IndexError, match="outside the sorted span"):
+        _counting.sort_sum((col,), (table,), (1,), None, w, 2, 4, *out)
+    with pytest.raises(ValueError, match="weight"):
+        _counting.sort_sum((col,), (table,), (1,), None, np.array([1, 16, 1, 1]), 3, 4, *out)
+    with pytest.raises(ValueError, match="weight"):
+        _counting.sort_sum((col,), (table,), (1,), None, np.array([1, -1, 1, 1]), 3, 4, *out)
+    with pytest.raises(ValueError, match="<= 64"):
+        _counting.sort_sum((col,), (table,), (1,), None, w, 2**40, 30, *out)
+    assert _counting.sort_sum((col,), (table,), (1,), None, w, 3, 4, *out) == 3
+    for narrow in (np.uint16, np.int64):  # (a uint16 lookup is checked by its own length)
+        with pytest.raises(IndexError, match="outside its lookup"):
+            _counting.lookup_sum((np.array([0, 3], np.uint16),), (table.astype(narrow),),
+                                 (1,), None, np.empty(2, np.int64))
+    assert out[0][:3].tolist() == [0, 1, 2] and out[1][:3].tolist() == [1, 2, 1]
+
+
+@needs_kernel
 @pytest.mark.parametrize("span", [1, 64, 65, 1 << 20, TUNING.scratch_max_cells + 1])
 def test_kernel_counts_sparse_and_edge_spans(span):
     """One key at each end of the span (bitmap words' edges, the kept and fresh arrays)."""
@@ -171,10 +265,10 @@ def test_kernel_rejects_out_of_range_codes_and_keys():
     table = np.array([0, 1, 2], dtype=np.int64)
     with use_kernel(True):
         with pytest.raises(IndexError, match="outside its lookup"):
-            lookup_count((np.array([0, 1, 3, 2], np.int32),), (table,), (0,), w, span=3,
+            lookup_count((np.array([0, 1, 3, 2], np.int32),), (table,), (1,), w, span=3,
                          total=4)
         with pytest.raises(IndexError, match="outside its lookup"):
-            lookup_sum((np.array([0, -1, 1, 2], np.int64),), (table,), (0,), 4)
+            lookup_sum((np.array([0, -1, 1, 2], np.int64),), (table,), (1,), 4)
         with pytest.raises(IndexError, match="outside the counted span"):
             lookup_count((np.array([0, 1, 2, 3], np.int32),), (None,), (1,), w, span=3,
                          total=4)

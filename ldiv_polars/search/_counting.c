@@ -2,12 +2,13 @@
  * the arguments, owns the scratch arrays and holds the numpy twin of every function here).
  *
  * A roll-up's key of source row r is  sum_i digit_i(cols[i][r]) (+ extra[r]),  where a digit
- * is tables[i][code] (a lookup: the code's generalized value times its place) or code *
- * scales[i] when the column has no table. The numpy path builds that key array with one
- * gather per column and groups it with a weighted bincount over the whole key space, then
- * reads the non-zero cells. Here the keys are built in blocks that stay in L1, counted into
- * a reused array, and each counted cell's bit set in a bitmap, so the read-out visits only
- * the occupied cells (in key order) and leaves the count array zeroed for the next roll-up.
+ * is tables[i][code] * scales[i] (a lookup: the code's generalized value, or that value times
+ * its place with scale 1) or code * scales[i] when the column has no table. The numpy path
+ * builds that key array with one gather per column and groups it with a weighted bincount
+ * over the whole key space, then reads the non-zero cells. Here the keys are built in blocks
+ * that stay in L1, counted into a reused array, and each counted cell's bit set in a bitmap,
+ * so the read-out visits only the occupied cells (in key order) and leaves the count array
+ * zeroed for the next roll-up.
  *
  *   lookup_sum(cols, tables, scales, extra, out) -> None
  *       out[r] = key of row r (int64).
@@ -19,6 +20,9 @@
  *       key - first (a wide key space counted window by window, in as many passes, into one
  *       bounded array). flags (uint8, all zero, a byte per cell rounded up to 64, or None):
  *       scratch for a whole key space (see FLAG_CELLS_PER_ROW), left zeroed.
+ *   sort_sum(cols, tables, scales, extra, weights, span, wbits, keys, sums) -> int
+ *       the distinct keys of the rows in increasing order and their summed weights, by a
+ *       radix sort of the keys packed above their weights (see the function).
  *   read_cells(counts, bitmap, keys, sums[, first]) -> int
  *       the occupied cells in increasing order: keys[j] (+ first), sums[j]; counts and
  *       bitmap zeroed.
@@ -26,7 +30,9 @@
  *       -> (rows, classes): the same cells with their keys split as class * ns + id (see
  *       the function).
  *
- * cols: uint16, int32 or int64 arrays of the same length; tables: int64 arrays or None;
+ * cols: uint16, int32 or int64 arrays of the same length; tables: int64 or uint16 arrays (a
+ * uint16 lookup is a quarter of the cache lines: the QI groups' lookups, whose values are
+ * below their span, are uint16 within 2**16) or None;
  * extra: int32 array or None; weights: int32 or int64; counts: int32 or int64 (all zero);
  * bitmap: uint64 (all zero, a bit per cell of counts). A code outside its table, or a key
  * outside counts, raises IndexError (nothing is read or written out of bounds; the cells
@@ -153,8 +159,8 @@ static int digits_parse(PyObject *cols, PyObject *tables, PyObject *scales, PyOb
         d->has_table[i] = t != Py_None;
         if (d->has_table[i]) {
             if (get_int_buffer(t, &d->table[i], 0, "tables") < 0) goto fail;
-            if (d->table[i].itemsize != 8) {
-                PyErr_SetString(PyExc_TypeError, "tables: int64 expected");
+            if (d->table[i].itemsize != 8 && d->table[i].itemsize != 2) {
+                PyErr_SetString(PyExc_TypeError, "tables: int64 or uint16 expected");
                 goto fail;
             }
         }
@@ -186,12 +192,16 @@ fail:
 
 /* The keys of rows [lo, lo + m) into key; -1 when a code is outside its table (each column's
  * block is checked by its largest code, then gathered unchecked). The common case of the
- * search, up to four grouped uint16 columns with tables, is one pass over the rows. */
+ * search, up to four grouped uint16 columns with tables all uint16 (or all int64), is one
+ * pass over the rows. */
 static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key) {
     Py_ssize_t i, j;
     int fused = d->q >= 1 && d->q <= 4;
     const uint16_t *g[4];
     const int64_t *gt[4];
+    const uint16_t *gu[4];
+    int64_t gs[4];
+    int narrow_tables = 1, wide_tables = 1;  /* every table uint16 / every one int64 */
     if (d->has_extra) {
         const int32_t *e = (const int32_t *)d->extra.buf + lo;
         for (j = 0; j < m; j++) key[j] = e[j];
@@ -210,27 +220,55 @@ static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key
         if (size == 2) BLOCK_MAX(uint16_t, (const uint16_t *)c, m, mx);
         else if (size == 4) BLOCK_MAX(uint32_t, (const int32_t *)c, m, mx);
         else BLOCK_MAX(uint64_t, (const int64_t *)c, m, mx);
-        if (mx >= (uint64_t)(d->table[i].len / 8)) return -1;
+        if (mx >= (uint64_t)(d->table[i].len / d->table[i].itemsize)) return -1;
         if (size != 2) fused = 0;
+        if (d->table[i].itemsize != 2) narrow_tables = 0;
+        if (d->table[i].itemsize != 8) wide_tables = 0;
         if (i < 4) {
             g[i] = (const uint16_t *)c;
             gt[i] = (const int64_t *)d->table[i].buf;
+            gu[i] = (const uint16_t *)d->table[i].buf;
+            gs[i] = d->scale[i];
         }
     }
-    if (fused) {
+    if (fused && narrow_tables) {
         switch (d->q) {
         case 1:
-            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]];
+            for (j = 0; j < m; j++) key[j] += (int64_t)gu[0][g[0][j]] * gs[0];
             break;
         case 2:
-            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] + gt[1][g[1][j]];
+            for (j = 0; j < m; j++)
+                key[j] += (int64_t)gu[0][g[0][j]] * gs[0] + (int64_t)gu[1][g[1][j]] * gs[1];
             break;
         case 3:
-            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] + gt[1][g[1][j]] + gt[2][g[2][j]];
+            for (j = 0; j < m; j++)
+                key[j] += (int64_t)gu[0][g[0][j]] * gs[0] + (int64_t)gu[1][g[1][j]] * gs[1]
+                          + (int64_t)gu[2][g[2][j]] * gs[2];
             break;
         default:
             for (j = 0; j < m; j++)
-                key[j] += gt[0][g[0][j]] + gt[1][g[1][j]] + gt[2][g[2][j]] + gt[3][g[3][j]];
+                key[j] += (int64_t)gu[0][g[0][j]] * gs[0] + (int64_t)gu[1][g[1][j]] * gs[1]
+                          + (int64_t)gu[2][g[2][j]] * gs[2] + (int64_t)gu[3][g[3][j]] * gs[3];
+        }
+        return 0;
+    }
+    if (fused && wide_tables) {
+        switch (d->q) {
+        case 1:
+            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] * gs[0];
+            break;
+        case 2:
+            for (j = 0; j < m; j++) key[j] += gt[0][g[0][j]] * gs[0] + gt[1][g[1][j]] * gs[1];
+            break;
+        case 3:
+            for (j = 0; j < m; j++)
+                key[j] += gt[0][g[0][j]] * gs[0] + gt[1][g[1][j]] * gs[1]
+                          + gt[2][g[2][j]] * gs[2];
+            break;
+        default:
+            for (j = 0; j < m; j++)
+                key[j] += gt[0][g[0][j]] * gs[0] + gt[1][g[1][j]] * gs[1]
+                          + gt[2][g[2][j]] * gs[2] + gt[3][g[3][j]] * gs[3];
         }
         return 0;
     }
@@ -239,16 +277,22 @@ static int block_keys(const Digits *d, Py_ssize_t lo, Py_ssize_t m, int64_t *key
         const uint16_t *c16 = (const uint16_t *)d->col[i].buf + lo;
         const int32_t *c32 = (const int32_t *)d->col[i].buf + lo;
         const int64_t *c64 = (const int64_t *)d->col[i].buf + lo;
+        int64_t s = d->scale[i];
         if (d->has_table[i]) {  /* (codes checked above) */
-            const int64_t *t = (const int64_t *)d->table[i].buf;
-            if (size == 2)
-                for (j = 0; j < m; j++) key[j] += t[c16[j]];
-            else if (size == 4)
-                for (j = 0; j < m; j++) key[j] += t[(uint32_t)c32[j]];
-            else
-                for (j = 0; j < m; j++) key[j] += t[(uint64_t)c64[j]];
+#define ADD_LOOKUPS(T)                                                                       \
+            do {                                                                             \
+                const T *t = (const T *)d->table[i].buf;                                     \
+                if (size == 2)                                                               \
+                    for (j = 0; j < m; j++) key[j] += (int64_t)t[c16[j]] * s;                \
+                else if (size == 4)                                                          \
+                    for (j = 0; j < m; j++) key[j] += (int64_t)t[(uint32_t)c32[j]] * s;      \
+                else                                                                         \
+                    for (j = 0; j < m; j++) key[j] += (int64_t)t[(uint64_t)c64[j]] * s;      \
+            } while (0)
+            if (d->table[i].itemsize == 2) ADD_LOOKUPS(uint16_t);
+            else ADD_LOOKUPS(int64_t);
+#undef ADD_LOOKUPS
         } else {
-            int64_t s = d->scale[i];
             if (size == 2)
                 for (j = 0; j < m; j++) key[j] += (int64_t)c16[j] * s;
             else if (size == 4)
@@ -513,6 +557,153 @@ fail:
     return NULL;
 }
 
+/* sort_sum(cols, tables, scales, extra, weights, span, wbits, keys, sums) -> int
+ *     The rows' keys (as lookup_sum), each packed above its weight (key << wbits | weight, in a
+ *     uint64: the caller checks that bits(span - 1) + wbits <= 64), sorted by a least
+ *     significant digit radix sort on the key's bits (RADIX_BITS at most a pass; a pass whose
+ *     digit is the same in every row is skipped), then the weights of each run of equal keys
+ *     summed: the distinct keys in increasing order into keys[j], their sums into sums[j];
+ *     returns the distinct keys. keys and sums (int64, at least the rows' length) are also the
+ *     sort's two buffers (no other memory of the rows' size). For key spans too wide to count:
+ *     one pass builds, packs and histograms the keys, a few passes scatter them, rather than a
+ *     comparison sort and the gathers of the keys and weights by its order. A code outside its
+ *     table or a key outside [0, span) raises IndexError, a weight outside [0, 2**wbits)
+ *     ValueError (nothing is read or written out of bounds; keys and sums are then
+ *     undefined). */
+#define RADIX_BITS 11
+#define RADIX_MAX_PASSES 6
+
+/* LSD radix sort of the n packed values in *a (their key's bits from bit shift up, passes
+ * digits of width bits, hist[p] the counts of pass p's digits), scattered between *a and *b;
+ * *a holds the sorted values at the end (the two pointers swapped after each scatter). */
+static void radix_sort_packed(uint64_t **a, uint64_t **b, Py_ssize_t n, int shift, int width,
+                              int passes, Py_ssize_t (*hist)[1 << RADIX_BITS]) {
+    Py_ssize_t j, x, mask = ((Py_ssize_t)1 << width) - 1;
+    int p;
+    for (p = 0; p < passes; p++) {
+        Py_ssize_t *h = hist[p], sum = 0;
+        int at = shift + p * width;
+        uint64_t *src = *a, *dst = *b;
+        for (x = 0; x <= mask; x++)
+            if (h[x] == n) break;
+        if (x <= mask) continue;  /* one digit in every row: the order stays */
+        for (x = 0; x <= mask; x++) {
+            Py_ssize_t c = h[x];
+            h[x] = sum;
+            sum += c;
+        }
+        for (j = 0; j < n; j++) dst[h[(src[j] >> at) & mask]++] = src[j];
+        *a = dst;
+        *b = src;
+    }
+}
+
+/* The distinct keys of the n sorted packed values of a (key << wbits | weight) into keys and
+ * their summed weights into sums; returns the distinct keys. a may be keys or sums itself:
+ * value j is read before anything at or below j is written. */
+static Py_ssize_t run_sums_packed(const uint64_t *a, Py_ssize_t n, int wbits, int64_t *keys,
+                                  int64_t *sums) {
+    Py_ssize_t j, distinct = 0;
+    uint64_t wm = ((uint64_t)1 << wbits) - 1;
+    for (j = 0; j < n; j++) {
+        uint64_t v = a[j];
+        int64_t k = (int64_t)(v >> wbits), wt = (int64_t)(v & wm);
+        if (distinct && keys[distinct - 1] == k) {
+            sums[distinct - 1] += wt;
+        } else {
+            keys[distinct] = k;
+            sums[distinct] = wt;
+            distinct++;
+        }
+    }
+    return distinct;
+}
+
+static PyObject *sort_sum(PyObject *self, PyObject *args) {
+    PyObject *cols, *tables, *scales, *extra, *objs[3];
+    Py_buffer bufs[3], *w = &bufs[0], *ko = &bufs[1], *so = &bufs[2];
+    static const int writable[3] = {0, 1, 1};
+    static const char *names[3] = {"weights", "keys", "sums"};
+    Digits d;
+    Py_ssize_t rows, span, lo, j, distinct = 0;
+    int wbits, bits, passes, width, bad = 0, p;
+    uint64_t *a, *b;
+    Py_ssize_t (*hist)[1 << RADIX_BITS] = NULL;
+    int64_t key[BLOCK];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOOniOO", &cols, &tables, &scales, &extra, &objs[0], &span,
+                          &wbits, &objs[1], &objs[2]))
+        return NULL;
+    if (get_int_buffers(3, objs, bufs, writable, names) < 0) return NULL;
+    rows = w->len / w->itemsize;
+    bits = span > 1 ? 64 - __builtin_clzll((unsigned long long)(span - 1)) : 1;
+    if (w->itemsize == 2 || ko->itemsize != 8 || so->itemsize != 8 || ko->len / 8 < rows
+            || so->len / 8 < rows || span < 1 || wbits < 1 || bits + wbits > 64) {
+        PyErr_SetString(PyExc_ValueError, "sort_sum: int32/int64 weights, int64 keys and sums "
+                        "of the rows' length, bits(span - 1) + wbits <= 64 expected");
+        release_buffers(3, bufs);
+        return NULL;
+    }
+    if (digits_parse(cols, tables, scales, extra, rows, &d) < 0) {
+        release_buffers(3, bufs);
+        return NULL;
+    }
+    passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+    width = (bits + passes - 1) / passes;
+    a = (uint64_t *)ko->buf;
+    b = (uint64_t *)so->buf;
+    hist = calloc((size_t)passes, sizeof(*hist));
+    if (hist == NULL) {
+        digits_release(&d);
+        release_buffers(3, bufs);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    {
+        const int32_t *w32 = (const int32_t *)w->buf;
+        const int64_t *w64 = (const int64_t *)w->buf;
+        uint64_t wmax = (uint64_t)1 << wbits, mask = ((uint64_t)1 << width) - 1;
+        for (lo = 0; lo < rows && !bad; lo += BLOCK) {
+            Py_ssize_t m = rows - lo < BLOCK ? rows - lo : BLOCK;
+            if (block_keys(&d, lo, m, key) < 0) {
+                bad = 1;
+                break;
+            }
+            for (j = 0; j < m; j++) {
+                uint64_t k = (uint64_t)key[j];
+                uint64_t wt = w->itemsize == 4 ? (uint64_t)(int64_t)w32[lo + j]
+                                               : (uint64_t)w64[lo + j];
+                if (k >= (uint64_t)span) {
+                    bad = 2;
+                    break;
+                }
+                if (wt >= wmax) {
+                    bad = 3;
+                    break;
+                }
+                for (p = 0; p < passes; p++) hist[p][(k >> (p * width)) & mask]++;
+                a[lo + j] = k << wbits | wt;
+            }
+        }
+        if (!bad) {
+            radix_sort_packed(&a, &b, rows, wbits, width, passes, hist);
+            distinct = run_sums_packed(a, rows, wbits, (int64_t *)ko->buf, (int64_t *)so->buf);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(hist);
+    digits_release(&d);
+    release_buffers(3, bufs);
+    if (bad) {
+        PyErr_SetString(bad == 3 ? PyExc_ValueError : PyExc_IndexError,
+                        bad == 1 ? "a code is outside its lookup table"
+                        : bad == 2 ? "a key is outside the sorted span"
+                                   : "a weight is outside [0, 2**wbits)");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(distinct);
+}
+
 /* Each occupied cell i < span of the bitmap, in increasing order, its bit cleared, then
  * BODY with i set (a bit past the span is never set by count_keys: skipped). */
 #define FOR_EACH_CELL(bits, words, span, i, ...)                                             \
@@ -566,18 +757,30 @@ static PyObject *read_cells(PyObject *self, PyObject *args) {
     {
         uint64_t *bits = (uint64_t *)bm->buf;
         int64_t *kk = (int64_t *)keys->buf, *ss = (int64_t *)sums->buf;
-        Py_BEGIN_ALLOW_THREADS
-        FOR_EACH_CELL(bits, words, span, i, {
-            int64_t v = take_cell(cnt, i);
-            if (j < cap) {
-                kk[j] = first + i;
-                ss[j] = v;
-                j++;
-            } else {
-                over = 1;
-            }
-        });
-        Py_END_ALLOW_THREADS
+        Py_ssize_t w, occupied = 0;
+        for (w = 0; w < words; w++) occupied += __builtin_popcountll(bits[w]);
+        over = occupied > cap;  /* (checked before anything is written; bits past the span,
+                                    never set by count_keys, only make this stricter) */
+        if (!over) {
+            Py_BEGIN_ALLOW_THREADS
+            /* (one loop per count width: no test of the width or of the room per cell) */
+#define READ_CELLS(T)                                                                        \
+            do {                                                                             \
+                T *c = (T *)cnt->buf;                                                        \
+                FOR_EACH_CELL(bits, words, span, i, {                                        \
+                    kk[j] = first + i;                                                       \
+                    ss[j] = c[i];                                                            \
+                    c[i] = 0;                                                                \
+                    j++;                                                                     \
+                });                                                                          \
+            } while (0)
+            if (cnt->itemsize == 4) READ_CELLS(int32_t);
+            else READ_CELLS(int64_t);
+#undef READ_CELLS
+            Py_END_ALLOW_THREADS
+        } else {  /* nothing written; the cells zeroed all the same (kept scratch arrays) */
+            FOR_EACH_CELL(bits, words, span, i, { (void)take_cell(cnt, i); });
+        }
     }
     if (over) PyErr_SetString(PyExc_ValueError, "read_cells: more occupied cells than room");
 done:
@@ -657,6 +860,8 @@ static PyMethodDef methods[] = {
     {"lookup_sum", lookup_sum, METH_VARARGS, "out[r] = sum_i digit_i(cols[i][r]) + extra[r]"},
     {"count_keys", count_keys, METH_VARARGS,
      "count the rows' keys into counts (bitmap of occupied cells); returns the cells"},
+    {"sort_sum", sort_sum, METH_VARARGS,
+     "distinct keys of the rows in increasing order and their summed weights (radix sort)"},
     {"read_cells", read_cells, METH_VARARGS,
      "occupied cells in key order into keys/sums; counts and bitmap zeroed"},
     {"read_cells_split", read_cells_split, METH_VARARGS,

@@ -13,7 +13,7 @@ result visits only the occupied cells. Wide key spaces of large sources are coun
 
 >>> import numpy as np
 >>> cols = (np.array([0, 1, 1, 2], np.int32), np.array([1, 0, 1, 1], np.int32))
->>> tables = (np.array([0, 2, 2]), None)  # QI 0: codes 1 and 2 merge (digit place 2)
+>>> tables = (np.array([0, 1, 1]), None)  # QI 0: codes 1 and 2 merge (digit place 2)
 >>> lookup_sum(cols, tables, (2, 1), 4).tolist()
 [1, 2, 3, 3]
 >>> keys, sums = lookup_count(cols, tables, (2, 1), np.array([5, 1, 1, 2]), span=4, total=9)
@@ -76,22 +76,30 @@ def count_cells(rows: int, numpy_limit: int) -> int:
 
 def lookup_sum(cols: Columns, tables: Tables, scale: Sequence[int], rows: int,
                extra: np.ndarray | None = None) -> np.ndarray:
-    """int64 ``sum_i tables[i][cols[i]]`` (``cols[i] * scale[i]`` where ``tables[i]`` is
-    None), plus ``extra`` (int32): the mixed-radix key of every row, a fresh int64 array of
-    ``rows`` entries. ``cols`` are uint16, int32 or intp codes, ``tables`` int64 lookups. A code
-    outside its lookup raises ``IndexError`` (the kernel checks before it reads)."""
+    """int64 ``sum_i tables[i][cols[i]] * scale[i]`` (``cols[i] * scale[i]`` where
+    ``tables[i]`` is None; a lookup already holding its digits' places has scale 1), plus
+    ``extra`` (int32): the mixed-radix key of every row, a fresh int64 array of ``rows``
+    entries. ``cols`` are uint16, int32 or intp codes, ``tables`` int64 or uint16 lookups. A
+    code outside its lookup raises ``IndexError`` (the kernel checks before it reads)."""
     if KERNEL and cols:
         out = np.empty(rows, dtype=np.int64)
         assert _kernel is not None
         _kernel.lookup_sum(_args(cols), tuple(tables), tuple(int(s) for s in scale),
                            _extra(extra), out)
         return out
+    # (numpy: int64 lookups, so digits are scaled and summed without overflow)
+    tables = [t if t is None or t.dtype == np.int64 else t.astype(np.int64) for t in tables]
     if rows >= TUNING.chunked_key_rows or not cols:
         return _lookup_sum_chunked(cols, tables, scale, rows, extra)
     key = None if extra is None else extra.astype(np.int64)
     for col, table, r in zip(cols, tables, scale):
         # fancy indexing takes int32 indices as they are (np.take casts them on every call)
-        digit = table[col] if table is not None else col * np.int64(r)
+        if table is None:
+            digit = col * np.int64(r)
+        else:
+            digit = table[col]  # (a fresh array: scaled in place)
+            if r != 1:
+                np.multiply(digit, r, out=digit)
         if key is None:  # the first digits are the key's array (a fresh int64 one)
             key = digit if digit.dtype == np.int64 else digit.astype(np.int64)
         else:
@@ -136,6 +144,39 @@ def lookup_count(cols: Columns, tables: Tables, scale: Sequence[int], weights: n
     if len(parts) == 1:
         return parts[0]
     return (np.concatenate([k for k, _ in parts]), np.concatenate([s for _, s in parts]))
+
+
+def lookup_sort_sum(cols: Columns, tables: Tables, scale: Sequence[int], weights: np.ndarray,
+                    *, span: int, total: int, extra: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`lookup_count`'s ``(keys, sums)`` for a key space too wide to count: the kernel
+    builds every row's key, packs it above its weight in a uint64 and radix-sorts those, then
+    sums the weights of each run of equal keys (one pass that builds and histograms the keys,
+    a few that scatter them: no comparison sort, no gathers of keys and weights by its
+    order; the two result arrays are its buffers). ``total`` bounds every weight. None
+    without the kernel, when a key and a weight do not fit in 64 bits together, or above
+    ``TUNING.radix_max_rows`` rows: the caller then sorts the keys
+    (:func:`~ldiv_polars.search.grouping.group_sum`).
+
+    >>> cols = (np.array([3, 0, 3, 1], np.int32),)
+    >>> got = lookup_sort_sum(cols, (None,), (1,), np.array([2, 1, 5, 1]), span=4, total=9)
+    >>> got is None or [a.tolist() for a in got] == [[0, 1, 3], [1, 1, 7]]
+    True
+    """
+    rows = int(weights.shape[0])
+    wbits = max(int(total).bit_length(), 1)
+    if not KERNEL or not cols or rows > TUNING.radix_max_rows or \
+            max(span - 1, 1).bit_length() + wbits > 64:
+        return None
+    assert _kernel is not None
+    keys = np.empty(rows, dtype=np.int64)
+    sums = np.empty(rows, dtype=np.int64)
+    distinct = _kernel.sort_sum(_args(cols), tuple(tables), tuple(int(s) for s in scale),
+                                _extra(extra), _weights(weights), int(span), wbits, keys, sums)
+    # (shrunk in place, no copy: a kept snapshot must not hold the whole buffers alive)
+    keys.resize(distinct, refcheck=False)
+    sums.resize(distinct, refcheck=False)
+    return keys, sums
 
 
 def _count_keys(args: tuple[Any, ...], counts: np.ndarray, bitmap: np.ndarray,
@@ -269,6 +310,8 @@ def _lookup_sum_chunked(cols: Columns, tables: Tables, scale: Sequence[int], row
             else:
                 ix[...] = col[lo:hi]  # intp indices: numpy casts others on every gather
                 np.take(table, ix, out=digit)
+            if table is not None and scale[i] != 1:
+                np.multiply(digit, scale[i], out=digit)
             if i:
                 np.add(k, t, out=k)
         if extra is not None:

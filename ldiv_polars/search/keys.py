@@ -6,7 +6,8 @@ the class order). A digit is a lookup (level-a code -> level-b code x radix,
 :meth:`~ldiv_polars.search.encoding.Encoding.scaled`) or, for an unchanged QI, a
 multiplication. :class:`KeyBuilder` adds *grouped codes*: consecutive QIs of a source combined
 into one code per row, so a key is one gather per group of QIs, from a lookup that sums the
-group's digits (:meth:`KeyBuilder.group_lut`), instead of one per QI. Keys wider than an int64
+group's digits in its own radix (:meth:`KeyBuilder.group_lut`), times the group's place,
+instead of one per QI. Keys wider than an int64
 are never built (:data:`KEY_LIMIT`); :func:`combine` densifies step by step instead.
 
 >>> import numpy as np
@@ -18,6 +19,7 @@ are never built (:data:`KEY_LIMIT`); :func:`combine` densifies step by step inst
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,12 +42,12 @@ class KeyBuilder:
     """The key columns and lookups of roll-ups over one :class:`Encoding`, with the derived
     data it keeps: grouped codes per source (``grouped``: ``id(source) -> (source, uses,
     groups, grouped codes)``, dropped by :meth:`forget` when the source leaves the store) and
-    QI-group lookups (within ``TUNING.group_luts_max_bytes``)."""
+    QI-group lookups (the most recently used within ``TUNING.group_luts_max_bytes``)."""
 
     def __init__(self, encoding: Encoding) -> None:
         self.encoding = encoding
         self.grouped: dict[int, tuple[Snapshot, int, Groups, list[np.ndarray]]] = {}
-        self._group_luts: dict[tuple[object, ...], np.ndarray] = {}
+        self._group_luts: OrderedDict[tuple[object, ...], np.ndarray] = OrderedDict()
         self._group_lut_bytes = 0
 
     def forget(self, src: Snapshot) -> None:
@@ -60,16 +62,19 @@ class KeyBuilder:
                ) -> tuple[list[np.ndarray], list[np.ndarray | None], list[int]]:
         """``(cols, tables, scale)`` of the key of every row of ``src`` at ``levels`` with
         these radices, for :func:`~ldiv_polars.search.counting.lookup_sum`: per QI group when
-        the source has grouped codes (:meth:`grouped_codes`), else per QI."""
+        the source has grouped codes (:meth:`grouped_codes`; a group's lookup in its own
+        radix, scaled by the radix of its last QI), else per QI (lookups holding their
+        places, scale 1; a multiplication by the radix for an unchanged QI)."""
         grouped = self.grouped_codes(src)
         if grouped is not None:
             groups, gcols = grouped
             tables: list[np.ndarray | None] = [
-                self.group_lut(src.levels, levels, radix, g) for g in groups]
-            return list(gcols), tables, [1] * len(groups)
+                self.group_lut(src.levels, levels, g) for g in groups]
+            return list(gcols), tables, [radix[g[-1]] for g in groups]
         codes = src.codes
         assert codes is not None
-        return list(codes), self.encoding.digit_tables(src.levels, levels, radix), list(radix)
+        tables = self.encoding.digit_tables(src.levels, levels, radix)
+        return list(codes), tables, _scales(tables, radix)
 
     def mixed_key(self, cols: list[np.ndarray], rows: int, src_levels: Sequence[int],
                   levels: Sequence[int], radix: Sequence[int],
@@ -77,7 +82,7 @@ class KeyBuilder:
         """int64 key of per-QI code columns at ``src_levels`` (``rows`` rows): the sum over QIs
         of the level-``levels[i]`` code times ``radix[i]``, plus ``extra``."""
         tables = self.encoding.digit_tables(src_levels, levels, radix)
-        return counting.lookup_sum(cols, tables, radix, rows, extra)
+        return counting.lookup_sum(cols, tables, _scales(tables, radix), rows, extra)
 
     # --- grouped codes ------------------------------------------------------------------------
 
@@ -138,19 +143,26 @@ class KeyBuilder:
 
     @staticmethod
     def _from_keys(src: Snapshot, groups: Groups, dt: type) -> list[np.ndarray]:
-        """Grouped codes of a snapshot whose codes are its class keys: per group, a division
-        and a modulo of the keys, gathered by each row's class."""
+        """Grouped codes of a snapshot whose codes are its class keys, gathered by each row's
+        class: when the keys are plain mixed-radix numbers (:func:`_plain_places`), the
+        groups' digits from the least significant group, dividing the rest down (one division
+        per group but the first, in int32 when the keys fit; ``v % m`` as ``v - v // m * m``:
+        numpy divides by a scalar with libdivide, not its remainder); otherwise per group a
+        division and a remainder of the keys."""
         assert src._classes is not None
         cc, rc = src._classes
-        out = []
-        for g in groups:
-            d = cc.div[g[-1]]
-            v = cc.keys // d if d > 1 else cc.keys.copy()
-            if g[0] > 0:  # the first group's digits are the key's leading ones
-                v %= math.prod(max(cc.cards[i], 1) for i in g)
-            out.append(v.astype(dt, copy=False) if rc is None else
-                       v.astype(dt, copy=False)[rc])
-        return out
+        spans = [math.prod(max(cc.cards[i], 1) for i in g) for g in groups]
+        if not _plain_places(cc.div, cc.cards):
+            out = []
+            for g, m in zip(groups, spans):
+                d = cc.div[g[-1]]
+                v = cc.keys // d if d > 1 else cc.keys.copy()
+                if g[0] > 0:  # the first group's digits are the key's leading ones
+                    v %= m
+                out.append(v.astype(dt, copy=False))
+        else:
+            out = _group_digits(cc.keys, spans, dt)
+        return out if rc is None else [c[rc] for c in out]
 
     def _from_codes(self, src: Snapshot, groups: Groups, dt: type) -> list[np.ndarray]:
         """Grouped codes of a snapshot with per-row codes: per group, its QIs' codes combined
@@ -168,30 +180,29 @@ class KeyBuilder:
         return out
 
     def group_lut(self, src_levels: tuple[int, ...], levels: Sequence[int],
-                  radix: Sequence[int], group: tuple[int, ...]) -> np.ndarray:
-        """Digit lookup of a QI group (int64): grouped source code -> the sum of the group's
-        QIs' digits of the key at ``levels`` with these radices."""
-        # groups are runs of consecutive QIs; the radix of a group's QIs follows from its
-        # last one's and the group's target levels
+                  group: tuple[int, ...]) -> np.ndarray:
+        """Digit lookup of a QI group (uint16 when the group's digits fit, else int64):
+        grouped source code -> the sum of the group's QIs' digits of the key at ``levels`` in
+        the group's own radix (its last QI's place 1; the key's digits are these times the
+        last QI's radix in the key, whatever the QIs after the group: one lookup serves every
+        target sharing the group's levels). Built by broadcasting, kept while among the most
+        recently used within ``TUNING.group_luts_max_bytes``."""
         g0, g1 = group[0], group[-1] + 1
-        key = (g0, g1, src_levels[g0:g1], tuple(levels[g0:g1]), radix[g1 - 1])
+        key = (g0, g1, src_levels[g0:g1], tuple(levels[g0:g1]))
         lut = self._group_luts.get(key)
-        if lut is None:
-            if self._group_lut_bytes >= TUNING.group_luts_max_bytes:
-                self._group_luts.clear()
-                self._group_lut_bytes = 0
-            # the group's digits in its own radix (its last QI's place 1) are the same whatever
-            # the QIs after it: built once per (source levels, target levels) of the group,
-            # then scaled by the group's place in each target key
-            local = self._group_luts.get(key[:4])
-            if local is None:
-                local = self._local_lut(src_levels, levels, group)
-                self._group_luts[key[:4]] = local
-                self._group_lut_bytes += local.nbytes
-            r = radix[g1 - 1]
-            lut = local * r if r != 1 else local
-            self._group_luts[key] = lut
-            self._group_lut_bytes += lut.nbytes if r != 1 else 0
+        if lut is not None:
+            self._group_luts.move_to_end(key)
+            return lut
+        lut = self._local_lut(src_levels, levels, group)
+        cards = self.encoding.cards
+        if math.prod(max(cards[i][levels[i]], 1) for i in group) <= 1 << 16:
+            # (uint16 when the values fit, a quarter of the kernel's cache lines)
+            lut = lut.astype(np.uint16)
+        self._group_luts[key] = lut
+        self._group_lut_bytes += lut.nbytes
+        while self._group_lut_bytes > TUNING.group_luts_max_bytes and len(self._group_luts) > 1:
+            _, old = self._group_luts.popitem(last=False)  # the least recently used
+            self._group_lut_bytes -= old.nbytes
         return lut
 
     def _local_lut(self, src_levels: tuple[int, ...], levels: Sequence[int],
@@ -247,3 +258,38 @@ def combine(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, int]:
         np.add(key, c, out=key)
         span *= card
     return key, span
+
+
+def _scales(tables: Sequence[np.ndarray | None], radix: Sequence[int]) -> list[int]:
+    """The scales of per-QI digit lookups (:meth:`~ldiv_polars.search.encoding.Encoding.
+    digit_tables`, which hold their places: 1) and of unchanged QIs (their radix)."""
+    return [1 if t is not None else r for t, r in zip(tables, radix)]
+
+
+def _plain_places(div: Sequence[int], cards: Sequence[int]) -> bool:
+    """Whether ``div`` are the places of plain mixed-radix keys of these cardinalities (the
+    last QI's place 1, each other's the next one's times its cardinality)."""
+    return bool(div) and div[-1] == 1 and all(
+        div[i] == div[i + 1] * max(cards[i + 1], 1) for i in range(len(div) - 1))
+
+
+def _group_digits(keys: np.ndarray, spans: Sequence[int], dt: type) -> list[np.ndarray]:
+    """The digits of mixed-radix ``keys`` (non-negative, below the product of ``spans``) in
+    the radices ``spans`` (the first most significant), each a fresh ``dt`` array: from the
+    least significant digit, dividing the rest down, in int32 when the keys fit.
+
+    >>> [d.tolist() for d in _group_digits(np.array([0, 7, 23]), [2, 3, 4], np.int32)]
+    [[0, 0, 1], [0, 1, 2], [0, 3, 3]]
+    """
+    wt = np.int32 if math.prod(spans) <= 2**31 else np.int64
+    rest = keys.astype(wt, copy=False)
+    out: list[np.ndarray] = [rest] * len(spans)
+    t = np.empty(keys.shape[0], wt)
+    for j in range(len(spans) - 1, 0, -1):
+        quo = np.floor_divide(rest, spans[j])
+        np.multiply(quo, spans[j], out=t)
+        out[j] = np.empty(keys.shape[0], dt)
+        np.subtract(rest, t, out=out[j], casting="unsafe")  # < spans[j]: fits dt
+        rest = quo
+    out[0] = rest.astype(dt, copy=rest is keys)
+    return out

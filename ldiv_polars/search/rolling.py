@@ -125,10 +125,16 @@ class Roller:
                                             span=span, total=self.total, extra=extra,
                                             fweights=None if narrow else src.weights())
         else:
-            key = counting.lookup_sum(cols, tables, scale, src.rows, extra)
-            # (the key is this roll-up's own array: the sort may pack and sum in it)
-            uniq, n = group_sum(key, span, src.n, consume=True, ordered=ordered)
-            del key
+            packed = counting.lookup_sort_sum(  # (the kernel's radix sort, when it fits)
+                cols, tables, scale, src.narrow_counts() if narrow else src.n, span=span,
+                total=self.total, extra=extra)
+            if packed is not None:
+                uniq, n = packed
+            else:
+                key = counting.lookup_sum(cols, tables, scale, src.rows, extra)
+                # (the key is this roll-up's own array: the sort may pack and sum in it)
+                uniq, n = group_sum(key, span, src.n, consume=True, ordered=ordered)
+                del key
         return self._rolled(src, levels, cards, class_radix, *_split_keys(uniq, n, ns),
                             keep_codes, cache_rows)
 

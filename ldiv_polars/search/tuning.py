@@ -159,6 +159,12 @@ class SearchTuning:
     """With the kernel, key spans up to this many cells are counted whatever the source's
     rows (its cost is O(rows + span / 64)); numpy counts only spans within its bincount
     limit and sorts the keys beyond."""
+    radix_max_rows: int = 1 << 22
+    """With the kernel, roll-ups of a key span too wide to count from sources of at most this
+    many rows are grouped by its radix sort of the keys packed with their weights
+    (:func:`~ldiv_polars.search.counting.lookup_sort_sum`, two copies of 8 bytes a row held
+    while it runs); larger sources, or keys and weights too wide to pack, are sorted as
+    :func:`~ldiv_polars.search.grouping.group_sum` does."""
     window_cells: int = 1 << 25
     window_max_passes: int = 16
     window_min_rows: int = 1 << 20
