@@ -6,7 +6,9 @@ headers) is ``optional``: without a C compiler the build prints a warning and th
 installs without it; the roll-ups then run their numpy twin (same results, slower; see
 ``ldiv_polars/search/counting.py``). The ordered EMD of t-closeness
 (``ldiv_polars/models/_emd.c``) is optional in the same way: without it
-``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy.
+``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy. The dictionary encoding
+of a string column (``ldiv_polars/core/engines/_strings.c``) likewise: without it
+``ldiv_polars/core/engines/string_codes.py`` casts through Polars' Enum.
 """
 
 import sys
@@ -21,6 +23,12 @@ setup(
         Extension(
             "ldiv_polars.search._counting",
             ["ldiv_polars/search/_counting.c"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            optional=True,
+        ),
+        Extension(
+            "ldiv_polars.core.engines._strings",
+            ["ldiv_polars/core/engines/_strings.c"],
             extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,
         ),

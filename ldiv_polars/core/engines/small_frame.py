@@ -2,9 +2,11 @@
 
 On a frame of a few thousand to a few hundred thousand rows the fixed costs of a Polars
 group-by (a plan, a hash table per thread, a second table for the sensitive values' ids)
-are most of the counting; here the rows' raw-value indices are read once into numpy (one
-Enum cast per String column, the only per-row string work; an integer column by a table over
-its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`), combined into one
+are most of the counting; here the rows' raw-value indices are read once into numpy (a String
+column's Arrow views by the compiled kernel of
+:mod:`~ldiv_polars.core.engines.string_codes`, the only per-row string work; an integer column
+by a table over its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`),
+combined into one
 mixed-radix key per row, and grouped by one sort
 (:func:`~ldiv_polars.core.engines.base.key_runs`, the same grouping as the Polars engine's
 in-memory QI-only keys). The result is exactly what the Polars engine gives
@@ -34,7 +36,7 @@ import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, fits_key, key_runs, places
 from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
-from ldiv_polars.core.frequency import unique_name
+from ldiv_polars.core.engines.string_codes import leaf_codes, sorted_ids
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
 """DataFrames of at most this many rows are counted by :func:`small_frame_counts`. Larger ones
@@ -58,73 +60,63 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     path's), a raw value list that makes no Enum, keys past int64, or no QI."""
     import numpy as np  # here only: `ldiv check` never needs numpy
 
-    values = _sensitive_values(df, sensitive) if sensitive else None
-    if not qi or (sensitive and values is None):
+    ids = (sorted_ids(df.get_column(sensitive[0])) if len(sensitive) == 1 else None
+           ) if sensitive else None
+    if not qi or (sensitive and ids is None):
         return None
     cards = [len(leaves[q]) for q in qi]
-    radix = [*cards, values.len() if values is not None else 1]
+    radix = [*cards, ids[1].len() if ids is not None else 1]
     if not fits_key(radix):
         return None
-    arrays = _code_arrays(df, qi, leaves, sensitive[0] if values is not None else None,
-                          values)
+    arrays = _code_arrays(df, qi, leaves)
     if arrays is None:
         return None
     key = np.zeros(df.height, dtype=np.int64)
-    for a, m in zip(arrays, places(radix)):
+    for a, m in zip([*arrays, *([ids[0]] if ids is not None else [])], places(radix)):
         key += a * m
     uniq, n = key_runs(key)
     raw = [np.bincount(a, minlength=c).astype(np.int64, copy=False)
            for a, c in zip(arrays, cards)]
-    if values is None:
+    if ids is None:
         return EncodedCounts(tuple(qi), (), keys=uniq, n=n, ordered=True, raw_counts=raw)
     n_s = radix[-1]
     return EncodedCounts(tuple(qi), tuple(sensitive), class_keys=uniq // n_s,
                          raw_cards=tuple(cards), sensitive_ids=(uniq % n_s).astype(np.int32),
-                         n=n, sensitive_values=values, raw_counts=raw)
+                         n=n, sensitive_values=ids[1], raw_counts=raw)
 
 
-def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
-                 sensitive: str | None, values: pl.Series | None) -> list[Any] | None:
-    """Each QI's raw indices and then the sensitive ids (int64 numpy arrays): an integer
-    column by a table over its range
-    (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), the others by
-    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (the physical values of a column
-    read as codes, else one Enum cast) in one query, so Polars runs them side by side. None
-    when a QI value is null or not a raw value, or the raw values make no Enum."""
+def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series]
+                 ) -> list[Any] | None:
+    """Each QI's raw indices (int64 numpy arrays): an integer column by a table over its
+    range (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), a String column by
+    :func:`~ldiv_polars.core.engines.string_codes.leaf_codes` (its Arrow views read by the
+    compiled kernel), the others by :func:`~ldiv_polars.core.engines.raw_codes.raw_index`
+    (the physical values of a column read as codes, else one Enum cast) in one query, so
+    Polars runs them side by side. None when a QI value is null or not a raw value, or the
+    raw values make no Enum."""
     import numpy as np
 
     arrays: dict[str, Any] = {}
     exprs = []
     schema = df.schema  # (made anew on every read)
     for q in qi:
-        codes = integer_index(df.get_column(q), leaves[q])
+        column = df.get_column(q)
+        codes = (leaf_codes(column, leaves[q]) if schema[q] == pl.String
+                 else integer_index(column, leaves[q]))
         if codes is not None:
             if codes.shape[0] and codes.min() < 0:
                 return None
             arrays[q] = codes
             continue
+        if schema[q] == pl.String:
+            return None  # a null or a value that is not a raw value
         e = raw_index(q, leaves[q], schema, strict=False)
         if e is None:
             return None
         exprs.append(e.cast(pl.Int64).alias(q))
-    sid = unique_name("__ldiv_sid", df.columns)
-    if sensitive is not None and values is not None:
-        exprs.append(pl.col(sensitive).cast(pl.Enum(values)).to_physical().cast(pl.Int64)
-                     .alias(sid))
     coded = df.select(exprs) if exprs else pl.DataFrame()
     for c in coded.get_columns():
         if c.null_count():
             return None
         arrays[c.name] = c.to_numpy().astype(np.int64, copy=False)
-    return [arrays[c] for c in [*qi, *([sid] if sensitive is not None else [])]]
-
-
-def _sensitive_values(df: pl.DataFrame, sensitive: Sequence[str]) -> pl.Series | None:
-    """The distinct values of the one String sensitive column, sorted (their ids' order);
-    None for several columns, another dtype, or nulls."""
-    if len(sensitive) != 1 or df.schema.get(sensitive[0]) != pl.String:
-        return None
-    col = df.get_column(sensitive[0])
-    if col.null_count():
-        return None
-    return col.unique().sort()
+    return [arrays[q] for q in qi]

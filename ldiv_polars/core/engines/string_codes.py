@@ -1,0 +1,118 @@
+"""The codes of a String column's rows read straight from its Arrow string views.
+
+Polars casts a String column to an Enum at about 10-15 ns a row (a hash and a lookup of each
+row's string); the compiled kernel ``_strings.encode`` numbers the distinct strings of the
+column's Arrow views (through the Arrow C stream, zero-copy, chunk by chunk) in one
+pass (a hash of each row's bytes into a small table), with no query plan.
+Two strings get one number exactly when their bytes are equal, so the codes are exactly the
+Enum cast's: :func:`leaf_codes` is :func:`~ldiv_polars.core.engines.raw_codes.raw_index` for
+a String column, :func:`sorted_ids` the ids of a sensitive column's distinct values in sorted
+order. Without the kernel (not compiled, or ``LDIV_POLARS_NO_KERNEL=1``) both cast through
+Polars' Enum instead: the same arrays.
+
+>>> import polars as pl
+>>> leaf_codes(pl.Series(["b", "a", "b"]), pl.Series(["a", "b"])).tolist()
+[1, 0, 1]
+>>> ids, values = sorted_ids(pl.Series(["y", "x", "y"]))
+>>> ids.tolist(), values.to_list()
+([1, 0, 1], ['x', 'y'])
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import polars as pl
+
+from ldiv_polars.core.engines.raw_codes import leaf_enum
+
+try:  # the compiled kernel (absent when the package was installed without a C compiler)
+    from ldiv_polars.core.engines import _strings as _kernel
+except ImportError:  # pragma: no cover - depends on the build
+    _kernel = None
+
+KERNEL = _kernel is not None and not os.environ.get("LDIV_POLARS_NO_KERNEL")
+"""Whether the rows are encoded by the compiled kernel (else by Polars' Enum cast)."""
+
+
+def leaf_codes(column: pl.Series, leaves: pl.Series, *, kernel: bool | None = None
+               ) -> Any | None:
+    """Each row's index among the raw values ``leaves`` (int64 numpy array), exactly what
+    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` casts a String column to. None
+    when ``column`` is not String, holds a null or a value that is not a raw value, or the
+    raw values make no Enum (the Polars engine's path then names the value). ``kernel``:
+    force the compiled kernel on or off (default :data:`KERNEL`; tests compare the two).
+
+    >>> leaf_codes(pl.Series(["c"]), pl.Series(["a", "b"])) is None
+    True
+    """
+    import numpy as np
+
+    enum = leaf_enum(leaves)
+    if enum is None or column.dtype != pl.String or column.null_count():
+        return None
+    if not _use_kernel(kernel):
+        codes = column.cast(enum, strict=False)
+        if codes.null_count():
+            return None
+        return codes.to_physical().to_numpy().astype(np.int64, copy=False)
+    ids = np.empty(column.len(), dtype=np.int64)
+    if ids.shape[0] and _kernel.encode(_chunks(column), ids, _chunks(leaves.cast(pl.String)),
+                                       0) is None:
+        return None  # a value that is not a raw value
+    return ids
+
+
+SORT_LIMIT = 4096
+"""The most distinct values :func:`sorted_ids` sorts in Python after the kernel's pass; a
+column with more is numbered by Polars (``unique().sort()`` and an Enum cast) instead."""
+
+
+def sorted_ids(column: pl.Series, *, kernel: bool | None = None
+               ) -> tuple[Any, pl.Series] | None:
+    """The distinct values of a String column in sorted order (as ``unique().sort()``) and
+    each row's index among them (int64 numpy array): exactly the physical values of the
+    column cast to the Enum of those values. None when ``column`` is not String or holds a
+    null. ``kernel`` as in :func:`leaf_codes`.
+
+    >>> sorted_ids(pl.Series([1, 2])) is None
+    True
+    """
+    import numpy as np
+
+    if column.dtype != pl.String or column.null_count():
+        return None
+    ids = np.empty(column.len(), dtype=np.int64)
+    new = (_kernel.encode(_chunks(column), ids, None, SORT_LIMIT)
+           if _use_kernel(kernel) and ids.shape[0] else None)
+    if new is None:
+        values = column.unique().sort()
+        ids = column.cast(pl.Enum(values)).to_physical().to_numpy()
+        return ids.astype(np.int64, copy=False), values
+    # Polars sorts strings by their UTF-8 bytes, as Python sorts bytes
+    order = sorted(range(len(new)), key=new.__getitem__)
+    rank = np.empty(len(new), dtype=np.int64)
+    rank[order] = np.arange(len(new), dtype=np.int64)
+    return rank[ids], pl.Series([new[i].decode() for i in order], dtype=pl.String)
+
+
+def _use_kernel(kernel: bool | None) -> bool:
+    return _kernel is not None and (KERNEL if kernel is None else kernel)
+
+
+def _chunks(column: pl.Series) -> list[tuple[Any, int, int, tuple[Any, ...]]]:
+    """The kernel's view of a String Series without nulls: per Arrow chunk (read through the
+    Arrow C stream, zero-copy and without joining the chunks), its views buffer, offset,
+    length and data buffers."""
+    import pyarrow as pa  # a dependency of the package; imported here, when first needed
+
+    array = pa.chunked_array(column)
+    if str(array.type) != "string_view":  # pragma: no cover - Polars' String is string_view
+        raise TypeError(f"expected Arrow string views, got {array.type}")
+    out = []
+    for chunk in array.chunks:
+        buffers = chunk.buffers()
+        views = buffers[1] if buffers[1] is not None else b""
+        out.append((views, chunk.offset, len(chunk), tuple(buffers[2:])))
+    return out

@@ -1,0 +1,158 @@
+"""A String column's codes read from its Arrow views by the compiled kernel
+(``core/engines/string_codes.py``, ``_strings.c``) equal Polars' Enum cast exactly: on random
+columns with empty, long (past the 12 bytes a view holds inline) and non-ASCII strings, values
+outside the raw values, nulls, several chunks and slices; the kernel refuses views that point
+outside their buffers; the small frame's counts are the same with and without the kernel."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldiv_polars.core.engines import string_codes
+from ldiv_polars.core.engines.raw_codes import raw_index
+from ldiv_polars.core.engines.small_frame import small_frame_counts
+
+needs_kernel = pytest.mark.skipif(string_codes._kernel is None,
+                                  reason="the _strings kernel is not compiled")
+
+# short and long (> 12 bytes: stored out of line), empty, non-ASCII, sharing prefixes
+WORDS = ["", "a", "b", "ab", "abcd", "abcdefghijkl", "abcdefghijklm", "abcdefghijklmn",
+         "é", "éé", "日本語", "日本語のテキストです", "Married-civ-spouse", "Married-AF-spouse",
+         "Married-civ-spousE", "x" * 40, "x" * 41, "a\x00b", "a\x00c", " a", "a "]
+
+
+def _column(values: list[str | None], chunks: int, cut: int) -> pl.Series:
+    """``values`` as a String Series of up to ``chunks`` chunks, then sliced from ``cut``."""
+    if chunks > 1 and len(values) > 1:
+        step = max(1, len(values) // chunks)
+        parts = [pl.Series("c", values[i:i + step], dtype=pl.String)
+                 for i in range(0, len(values), step)]
+        col = pl.concat(parts, rechunk=False)
+    else:
+        col = pl.Series("c", values, dtype=pl.String)
+    return col.slice(min(cut, col.len()))
+
+
+def _cast(col: pl.Series, leaves: pl.Series) -> list[int | None]:
+    """Each row's code by Polars' Enum cast (raw_index), None where null or unknown."""
+    return pl.DataFrame(col).select(
+        raw_index("c", leaves, pl.Schema({"c": pl.String}), strict=False)
+        .cast(pl.Int64)).to_series().to_list()
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=len(WORDS), unique=True),
+       st.lists(st.sampled_from([*WORDS, None]), max_size=60),
+       st.integers(1, 4), st.integers(0, 5))
+def test_leaf_codes_are_the_enum_cast(leaves, values, chunks, cut):
+    """The kernel's codes are the Enum cast's, row by row; None exactly when the cast has a
+    null (a null row, or a value that is not a raw value), with the kernel and without."""
+    leaves_s = pl.Series(leaves, dtype=pl.String)
+    col = _column(values, chunks, cut)
+    want = _cast(col, leaves_s)
+    for kernel in (True, False):
+        got = string_codes.leaf_codes(col, leaves_s, kernel=kernel)
+        if any(w is None for w in want):
+            assert got is None
+        else:
+            assert got is not None and got.dtype == np.int64 and got.tolist() == want
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([*WORDS, None]), max_size=60), st.integers(1, 4),
+       st.integers(0, 5))
+def test_sorted_ids_are_the_sorted_values_enum(values, chunks, cut):
+    """The sensitive ids: the distinct values as ``unique().sort()`` gives them, each row's id
+    its value's index there (the physical value of the Enum cast); None with a null."""
+    col = _column(values, chunks, cut)
+    for kernel in (True, False):
+        got = string_codes.sorted_ids(col, kernel=kernel)
+        if col.null_count():
+            assert got is None
+            continue
+        assert got is not None
+        ids, distinct = got
+        want_values = col.unique().sort()
+        assert distinct.dtype == pl.String and distinct.to_list() == want_values.to_list()
+        assert ids.tolist() == col.cast(pl.Enum(want_values)).to_physical().to_list()
+
+
+@needs_kernel
+def test_many_distinct_values_are_sorted_by_polars(monkeypatch):
+    """Past SORT_LIMIT distinct values the ids come from Polars' sort: the same arrays."""
+    monkeypatch.setattr(string_codes, "SORT_LIMIT", 10)
+    col = pl.Series("c", [f"v{i % 37:03d}é" for i in range(200)])
+    ids, distinct = string_codes.sorted_ids(col, kernel=True)
+    assert distinct.to_list() == sorted(set(col.to_list()))
+    assert ids.tolist() == [distinct.to_list().index(v) for v in col.to_list()]
+
+
+def test_not_a_string_column():
+    """Another dtype, or raw values that make no Enum, is not this path's."""
+    assert string_codes.leaf_codes(pl.Series([1, 2]), pl.Series(["1", "2"])) is None
+    assert string_codes.leaf_codes(pl.Series(["a"]), pl.Series(["a", "a"])) is None
+    assert string_codes.sorted_ids(pl.Series([1.5])) is None
+    assert string_codes.leaf_codes(pl.Series([], dtype=pl.String), pl.Series(["a"])).tolist() \
+        == []
+
+
+@needs_kernel
+def test_kernel_refuses_views_outside_their_buffers():
+    """A view whose buffer index or offset points past its buffers, or a negative length,
+    is a ValueError: nothing is read out of bounds. A repeated seed string too."""
+    kern = string_codes._kernel
+    ids = np.empty(1, dtype=np.int64)
+    data = b"abcdefghijklmnopqrstuvwxyz"
+
+    def long_view(length: int, buf: int, off: int) -> bytes:
+        return struct.pack("<i4sii", length, data[:4], buf, off)
+
+    assert kern.encode([(long_view(20, 0, 0), 0, 1, (data,))], ids) == [data[:20]]
+    for view in (long_view(20, 1, 0), long_view(20, 0, 10), long_view(20, 0, -1),
+                 struct.pack("<i12s", -1, b"")):
+        with pytest.raises(ValueError):
+            kern.encode([(view, 0, 1, (data,))], ids)
+    with pytest.raises(ValueError):  # fewer views than rows
+        kern.encode([(long_view(20, 0, 0), 0, 2, (data,))], np.empty(2, dtype=np.int64))
+    inline = struct.pack("<i12s", 1, b"a")
+    with pytest.raises(ValueError):
+        kern.encode([(inline, 0, 1, ())], ids, [(inline * 2, 0, 2, ())])
+    with pytest.raises(ValueError):  # ids too short or not int64
+        kern.encode([(inline, 0, 1, ())], np.empty(1, dtype=np.int32))
+
+
+@needs_kernel
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 2**31 - 1))
+def test_small_frame_counts_with_and_without_the_kernel(rows, seed):
+    """The small frame's encoded counts are the same arrays whichever path encodes the
+    strings (and the Polars group-by's, tests/test_engines.py)."""
+    rng = np.random.default_rng(seed)
+    words = [w for w in WORDS if w]
+    df = pl.DataFrame({"q0": rng.choice(words[:6], rows).tolist(),
+                       "q1": rng.choice(words[6:], rows).tolist(),
+                       "s": rng.choice(WORDS, rows).tolist()},
+                      schema={"q0": pl.String, "q1": pl.String, "s": pl.String})
+    leaves = {"q0": pl.Series(words[:6][::-1]), "q1": pl.Series(words[6:])}
+    for sens in ((), ("s",)):
+        out = []
+        for kernel in (True, False):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(string_codes, "KERNEL", kernel)
+                out.append(small_frame_counts(df, ("q0", "q1"), sens, leaves))
+        a, b = out
+        assert a is not None and b is not None
+        for name in ("keys", "class_keys", "sensitive_ids", "n"):
+            x, y = getattr(a, name), getattr(b, name)
+            assert (x is None and y is None) or x.tolist() == y.tolist()
+        assert [c.tolist() for c in a.raw_counts] == [c.tolist() for c in b.raw_counts]
+        if sens:
+            assert a.sensitive_values.to_list() == b.sensitive_values.to_list()
