@@ -53,16 +53,23 @@ def _cast(col: pl.Series, leaves: pl.Series) -> list[int | None]:
        st.integers(1, 4), st.integers(0, 5))
 def test_leaf_codes_are_the_enum_cast(leaves, values, chunks, cut):
     """The kernel's codes are the Enum cast's, row by row; None exactly when the cast has a
-    null (a null row, or a value that is not a raw value), with the kernel and without."""
+    null (a null row, or a value that is not a raw value), with the kernel and without; the
+    same codes added to a key (times a place) and counted per raw value by add_leaf_codes."""
     leaves_s = pl.Series(leaves, dtype=pl.String)
     col = _column(values, chunks, cut)
     want = _cast(col, leaves_s)
+    start = np.arange(col.len(), dtype=np.int64) * 1000  # a key the codes are added to
     for kernel in (True, False):
         got = string_codes.leaf_codes(col, leaves_s, kernel=kernel)
+        key, counts = start.copy(), np.zeros(len(leaves), dtype=np.int64)
+        added = string_codes.add_leaf_codes(col, leaves_s, key, 7, counts, kernel=kernel)
         if any(w is None for w in want):
-            assert got is None
+            assert got is None and added is False
         else:
             assert got is not None and got.dtype == np.int64 and got.tolist() == want
+            assert added is True
+            assert key.tolist() == [s + 7 * w for s, w in zip(start.tolist(), want)]
+            assert counts.tolist() == [want.count(i) for i in range(len(leaves))]
 
 
 @needs_kernel
@@ -127,6 +134,14 @@ def test_kernel_refuses_views_outside_their_buffers():
         kern.encode([(inline, 0, 1, ())], ids, [(inline * 2, 0, 2, ())])
     with pytest.raises(ValueError):  # ids too short or not int64
         kern.encode([(inline, 0, 1, ())], np.empty(1, dtype=np.int32))
+    key = np.zeros(1, dtype=np.int64)
+    with pytest.raises(ValueError):  # fewer counts than seed strings
+        kern.add_codes([(inline, 0, 1, ())], [(inline, 0, 1, ())], key, 1, np.zeros(0, np.int64))
+    counts = np.zeros(1, dtype=np.int64)
+    assert kern.add_codes([(inline, 0, 1, ())], [(inline, 0, 1, ())], key, 5, counts) is True
+    assert key.tolist() == [0] and counts.tolist() == [1]
+    other = struct.pack("<i12s", 1, b"b")
+    assert kern.add_codes([(other, 0, 1, ())], [(inline, 0, 1, ())], key, 5, counts) is False
 
 
 @needs_kernel

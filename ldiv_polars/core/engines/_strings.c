@@ -11,6 +11,10 @@
  *       every other string gets the next free number at its first row. Returns the strings
  *       past the seed's, in the order of their numbers; None (ids unspecified) when they are
  *       more than limit (default: no limit).
+ *   add_codes(chunks, seed, key, place, counts) -> bool
+ *       The same numbers (seed required) added to a mixed-radix key instead of written:
+ *       key[r] += number * place (int64) and counts[number] += 1 (int64, len(seed) cells).
+ *       False, key and counts partly updated, as soon as a string is not one of the seed's.
  *
  * views: the array's 16-byte views (Arrow's BinaryView layout: int32 length, then the bytes
  * themselves when at most 12, else a 4-byte prefix, int32 buffer index and int32 offset into
@@ -259,7 +263,13 @@ static int encode_seed(Table *t, const Views *seed) {
     return OK;
 }
 
-static int encode_rows(Table *t, const Views *v, int64_t *ids, Py_ssize_t limit) {
+/* Where each row's number goes: ids[r] = id, or key[r] += id * place and counts[id] += 1
+ * (those not NULL). */
+typedef struct {
+    int64_t *ids, *key, *counts, place;
+} Out;
+
+static int encode_rows(Table *t, const Views *v, Out o, Py_ssize_t limit) {
     Py_ssize_t r, nseed = t->count;
     Str x;
     int64_t id;
@@ -268,7 +278,11 @@ static int encode_rows(Table *t, const Views *v, int64_t *ids, Py_ssize_t limit)
         if ((e = view_str(v, r, &x)) != OK) return e;
         if ((e = table_find(t, &x, &id, &added)) != OK) return e;
         if (added && t->count - nseed > limit) return E_LIMIT;
-        ids[r] = id;
+        if (o.ids) o.ids[r] = id;
+        if (o.key) {
+            o.key[r] += id * o.place;
+            o.counts[id] += 1;
+        }
     }
     return OK;
 }
@@ -349,8 +363,10 @@ static PyObject *encode(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     e = table_init(&t, sn + 64);
     for (i = 0; e == OK && i < ks; i++) e = encode_seed(&t, &seed[i]);
-    for (i = 0; e == OK && i < k; at += v[i].n, i++)
-        e = encode_rows(&t, &v[i], (int64_t *)ids.buf + at, limit);
+    for (i = 0; e == OK && i < k; at += v[i].n, i++) {
+        Out o = {(int64_t *)ids.buf + at, NULL, NULL, 0};
+        e = encode_rows(&t, &v[i], o, limit);
+    }
     Py_END_ALLOW_THREADS
     if (e == E_LIMIT) {
         Py_INCREF(Py_None);
@@ -366,9 +382,44 @@ done:
     return result;
 }
 
+static PyObject *add_codes(PyObject *self, PyObject *args) {
+    PyObject *chunks, *seed_obj, *key_obj, *counts_obj, *result = NULL;
+    Py_ssize_t k = 0, ks = 0, n = 0, sn = 0, i, at = 0;
+    long long place;
+    Views *v = NULL, *seed = NULL;
+    Py_buffer key = {0}, counts = {0};
+    Table t;
+    int e = OK;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOLO", &chunks, &seed_obj, &key_obj, &place, &counts_obj))
+        return NULL;
+    if (!(seed = chunks_get(seed_obj, &ks, &sn))) return NULL;
+    if (!(v = chunks_get(chunks, &k, &n))) goto done;
+    if (out_array(key_obj, &key, n, "key") < 0 || out_array(counts_obj, &counts, sn, "counts") < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    e = table_init(&t, sn + 64);
+    for (i = 0; e == OK && i < ks; i++) e = encode_seed(&t, &seed[i]);
+    for (i = 0; e == OK && i < k; at += v[i].n, i++) {
+        Out o = {NULL, (int64_t *)key.buf + at, (int64_t *)counts.buf, (int64_t)place};
+        e = encode_rows(&t, &v[i], o, 0);
+    }
+    Py_END_ALLOW_THREADS
+    if (!raise_code(e)) result = PyBool_FromLong(e == OK);
+    table_free(&t);
+done:
+    if (key.obj) PyBuffer_Release(&key);
+    if (counts.obj) PyBuffer_Release(&counts);
+    if (v) chunks_release(v, k);
+    chunks_release(seed, ks);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS,
      "encode(chunks, ids[, seed[, limit]]) -> new strings (bytes) or None"},
+    {"add_codes", add_codes, METH_VARARGS,
+     "add_codes(chunks, seed, key, place, counts) -> whether every string is a seed's"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_strings",

@@ -82,7 +82,7 @@ def integer_index(column: pl.Series, leaves: pl.Series) -> Any | None:
         return None
     text = leaves.cast(pl.String)
     number = text.cast(pl.Int64, strict=False)
-    own = (number.cast(pl.String) == text).fill_null(False).to_numpy()
+    own = np.equal((number.cast(pl.String) == text).to_numpy(), True)  # null: not own
     index = np.flatnonzero(own)
     number = number.to_numpy()[index] if index.shape[0] else np.zeros(0, np.int64)
     inside = (number >= low) & (number <= high)

@@ -36,7 +36,7 @@ import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, fits_key, key_runs, places
 from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
-from ldiv_polars.core.engines.string_codes import leaf_codes, sorted_ids
+from ldiv_polars.core.engines.string_codes import add_leaf_codes, sorted_ids
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
 """DataFrames of at most this many rows are counted by :func:`small_frame_counts`. Larger ones
@@ -68,15 +68,13 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     radix = [*cards, ids[1].len() if ids is not None else 1]
     if not fits_key(radix):
         return None
-    arrays = _code_arrays(df, qi, leaves)
-    if arrays is None:
-        return None
     key = np.zeros(df.height, dtype=np.int64)
-    for a, m in zip([*arrays, *([ids[0]] if ids is not None else [])], places(radix)):
-        key += a * m
+    raw = _add_qi_codes(df, qi, leaves, key, places(radix))
+    if raw is None:
+        return None
+    if ids is not None:  # (the sensitive id is the key's last digit, place 1)
+        key += ids[0]
     uniq, n = key_runs(key)
-    raw = [np.bincount(a, minlength=c).astype(np.int64, copy=False)
-           for a, c in zip(arrays, cards)]
     if ids is None:
         return EncodedCounts(tuple(qi), (), keys=uniq, n=n, ordered=True, raw_counts=raw)
     n_s = radix[-1]
@@ -85,38 +83,46 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
                          n=n, sensitive_values=ids[1], raw_counts=raw)
 
 
-def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series]
-                 ) -> list[Any] | None:
-    """Each QI's raw indices (int64 numpy arrays): an integer column by a table over its
-    range (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), a String column by
-    :func:`~ldiv_polars.core.engines.string_codes.leaf_codes` (its Arrow views read by the
-    compiled kernel), the others by :func:`~ldiv_polars.core.engines.raw_codes.raw_index`
-    (the physical values of a column read as codes, else one Enum cast) in one query, so
-    Polars runs them side by side. None when a QI value is null or not a raw value, or the
-    raw values make no Enum."""
+def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
+                  key: Any, qi_places: Sequence[int]) -> list[Any] | None:
+    """Each QI's raw indices times its place added to ``key`` (int64, in place), and per QI
+    the rows of each raw value (int64 arrays): a String column by
+    :func:`~ldiv_polars.core.engines.string_codes.add_leaf_codes` (its Arrow views read by
+    the compiled kernel, no per-row array), an integer column by a table over its range
+    (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), the others by
+    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (the physical values of a column
+    read as codes, else one Enum cast) in one query. None when a QI value is null or not a
+    raw value, or the raw values make no Enum."""
     import numpy as np
 
-    arrays: dict[str, Any] = {}
+    raw: dict[str, Any] = {}
     exprs = []
     schema = df.schema  # (made anew on every read)
+    place = dict(zip(qi, qi_places))
+
+    def add(q: str, codes: Any) -> None:
+        np.add(key, codes * place[q], out=key)
+        raw[q] = np.bincount(codes, minlength=len(leaves[q])).astype(np.int64, copy=False)
+
     for q in qi:
         column = df.get_column(q)
-        codes = (leaf_codes(column, leaves[q]) if schema[q] == pl.String
-                 else integer_index(column, leaves[q]))
-        if codes is not None:
-            if codes.shape[0] and codes.min() < 0:
-                return None
-            arrays[q] = codes
-            continue
         if schema[q] == pl.String:
-            return None  # a null or a value that is not a raw value
-        e = raw_index(q, leaves[q], schema, strict=False)
-        if e is None:
+            raw[q] = np.zeros(len(leaves[q]), dtype=np.int64)
+            if not add_leaf_codes(column, leaves[q], key, place[q], raw[q]):
+                return None  # a null or a value that is not a raw value
+            continue
+        codes = integer_index(column, leaves[q])
+        if codes is None:
+            e = raw_index(q, leaves[q], schema, strict=False)
+            if e is None:
+                return None
+            exprs.append(e.cast(pl.Int64).alias(q))
+        elif codes.shape[0] and codes.min() < 0:
             return None
-        exprs.append(e.cast(pl.Int64).alias(q))
-    coded = df.select(exprs) if exprs else pl.DataFrame()
-    for c in coded.get_columns():
+        else:
+            add(q, codes)
+    for c in (df.select(exprs).get_columns() if exprs else []):
         if c.null_count():
             return None
-        arrays[c.name] = c.to_numpy().astype(np.int64, copy=False)
-    return [arrays[q] for q in qi]
+        add(c.name, c.to_numpy().astype(np.int64, copy=False))
+    return [raw[q] for q in qi]

@@ -64,6 +64,38 @@ def leaf_codes(column: pl.Series, leaves: pl.Series, *, kernel: bool | None = No
     return ids
 
 
+def add_leaf_codes(column: pl.Series, leaves: pl.Series, key: Any, place: int, counts: Any,
+                   *, kernel: bool | None = None) -> bool:
+    """Add each row's :func:`leaf_codes` times ``place`` to ``key`` (int64 numpy array of
+    the column's length, in place: a mixed-radix key, the caller's place keeping it within
+    int64) and count the rows of each raw value into ``counts`` (int64, ``len(leaves)``
+    cells), in one pass without the codes' own array. False where :func:`leaf_codes` is
+    None (``key`` and ``counts`` may then be partly updated). ``kernel`` as there.
+
+    >>> import numpy as np
+    >>> key, counts = np.zeros(3, np.int64), np.zeros(2, np.int64)
+    >>> add_leaf_codes(pl.Series(["b", "a", "b"]), pl.Series(["a", "b"]), key, 10, counts)
+    True
+    >>> key.tolist(), counts.tolist()
+    ([10, 0, 10], [1, 2])
+    """
+    import numpy as np
+
+    if not _use_kernel(kernel):
+        codes = leaf_codes(column, leaves, kernel=False)
+        if codes is None:
+            return False
+        key += codes * place
+        counts += np.bincount(codes, minlength=counts.shape[0])
+        return True
+    if leaf_enum(leaves) is None or column.dtype != pl.String or column.null_count():
+        return False
+    if column.len() == 0:
+        return True
+    return bool(_kernel.add_codes(_chunks(column), _chunks(leaves.cast(pl.String)), key,
+                                  place, counts))
+
+
 SORT_LIMIT = 4096
 """The most distinct values :func:`sorted_ids` sorts in Python after the kernel's pass; a
 column with more is numbered by Polars (``unique().sort()`` and an Enum cast) instead."""
