@@ -7,8 +7,8 @@ installs without it; the roll-ups then run their numpy twin (same results, slowe
 ``ldiv_polars/search/counting.py``). The ordered EMD of t-closeness
 (``ldiv_polars/models/_emd.c``) is optional in the same way: without it
 ``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy. The dictionary encoding
-of a string column (``ldiv_polars/core/engines/_strings.c``) likewise: without it
-``ldiv_polars/core/engines/string_codes.py`` casts through Polars' Enum.
+of a String or Enum column (``ldiv_polars/core/engines/_arrow_codes.c``) likewise: without it
+``ldiv_polars/core/engines/arrow_codes.py`` casts through Polars' Enum.
 """
 
 import sys
@@ -27,8 +27,8 @@ setup(
             optional=True,
         ),
         Extension(
-            "ldiv_polars.core.engines._strings",
-            ["ldiv_polars/core/engines/_strings.c"],
+            "ldiv_polars.core.engines._arrow_codes",
+            ["ldiv_polars/core/engines/_arrow_codes.c"],
             extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,
         ),

@@ -4,7 +4,7 @@ On a frame of a few thousand to a few hundred thousand rows the fixed costs of a
 group-by (a plan, a hash table per thread, a second table for the sensitive values' ids)
 are most of the counting; here the rows' raw-value indices are read once into numpy (a String
 column's Arrow views by the compiled kernel of
-:mod:`~ldiv_polars.core.engines.string_codes`, the only per-row string work; an integer column
+:mod:`~ldiv_polars.core.engines.arrow_codes`, the only per-row string work; an integer column
 by a table over its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`),
 combined into one
 mixed-radix key per row, and grouped by one sort
@@ -35,8 +35,8 @@ from typing import Any
 import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, fits_key, key_runs, places
-from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
-from ldiv_polars.core.engines.string_codes import add_leaf_codes, sorted_ids
+from ldiv_polars.core.engines.raw_codes import integer_index, is_coded, raw_index
+from ldiv_polars.core.engines.arrow_codes import add_coded_indices, add_leaf_codes, sorted_ids
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
 """DataFrames of at most this many rows are counted by :func:`small_frame_counts`. Larger ones
@@ -87,8 +87,9 @@ def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.S
                   key: Any, qi_places: Sequence[int]) -> list[Any] | None:
     """Each QI's raw indices times its place added to ``key`` (int64, in place), and per QI
     the rows of each raw value (int64 arrays): a String column by
-    :func:`~ldiv_polars.core.engines.string_codes.add_leaf_codes` (its Arrow views read by
-    the compiled kernel, no per-row array), an integer column by a table over its range
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_leaf_codes` (its Arrow views read by
+    the compiled kernel, no per-row array), a column read as codes by
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_coded_indices`, an integer column by a table over its range
     (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), the others by
     :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (the physical values of a column
     read as codes, else one Enum cast) in one query. None when a QI value is null or not a
@@ -106,9 +107,10 @@ def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.S
 
     for q in qi:
         column = df.get_column(q)
-        if schema[q] == pl.String:
+        if schema[q] == pl.String or is_coded(q, leaves[q], schema):
             raw[q] = np.zeros(len(leaves[q]), dtype=np.int64)
-            if not add_leaf_codes(column, leaves[q], key, place[q], raw[q]):
+            read = add_leaf_codes if schema[q] == pl.String else add_coded_indices
+            if not read(column, leaves[q], key, place[q], raw[q]):
                 return None  # a null or a value that is not a raw value
             continue
         codes = integer_index(column, leaves[q])

@@ -1,6 +1,7 @@
-/* Compiled dictionary encoding of a string column read as Arrow string views (see
- * ldiv_polars/core/engines/string_codes.py, which checks the arguments and holds the Polars
- * path that gives the same ids without this module).
+/* Compiled codes of a column read from its Arrow buffers: the dictionary encoding of a string
+ * column's string views, and the indices of a dictionary (Enum) column (see
+ * ldiv_polars/core/engines/arrow_codes.py, which checks the arguments and holds the Polars
+ * path that gives the same codes without this module).
  *
  *   encode(chunks, ids[, seed[, limit]]) -> list of bytes | None
  *       Numbers the distinct strings of a string-view column (no nulls: the caller checks),
@@ -15,6 +16,11 @@
  *       The same numbers (seed required) added to a mixed-radix key instead of written:
  *       key[r] += number * place (int64) and counts[number] += 1 (int64, len(seed) cells).
  *       False, key and counts partly updated, as soon as a string is not one of the seed's.
+ *   add_indices(chunks, key, place, counts) -> None
+ *       The same for a dictionary column's indices, given as a list of tuples (indices
+ *       buffer, offset, n, itemsize 1, 2 or 4: unsigned): key[r] += index * place and
+ *       counts[index] += 1. An index past counts raises ValueError (key and counts then
+ *       partly updated).
  *
  * views: the array's 16-byte views (Arrow's BinaryView layout: int32 length, then the bytes
  * themselves when at most 12, else a 4-byte prefix, int32 buffer index and int32 offset into
@@ -415,14 +421,87 @@ done:
     return result;
 }
 
+/* key[r] += index * place, counts[index] += 1 over n indices of width w; E_VIEW on an index
+ * past ncounts. */
+static int add_index_rows(const unsigned char *p, int w, Py_ssize_t n, int64_t *key,
+                          int64_t place, int64_t *counts, Py_ssize_t ncounts) {
+    Py_ssize_t r;
+    uint64_t x;
+    for (r = 0; r < n; r++) {
+        if (w == 1) x = p[r];
+        else if (w == 2) x = ((const uint16_t *)p)[r];
+        else x = ((const uint32_t *)p)[r];
+        if (x >= (uint64_t)ncounts) return E_VIEW;
+        key[r] += (int64_t)x * place;
+        counts[x] += 1;
+    }
+    return OK;
+}
+
+static PyObject *add_indices(PyObject *self, PyObject *args) {
+    PyObject *chunks, *key_obj, *counts_obj, *buf;
+    Py_ssize_t k, i, at = 0, off, n, w, total = 0;
+    long long place;
+    Py_buffer key = {0}, counts = {0}, b;
+    int e = OK;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOLO", &chunks, &key_obj, &place, &counts_obj)) return NULL;
+    if (!PyList_Check(chunks)) {
+        PyErr_SetString(PyExc_TypeError, "chunks must be a list of tuples");
+        return NULL;
+    }
+    k = PyList_GET_SIZE(chunks);
+    for (i = 0; i < k; i++) {
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(chunks, i), "Onnn", &buf, &off, &n, &w))
+            return NULL;
+        total += n;
+    }
+    if (out_array(key_obj, &key, total, "key") < 0) return NULL;
+    if (out_array(counts_obj, &counts, 0, "counts") < 0) {
+        PyBuffer_Release(&key);
+        return NULL;
+    }
+    for (i = 0; e == OK && i < k; i++) {
+        PyArg_ParseTuple(PyList_GET_ITEM(chunks, i), "Onnn", &buf, &off, &n, &w);
+        if ((w != 1 && w != 2 && w != 4) || off < 0 || n < 0) {
+            PyErr_SetString(PyExc_ValueError, "indices must be 1, 2 or 4 bytes wide");
+            e = -1;
+            break;
+        }
+        if (PyObject_GetBuffer(buf, &b, PyBUF_SIMPLE) < 0) {
+            e = -1;
+            break;
+        }
+        if (b.len / w < off + n) {
+            PyErr_SetString(PyExc_ValueError, "indices buffer shorter than offset + n");
+            e = -1;
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            e = add_index_rows((const unsigned char *)b.buf + off * w, (int)w, n,
+                               (int64_t *)key.buf + at, (int64_t)place, (int64_t *)counts.buf,
+                               counts.len / 8);
+            Py_END_ALLOW_THREADS
+            if (e != OK) PyErr_SetString(PyExc_ValueError, "an index past the counts");
+        }
+        PyBuffer_Release(&b);
+        at += n;
+    }
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&counts);
+    if (e != OK) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS,
      "encode(chunks, ids[, seed[, limit]]) -> new strings (bytes) or None"},
     {"add_codes", add_codes, METH_VARARGS,
      "add_codes(chunks, seed, key, place, counts) -> whether every string is a seed's"},
+    {"add_indices", add_indices, METH_VARARGS,
+     "add_indices(chunks, key, place, counts) -> None"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_strings",
-                                    "Dictionary encoding of Arrow string views.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arrow_codes",
+                                    "Codes of a column read from its Arrow buffers.", -1, methods};
 
-PyMODINIT_FUNC PyInit__strings(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__arrow_codes(void) { return PyModule_Create(&module); }

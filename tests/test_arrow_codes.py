@@ -1,5 +1,6 @@
 """A String column's codes read from its Arrow views by the compiled kernel
-(``core/engines/string_codes.py``, ``_strings.c``) equal Polars' Enum cast exactly: on random
+(``core/engines/arrow_codes.py``, ``_arrow_codes.c``), and an Enum column's from its
+dictionary indices, equal Polars' casts exactly: on random
 columns with empty, long (past the 12 bytes a view holds inline) and non-ASCII strings, values
 outside the raw values, nulls, several chunks and slices; the kernel refuses views that point
 outside their buffers; the small frame's counts are the same with and without the kernel."""
@@ -14,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldiv_polars.core.engines import string_codes
-from ldiv_polars.core.engines.raw_codes import raw_index
+from ldiv_polars.core.engines import arrow_codes
+from ldiv_polars.core.engines.raw_codes import leaf_enum, raw_index
 from ldiv_polars.core.engines.small_frame import small_frame_counts
 
-needs_kernel = pytest.mark.skipif(string_codes._kernel is None,
-                                  reason="the _strings kernel is not compiled")
+needs_kernel = pytest.mark.skipif(arrow_codes._kernel is None,
+                                  reason="the _arrow_codes kernel is not compiled")
 
 # short and long (> 12 bytes: stored out of line), empty, non-ASCII, sharing prefixes
 WORDS = ["", "a", "b", "ab", "abcd", "abcdefghijkl", "abcdefghijklm", "abcdefghijklmn",
@@ -60,9 +61,9 @@ def test_leaf_codes_are_the_enum_cast(leaves, values, chunks, cut):
     want = _cast(col, leaves_s)
     start = np.arange(col.len(), dtype=np.int64) * 1000  # a key the codes are added to
     for kernel in (True, False):
-        got = string_codes.leaf_codes(col, leaves_s, kernel=kernel)
+        got = arrow_codes.leaf_codes(col, leaves_s, kernel=kernel)
         key, counts = start.copy(), np.zeros(len(leaves), dtype=np.int64)
-        added = string_codes.add_leaf_codes(col, leaves_s, key, 7, counts, kernel=kernel)
+        added = arrow_codes.add_leaf_codes(col, leaves_s, key, 7, counts, kernel=kernel)
         if any(w is None for w in want):
             assert got is None and added is False
         else:
@@ -81,7 +82,7 @@ def test_sorted_ids_are_the_sorted_values_enum(values, chunks, cut):
     its value's index there (the physical value of the Enum cast); None with a null."""
     col = _column(values, chunks, cut)
     for kernel in (True, False):
-        got = string_codes.sorted_ids(col, kernel=kernel)
+        got = arrow_codes.sorted_ids(col, kernel=kernel)
         if col.null_count():
             assert got is None
             continue
@@ -95,19 +96,19 @@ def test_sorted_ids_are_the_sorted_values_enum(values, chunks, cut):
 @needs_kernel
 def test_many_distinct_values_are_sorted_by_polars(monkeypatch):
     """Past SORT_LIMIT distinct values the ids come from Polars' sort: the same arrays."""
-    monkeypatch.setattr(string_codes, "SORT_LIMIT", 10)
+    monkeypatch.setattr(arrow_codes, "SORT_LIMIT", 10)
     col = pl.Series("c", [f"v{i % 37:03d}é" for i in range(200)])
-    ids, distinct = string_codes.sorted_ids(col, kernel=True)
+    ids, distinct = arrow_codes.sorted_ids(col, kernel=True)
     assert distinct.to_list() == sorted(set(col.to_list()))
     assert ids.tolist() == [distinct.to_list().index(v) for v in col.to_list()]
 
 
 def test_not_a_string_column():
     """Another dtype, or raw values that make no Enum, is not this path's."""
-    assert string_codes.leaf_codes(pl.Series([1, 2]), pl.Series(["1", "2"])) is None
-    assert string_codes.leaf_codes(pl.Series(["a"]), pl.Series(["a", "a"])) is None
-    assert string_codes.sorted_ids(pl.Series([1.5])) is None
-    assert string_codes.leaf_codes(pl.Series([], dtype=pl.String), pl.Series(["a"])).tolist() \
+    assert arrow_codes.leaf_codes(pl.Series([1, 2]), pl.Series(["1", "2"])) is None
+    assert arrow_codes.leaf_codes(pl.Series(["a"]), pl.Series(["a", "a"])) is None
+    assert arrow_codes.sorted_ids(pl.Series([1.5])) is None
+    assert arrow_codes.leaf_codes(pl.Series([], dtype=pl.String), pl.Series(["a"])).tolist() \
         == []
 
 
@@ -115,7 +116,7 @@ def test_not_a_string_column():
 def test_kernel_refuses_views_outside_their_buffers():
     """A view whose buffer index or offset points past its buffers, or a negative length,
     is a ValueError: nothing is read out of bounds. A repeated seed string too."""
-    kern = string_codes._kernel
+    kern = arrow_codes._kernel
     ids = np.empty(1, dtype=np.int64)
     data = b"abcdefghijklmnopqrstuvwxyz"
 
@@ -161,7 +162,7 @@ def test_small_frame_counts_with_and_without_the_kernel(rows, seed):
         out = []
         for kernel in (True, False):
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(string_codes, "KERNEL", kernel)
+                mp.setattr(arrow_codes, "KERNEL", kernel)
                 out.append(small_frame_counts(df, ("q0", "q1"), sens, leaves))
         a, b = out
         assert a is not None and b is not None
@@ -171,3 +172,46 @@ def test_small_frame_counts_with_and_without_the_kernel(rows, seed):
         assert [c.tolist() for c in a.raw_counts] == [c.tolist() for c in b.raw_counts]
         if sens:
             assert a.sensitive_values.to_list() == b.sensitive_values.to_list()
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 300), st.lists(st.integers(0, 299) | st.none(), max_size=60),
+       st.integers(1, 4), st.integers(0, 5))
+def test_coded_indices_are_the_physical_values(n_leaves, picks, chunks, cut):
+    """A column read as the Enum of its raw values (1- or 2-byte indices, as many raw
+    values ask for; several chunks, slices) adds its physical values, exactly, with the kernel and without;
+    False with a null or another dtype."""
+    leaves = pl.Series([f"v{i}" for i in range(n_leaves)])
+    enum = leaf_enum(leaves)
+    values = [None if p is None else f"v{p % n_leaves}" for p in picks]
+    col = _column(values, chunks, cut).cast(enum)
+    want = col.to_physical().to_list()
+    start = np.arange(col.len(), dtype=np.int64) * 1000
+    for kernel in (True, False):
+        key, counts = start.copy(), np.zeros(n_leaves, dtype=np.int64)
+        added = arrow_codes.add_coded_indices(col, leaves, key, 3, counts, kernel=kernel)
+        if None in want:
+            assert added is False
+            continue
+        assert added is True
+        assert key.tolist() == [s + 3 * w for s, w in zip(start.tolist(), want)]
+        assert counts.tolist() == [want.count(i) for i in range(n_leaves)]
+    assert arrow_codes.add_coded_indices(col.cast(pl.String), leaves, start.copy(), 3,
+                                         np.zeros(n_leaves, dtype=np.int64)) is False
+
+
+@needs_kernel
+def test_kernel_refuses_indices_past_the_counts():
+    """An index past the counts, or a buffer shorter than its rows, is a ValueError."""
+    kern = arrow_codes._kernel
+    key = np.zeros(2, dtype=np.int64)
+    with pytest.raises(ValueError):
+        kern.add_indices([(bytes([0, 5]), 0, 2, 1)], key, 1, np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError):
+        kern.add_indices([(bytes([0, 1]), 1, 2, 1)], key, 1, np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError):
+        kern.add_indices([(bytes([0, 1]), 0, 2, 3)], key, 1, np.zeros(3, dtype=np.int64))
+    counts = np.zeros(3, dtype=np.int64)
+    kern.add_indices([(np.array([2, 1], dtype=np.uint16).tobytes(), 0, 2, 2)], key, 4, counts)
+    assert key.tolist() == [8, 4] and counts.tolist() == [0, 1, 1]

@@ -1,14 +1,16 @@
-"""The codes of a String column's rows read straight from its Arrow string views.
+"""The codes of a String or Enum column's rows read straight from its Arrow buffers.
 
 Polars casts a String column to an Enum at about 10-15 ns a row (a hash and a lookup of each
-row's string); the compiled kernel ``_strings.encode`` numbers the distinct strings of the
+row's string); the compiled kernel ``_arrow_codes.encode`` numbers the distinct strings of the
 column's Arrow views (through the Arrow C stream, zero-copy, chunk by chunk) in one
 pass (a hash of each row's bytes into a small table), with no query plan.
 Two strings get one number exactly when their bytes are equal, so the codes are exactly the
 Enum cast's: :func:`leaf_codes` is :func:`~ldiv_polars.core.engines.raw_codes.raw_index` for
 a String column, :func:`sorted_ids` the ids of a sensitive column's distinct values in sorted
-order. Without the kernel (not compiled, or ``LDIV_POLARS_NO_KERNEL=1``) both cast through
-Polars' Enum instead: the same arrays.
+order. A column read as the Enum of its raw values already (``read_coded``) has its codes in
+its dictionary indices, which :func:`add_coded_indices` reads from the Arrow buffers with no
+query. Without the kernel (not compiled, or ``LDIV_POLARS_NO_KERNEL=1``) the same arrays come
+from Polars' casts.
 
 >>> import polars as pl
 >>> leaf_codes(pl.Series(["b", "a", "b"]), pl.Series(["a", "b"])).tolist()
@@ -28,7 +30,7 @@ import polars as pl
 from ldiv_polars.core.engines.raw_codes import leaf_enum
 
 try:  # the compiled kernel (absent when the package was installed without a C compiler)
-    from ldiv_polars.core.engines import _strings as _kernel
+    from ldiv_polars.core.engines import _arrow_codes as _kernel
 except ImportError:  # pragma: no cover - depends on the build
     _kernel = None
 
@@ -94,6 +96,41 @@ def add_leaf_codes(column: pl.Series, leaves: pl.Series, key: Any, place: int, c
         return True
     return bool(_kernel.add_codes(_chunks(column), _chunks(leaves.cast(pl.String)), key,
                                   place, counts))
+
+
+def add_coded_indices(column: pl.Series, leaves: pl.Series, key: Any, place: int, counts: Any,
+                      *, kernel: bool | None = None) -> bool:
+    """:func:`add_leaf_codes` for a column read as codes (its dtype the
+    :func:`~ldiv_polars.core.engines.raw_codes.leaf_enum` of ``leaves``: a row's code is its
+    Enum index): the indices read from the column's Arrow dictionary arrays. False when the
+    column is not such an Enum or holds a null.
+
+    >>> import numpy as np
+    >>> leaves = pl.Series(["a", "b"])
+    >>> key, counts = np.zeros(3, np.int64), np.zeros(2, np.int64)
+    >>> col = pl.Series(["b", "a", "b"], dtype=leaf_enum(leaves))
+    >>> add_coded_indices(col, leaves, key, 10, counts), key.tolist(), counts.tolist()
+    (True, [10, 0, 10], [1, 2])
+    """
+    import numpy as np
+
+    enum = leaf_enum(leaves)
+    if enum is None or column.dtype != enum or column.null_count():
+        return False
+    if not _use_kernel(kernel):
+        codes = column.to_physical().to_numpy().astype(np.int64)
+        key += codes * place
+        counts += np.bincount(codes, minlength=counts.shape[0])
+        return True
+    import pyarrow as pa
+
+    chunks = []
+    for chunk in pa.chunked_array(column).chunks:
+        indices = chunk.indices
+        chunks.append((indices.buffers()[1] or b"", indices.offset, len(indices),
+                       indices.type.bit_width // 8))
+    _kernel.add_indices(chunks, key, place, counts)
+    return True
 
 
 SORT_LIMIT = 4096
