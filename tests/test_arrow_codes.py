@@ -112,10 +112,21 @@ def test_not_a_string_column():
         == []
 
 
+def _stream(views: bytes, n: int, data: bytes | None = None, offset: int = 0):
+    """An Arrow C stream of one string-view array built from raw buffers (pyarrow, tests
+    only: the library reads Polars' streams without it)."""
+    import pyarrow as pa
+
+    bufs = [None, pa.py_buffer(views)] + ([pa.py_buffer(data)] if data is not None else [])
+    arr = pa.Array.from_buffers(pa.string_view(), n, bufs, offset=offset)
+    return pa.chunked_array([arr]).__arrow_c_stream__()
+
+
 @needs_kernel
 def test_kernel_refuses_views_outside_their_buffers():
     """A view whose buffer index or offset points past its buffers, or a negative length,
-    is a ValueError: nothing is read out of bounds. A repeated seed string too."""
+    is a ValueError: nothing is read out of bounds. A repeated seed string, a stream of
+    another type or already consumed too."""
     kern = arrow_codes._kernel
     ids = np.empty(1, dtype=np.int64)
     data = b"abcdefghijklmnopqrstuvwxyz"
@@ -123,26 +134,30 @@ def test_kernel_refuses_views_outside_their_buffers():
     def long_view(length: int, buf: int, off: int) -> bytes:
         return struct.pack("<i4sii", length, data[:4], buf, off)
 
-    assert kern.encode([(long_view(20, 0, 0), 0, 1, (data,))], ids) == [data[:20]]
+    assert kern.encode(_stream(long_view(20, 0, 0), 1, data), ids) == [data[:20]]
     for view in (long_view(20, 1, 0), long_view(20, 0, 10), long_view(20, 0, -1),
                  struct.pack("<i12s", -1, b"")):
-        with pytest.raises(ValueError):
-            kern.encode([(view, 0, 1, (data,))], ids)
-    with pytest.raises(ValueError):  # fewer views than rows
-        kern.encode([(long_view(20, 0, 0), 0, 2, (data,))], np.empty(2, dtype=np.int64))
+        with pytest.raises(ValueError, match="outside its buffer"):
+            kern.encode(_stream(view, 1, data), ids)
     inline = struct.pack("<i12s", 1, b"a")
-    with pytest.raises(ValueError):
-        kern.encode([(inline, 0, 1, ())], ids, [(inline * 2, 0, 2, ())])
+    with pytest.raises(ValueError, match="repeat"):
+        kern.encode(_stream(inline, 1), ids, _stream(inline * 2, 2))
     with pytest.raises(ValueError):  # ids too short or not int64
-        kern.encode([(inline, 0, 1, ())], np.empty(1, dtype=np.int32))
+        kern.encode(_stream(inline, 1), np.empty(1, dtype=np.int32))
+    with pytest.raises(ValueError, match="not a column"):
+        kern.encode(pl.Series([1]).__arrow_c_stream__(), ids)
+    stream = _stream(inline, 1)
+    kern.encode(stream, ids)
+    with pytest.raises(ValueError, match="consumed"):
+        kern.encode(stream, ids)
     key = np.zeros(1, dtype=np.int64)
     with pytest.raises(ValueError):  # fewer counts than seed strings
-        kern.add_codes([(inline, 0, 1, ())], [(inline, 0, 1, ())], key, 1, np.zeros(0, np.int64))
+        kern.add_codes(_stream(inline, 1), _stream(inline, 1), key, 1, np.zeros(0, np.int64))
     counts = np.zeros(1, dtype=np.int64)
-    assert kern.add_codes([(inline, 0, 1, ())], [(inline, 0, 1, ())], key, 5, counts) is True
+    assert kern.add_codes(_stream(inline, 1), _stream(inline, 1), key, 5, counts) is True
     assert key.tolist() == [0] and counts.tolist() == [1]
     other = struct.pack("<i12s", 1, b"b")
-    assert kern.add_codes([(other, 0, 1, ())], [(inline, 0, 1, ())], key, 5, counts) is False
+    assert kern.add_codes(_stream(other, 1), _stream(inline, 1), key, 5, counts) is False
 
 
 @needs_kernel
@@ -205,15 +220,15 @@ def test_coded_indices_are_the_physical_values(n_leaves, picks, chunks, cut):
 
 @needs_kernel
 def test_kernel_refuses_indices_past_the_counts():
-    """An index past the counts, or a buffer shorter than its rows, is a ValueError."""
+    """An index past the counts is a ValueError; a String column is not indices."""
     kern = arrow_codes._kernel
+    leaves = pl.Series(["a", "b", "c"])
+    col = pl.Series(["c", "b"], dtype=leaf_enum(leaves))
     key = np.zeros(2, dtype=np.int64)
-    with pytest.raises(ValueError):
-        kern.add_indices([(bytes([0, 5]), 0, 2, 1)], key, 1, np.zeros(3, dtype=np.int64))
-    with pytest.raises(ValueError):
-        kern.add_indices([(bytes([0, 1]), 1, 2, 1)], key, 1, np.zeros(3, dtype=np.int64))
-    with pytest.raises(ValueError):
-        kern.add_indices([(bytes([0, 1]), 0, 2, 3)], key, 1, np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="past the counts"):
+        kern.add_indices(col.__arrow_c_stream__(), key, 1, np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="not a column"):
+        kern.add_indices(leaves.__arrow_c_stream__(), key, 1, np.zeros(3, dtype=np.int64))
     counts = np.zeros(3, dtype=np.int64)
-    kern.add_indices([(np.array([2, 1], dtype=np.uint16).tobytes(), 0, 2, 2)], key, 4, counts)
+    kern.add_indices(col.__arrow_c_stream__(), key, 4, counts)
     assert key.tolist() == [8, 4] and counts.tolist() == [0, 1, 1]

@@ -3,32 +3,33 @@
  * ldiv_polars/core/engines/arrow_codes.py, which checks the arguments and holds the Polars
  * path that gives the same codes without this module).
  *
- *   encode(chunks, ids[, seed[, limit]]) -> list of bytes | None
- *       Numbers the distinct strings of a string-view column (no nulls: the caller checks),
- *       given as chunks, a list of tuples (views, offset, n, buffers) each holding rows
- *       offset .. offset + n - 1 of one Arrow array, and writes each row's number to ids[r]
- *       (int64, the chunks' rows one after another): with seed (such a list holding distinct
- *       strings, or None) the seed's strings are numbers 0 .. len(seed) - 1 in its order,
- *       every other string gets the next free number at its first row. Returns the strings
- *       past the seed's, in the order of their numbers; None (ids unspecified) when they are
- *       more than limit (default: no limit).
- *   add_codes(chunks, seed, key, place, counts) -> bool
+ * A column is passed as an Arrow C stream capsule (``Series.__arrow_c_stream__()``, the Arrow
+ * PyCapsule interface: zero-copy, one array per chunk, no pyarrow): string views (format
+ * "vu") or a dictionary with unsigned 8-, 16- or 32-bit indices ("C", "S", "I"); no nulls
+ * (the caller checks). The stream is consumed (moved out of the capsule) and released here.
+ *
+ *   encode(column, ids[, seed[, limit]]) -> list of bytes | None
+ *       Numbers the distinct strings of a string column and writes each row's number to
+ *       ids[r] (int64): with seed (a string column of distinct strings, or None) the seed's
+ *       strings are numbers 0 .. len(seed) - 1 in its order, every other string gets the
+ *       next free number at its first row. Returns the strings past the seed's, in the order
+ *       of their numbers; None (ids unspecified) when they are more than limit (default: no
+ *       limit).
+ *   add_codes(column, seed, key, place, counts) -> bool
  *       The same numbers (seed required) added to a mixed-radix key instead of written:
  *       key[r] += number * place (int64) and counts[number] += 1 (int64, len(seed) cells).
  *       False, key and counts partly updated, as soon as a string is not one of the seed's.
- *   add_indices(chunks, key, place, counts) -> None
- *       The same for a dictionary column's indices, given as a list of tuples (indices
- *       buffer, offset, n, itemsize 1, 2 or 4: unsigned): key[r] += index * place and
- *       counts[index] += 1. An index past counts raises ValueError (key and counts then
+ *   add_indices(column, key, place, counts) -> None
+ *       The same for a dictionary column's indices: key[r] += index * place and
+ *       counts[index] += 1; an index past counts raises ValueError (key and counts then
  *       partly updated).
  *
- * views: the array's 16-byte views (Arrow's BinaryView layout: int32 length, then the bytes
- * themselves when at most 12, else a 4-byte prefix, int32 buffer index and int32 offset into
- * buffers[index]); buffers: a tuple of the array's data buffers. Anything readable through the
- * buffer protocol (pyarrow's Buffer, bytes, numpy). A view pointing outside its buffer, a
- * negative length, or a repeated seed string raises ValueError: nothing is read out of bounds.
- * Two strings get one number exactly when their bytes are equal (hash, then length and
- * a comparison of their bytes). The GIL is released while the rows are read.
+ * A view (Arrow's BinaryView layout: int32 length, then the bytes themselves when at most 12,
+ * else a 4-byte prefix, int32 buffer index and int32 offset into that data buffer, whose size
+ * the stream's variadic sizes give) pointing outside its buffer, a negative length, a column
+ * of another format or holding nulls, or a repeated seed string raises ValueError: nothing is
+ * read out of bounds. Two strings get one number exactly when their bytes are equal (hash,
+ * then length and a comparison of their bytes). The GIL is released while the rows are read.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,11 +37,62 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+#endif
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
+    void *private_data;
+};
+#endif
+
+/* One chunk of string views: rows offset .. offset + n - 1 of views, nbuf data buffers. */
 typedef struct {
-    Py_buffer views;
+    const unsigned char *views;
     Py_ssize_t offset, n, nbuf;
-    Py_buffer *bufs;
+    const unsigned char *const *bufs;
+    const int64_t *buflen;
 } Views;
+
+/* A column consumed from its stream: its chunks (kept until closed) and, for strings, their
+ * views; for indices, their width in bytes. */
+typedef struct {
+    struct ArrowArrayStream stream;
+    struct ArrowArray *arrays;
+    Views *views;
+    Py_ssize_t k, rows;
+    int width;
+} Column;
 
 typedef struct {
     int32_t *slots;          /* number per slot, -1 empty */
@@ -53,57 +105,94 @@ typedef struct {
 
 enum { OK = 0, E_MEM = 1, E_VIEW = 2, E_SEED = 3, E_LIMIT = 4 };
 
-static void views_release(Views *v) {
+static void column_close(Column *c) {
     Py_ssize_t i;
-    if (v->views.obj) PyBuffer_Release(&v->views);
-    for (i = 0; i < v->nbuf; i++)
-        if (v->bufs[i].obj) PyBuffer_Release(&v->bufs[i]);
-    PyMem_Free(v->bufs);
-    v->bufs = NULL;
-    v->nbuf = 0;
+    for (i = 0; i < c->k; i++)
+        if (c->arrays[i].release) c->arrays[i].release(&c->arrays[i]);
+    PyMem_Free(c->arrays);
+    PyMem_Free(c->views);
+    if (c->stream.release) c->stream.release(&c->stream);
+    memset(c, 0, sizeof(*c));
 }
 
-static void chunks_release(Views *v, Py_ssize_t k) {
-    Py_ssize_t i;
-    for (i = 0; i < k; i++) views_release(&v[i]);
-    PyMem_Free(v);
+static int fail(Column *c, const char *why) {
+    PyErr_SetString(PyExc_ValueError, why);
+    column_close(c);
+    return -1;
 }
 
-static int views_get(Views *v, PyObject *views, Py_ssize_t offset, Py_ssize_t n,
-                     PyObject *buffers) {
-    Py_ssize_t i, nb;
-    memset(v, 0, sizeof(*v));
-    if (!PyTuple_Check(buffers)) {
-        PyErr_SetString(PyExc_TypeError, "buffers must be a tuple");
+/* The width of a column's elements: 16 for string views, 1/2/4 for dictionary indices. */
+static int format_width(const struct ArrowSchema *schema) {
+    const char *f = schema->format;
+    if (schema->dictionary == NULL) return f && strcmp(f, "vu") == 0 ? 16 : 0;
+    if (!f || !f[0] || f[1]) return 0;
+    return f[0] == 'C' ? 1 : f[0] == 'S' ? 2 : f[0] == 'I' ? 4 : 0;
+}
+
+/* Checks chunk a (no nulls; the buffers its format needs) and, for strings, its views. */
+static int chunk_views(const struct ArrowArray *a, int width, Views *v) {
+    int64_t nd;
+    if (a->length < 0 || a->offset < 0 || (a->null_count != 0 && a->buffers[0] != NULL))
+        return -1;
+    if (width != 16) return a->n_buffers == 2 && (a->length == 0 || a->buffers[1]) ? 0 : -1;
+    if (a->n_buffers < 3) return -1;
+    nd = a->n_buffers - 3;  /* validity, views, data buffers..., variadic sizes */
+    if ((a->length && !a->buffers[1]) || (nd && !a->buffers[a->n_buffers - 1])) return -1;
+    v->views = a->buffers[1];
+    v->offset = (Py_ssize_t)a->offset;
+    v->n = (Py_ssize_t)a->length;
+    v->nbuf = (Py_ssize_t)nd;
+    v->bufs = (const unsigned char *const *)(a->buffers + 2);
+    v->buflen = a->buffers[a->n_buffers - 1];
+    return 0;
+}
+
+/* Moves the stream out of the capsule and reads its chunks; want: 16 (strings) or 0 (any
+ * dictionary index width). -1 with an exception set. */
+static int column_open(PyObject *capsule, int want, Column *c) {
+    struct ArrowArrayStream *src;
+    struct ArrowSchema schema;
+    struct ArrowArray a;
+    Py_ssize_t cap = 0;
+    memset(c, 0, sizeof(*c));
+    src = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+    if (!src) return -1;
+    if (!src->release) {
+        PyErr_SetString(PyExc_ValueError, "the stream was consumed already");
         return -1;
     }
-    if (offset < 0 || n < 0) {
-        PyErr_SetString(PyExc_ValueError, "offset and n must be >= 0");
-        return -1;
-    }
-    if (PyObject_GetBuffer(views, &v->views, PyBUF_SIMPLE) < 0) return -1;
-    if ((v->views.len / 16) < offset + n) {
-        PyErr_SetString(PyExc_ValueError, "views buffer shorter than offset + n views");
-        views_release(v);
-        return -1;
-    }
-    v->offset = offset;
-    v->n = n;
-    nb = PyTuple_GET_SIZE(buffers);
-    v->bufs = PyMem_Calloc(nb ? nb : 1, sizeof(Py_buffer));
-    if (!v->bufs) {
-        views_release(v);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < nb; i++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(buffers, i), &v->bufs[i], PyBUF_SIMPLE) < 0) {
-            v->nbuf = i;
-            views_release(v);
-            return -1;
+    c->stream = *src;
+    src->release = NULL;  /* moved: released by column_close */
+    if (c->stream.get_schema(&c->stream, &schema) != 0) return fail(c, "no schema");
+    c->width = format_width(&schema);
+    schema.release(&schema);
+    if (c->width == 0 || (want == 16) != (c->width == 16))
+        return fail(c, "not a column of string views or dictionary indices");
+    for (;;) {
+        if (c->stream.get_next(&c->stream, &a) != 0) return fail(c, "the stream failed");
+        if (!a.release) break;
+        if (c->k == cap) {
+            struct ArrowArray *arrays;
+            Views *views;
+            cap = 2 * cap + 4;
+            arrays = PyMem_Realloc(c->arrays, (size_t)cap * sizeof(*arrays));
+            if (arrays) c->arrays = arrays;
+            views = PyMem_Realloc(c->views, (size_t)cap * sizeof(*views));
+            if (views) c->views = views;
+            if (!arrays || !views) {
+                a.release(&a);
+                column_close(c);
+                PyErr_NoMemory();
+                return -1;
+            }
         }
+        c->arrays[c->k] = a;
+        memset(&c->views[c->k], 0, sizeof(Views));
+        c->k++;
+        if (chunk_views(&a, c->width, &c->views[c->k - 1]) < 0)
+            return fail(c, "a chunk with nulls or without its buffers");
+        c->rows += (Py_ssize_t)a.length;
     }
-    v->nbuf = nb;
     return 0;
 }
 
@@ -124,7 +213,7 @@ static inline uint64_t load8(const unsigned char *p) {
 
 /* String r of the views; E_VIEW when it points outside its buffer. */
 static inline int view_str(const Views *v, Py_ssize_t r, Str *s) {
-    const unsigned char *view = (const unsigned char *)v->views.buf + 16 * (v->offset + r);
+    const unsigned char *view = v->views + 16 * (v->offset + r);
     int32_t l, bi, off;
     memcpy(&l, view, 4);
     if (l < 0) return E_VIEW;
@@ -143,31 +232,25 @@ static inline int view_str(const Views *v, Py_ssize_t r, Str *s) {
     s->w1 = 0;
     memcpy(&bi, view + 8, 4);
     memcpy(&off, view + 12, 4);
-    if (bi < 0 || bi >= v->nbuf || off < 0 || (Py_ssize_t)off + l > v->bufs[bi].len)
+    if (bi < 0 || bi >= v->nbuf || off < 0 || (int64_t)off + l > v->buflen[bi] || !v->bufs[bi])
         return E_VIEW;
-    s->p = (const unsigned char *)v->bufs[bi].buf + off;
+    s->p = v->bufs[bi] + off;
     return OK;
 }
 
-static inline uint64_t mix(uint64_t h, uint64_t w) {
-    h = (h ^ w) * 0xff51afd7ed558ccdULL;
-    return h ^ (h >> 32);
-}
-
-/* A hash of the string's bytes (with its length): the two words of an inline string, else its
- * 8-byte words, the last one overlapping the one before (len > 12 >= 8). */
+/* A hash of the string's bytes (with its length): independent products of its words (the two
+ * of an inline string, else its 8-byte words, the last one overlapping the one before:
+ * len > 12 >= 8), summed, the high bits folded into the low ones the table reads. */
 static inline uint64_t str_hash(const Str *s) {
-    uint64_t h = mix(0x9E3779B97F4A7C15ULL, s->w0);
+    uint64_t h = s->w0 * 0x9E3779B97F4A7C15ULL, k = 0xff51afd7ed558ccdULL;
     int32_t i;
     if (s->len <= 12) {
-        h = mix(h, s->w1);
+        h += s->w1 * k;
     } else {
-        for (i = 0; i + 8 < s->len; i += 8) h = mix(h, load8(s->p + i));
-        h = mix(h, load8(s->p + s->len - 8));
+        for (i = 0; i + 8 < s->len; i += 8, k += 0x9E3779B97F4A7C16ULL) h += load8(s->p + i) * k;
+        h += load8(s->p + s->len - 8) * 0xc4ceb9fe1a85ec53ULL;
     }
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 33);
+    return h ^ (h >> 29);
 }
 
 /* Whether two strings of the same length and w0 have the same bytes. */
@@ -328,87 +411,62 @@ static int raise_code(int e) {
     return e != OK && e != E_LIMIT;
 }
 
-/* The views of every chunk of a list of (views, offset, n, buffers) tuples (*count set);
- * NULL with an exception set. */
-static Views *chunks_get(PyObject *chunks, Py_ssize_t *count, Py_ssize_t *rows) {
-    Py_ssize_t i, k, off, n;
-    PyObject *views, *buffers;
-    Views *v;
-    if (!PyList_Check(chunks)) {
-        PyErr_SetString(PyExc_TypeError, "chunks must be a list of tuples");
-        return NULL;
-    }
-    k = PyList_GET_SIZE(chunks);
-    v = PyMem_Calloc(k ? k : 1, sizeof(Views));
-    if (!v) return (Views *)PyErr_NoMemory();
-    *rows = 0;
-    for (i = 0; i < k; i++) {
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(chunks, i), "OnnO", &views, &off, &n, &buffers) ||
-            views_get(&v[i], views, off, n, buffers) < 0) {
-            chunks_release(v, i);
-            return NULL;
-        }
-        *rows += n;
-    }
-    *count = k;
-    return v;
-}
-
 static PyObject *encode(PyObject *self, PyObject *args) {
-    PyObject *chunks, *ids_obj, *seed_obj = Py_None, *result = NULL;
-    Py_ssize_t k = 0, ks = 0, n = 0, sn = 0, limit = PY_SSIZE_T_MAX, i, at = 0;
-    Views *v = NULL, *seed = NULL;
+    PyObject *col_obj, *ids_obj, *seed_obj = Py_None, *result = NULL;
+    Py_ssize_t limit = PY_SSIZE_T_MAX, i, at = 0;
+    Column v = {0}, seed = {0};
     Py_buffer ids = {0};
     Table t;
     int e = OK;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OO|On", &chunks, &ids_obj, &seed_obj, &limit)) return NULL;
-    if (seed_obj != Py_None && !(seed = chunks_get(seed_obj, &ks, &sn))) return NULL;
-    if (!(v = chunks_get(chunks, &k, &n))) goto done;
-    if (out_array(ids_obj, &ids, n, "ids") < 0) goto done;
+    if (!PyArg_ParseTuple(args, "OO|On", &col_obj, &ids_obj, &seed_obj, &limit)) return NULL;
+    if (seed_obj != Py_None && column_open(seed_obj, 16, &seed) < 0) return NULL;
+    if (column_open(col_obj, 16, &v) < 0) goto done;
+    if (out_array(ids_obj, &ids, v.rows, "ids") < 0) goto done;
     Py_BEGIN_ALLOW_THREADS
-    e = table_init(&t, sn + 64);
-    for (i = 0; e == OK && i < ks; i++) e = encode_seed(&t, &seed[i]);
-    for (i = 0; e == OK && i < k; at += v[i].n, i++) {
+    e = table_init(&t, seed.rows + 64);
+    for (i = 0; e == OK && i < seed.k; i++) e = encode_seed(&t, &seed.views[i]);
+    for (i = 0; e == OK && i < v.k; at += v.views[i].n, i++) {
         Out o = {(int64_t *)ids.buf + at, NULL, NULL, 0};
-        e = encode_rows(&t, &v[i], o, limit);
+        e = encode_rows(&t, &v.views[i], o, limit);
     }
     Py_END_ALLOW_THREADS
     if (e == E_LIMIT) {
         Py_INCREF(Py_None);
         result = Py_None;
     } else if (!raise_code(e)) {
-        result = new_strings(&t, sn);
+        result = new_strings(&t, seed.rows);
     }
     table_free(&t);
     PyBuffer_Release(&ids);
 done:
-    if (v) chunks_release(v, k);
-    if (seed) chunks_release(seed, ks);
+    column_close(&v);
+    column_close(&seed);
     return result;
 }
 
 static PyObject *add_codes(PyObject *self, PyObject *args) {
-    PyObject *chunks, *seed_obj, *key_obj, *counts_obj, *result = NULL;
-    Py_ssize_t k = 0, ks = 0, n = 0, sn = 0, i, at = 0;
+    PyObject *col_obj, *seed_obj, *key_obj, *counts_obj, *result = NULL;
+    Py_ssize_t i, at = 0;
     long long place;
-    Views *v = NULL, *seed = NULL;
+    Column v = {0}, seed = {0};
     Py_buffer key = {0}, counts = {0};
     Table t;
     int e = OK;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOLO", &chunks, &seed_obj, &key_obj, &place, &counts_obj))
+    if (!PyArg_ParseTuple(args, "OOOLO", &col_obj, &seed_obj, &key_obj, &place, &counts_obj))
         return NULL;
-    if (!(seed = chunks_get(seed_obj, &ks, &sn))) return NULL;
-    if (!(v = chunks_get(chunks, &k, &n))) goto done;
-    if (out_array(key_obj, &key, n, "key") < 0 || out_array(counts_obj, &counts, sn, "counts") < 0)
+    if (column_open(seed_obj, 16, &seed) < 0) return NULL;
+    if (column_open(col_obj, 16, &v) < 0) goto done;
+    if (out_array(key_obj, &key, v.rows, "key") < 0 ||
+        out_array(counts_obj, &counts, seed.rows, "counts") < 0)
         goto done;
     Py_BEGIN_ALLOW_THREADS
-    e = table_init(&t, sn + 64);
-    for (i = 0; e == OK && i < ks; i++) e = encode_seed(&t, &seed[i]);
-    for (i = 0; e == OK && i < k; at += v[i].n, i++) {
+    e = table_init(&t, seed.rows + 64);
+    for (i = 0; e == OK && i < seed.k; i++) e = encode_seed(&t, &seed.views[i]);
+    for (i = 0; e == OK && i < v.k; at += v.views[i].n, i++) {
         Out o = {NULL, (int64_t *)key.buf + at, (int64_t *)counts.buf, (int64_t)place};
-        e = encode_rows(&t, &v[i], o, 0);
+        e = encode_rows(&t, &v.views[i], o, 0);
     }
     Py_END_ALLOW_THREADS
     if (!raise_code(e)) result = PyBool_FromLong(e == OK);
@@ -416,8 +474,8 @@ static PyObject *add_codes(PyObject *self, PyObject *args) {
 done:
     if (key.obj) PyBuffer_Release(&key);
     if (counts.obj) PyBuffer_Release(&counts);
-    if (v) chunks_release(v, k);
-    chunks_release(seed, ks);
+    column_close(&v);
+    column_close(&seed);
     return result;
 }
 
@@ -439,66 +497,42 @@ static int add_index_rows(const unsigned char *p, int w, Py_ssize_t n, int64_t *
 }
 
 static PyObject *add_indices(PyObject *self, PyObject *args) {
-    PyObject *chunks, *key_obj, *counts_obj, *buf;
-    Py_ssize_t k, i, at = 0, off, n, w, total = 0;
+    PyObject *col_obj, *key_obj, *counts_obj, *result = NULL;
+    Py_ssize_t i, at = 0;
     long long place;
-    Py_buffer key = {0}, counts = {0}, b;
+    Column c = {0};
+    Py_buffer key = {0}, counts = {0};
     int e = OK;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOLO", &chunks, &key_obj, &place, &counts_obj)) return NULL;
-    if (!PyList_Check(chunks)) {
-        PyErr_SetString(PyExc_TypeError, "chunks must be a list of tuples");
-        return NULL;
+    if (!PyArg_ParseTuple(args, "OOLO", &col_obj, &key_obj, &place, &counts_obj)) return NULL;
+    if (column_open(col_obj, 0, &c) < 0) return NULL;
+    if (out_array(key_obj, &key, c.rows, "key") < 0 ||
+        out_array(counts_obj, &counts, 0, "counts") < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    for (i = 0; e == OK && i < c.k; at += (Py_ssize_t)c.arrays[i].length, i++) {
+        const struct ArrowArray *a = &c.arrays[i];
+        e = add_index_rows((const unsigned char *)a->buffers[1] + a->offset * c.width, c.width,
+                           (Py_ssize_t)a->length, (int64_t *)key.buf + at, (int64_t)place,
+                           (int64_t *)counts.buf, counts.len / 8);
     }
-    k = PyList_GET_SIZE(chunks);
-    for (i = 0; i < k; i++) {
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(chunks, i), "Onnn", &buf, &off, &n, &w))
-            return NULL;
-        total += n;
-    }
-    if (out_array(key_obj, &key, total, "key") < 0) return NULL;
-    if (out_array(counts_obj, &counts, 0, "counts") < 0) {
-        PyBuffer_Release(&key);
-        return NULL;
-    }
-    for (i = 0; e == OK && i < k; i++) {
-        PyArg_ParseTuple(PyList_GET_ITEM(chunks, i), "Onnn", &buf, &off, &n, &w);
-        if ((w != 1 && w != 2 && w != 4) || off < 0 || n < 0) {
-            PyErr_SetString(PyExc_ValueError, "indices must be 1, 2 or 4 bytes wide");
-            e = -1;
-            break;
-        }
-        if (PyObject_GetBuffer(buf, &b, PyBUF_SIMPLE) < 0) {
-            e = -1;
-            break;
-        }
-        if (b.len / w < off + n) {
-            PyErr_SetString(PyExc_ValueError, "indices buffer shorter than offset + n");
-            e = -1;
-        } else {
-            Py_BEGIN_ALLOW_THREADS
-            e = add_index_rows((const unsigned char *)b.buf + off * w, (int)w, n,
-                               (int64_t *)key.buf + at, (int64_t)place, (int64_t *)counts.buf,
-                               counts.len / 8);
-            Py_END_ALLOW_THREADS
-            if (e != OK) PyErr_SetString(PyExc_ValueError, "an index past the counts");
-        }
-        PyBuffer_Release(&b);
-        at += n;
-    }
-    PyBuffer_Release(&key);
-    PyBuffer_Release(&counts);
-    if (e != OK) return NULL;
-    Py_RETURN_NONE;
+    Py_END_ALLOW_THREADS
+    if (e != OK) PyErr_SetString(PyExc_ValueError, "an index past the counts");
+    else result = Py_None, Py_INCREF(Py_None);
+done:
+    if (key.obj) PyBuffer_Release(&key);
+    if (counts.obj) PyBuffer_Release(&counts);
+    column_close(&c);
+    return result;
 }
 
 static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS,
-     "encode(chunks, ids[, seed[, limit]]) -> new strings (bytes) or None"},
+     "encode(column, ids[, seed[, limit]]) -> new strings (bytes) or None"},
     {"add_codes", add_codes, METH_VARARGS,
-     "add_codes(chunks, seed, key, place, counts) -> whether every string is a seed's"},
+     "add_codes(column, seed, key, place, counts) -> whether every string is a seed's"},
     {"add_indices", add_indices, METH_VARARGS,
-     "add_indices(chunks, key, place, counts) -> None"},
+     "add_indices(column, key, place, counts) -> None"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arrow_codes",

@@ -2,7 +2,8 @@
 
 Polars casts a String column to an Enum at about 10-15 ns a row (a hash and a lookup of each
 row's string); the compiled kernel ``_arrow_codes.encode`` numbers the distinct strings of the
-column's Arrow views (through the Arrow C stream, zero-copy, chunk by chunk) in one
+column's Arrow views (read through the Arrow C stream of ``Series.__arrow_c_stream__``:
+zero-copy, chunk by chunk, without pyarrow) in one
 pass (a hash of each row's bytes into a small table), with no query plan.
 Two strings get one number exactly when their bytes are equal, so the codes are exactly the
 Enum cast's: :func:`leaf_codes` is :func:`~ldiv_polars.core.engines.raw_codes.raw_index` for
@@ -60,8 +61,8 @@ def leaf_codes(column: pl.Series, leaves: pl.Series, *, kernel: bool | None = No
             return None
         return codes.to_physical().to_numpy().astype(np.int64, copy=False)
     ids = np.empty(column.len(), dtype=np.int64)
-    if ids.shape[0] and _kernel.encode(_chunks(column), ids, _chunks(leaves.cast(pl.String)),
-                                       0) is None:
+    if ids.shape[0] and _kernel.encode(column.__arrow_c_stream__(), ids,
+                                       leaves.cast(pl.String).__arrow_c_stream__(), 0) is None:
         return None  # a value that is not a raw value
     return ids
 
@@ -94,8 +95,9 @@ def add_leaf_codes(column: pl.Series, leaves: pl.Series, key: Any, place: int, c
         return False
     if column.len() == 0:
         return True
-    return bool(_kernel.add_codes(_chunks(column), _chunks(leaves.cast(pl.String)), key,
-                                  place, counts))
+    return bool(_kernel.add_codes(column.__arrow_c_stream__(),
+                                  leaves.cast(pl.String).__arrow_c_stream__(), key, place,
+                                  counts))
 
 
 def add_coded_indices(column: pl.Series, leaves: pl.Series, key: Any, place: int, counts: Any,
@@ -122,14 +124,7 @@ def add_coded_indices(column: pl.Series, leaves: pl.Series, key: Any, place: int
         key += codes * place
         counts += np.bincount(codes, minlength=counts.shape[0])
         return True
-    import pyarrow as pa
-
-    chunks = []
-    for chunk in pa.chunked_array(column).chunks:
-        indices = chunk.indices
-        chunks.append((indices.buffers()[1] or b"", indices.offset, len(indices),
-                       indices.type.bit_width // 8))
-    _kernel.add_indices(chunks, key, place, counts)
+    _kernel.add_indices(column.__arrow_c_stream__(), key, place, counts)
     return True
 
 
@@ -153,7 +148,7 @@ def sorted_ids(column: pl.Series, *, kernel: bool | None = None
     if column.dtype != pl.String or column.null_count():
         return None
     ids = np.empty(column.len(), dtype=np.int64)
-    new = (_kernel.encode(_chunks(column), ids, None, SORT_LIMIT)
+    new = (_kernel.encode(column.__arrow_c_stream__(), ids, None, SORT_LIMIT)
            if _use_kernel(kernel) and ids.shape[0] else None)
     if new is None:
         values = column.unique().sort()
@@ -168,20 +163,3 @@ def sorted_ids(column: pl.Series, *, kernel: bool | None = None
 
 def _use_kernel(kernel: bool | None) -> bool:
     return _kernel is not None and (KERNEL if kernel is None else kernel)
-
-
-def _chunks(column: pl.Series) -> list[tuple[Any, int, int, tuple[Any, ...]]]:
-    """The kernel's view of a String Series without nulls: per Arrow chunk (read through the
-    Arrow C stream, zero-copy and without joining the chunks), its views buffer, offset,
-    length and data buffers."""
-    import pyarrow as pa  # a dependency of the package; imported here, when first needed
-
-    array = pa.chunked_array(column)
-    if str(array.type) != "string_view":  # pragma: no cover - Polars' String is string_view
-        raise TypeError(f"expected Arrow string views, got {array.type}")
-    out = []
-    for chunk in array.chunks:
-        buffers = chunk.buffers()
-        views = buffers[1] if buffers[1] is not None else b""
-        out.append((views, chunk.offset, len(chunk), tuple(buffers[2:])))
-    return out
