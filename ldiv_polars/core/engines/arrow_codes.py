@@ -1,10 +1,10 @@
 """The codes of a String or Enum column's rows read straight from its Arrow buffers.
 
-Polars casts a String column to an Enum at about 10-15 ns a row (a hash and a lookup of each
-row's string); the compiled kernel ``_arrow_codes.encode`` numbers the distinct strings of the
+Polars casts a String column to an Enum in a query (a plan, then a hash and a lookup of each
+row's string); the compiled kernel ``_arrow_codes`` numbers the distinct strings of the
 column's Arrow views (read through the Arrow C stream of ``Series.__arrow_c_stream__``:
-zero-copy, chunk by chunk, without pyarrow) in one
-pass (a hash of each row's bytes into a small table), with no query plan.
+zero-copy, chunk by chunk, without pyarrow) in one pass (a hash of each row's bytes into a
+small table), with no query plan (BENCHMARKS.md, "Small searches, session 15").
 Two strings get one number exactly when their bytes are equal, so the codes are exactly the
 Enum cast's: :func:`leaf_codes` is :func:`~ldiv_polars.core.engines.raw_codes.raw_index` for
 a String column, :func:`sorted_ids` the ids of a sensitive column's distinct values in sorted
