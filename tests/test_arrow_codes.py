@@ -125,8 +125,8 @@ def _stream(views: bytes, n: int, data: bytes | None = None, offset: int = 0):
 @needs_kernel
 def test_kernel_refuses_views_outside_their_buffers():
     """A view whose buffer index or offset points past its buffers, or a negative length,
-    is a ValueError: nothing is read out of bounds. A repeated seed string, a stream of
-    another type or already consumed too."""
+    is a ValueError: nothing is read out of bounds. A repeated seed string, or a stream
+    already consumed, too; a stream of another layout is a TypeError."""
     kern = arrow_codes._kernel
     ids = np.empty(1, dtype=np.int64)
     data = b"abcdefghijklmnopqrstuvwxyz"
@@ -144,7 +144,7 @@ def test_kernel_refuses_views_outside_their_buffers():
         kern.encode(_stream(inline, 1), ids, _stream(inline * 2, 2))
     with pytest.raises(ValueError):  # ids too short or not int64
         kern.encode(_stream(inline, 1), np.empty(1, dtype=np.int32))
-    with pytest.raises(ValueError, match="not a column"):
+    with pytest.raises(TypeError, match="not a column"):  # (the callers then cast instead)
         kern.encode(pl.Series([1]).__arrow_c_stream__(), ids)
     stream = _stream(inline, 1)
     kern.encode(stream, ids)
@@ -220,15 +220,42 @@ def test_coded_indices_are_the_physical_values(n_leaves, picks, chunks, cut):
 
 @needs_kernel
 def test_kernel_refuses_indices_past_the_counts():
-    """An index past the counts is a ValueError; a String column is not indices."""
+    """An index past the counts is a ValueError; a String column is not indices (a
+    TypeError)."""
     kern = arrow_codes._kernel
     leaves = pl.Series(["a", "b", "c"])
     col = pl.Series(["c", "b"], dtype=leaf_enum(leaves))
     key = np.zeros(2, dtype=np.int64)
     with pytest.raises(ValueError, match="past the counts"):
         kern.add_indices(col.__arrow_c_stream__(), key, 1, np.zeros(2, dtype=np.int64))
-    with pytest.raises(ValueError, match="not a column"):
+    with pytest.raises(TypeError, match="not a column"):
         kern.add_indices(leaves.__arrow_c_stream__(), key, 1, np.zeros(3, dtype=np.int64))
     counts = np.zeros(3, dtype=np.int64)
     kern.add_indices(col.__arrow_c_stream__(), key, 4, counts)
     assert key.tolist() == [8, 4] and counts.tolist() == [0, 1, 1]
+
+
+@needs_kernel
+def test_a_layout_the_kernel_does_not_read_falls_back_to_polars(monkeypatch):
+    """Should Polars export another Arrow layout (the kernel's TypeError, raised before
+    anything is written), each function gives the Polars path's arrays."""
+    class Refusing:
+        def __getattr__(self, name):
+            def refuse(*args):
+                raise TypeError("not a column of string views or dictionary indices")
+            return refuse
+
+    leaves = pl.Series(["a", "b", "c"])
+    col = pl.Series(["c", "a", "c", "b"])
+    want_codes = arrow_codes.leaf_codes(col, leaves, kernel=False).tolist()
+    want_ids, want_values = arrow_codes.sorted_ids(col, kernel=False)
+    monkeypatch.setattr(arrow_codes, "_kernel", Refusing())
+    assert arrow_codes.leaf_codes(col, leaves, kernel=True).tolist() == want_codes
+    ids, values = arrow_codes.sorted_ids(col, kernel=True)
+    assert ids.tolist() == want_ids.tolist() and values.to_list() == want_values.to_list()
+    for c, add in ((col, arrow_codes.add_leaf_codes),
+                   (col.cast(leaf_enum(leaves)), arrow_codes.add_coded_indices)):
+        key, counts = np.zeros(4, dtype=np.int64), np.zeros(3, dtype=np.int64)
+        assert add(c, leaves, key, 2, counts, kernel=True) is True
+        assert key.tolist() == [2 * w for w in want_codes]
+        assert counts.tolist() == [want_codes.count(i) for i in range(3)]

@@ -26,9 +26,10 @@
  *
  * A view (Arrow's BinaryView layout: int32 length, then the bytes themselves when at most 12,
  * else a 4-byte prefix, int32 buffer index and int32 offset into that data buffer, whose size
- * the stream's variadic sizes give) pointing outside its buffer, a negative length, a column
- * of another format or holding nulls, or a repeated seed string raises ValueError: nothing is
- * read out of bounds. Two strings get one number exactly when their bytes are equal (hash,
+ * the stream's variadic sizes give) pointing outside its buffer, a negative length, a chunk
+ * holding nulls, or a repeated seed string raises ValueError: nothing is
+ * read out of bounds; a stream of another layout raises TypeError before anything is written
+ * (the caller then takes Polars' path). Two strings get one number exactly when their bytes are equal (hash,
  * then length and a comparison of their bytes). The GIL is released while the rows are read.
  */
 #define PY_SSIZE_T_CLEAN
@@ -166,8 +167,11 @@ static int column_open(PyObject *capsule, int want, Column *c) {
     if (c->stream.get_schema(&c->stream, &schema) != 0) return fail(c, "no schema");
     c->width = format_width(&schema);
     schema.release(&schema);
-    if (c->width == 0 || (want == 16) != (c->width == 16))
-        return fail(c, "not a column of string views or dictionary indices");
+    if (c->width == 0 || (want == 16) != (c->width == 16)) {
+        column_close(c);
+        PyErr_SetString(PyExc_TypeError, "not a column of string views or dictionary indices");
+        return -1;
+    }
     for (;;) {
         if (c->stream.get_next(&c->stream, &a) != 0) return fail(c, "the stream failed");
         if (!a.release) break;

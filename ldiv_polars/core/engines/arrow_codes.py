@@ -61,9 +61,13 @@ def leaf_codes(column: pl.Series, leaves: pl.Series, *, kernel: bool | None = No
             return None
         return codes.to_physical().to_numpy().astype(np.int64, copy=False)
     ids = np.empty(column.len(), dtype=np.int64)
-    if ids.shape[0] and _kernel.encode(column.__arrow_c_stream__(), ids,
-                                       leaves.cast(pl.String).__arrow_c_stream__(), 0) is None:
-        return None  # a value that is not a raw value
+    try:
+        if ids.shape[0] and _kernel.encode(column.__arrow_c_stream__(), ids,
+                                           leaves.cast(pl.String).__arrow_c_stream__(),
+                                           0) is None:
+            return None  # a value that is not a raw value
+    except TypeError:  # an Arrow layout the kernel does not read (nothing written yet)
+        return leaf_codes(column, leaves, kernel=False)
     return ids
 
 
@@ -95,9 +99,12 @@ def add_leaf_codes(column: pl.Series, leaves: pl.Series, key: Any, place: int, c
         return False
     if column.len() == 0:
         return True
-    return bool(_kernel.add_codes(column.__arrow_c_stream__(),
-                                  leaves.cast(pl.String).__arrow_c_stream__(), key, place,
-                                  counts))
+    try:
+        return bool(_kernel.add_codes(column.__arrow_c_stream__(),
+                                      leaves.cast(pl.String).__arrow_c_stream__(), key, place,
+                                      counts))
+    except TypeError:  # an Arrow layout the kernel does not read (nothing added yet)
+        return add_leaf_codes(column, leaves, key, place, counts, kernel=False)
 
 
 def add_coded_indices(column: pl.Series, leaves: pl.Series, key: Any, place: int, counts: Any,
@@ -124,7 +131,10 @@ def add_coded_indices(column: pl.Series, leaves: pl.Series, key: Any, place: int
         key += codes * place
         counts += np.bincount(codes, minlength=counts.shape[0])
         return True
-    _kernel.add_indices(column.__arrow_c_stream__(), key, place, counts)
+    try:
+        _kernel.add_indices(column.__arrow_c_stream__(), key, place, counts)
+    except TypeError:  # an Arrow layout the kernel does not read (nothing added yet)
+        return add_coded_indices(column, leaves, key, place, counts, kernel=False)
     return True
 
 
@@ -148,8 +158,7 @@ def sorted_ids(column: pl.Series, *, kernel: bool | None = None
     if column.dtype != pl.String or column.null_count():
         return None
     ids = np.empty(column.len(), dtype=np.int64)
-    new = (_kernel.encode(column.__arrow_c_stream__(), ids, None, SORT_LIMIT)
-           if _use_kernel(kernel) and ids.shape[0] else None)
+    new = _sorted_new(column, ids) if _use_kernel(kernel) and ids.shape[0] else None
     if new is None:
         values = column.unique().sort()
         ids = column.cast(pl.Enum(values)).to_physical().to_numpy()
@@ -159,6 +168,16 @@ def sorted_ids(column: pl.Series, *, kernel: bool | None = None
     rank = np.empty(len(new), dtype=np.int64)
     rank[order] = np.arange(len(new), dtype=np.int64)
     return rank[ids], pl.Series([new[i].decode() for i in order], dtype=pl.String)
+
+
+def _sorted_new(column: pl.Series, ids: Any) -> list[bytes] | None:
+    """The kernel's first-appearance numbers of ``column`` written to ``ids`` and its
+    distinct strings; None past :data:`SORT_LIMIT` of them, or for an Arrow layout the kernel
+    does not read."""
+    try:
+        return _kernel.encode(column.__arrow_c_stream__(), ids, None, SORT_LIMIT)
+    except TypeError:
+        return None
 
 
 def _use_kernel(kernel: bool | None) -> bool:
