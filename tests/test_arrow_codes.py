@@ -259,3 +259,39 @@ def test_a_layout_the_kernel_does_not_read_falls_back_to_polars(monkeypatch):
         assert add(c, leaves, key, 2, counts, kernel=True) is True
         assert key.tolist() == [2 * w for w in want_codes]
         assert counts.tolist() == [want_codes.count(i) for i in range(3)]
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=50),
+       st.sets(st.integers(0, 45), max_size=20),
+       st.sampled_from([pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32]),
+       st.booleans(), st.integers(1, 3), st.integers(0, 3))
+def test_integer_codes_are_the_table_lookup(values, numbers, dtype, negative, chunks, cut):
+    """An integer column's codes added by the kernel are integer_index's (the Enum cast of
+    each value's string, tests/test_engines.py), with the kernel and without, on every
+    integer width, several chunks and slices; False where a value has no raw value."""
+    from ldiv_polars.core.engines.raw_codes import integer_index, integer_table
+
+    if negative and dtype in (pl.Int8, pl.Int16, pl.Int32, pl.Int64):
+        values = [v - 20 for v in values]
+        numbers = {v - 20 for v in numbers}
+    leaves = pl.Series(sorted({str(v) for v in numbers} | {"03", "+3", "x"}))
+    parts = [pl.Series("c", values[i::chunks], dtype=dtype) for i in range(chunks)]
+    col = pl.concat(parts, rechunk=False).slice(min(cut, len(values) - 1))
+    found = integer_table(col, leaves)
+    assert found is not None
+    want = integer_index(col, leaves).tolist()
+    for kernel in (True, False):
+        key, counts = np.full(col.len(), 5, dtype=np.int64), np.zeros(len(leaves), np.int64)
+        added = arrow_codes.add_integer_codes(col, *found, key, 3, counts, kernel=kernel)
+        assert added is (min(want) >= 0)
+        if added:
+            assert key.tolist() == [5 + 3 * w for w in want]
+            assert counts.tolist() == [want.count(i) for i in range(len(leaves))]
+    table, low = found
+    short = table[:-1] if table.shape[0] > 1 else table[:0]  # the largest value falls outside
+    for kernel in (True, False):
+        assert arrow_codes.add_integer_codes(
+            col, short, low, np.zeros(col.len(), np.int64), 1,
+            np.zeros(len(leaves), np.int64), kernel=kernel) is False

@@ -23,6 +23,10 @@
  *       The same for a dictionary column's indices: key[r] += index * place and
  *       counts[index] += 1; an index past counts raises ValueError (key and counts then
  *       partly updated).
+ *   add_table(column, table, low, key, place, counts) -> bool
+ *       The same for a plain integer column (8 to 64 bits, signed, or unsigned up to 32) and
+ *       its values' codes table[v - low] (int64, -1: none): False, key and counts partly
+ *       updated, at a value outside the table or without a code.
  *
  * A view (Arrow's BinaryView layout: int32 length, then the bytes themselves when at most 12,
  * else a 4-byte prefix, int32 buffer index and int32 offset into that data buffer, whose size
@@ -122,12 +126,22 @@ static int fail(Column *c, const char *why) {
     return -1;
 }
 
-/* The width of a column's elements: 16 for string views, 1/2/4 for dictionary indices. */
-static int format_width(const struct ArrowSchema *schema) {
+/* The width of a column's elements: 16 for string views, 1/2/4 for dictionary indices
+ * (unsigned); with ints, a plain integer column's: +-1/2/4/8 (negative: signed). */
+static int format_width(const struct ArrowSchema *schema, int ints) {
     const char *f = schema->format;
-    if (schema->dictionary == NULL) return f && strcmp(f, "vu") == 0 ? 16 : 0;
-    if (!f || !f[0] || f[1]) return 0;
-    return f[0] == 'C' ? 1 : f[0] == 'S' ? 2 : f[0] == 'I' ? 4 : 0;
+    if (!f || (schema->dictionary == NULL && !ints)) return f && strcmp(f, "vu") == 0 ? 16 : 0;
+    if (!f[0] || f[1] || (schema->dictionary != NULL) == ints) return 0;
+    switch (f[0]) {
+        case 'C': return 1;
+        case 'S': return 2;
+        case 'I': return 4;
+        case 'c': return ints ? -1 : 0;
+        case 's': return ints ? -2 : 0;
+        case 'i': return ints ? -4 : 0;
+        case 'l': return ints ? -8 : 0;
+        default: return 0;
+    }
 }
 
 /* Checks chunk a (no nulls; the buffers its format needs) and, for strings, its views. */
@@ -148,8 +162,8 @@ static int chunk_views(const struct ArrowArray *a, int width, Views *v) {
     return 0;
 }
 
-/* Moves the stream out of the capsule and reads its chunks; want: 16 (strings) or 0 (any
- * dictionary index width). -1 with an exception set. */
+/* Moves the stream out of the capsule and reads its chunks; want: 16 (strings), 0 (any
+ * dictionary index width) or 1 (any integer width). -1 with an exception set. */
 static int column_open(PyObject *capsule, int want, Column *c) {
     struct ArrowArrayStream *src;
     struct ArrowSchema schema;
@@ -165,7 +179,7 @@ static int column_open(PyObject *capsule, int want, Column *c) {
     c->stream = *src;
     src->release = NULL;  /* moved: released by column_close */
     if (c->stream.get_schema(&c->stream, &schema) != 0) return fail(c, "no schema");
-    c->width = format_width(&schema);
+    c->width = format_width(&schema, want == 1);
     schema.release(&schema);
     if (c->width == 0 || (want == 16) != (c->width == 16)) {
         column_close(c);
@@ -530,6 +544,69 @@ done:
     return result;
 }
 
+/* key[r] += table[v - low] * place, counts[code] += 1 over n integers of width w (negative:
+ * signed); E_LIMIT at a value outside the table or whose entry is -1, E_VIEW at an entry past
+ * ncounts. */
+static int add_table_rows(const unsigned char *p, int w, Py_ssize_t n, const int64_t *table,
+                          Py_ssize_t span, int64_t low, int64_t *key, int64_t place,
+                          int64_t *counts, Py_ssize_t ncounts) {
+    Py_ssize_t r;
+    int64_t v, code;
+    uint64_t i;
+    for (r = 0; r < n; r++) {
+        switch (w) {
+            case 1: v = p[r]; break;
+            case 2: v = ((const uint16_t *)p)[r]; break;
+            case 4: v = ((const uint32_t *)p)[r]; break;
+            case -1: v = ((const int8_t *)p)[r]; break;
+            case -2: v = ((const int16_t *)p)[r]; break;
+            case -4: v = ((const int32_t *)p)[r]; break;
+            default: v = ((const int64_t *)p)[r]; break;
+        }
+        i = (uint64_t)v - (uint64_t)low;  /* v < low wraps past span */
+        if (i >= (uint64_t)span || (code = table[i]) < 0) return E_LIMIT;
+        if (code >= ncounts) return E_VIEW;
+        key[r] += code * place;
+        counts[code] += 1;
+    }
+    return OK;
+}
+
+static PyObject *add_table(PyObject *self, PyObject *args) {
+    PyObject *col_obj, *table_obj, *key_obj, *counts_obj, *result = NULL;
+    Py_ssize_t i, at = 0;
+    long long low, place;
+    Column c = {0};
+    Py_buffer table = {0}, key = {0}, counts = {0};
+    int e = OK;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOLOLO", &col_obj, &table_obj, &low, &key_obj, &place,
+                          &counts_obj))
+        return NULL;
+    if (column_open(col_obj, 1, &c) < 0) return NULL;
+    if (out_array(table_obj, &table, 0, "table") < 0 || out_array(key_obj, &key, c.rows, "key") < 0
+        || out_array(counts_obj, &counts, 0, "counts") < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    for (i = 0; e == OK && i < c.k; at += (Py_ssize_t)c.arrays[i].length, i++) {
+        const struct ArrowArray *a = &c.arrays[i];
+        int w = c.width < 0 ? -c.width : c.width;
+        e = add_table_rows((const unsigned char *)a->buffers[1] + a->offset * w, c.width,
+                           (Py_ssize_t)a->length, (const int64_t *)table.buf, table.len / 8,
+                           (int64_t)low, (int64_t *)key.buf + at, (int64_t)place,
+                           (int64_t *)counts.buf, counts.len / 8);
+    }
+    Py_END_ALLOW_THREADS
+    if (e == E_VIEW) PyErr_SetString(PyExc_ValueError, "a table entry past the counts");
+    else result = PyBool_FromLong(e == OK);
+done:
+    if (table.obj) PyBuffer_Release(&table);
+    if (key.obj) PyBuffer_Release(&key);
+    if (counts.obj) PyBuffer_Release(&counts);
+    column_close(&c);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS,
      "encode(column, ids[, seed[, limit]]) -> new strings (bytes) or None"},
@@ -537,6 +614,8 @@ static PyMethodDef methods[] = {
      "add_codes(column, seed, key, place, counts) -> whether every string is a seed's"},
     {"add_indices", add_indices, METH_VARARGS,
      "add_indices(column, key, place, counts) -> None"},
+    {"add_table", add_table, METH_VARARGS,
+     "add_table(column, table, low, key, place, counts) -> whether every value is in it"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arrow_codes",

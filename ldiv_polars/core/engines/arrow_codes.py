@@ -138,6 +138,38 @@ def add_coded_indices(column: pl.Series, leaves: pl.Series, key: Any, place: int
     return True
 
 
+def add_integer_codes(column: pl.Series, table: Any, low: int, key: Any, place: int,
+                      counts: Any, *, kernel: bool | None = None) -> bool:
+    """:func:`add_leaf_codes` for an integer column and its
+    :func:`~ldiv_polars.core.engines.raw_codes.integer_table` ``(table, low)``: each row's
+    code ``table[v - low]``. False (``key`` and ``counts`` then partly updated) when a value
+    has no code (-1) or lies outside the table; ``kernel`` as in :func:`leaf_codes`.
+
+    >>> import numpy as np
+    >>> key, counts = np.zeros(2, np.int64), np.zeros(2, np.int64)
+    >>> table = np.array([1, -1, 0])  # 17 -> 1, 19 -> 0
+    >>> add_integer_codes(pl.Series([19, 17]), table, 17, key, 10, counts), key.tolist()
+    (True, [0, 10])
+    """
+    import numpy as np
+
+    if _use_kernel(kernel):
+        try:
+            return bool(_kernel.add_table(column.__arrow_c_stream__(), table, low, key, place,
+                                          counts))
+        except TypeError:  # an Arrow layout the kernel does not read (nothing added yet)
+            pass
+    offset = column.to_numpy().astype(np.int64) - low
+    if offset.shape[0] and (offset.min() < 0 or offset.max() >= table.shape[0]):
+        return False
+    codes = table[offset]
+    if codes.shape[0] and codes.min() < 0:
+        return False
+    key += codes * place
+    counts += np.bincount(codes, minlength=counts.shape[0])
+    return True
+
+
 SORT_LIMIT = 4096
 """The most distinct values :func:`sorted_ids` sorts in Python after the kernel's pass; a
 column with more is numbered by Polars (``unique().sort()`` and an Enum cast) instead."""

@@ -2,12 +2,11 @@
 
 On a frame of a few thousand to a few hundred thousand rows the fixed costs of a Polars
 group-by (a plan, a hash table per thread, a second table for the sensitive values' ids)
-are most of the counting; here the rows' raw-value indices are read once into numpy (a String
-column's Arrow views by the compiled kernel of
-:mod:`~ldiv_polars.core.engines.arrow_codes`, the only per-row string work; an integer column
-by a table over its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`),
-combined into one
-mixed-radix key per row, and grouped by one sort
+are most of the counting; here each QI's raw-value indices are read from its Arrow buffers by
+the compiled kernel of :mod:`~ldiv_polars.core.engines.arrow_codes` (a String column's views,
+the only per-row string work; a column read as codes, its dictionary indices; an integer
+column, by a table over its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_table`)
+and added into one mixed-radix key per row in the same pass, which is grouped by one sort
 (:func:`~ldiv_polars.core.engines.base.key_runs`, the same grouping as the Polars engine's
 in-memory QI-only keys). The result is exactly what the Polars engine gives
 (:meth:`~ldiv_polars.core.engines.polars.PolarsEngine.encoded_counts`), in the ``keys`` or
@@ -35,8 +34,13 @@ from typing import Any
 import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, fits_key, key_runs, places
-from ldiv_polars.core.engines.raw_codes import integer_index, is_coded, raw_index
-from ldiv_polars.core.engines.arrow_codes import add_coded_indices, add_leaf_codes, sorted_ids
+from ldiv_polars.core.engines.raw_codes import integer_table, is_coded, raw_index
+from ldiv_polars.core.engines.arrow_codes import (
+    add_coded_indices,
+    add_integer_codes,
+    add_leaf_codes,
+    sorted_ids,
+)
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
 """DataFrames of at most this many rows are counted by :func:`small_frame_counts`. Larger ones
@@ -89,22 +93,17 @@ def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.S
     the rows of each raw value (int64 arrays): a String column by
     :func:`~ldiv_polars.core.engines.arrow_codes.add_leaf_codes` (its Arrow views read by
     the compiled kernel, no per-row array), a column read as codes by
-    :func:`~ldiv_polars.core.engines.arrow_codes.add_coded_indices`, an integer column by a table over its range
-    (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), the others by
-    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (the physical values of a column
-    read as codes, else one Enum cast) in one query. None when a QI value is null or not a
-    raw value, or the raw values make no Enum."""
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_coded_indices`, an integer column by
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_integer_codes` (a table over its range,
+    :func:`~ldiv_polars.core.engines.raw_codes.integer_table`), the others by
+    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (an Enum cast) in one query. None
+    when a QI value is null or not a raw value, or the raw values make no Enum."""
     import numpy as np
 
     raw: dict[str, Any] = {}
     exprs = []
     schema = df.schema  # (made anew on every read)
     place = dict(zip(qi, qi_places))
-
-    def add(q: str, codes: Any) -> None:
-        np.add(key, codes * place[q], out=key)
-        raw[q] = np.bincount(codes, minlength=len(leaves[q])).astype(np.int64, copy=False)
-
     for q in qi:
         column = df.get_column(q)
         if schema[q] == pl.String or is_coded(q, leaves[q], schema):
@@ -113,18 +112,20 @@ def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.S
             if not read(column, leaves[q], key, place[q], raw[q]):
                 return None  # a null or a value that is not a raw value
             continue
-        codes = integer_index(column, leaves[q])
-        if codes is None:
-            e = raw_index(q, leaves[q], schema, strict=False)
-            if e is None:
-                return None
-            exprs.append(e.cast(pl.Int64).alias(q))
-        elif codes.shape[0] and codes.min() < 0:
+        found = integer_table(column, leaves[q])
+        if found is not None:
+            raw[q] = np.zeros(len(leaves[q]), dtype=np.int64)
+            if not add_integer_codes(column, *found, key, place[q], raw[q]):
+                return None  # a value that is not a raw value
+            continue
+        e = raw_index(q, leaves[q], schema, strict=False)
+        if e is None:
             return None
-        else:
-            add(q, codes)
+        exprs.append(e.cast(pl.Int64).alias(q))
     for c in (df.select(exprs).get_columns() if exprs else []):
         if c.null_count():
             return None
-        add(c.name, c.to_numpy().astype(np.int64, copy=False))
+        codes = c.to_numpy().astype(np.int64, copy=False)
+        np.add(key, codes * place[c.name], out=key)
+        raw[c.name] = np.bincount(codes, minlength=len(leaves[c.name])).astype(np.int64)
     return [raw[q] for q in qi]
