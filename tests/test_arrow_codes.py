@@ -295,3 +295,16 @@ def test_integer_codes_are_the_table_lookup(values, numbers, dtype, negative, ch
         assert arrow_codes.add_integer_codes(
             col, short, low, np.zeros(col.len(), np.int64), 1,
             np.zeros(len(leaves), np.int64), kernel=kernel) is False
+
+
+@needs_kernel
+def test_the_limit_counts_new_strings_over_every_chunk():
+    """encode's limit holds over the whole column, not per chunk: two chunks of three new
+    strings each pass a limit of 6 and not one of 4."""
+    col = pl.concat([pl.Series(["a", "b", "c"]), pl.Series(["d", "e", "f"])], rechunk=False)
+    assert col.n_chunks() == 2
+    ids = np.empty(6, dtype=np.int64)
+    assert arrow_codes._kernel.encode(col.__arrow_c_stream__(), ids, None, 6) == \
+        [b"a", b"b", b"c", b"d", b"e", b"f"]
+    assert ids.tolist() == [0, 1, 2, 3, 4, 5]
+    assert arrow_codes._kernel.encode(col.__arrow_c_stream__(), ids, None, 4) is None

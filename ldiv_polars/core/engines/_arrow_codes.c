@@ -376,8 +376,10 @@ typedef struct {
     int64_t *ids, *key, *counts, place;
 } Out;
 
-static int encode_rows(Table *t, const Views *v, Out o, Py_ssize_t limit) {
-    Py_ssize_t r, nseed = t->count;
+/* Numbers rows of one chunk into o; E_LIMIT once more than limit strings past the nseed
+ * seed strings are numbered (over every chunk so far). */
+static int encode_rows(Table *t, const Views *v, Out o, Py_ssize_t nseed, Py_ssize_t limit) {
+    Py_ssize_t r;
     Str x;
     int64_t id;
     int added, e;
@@ -446,7 +448,7 @@ static PyObject *encode(PyObject *self, PyObject *args) {
     for (i = 0; e == OK && i < seed.k; i++) e = encode_seed(&t, &seed.views[i]);
     for (i = 0; e == OK && i < v.k; at += v.views[i].n, i++) {
         Out o = {(int64_t *)ids.buf + at, NULL, NULL, 0};
-        e = encode_rows(&t, &v.views[i], o, limit);
+        e = encode_rows(&t, &v.views[i], o, seed.rows, limit);
     }
     Py_END_ALLOW_THREADS
     if (e == E_LIMIT) {
@@ -484,7 +486,7 @@ static PyObject *add_codes(PyObject *self, PyObject *args) {
     for (i = 0; e == OK && i < seed.k; i++) e = encode_seed(&t, &seed.views[i]);
     for (i = 0; e == OK && i < v.k; at += v.views[i].n, i++) {
         Out o = {NULL, (int64_t *)key.buf + at, (int64_t *)counts.buf, (int64_t)place};
-        e = encode_rows(&t, &v.views[i], o, 0);
+        e = encode_rows(&t, &v.views[i], o, seed.rows, 0);
     }
     Py_END_ALLOW_THREADS
     if (!raise_code(e)) result = PyBool_FromLong(e == OK);
