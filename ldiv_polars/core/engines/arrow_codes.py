@@ -86,15 +86,9 @@ def add_leaf_codes(column: pl.Series, leaves: pl.Series, key: Any, place: int, c
     >>> key.tolist(), counts.tolist()
     ([10, 0, 10], [1, 2])
     """
-    import numpy as np
-
     if not _use_kernel(kernel):
         codes = leaf_codes(column, leaves, kernel=False)
-        if codes is None:
-            return False
-        key += codes * place
-        counts += np.bincount(codes, minlength=counts.shape[0])
-        return True
+        return codes is not None and _add_codes(codes, key, place, counts)
     if leaf_enum(leaves) is None or column.dtype != pl.String or column.null_count():
         return False
     if column.len() == 0:
@@ -127,10 +121,7 @@ def add_coded_indices(column: pl.Series, leaves: pl.Series, key: Any, place: int
     if enum is None or column.dtype != enum or column.null_count():
         return False
     if not _use_kernel(kernel):
-        codes = column.to_physical().to_numpy().astype(np.int64)
-        key += codes * place
-        counts += np.bincount(codes, minlength=counts.shape[0])
-        return True
+        return _add_codes(column.to_physical().to_numpy().astype(np.int64), key, place, counts)
     try:
         _kernel.add_indices(column.__arrow_c_stream__(), key, place, counts)
     except TypeError:  # an Arrow layout the kernel does not read (nothing added yet)
@@ -163,8 +154,13 @@ def add_integer_codes(column: pl.Series, table: Any, low: int, key: Any, place: 
     if offset.shape[0] and (offset.min() < 0 or offset.max() >= table.shape[0]):
         return False
     codes = table[offset]
-    if codes.shape[0] and codes.min() < 0:
-        return False
+    return not (codes.shape[0] and codes.min() < 0) and _add_codes(codes, key, place, counts)
+
+
+def _add_codes(codes: Any, key: Any, place: int, counts: Any) -> bool:
+    """The kernel's additions in numpy: ``key += codes * place``, each code counted."""
+    import numpy as np
+
     key += codes * place
     counts += np.bincount(codes, minlength=counts.shape[0])
     return True
