@@ -30,11 +30,12 @@
  *
  * A view (Arrow's BinaryView layout: int32 length, then the bytes themselves when at most 12,
  * else a 4-byte prefix, int32 buffer index and int32 offset into that data buffer, whose size
- * the stream's variadic sizes give) pointing outside its buffer, a negative length, a chunk
- * holding nulls, or a repeated seed string raises ValueError: nothing is
- * read out of bounds; a stream of another layout raises TypeError before anything is written
- * (the caller then takes Polars' path). Two strings get one number exactly when their bytes are equal (hash,
- * then length and a comparison of their bytes). The GIL is released while the rows are read.
+ * the stream's variadic sizes give) pointing outside its buffer, a negative length, or a
+ * repeated seed string raises ValueError: nothing is read out of bounds. A stream of another
+ * layout (format, a chunk with nulls or without its buffers, consumed already) raises
+ * TypeError before anything is written: the caller then takes Polars' path. Two strings get
+ * one number exactly when their bytes are equal (hash, then length and a comparison of their
+ * bytes). The GIL is released while the rows are read.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -120,8 +121,9 @@ static void column_close(Column *c) {
     memset(c, 0, sizeof(*c));
 }
 
+/* A stream the kernel does not read (before anything is written): TypeError. */
 static int fail(Column *c, const char *why) {
-    PyErr_SetString(PyExc_ValueError, why);
+    PyErr_SetString(PyExc_TypeError, why);
     column_close(c);
     return -1;
 }
@@ -173,7 +175,7 @@ static int column_open(PyObject *capsule, int want, Column *c) {
     src = PyCapsule_GetPointer(capsule, "arrow_array_stream");
     if (!src) return -1;
     if (!src->release) {
-        PyErr_SetString(PyExc_ValueError, "the stream was consumed already");
+        PyErr_SetString(PyExc_TypeError, "the stream was consumed already");
         return -1;
     }
     c->stream = *src;
@@ -181,11 +183,8 @@ static int column_open(PyObject *capsule, int want, Column *c) {
     if (c->stream.get_schema(&c->stream, &schema) != 0) return fail(c, "no schema");
     c->width = format_width(&schema, want == 1);
     schema.release(&schema);
-    if (c->width == 0 || (want == 16) != (c->width == 16)) {
-        column_close(c);
-        PyErr_SetString(PyExc_TypeError, "not a column of string views or dictionary indices");
-        return -1;
-    }
+    if (c->width == 0 || (want == 16) != (c->width == 16))
+        return fail(c, "not a column of string views or dictionary indices");
     for (;;) {
         if (c->stream.get_next(&c->stream, &a) != 0) return fail(c, "the stream failed");
         if (!a.release) break;
