@@ -308,3 +308,256 @@ def test_the_limit_counts_new_strings_over_every_chunk():
         [b"a", b"b", b"c", b"d", b"e", b"f"]
     assert ids.tolist() == [0, 1, 2, 3, 4, 5]
     assert arrow_codes._kernel.encode(col.__arrow_c_stream__(), ids, None, 4) is None
+
+
+# --- audit7: adversarial shapes of the Arrow buffers the kernel reads ------------------------
+
+# views at the inline/out-of-line boundary (12/13 bytes), equal prefixes differing only past
+# the 4-byte prefix or in the last byte, NUL bytes, non-ASCII, and long (> 1 block) strings
+AUDIT_WORDS = [*WORDS, "abcdefghijkL", "abcdXfghijklm", "abcdefghijklX", "\x00" * 13,
+               "\x00" * 12, "ÿ" * 7, "🙂" * 4, "z" * 9000, "z" * 8999 + "y", "y" + "z" * 8999]
+
+_OPS = st.lists(st.tuples(st.sampled_from(["slice", "head", "tail", "filter", "concat",
+                                           "append", "rechunk", "gather"]),
+                          st.integers(0, 40), st.integers(0, 40)), max_size=5)
+
+
+def _shaped(col: pl.Series, ops: list[tuple[str, int, int]]) -> pl.Series:
+    """``col`` through a sequence of Polars operations that leave sliced arrays (offsets),
+    several chunks (also empty ones) or gathered views behind."""
+    for op, a, b in ops:
+        if op == "slice":
+            col = col.slice(min(a, col.len()), b)
+        elif op == "head":
+            col = col.head(a)
+        elif op == "tail":
+            col = col.tail(a)
+        elif op == "filter":
+            col = col.filter(pl.Series([(i * 7 + a) % 3 != 0 for i in range(col.len())],
+                                       dtype=pl.Boolean))
+        elif op == "concat":
+            col = pl.concat([col.slice(a % 5), col.slice(0, 0), col.tail(b)], rechunk=False)
+        elif op == "append":
+            col = col.clone()
+            col.append(col.slice(min(a, col.len())))
+        elif op == "gather":
+            col = col.gather([(i * (a + 1)) % col.len() for i in range(col.len())]
+                             ) if col.len() else col
+        else:
+            col = col.rechunk()
+    return col
+
+
+def _reference(values: list[str | None], leaves: list[str]) -> list[int] | None:
+    """Each value's index among ``leaves`` by a Python dict: None when one is null or
+    unknown (independent of Polars and of the kernel)."""
+    index = {v: i for i, v in enumerate(leaves)}
+    if any(v not in index for v in values):
+        return None
+    return [index[v] for v in values]
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(AUDIT_WORDS), min_size=1, unique=True),
+       st.lists(st.sampled_from([*AUDIT_WORDS, None]), max_size=50), _OPS)
+def test_shaped_string_columns_match_a_dict(leaves, values, ops):
+    """Slices, heads/tails, filters, gathers, appends and concats of a String column (offsets,
+    several and empty chunks, views out of line in several data buffers): the kernel's
+    leaf codes, added codes and sorted ids equal a Python dict's, as the Polars path's do."""
+    col = _shaped(pl.Series("c", values, dtype=pl.String), ops)
+    seen = col.to_list()
+    want = _reference(seen, leaves)
+    leaves_s = pl.Series(leaves, dtype=pl.String)
+    for kernel in (True, False):
+        got = arrow_codes.leaf_codes(col, leaves_s, kernel=kernel)
+        assert (got is None) if want is None else (got.tolist() == want)
+        key, counts = np.ones(col.len(), np.int64), np.zeros(len(leaves), np.int64)
+        added = arrow_codes.add_leaf_codes(col, leaves_s, key, 9, counts, kernel=kernel)
+        assert added is (want is not None)
+        if want is not None:
+            assert key.tolist() == [1 + 9 * w for w in want]
+            assert counts.tolist() == [want.count(i) for i in range(len(leaves))]
+        ids = arrow_codes.sorted_ids(col, kernel=kernel)
+        if None in seen:
+            assert ids is None
+            continue
+        order = sorted(set(seen), key=lambda v: v.encode())  # Polars: by the UTF-8 bytes
+        assert ids[1].to_list() == order
+        assert ids[0].tolist() == [order.index(v) for v in seen]
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(st.permutations(["a", "b", "c", "d" * 20, "é", ""]),
+       st.lists(st.sampled_from(["a", "b", "c", "d" * 20, "é", "", None]), max_size=40), _OPS)
+def test_shaped_enum_columns_read_their_indices(leaves, values, ops):
+    """The same shapes of a column read as codes (the Enum of its raw values, in any order):
+    the indices the kernel reads are each value's index among the raw values (a dict's);
+    False with a null."""
+    col = _shaped(pl.Series("c", values, dtype=leaf_enum(pl.Series(leaves))), ops)
+    seen = col.cast(pl.String).to_list()
+    want = _reference(seen, leaves)
+    for kernel in (True, False):
+        key, counts = np.ones(col.len(), np.int64), np.zeros(len(leaves), np.int64)
+        added = arrow_codes.add_coded_indices(col, pl.Series(leaves), key, 4, counts,
+                                              kernel=kernel)
+        assert added is (want is not None)
+        if want is not None:
+            assert key.tolist() == [1 + 4 * w for w in want]
+            assert counts.tolist() == [want.count(i) for i in range(len(leaves))]
+
+
+@needs_kernel
+def test_enum_in_another_order_and_categorical_are_not_read_as_codes():
+    """An Enum of the raw values in another order, or a Categorical, has indices that are not
+    raw codes: not read as such (False); the small frame casts them and counts them as the
+    String column."""
+    leaves = pl.Series(["c", "b", "a"])
+    values = ["a", "b", "c", "a", "a"]
+    for dtype in (pl.Enum(["a", "b", "c"]), pl.Categorical):
+        col = pl.Series("q", values, dtype=dtype)
+        key = np.zeros(5, np.int64)
+        assert arrow_codes.add_coded_indices(col, leaves, key, 1, np.zeros(3, np.int64),
+                                             kernel=True) is False
+        assert key.tolist() == [0] * 5
+        want = small_frame_counts(pl.DataFrame({"q": values}), ("q",), (), {"q": leaves})
+        got = small_frame_counts(pl.DataFrame([col]), ("q",), (), {"q": leaves})
+        assert got.keys.tolist() == want.keys.tolist() == [0, 1, 2]
+        assert got.n.tolist() == want.n.tolist() == [1, 1, 3]
+
+
+def _garbage_null_column() -> pl.Series:
+    """A String column whose null row's view holds garbage (a buffer index and offset far
+    outside), built from raw buffers as a foreign producer might hand it over."""
+    import pyarrow as pa
+
+    data = b"abcdefghijklmnopqrstuvwxyz"
+    views = struct.pack("<i4sii", 20, data[:4], 0, 0) + struct.pack("<i4sii", 1 << 30,
+                                                                   b"zzzz", 77, 1 << 30)
+    arr = pa.Array.from_buffers(pa.string_view(), 3,
+                                [pa.py_buffer(bytes([0b101])), pa.py_buffer(views + views[:16]),
+                                 pa.py_buffer(data)], null_count=1)
+    return pl.from_arrow(arr)
+
+
+@needs_kernel
+def test_a_null_slot_is_never_read():
+    """A null whose slot holds garbage: every function declines (None/False) without
+    reading it, the kernel refuses the chunk (TypeError, the callers' fallback); once the
+    null is dropped or filled the codes are right."""
+    col = _garbage_null_column()
+    assert col.null_count() == 1 and col.len() == 3
+    leaves = pl.Series(["abcdefghijklmnopqrst", "x"])
+    for kernel in (True, False):
+        assert arrow_codes.leaf_codes(col, leaves, kernel=kernel) is None
+        assert arrow_codes.sorted_ids(col, kernel=kernel) is None
+        assert arrow_codes.add_leaf_codes(col, leaves, np.zeros(3, np.int64), 1,
+                                          np.zeros(2, np.int64), kernel=kernel) is False
+        assert arrow_codes.leaf_codes(col.drop_nulls(), leaves, kernel=kernel).tolist() == [0, 0]
+        assert arrow_codes.leaf_codes(col.fill_null("x"), leaves, kernel=kernel).tolist() == \
+            [0, 1, 0]
+        assert arrow_codes.leaf_codes(col.slice(2), leaves, kernel=kernel).tolist() == [0]
+    with pytest.raises(TypeError, match="nulls"):
+        arrow_codes._kernel.encode(col.__arrow_c_stream__(), np.empty(3, np.int64))
+
+
+_INT_DTYPES = [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
+               pl.UInt64, pl.Int128, pl.UInt128]
+
+
+def _int_bounds(dtype: pl.DataType) -> tuple[int, int]:
+    bits = {pl.Int8: 8, pl.Int16: 16, pl.Int32: 32, pl.Int64: 64, pl.Int128: 128}
+    if dtype in bits:
+        return -(1 << (bits[dtype] - 1)), (1 << (bits[dtype] - 1)) - 1
+    ubits = {pl.UInt8: 8, pl.UInt16: 16, pl.UInt32: 32, pl.UInt64: 64, pl.UInt128: 128}
+    return 0, (1 << ubits[dtype]) - 1
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_INT_DTYPES), st.lists(st.integers(0, 6) | st.none(), max_size=30),
+       st.integers(-3, 3), _OPS)
+def test_integer_columns_of_every_width(dtype, picks, shift, ops):
+    """Integer columns of every width and sign, with their extreme values (past int64 for
+    UInt64/Int128/UInt128), nulls, and the same shapes: add_integer_codes gives each value's
+    table code (a dict's), or False for a null, a value outside the table or past int64 (never
+    a wrapped value's code, never a NaN cast), with the kernel and without; the table of the
+    column's range comes from integer_table exactly when the dtype has at most 63 bits."""
+    import warnings
+
+    from ldiv_polars.core.engines.raw_codes import integer_table
+
+    lo, hi = _int_bounds(dtype)
+    pool = [lo, lo + 1, hi - 1, hi, 0, 1, 2]
+    pool = [min(max(v + shift, lo), hi) for v in pool]
+    col = _shaped(pl.Series("c", [None if p is None else pool[p] for p in picks], dtype=dtype),
+                  ops)
+    seen = col.to_list()
+    small = [v for v in seen if v is not None and -(1 << 63) <= v < (1 << 63)]
+    low = min(small, default=0)
+    span = min(max(small, default=0) - low + 1, 64)
+    table = np.arange(span, dtype=np.int64)[::-1].copy()  # value low + i -> code span-1-i
+    table[::3] = -1
+    codes = {low + i: int(c) for i, c in enumerate(table) if c >= 0}
+    want = None if any(v not in codes for v in seen) else [codes[v] for v in seen]
+    for kernel in (True, False):
+        key, counts = np.full(col.len(), 2, np.int64), np.zeros(span, np.int64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no NaN or overflow cast on the way
+            added = arrow_codes.add_integer_codes(col, table, low, key, 5, counts,
+                                                  kernel=kernel)
+        assert added is (want is not None)
+        if want is not None:
+            assert key.tolist() == [2 + 5 * w for w in want]
+            assert counts.tolist() == [want.count(i) for i in range(span)]
+    found = integer_table(col, pl.Series([str(v) for v in pool]))
+    if dtype in (pl.UInt64, pl.Int128, pl.UInt128) or None in seen or not seen:
+        assert found is None
+
+
+@needs_kernel
+def test_zero_length_columns_and_empty_chunks():
+    """A zero-length column (and one of empty chunks only) gives empty codes, no counts,
+    True; a column whose first chunk is empty reads the rest."""
+    leaves = pl.Series(["a", "b"])
+    empty = pl.Series("c", [], dtype=pl.String)
+    only_empty = pl.concat([empty, empty.clone()], rechunk=False)
+    first_empty = pl.Series("c", ["b", "a"]).slice(2)
+    first_empty.append(pl.Series("c", ["b" * 30, "a"]).slice(1))
+    for kernel in (True, False):
+        for col in (empty, only_empty):
+            assert arrow_codes.leaf_codes(col, leaves, kernel=kernel).tolist() == []
+            counts = np.zeros(2, np.int64)
+            assert arrow_codes.add_leaf_codes(col, leaves, np.zeros(0, np.int64), 3, counts,
+                                              kernel=kernel) is True
+            assert counts.tolist() == [0, 0]
+            ids, values = arrow_codes.sorted_ids(col, kernel=kernel)
+            assert ids.tolist() == [] and values.to_list() == []
+            coded = col.cast(leaf_enum(leaves))
+            assert arrow_codes.add_coded_indices(coded, leaves, np.zeros(0, np.int64), 3,
+                                                 counts, kernel=kernel) is True
+            ints = pl.Series("i", [], dtype=pl.Int16)
+            assert arrow_codes.add_integer_codes(ints, np.zeros(1, np.int64), 0,
+                                                 np.zeros(0, np.int64), 3, counts,
+                                                 kernel=kernel) is True
+            assert counts.tolist() == [0, 0]
+        assert arrow_codes.leaf_codes(first_empty, leaves, kernel=kernel).tolist() == [0]
+
+
+@needs_kernel
+def test_many_data_buffers_and_long_strings():
+    """A column whose views point into several data buffers (thousands of distinct strings
+    out of line, some of 100 kB), gathered out of order and sliced: codes equal a dict's."""
+    rng = np.random.default_rng(7)
+    leaves = [f"{i:05d}-" + "q" * (i % 40) for i in range(3000)] + ["w" * 100_000,
+                                                                   "w" * 99_999 + "v"]
+    picks = rng.integers(0, len(leaves), 20_000)
+    col = pl.Series("c", [leaves[i] for i in picks]).slice(3, 19_990)
+    col = pl.concat([col.gather(rng.permutation(col.len())), col.tail(5)], rechunk=False)
+    want = _reference(col.to_list(), leaves)
+    for kernel in (True, False):
+        assert arrow_codes.leaf_codes(col, pl.Series(leaves), kernel=kernel).tolist() == want
+    ids, values = arrow_codes.sorted_ids(col, kernel=True)
+    assert values.to_list() == sorted(set(col.to_list()))
+    assert values.gather(ids).to_list() == col.to_list()
