@@ -561,3 +561,57 @@ def test_many_data_buffers_and_long_strings():
     ids, values = arrow_codes.sorted_ids(col, kernel=True)
     assert values.to_list() == sorted(set(col.to_list()))
     assert values.gather(ids).to_list() == col.to_list()
+
+
+def _shaped_adult(df: pl.DataFrame, qi: list[str], leaves: dict[str, pl.Series]
+                  ) -> dict[str, pl.DataFrame]:
+    """Adult frames whose columns are sliced, in several (and empty) chunks, filtered or
+    gathered, one with a QI read as codes (the Enum of its raw values) and sliced after."""
+    coded = df.with_columns(pl.col(qi[-1]).cast(leaf_enum(leaves[qi[-1]])))
+    return {
+        "slice": df.slice(1234, 20_000),
+        "chunks": pl.concat([df.slice(0, 7000), df.slice(7000, 0),
+                             df.slice(7000, 9000).filter(pl.col("age") % 2 == 0),
+                             df.tail(5000)], rechunk=False),
+        "gathered": df.sample(fraction=0.7, seed=3),
+        "coded": pl.concat([coded.slice(17, 6000), coded.tail(9000)], rechunk=False),
+    }
+
+
+def test_search_on_shaped_adult_frames(adult_dir, monkeypatch):
+    """End to end: sliced, multi-chunk, filtered and gathered Adult frames are counted by the
+    small frame (the kernel's path) into exactly the counts of the same rows rebuilt from
+    Python lists, with the kernel and without, and the search finds the same optimum."""
+    from ldiv_polars.core.engines import polars as polars_engine
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.models import DistinctLDiversity, KAnonymity
+    from ldiv_polars.search import anonymize
+
+    qi = ["sex", "age", "race", "marital-status", "education"]
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";")
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
+    leaves = {q: hs[q].column(0) for q in qi}
+    used = []
+    real = polars_engine.small_frame_counts
+    monkeypatch.setattr(polars_engine, "small_frame_counts",
+                        lambda *a: used.append(real(*a)) or used[-1])
+    for name, frame in _shaped_adult(df, qi, leaves).items():
+        fresh = pl.DataFrame(frame.to_dict(as_series=False), schema=frame.schema)
+        assert fresh.n_chunks() == 1 and fresh.equals(frame), name
+        want = small_frame_counts(fresh, qi, ("occupation",), leaves)
+        for kernel in (True, False):
+            monkeypatch.setattr(arrow_codes, "KERNEL", kernel)
+            got = small_frame_counts(frame, qi, ("occupation",), leaves)
+            for field in ("class_keys", "sensitive_ids", "n"):
+                assert getattr(got, field).tolist() == getattr(want, field).tolist(), name
+            assert [c.tolist() for c in got.raw_counts] == [c.tolist() for c in want.raw_counts]
+        results = []
+        for data, kernel in ((frame, True), (frame, False), (fresh, True)):
+            monkeypatch.setattr(arrow_codes, "KERNEL", kernel)
+            used.clear()
+            res = anonymize(data, qi, "occupation", hs, [KAnonymity(5), DistinctLDiversity(2)],
+                            suppression=0.01, metric="aecs", verify=data is frame)
+            assert used and used[0] is not None, name  # the small frame counted it
+            results.append((res.levels, res.value, res.classes, res.suppressed_rows))
+        assert results[0] == results[1] == results[2], name
+        assert res.levels is not None
