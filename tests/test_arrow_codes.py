@@ -615,3 +615,29 @@ def test_search_on_shaped_adult_frames(adult_dir, monkeypatch):
             results.append((res.levels, res.value, res.classes, res.suppressed_rows))
         assert results[0] == results[1] == results[2], name
         assert res.levels is not None
+
+
+@needs_kernel
+def test_kernel_checks_each_out_of_line_view_against_its_buffer():
+    """An out-of-line view ending exactly at its buffer's end is read; one byte further, a
+    buffer index past the variadic buffers (none at all, too), or a prefix that is not the
+    first 4 of its bytes (two equal strings would get two numbers) is a ValueError."""
+    kern = arrow_codes._kernel
+    data = b"abcdefghijklmnopqrstuvwxyz"
+    ids = np.empty(2, dtype=np.int64)
+
+    def view(length: int, off: int, buf: int = 0, prefix: bytes | None = None) -> bytes:
+        return struct.pack("<i4sii", length, prefix or data[off:off + 4], buf, off)
+
+    assert kern.encode(_stream(view(13, 13) + view(13, 13), 2, data), ids) == [data[13:]]
+    assert ids.tolist() == [0, 0]
+    bad = (view(14, 13), view(13, 13, prefix=b"Nopq"), view(13, 0, buf=1))
+    for v in bad:
+        with pytest.raises(ValueError, match="outside its buffer"):
+            kern.encode(_stream(view(13, 0) + v, 2, data), ids)
+    with pytest.raises(ValueError, match="outside its buffer"):
+        kern.encode(_stream(view(13, 0), 1), ids)  # no data buffer at all
+    key, counts = np.zeros(2, np.int64), np.zeros(1, np.int64)
+    with pytest.raises(ValueError, match="prefix"):  # the seed's views are checked as well
+        kern.add_codes(_stream(view(13, 0) * 2, 2, data),
+                       _stream(view(13, 0, prefix=b"Abcd"), 1, data), key, 1, counts)
