@@ -365,12 +365,16 @@ def _reference(values: list[str | None], leaves: list[str]) -> list[int] | None:
        st.lists(st.sampled_from([*AUDIT_WORDS, None]), max_size=50), _OPS)
 def test_shaped_string_columns_match_a_dict(leaves, values, ops):
     """Slices, heads/tails, filters, gathers, appends and concats of a String column (offsets,
-    several and empty chunks, views out of line in several data buffers): the kernel's
-    leaf codes, added codes and sorted ids equal a Python dict's, as the Polars path's do."""
+    several and empty chunks, views out of line in several data buffers), against raw values
+    that are themselves a slice in two chunks: the kernel's leaf codes, added codes and
+    sorted ids equal a Python dict's, as the Polars path's do."""
     col = _shaped(pl.Series("c", values, dtype=pl.String), ops)
     seen = col.to_list()
     want = _reference(seen, leaves)
-    leaves_s = pl.Series(leaves, dtype=pl.String)
+    whole = pl.Series([""] + leaves, dtype=pl.String)  # the raw values: a slice, two chunks
+    leaves_s = pl.concat([whole.slice(1, len(leaves) // 2), whole.slice(1 + len(leaves) // 2)],
+                         rechunk=False)
+    assert leaves_s.to_list() == leaves
     for kernel in (True, False):
         got = arrow_codes.leaf_codes(col, leaves_s, kernel=kernel)
         assert (got is None) if want is None else (got.tolist() == want)
