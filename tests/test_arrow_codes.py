@@ -647,3 +647,28 @@ def test_kernel_checks_each_out_of_line_view_against_its_buffer():
     with pytest.raises(ValueError, match="prefix"):  # the seed's views are checked as well
         kern.add_codes(_stream(view(13, 0) * 2, 2, data),
                        _stream(view(13, 0, prefix=b"Abcd"), 1, data), key, 1, counts)
+
+
+def test_polars_exports_the_layout_the_kernel_reads():
+    """The kernel trusts the Arrow C data interface's layout of Polars' streams: a string
+    view array's buffers are validity, views, the data buffers and last their sizes (int64),
+    an Enum's a dictionary of unsigned indices, an integer column's its plain values. pyarrow
+    imports the same streams by that layout and checks every view against the sizes (full
+    validation): should a Polars upgrade export another layout, this fails first."""
+    pa = pytest.importorskip("pyarrow")
+    leaves = pl.Series(["abc", "abcdefghijklm" * 3, "é" * 40])
+    col = pl.concat([pl.Series([f"{i:06d}-" + "v" * (i % 50) for i in range(20_000)]).slice(7),
+                     leaves.gather([2, 0, 1] * 3000).tail(100)], rechunk=False)
+    chunks = pa.chunked_array(col).chunks
+    assert len(chunks) == 2 and chunks[0].offset == 7 and len(chunks[0].buffers()) > 3
+    for chunk in chunks:
+        assert chunk.type == pa.string_view()
+        chunk.validate(full=True)
+    enum = pl.Series(["abc"] * 300, dtype=leaf_enum(pl.Series([f"v{i}" for i in range(299)]
+                                                             + ["abc"]))).slice(5)
+    (chunk,) = pa.chunked_array(enum).chunks
+    assert pa.types.is_dictionary(chunk.type) and chunk.type.index_type == pa.uint16()
+    assert chunk.offset == 5 and set(chunk.indices.to_pylist()) == {299}
+    for dtype, arrow in ((pl.Int8, pa.int8()), (pl.UInt32, pa.uint32()), (pl.Int64, pa.int64())):
+        (chunk,) = pa.chunked_array(pl.Series([1, 2, 3], dtype=dtype).slice(1)).chunks
+        assert chunk.type == arrow and chunk.offset == 1 and chunk.to_pylist() == [2, 3]
