@@ -672,3 +672,22 @@ def test_polars_exports_the_layout_the_kernel_reads():
     for dtype, arrow in ((pl.Int8, pa.int8()), (pl.UInt32, pa.uint32()), (pl.Int64, pa.int64())):
         (chunk,) = pa.chunked_array(pl.Series([1, 2, 3], dtype=dtype).slice(1)).chunks
         assert chunk.type == arrow and chunk.offset == 1 and chunk.to_pylist() == [2, 3]
+
+
+@needs_kernel
+def test_four_byte_enum_indices():
+    """An Enum of more than 65,536 raw values has 4-byte indices: read exactly, sliced and in
+    two chunks, and past the counts refused."""
+    leaves = pl.Series([f"r{i}" for i in range(70_000)])
+    picks = [69_999, 0, 65_536, 256, 69_999, 12]
+    col = pl.Series([f"r{i}" for i in picks], dtype=leaf_enum(leaves))
+    col = pl.concat([col.slice(1, 2), col.tail(3)], rechunk=False)
+    want = [0, 65_536, 256, 69_999, 12]
+    for kernel in (True, False):
+        key, counts = np.zeros(5, np.int64), np.zeros(70_000, np.int64)
+        assert arrow_codes.add_coded_indices(col, leaves, key, 2, counts, kernel=kernel)
+        assert key.tolist() == [2 * w for w in want]
+        assert np.flatnonzero(counts).tolist() == sorted(want) and counts.sum() == 5
+    with pytest.raises(ValueError, match="past the counts"):
+        arrow_codes._kernel.add_indices(col.__arrow_c_stream__(), np.zeros(5, np.int64), 1,
+                                        np.zeros(69_999, np.int64))
