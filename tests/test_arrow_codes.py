@@ -8,6 +8,7 @@ outside their buffers; the small frame's counts are the same with and without th
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -691,3 +692,46 @@ def test_four_byte_enum_indices():
     with pytest.raises(ValueError, match="past the counts"):
         arrow_codes._kernel.add_indices(col.__arrow_c_stream__(), np.zeros(5, np.int64), 1,
                                         np.zeros(69_999, np.int64))
+
+
+def _foreign_views(strings: list[bytes], garbage: bytes, nbuf: int) -> tuple[Any, int]:
+    """An Arrow C stream of one string-view array as another producer may lay it out: the
+    bytes past an inline string's end hold garbage (Polars zeroes them), and each out-of-line
+    string is stored anew (equal strings at other offsets), round robin over ``nbuf`` data
+    buffers after a garbage gap."""
+    import pyarrow as pa
+
+    bufs = [bytearray(garbage) for _ in range(nbuf)]
+    views = bytearray()
+    for i, s in enumerate(strings):
+        if len(s) <= 12:
+            pad = (garbage * 12)[i % max(1, len(garbage)):][:12 - len(s)]
+            views += struct.pack("<i", len(s)) + s + pad.ljust(12 - len(s), b"\xaa")
+        else:
+            b = i % nbuf
+            views += struct.pack("<i4sii", len(s), s[:4], b, len(bufs[b]))
+            bufs[b] += s + garbage[:3]
+    arr = pa.Array.from_buffers(pa.string_view(), len(strings),
+                                [None, pa.py_buffer(bytes(views))]
+                                + [pa.py_buffer(bytes(b)) for b in bufs])
+    return pa.chunked_array([arr]).__arrow_c_stream__(), len(strings)
+
+
+@needs_kernel
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.binary(max_size=30) | st.sampled_from([b"abcdefghijkl", b"abcdefghijklm",
+                                                          b"", b"\x00", b"\x00" * 13]),
+                max_size=40),
+       st.binary(min_size=1, max_size=16), st.integers(1, 3))
+def test_foreign_views_are_numbered_by_their_bytes(strings, garbage, nbuf):
+    """Views laid out by another producer (garbage padding inline, equal strings stored
+    twice, several data buffers): the kernel numbers the strings by their bytes alone, in
+    order of first appearance, exactly as a dict of the bytes does."""
+    stream, n = _foreign_views(strings, garbage, nbuf)
+    ids = np.empty(n, np.int64)
+    new = arrow_codes._kernel.encode(stream, ids)
+    first: dict[bytes, int] = {}
+    for s in strings:
+        first.setdefault(s, len(first))
+    assert new == list(first)
+    assert ids.tolist() == [first[s] for s in strings]
