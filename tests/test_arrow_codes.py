@@ -3,7 +3,12 @@
 dictionary indices, equal Polars' casts exactly: on random
 columns with empty, long (past the 12 bytes a view holds inline) and non-ASCII strings, values
 outside the raw values, nulls, several chunks and slices; the kernel refuses views that point
-outside their buffers; the small frame's counts are the same with and without the kernel."""
+outside their buffers; the small frame's counts are the same with and without the kernel.
+The audit's tests (audit7, below) shape the columns as Polars leaves them (slices, heads and
+tails, filters, gathers, appends, empty chunks, 4-byte Enum indices, every integer width and
+values past int64, null slots holding garbage, Enums in another order, Categorical), lay views
+out as another producer may (garbage padding, equal strings stored twice), check the Arrow
+layout Polars exports, and run the search end to end on such Adult frames."""
 
 from __future__ import annotations
 
