@@ -6,7 +6,11 @@ headers) is ``optional``: without a C compiler the build prints a warning and th
 installs without it; the roll-ups then run their numpy twin (same results, slower; see
 ``ldiv_polars/search/counting.py``). The ordered EMD of t-closeness
 (``ldiv_polars/models/_emd.c``) is optional in the same way: without it
-``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy.
+``ldiv_polars/models/emd_arrays.py`` computes the same sums in numpy; so is the capped
+floor of entropy l-diversity (``ldiv_polars/models/_floors.c``, numpy twin in
+``ldiv_polars/models/entropy_floor.py``). The dictionary encoding of a String or Enum column
+(``ldiv_polars/core/engines/_arrow_codes.c``) likewise: without it
+``ldiv_polars/core/engines/arrow_codes.py`` casts through Polars' Enum.
 """
 
 import sys
@@ -25,8 +29,20 @@ setup(
             optional=True,
         ),
         Extension(
+            "ldiv_polars.core.engines._arrow_codes",
+            ["ldiv_polars/core/engines/_arrow_codes.c"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            optional=True,
+        ),
+        Extension(
             "ldiv_polars.models._emd",
             ["ldiv_polars/models/_emd.c"],
+            extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+            optional=True,
+        ),
+        Extension(
+            "ldiv_polars.models._floors",
+            ["ldiv_polars/models/_floors.c"],
             extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
             optional=True,
         ),

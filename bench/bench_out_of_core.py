@@ -6,8 +6,10 @@ its wall time and peak RSS; the parent prints a table and the ratio summary / ba
 Optionally (``--polars``) the Polars engine's ``ldiv_polars.summary`` (streaming) on the same
 file is timed too (Polars has no memory limit knob; its peak RSS is reported as is), and
 (``--compare-sql FILE``) ``ldiv_summary`` with the macros of another ``ldiv.sql`` (e.g. an
-older version: ``git show main:sql/ldiv.sql > /tmp/main.sql``), the three DuckDB measurements
-alternated within each repetition.
+older version: ``git show main:sql/ldiv.sql > /tmp/main.sql``) in the plan that
+:func:`ldiv_polars.duckdb.summary_plan` picks, the three DuckDB measurements alternated within
+each repetition. ``--sensitive income`` takes the numeric column (the ordered EMD) instead of
+``disease``.
 
 Usage (from the repository root)::
 
@@ -73,14 +75,14 @@ def ensure_file(rows: int, seed: int, directory: Path) -> Path:
 
 
 def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spill: str,
-          sql_file: str | None = None) -> dict:
+          sql_file: str | None = None, sensitive: str = SENSITIVE) -> dict:
     import duckdb
 
     t0 = time.perf_counter()
     if kind == "polars":
         import ldiv_polars as lp
 
-        out = lp.summary(path, qi, SENSITIVE, l=2)
+        out = lp.summary(path, qi, sensitive, l=2)
         result: object = out
     else:
         import ldiv_polars.duckdb as ld
@@ -98,18 +100,17 @@ def child(kind: str, path: str, qi: list[str], limit_mb: int, threads: int, spil
         con.read_parquet(path).create_view("data")
         t0 = time.perf_counter()  # exclude connection set-up from both DuckDB timings
         if kind in ("summary", "summary_cmp"):
-            # the plan ld.summary picks (timed); the compared macros take no plan
-            packed = kind == "summary" and ld.summary_plan(con, "data", [*qi, SENSITIVE]) \
-                == "packed"
+            # the plan ld.summary picks (timed), run with these macros or the compared ones
+            packed = ld.summary_plan(con, "data", [*qi, sensitive]) == "packed"
             macro = "ldiv_summary_packed" if packed else "ldiv_summary"
-            cur = con.execute(f"FROM {macro}('data', ?, ?, 2)", [qi, SENSITIVE])
+            cur = con.execute(f"FROM {macro}('data', ?, ?, 2)", [qi, sensitive])
             names = [d[0] for d in cur.description]
             result = dict(zip(names, cur.fetchall()[0]))
         else:
             row = con.execute(
                 "SELECT count(*), sum(c) FROM (SELECT COLUMNS(lambda c: list_contains(?, c)), "
                 "count(*) AS c FROM data GROUP BY ALL)",
-                [[*qi, SENSITIVE]],
+                [[*qi, sensitive]],
             ).fetchall()[0]
             result = {"frequency_set_rows": row[0], "rows": int(row[1])}
     seconds = time.perf_counter() - t0
@@ -140,7 +141,7 @@ def run_child(args: argparse.Namespace, kind: str, path: Path, qi: list[str],
               limit_mb: int) -> dict:
     cmd = [sys.executable, __file__, "--child", kind, "--path", str(path), "--qi", ",".join(qi),
            "--limit-mb", str(limit_mb), "--threads", str(args.threads), "--spill",
-           str(args.spill)]
+           str(args.spill), "--sensitive", args.sensitive]
     if kind == "summary_cmp":
         cmd += ["--compare-sql", str(args.compare_sql)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
@@ -160,6 +161,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (best kept)")
     ap.add_argument("--polars", action="store_true", help="also time the Polars engine")
+    ap.add_argument("--sensitive", default=SENSITIVE,
+                    help=f"the sensitive column (default {SENSITIVE!r}; 'income' is numeric)")
     ap.add_argument("--compare-sql", type=Path, default=None,
                     help="also time ldiv_summary with the macros of this ldiv.sql")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
@@ -172,7 +175,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.path, args.qi.split(","), args.limit_mb,
                                args.threads, str(args.spill),
-                               args.compare_sql and str(args.compare_sql)), default=str))
+                               args.compare_sql and str(args.compare_sql), args.sensitive),
+                         default=str))
         return
 
     args.spill = args.spill or (args.dir / "ldiv_duckdb_spill")
@@ -195,11 +199,11 @@ def main() -> None:
                 if kind not in best or r["seconds"] < best[kind]["seconds"]:
                     best[kind] = r
         base = best["groupby"]
-        print(f"\nQI set '{name}': {qi} / sensitive {SENSITIVE!r}; "
+        print(f"\nQI set '{name}': {qi} / sensitive {args.sensitive!r}; "
               f"frequency set = {base['result']['frequency_set_rows']:,} rows")
         print(f"  {'measurement':<34}{'time (s)':>10}{'peak RSS (MiB)':>16}{'vs group-by':>13}")
-        labels = {"groupby": "DuckDB bare GROUP BY count(*)", "summary": "DuckDB ldiv_summary",
-                  "summary_cmp": "DuckDB ldiv_summary, --compare-sql",
+        labels = {"groupby": "DuckDB bare GROUP BY count(*)", "summary": "DuckDB summary, plan picked",
+                  "summary_cmp": "the same, --compare-sql macros",
                   "polars": "Polars ldiv_polars.summary"}
         for kind in kinds:
             r = best[kind]

@@ -336,41 +336,36 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 
 
 #: :func:`summary_plan`'s thresholds: ``ldiv_summary_packed`` (see docs/sql.md, "Out of core")
-#: pays its distinct-value scans and ~3x planning only on a large table whose
-#: frequency set is large (BENCHMARKS.md, session 14, sql6), told by the share of distinct
-#: rows among the first PROBE_ROWS.
-PACKED_MIN_ROWS = 5_000_000
+#: pays its distinct-value scans and planning only on a table of at least PACKED_MIN_ROWS rows
+#: whose frequency set is large, told by the share of distinct rows among the first PROBE_ROWS
+#: (BENCHMARKS.md, session 15, sql7: on the wide synthetic QIs the packed plan is faster from
+#: 1M rows, even at 200K-500K).
+PACKED_MIN_ROWS = 1_000_000
 PROBE_ROWS = 50_000
 
 
-def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], *,
-                 count_first: bool = True) -> str:
+def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str]) -> str:
     """The macro :func:`summary` runs on the table or view ``table`` of ``con`` grouped on
     ``columns`` (validated names): ``'packed'`` (``ldiv_summary_packed``) when it has at
     least :data:`PACKED_MIN_ROWS` rows and at least half of its first :data:`PROBE_ROWS` rows
     are distinct on ``columns`` (the frequency set is of the order of the table), else
     ``'struct'`` (``ldiv_summary``). Costs a row count (metadata for a DuckDB table, a Parquet
-    file, an Arrow table) and, on a large table only, one read of that prefix. With
-    ``count_first=False`` (a CSV file, whose row count is one read of the whole file) the
-    prefix is read first and the rows are counted only when the prefix is that distinct.
+    file, an Arrow table) and, on a large table only, one read of that prefix. (A CSV file is
+    not asked: :func:`summary` keeps the struct key there, since the packed plan reads its
+    input once per column and a CSV is parsed at every read.)
 
     >>> con = duckdb.connect()
     >>> _ = con.execute("CREATE TABLE t AS SELECT range % 7 AS q, 'a' AS s FROM range(10)")
-    >>> summary_plan(con, "t", ["q", "s"]), summary_plan(con, "t", ["q"], count_first=False)
-    ('struct', 'struct')
+    >>> summary_plan(con, "t", ["q", "s"])
+    'struct'
     """
-    def large() -> bool:
-        return con.execute("SELECT count(*) FROM query_table(?)", [table]
-                           ).fetchall()[0][0] >= PACKED_MIN_ROWS
-
-    if count_first and not large():
+    rows = con.execute("SELECT count(*) FROM query_table(?)", [table]).fetchall()[0][0]
+    if rows < PACKED_MIN_ROWS:
         return "struct"
     combos = con.execute(
         f"SELECT count(*) FROM (SELECT DISTINCT {', '.join(_quote(c) for c in columns)} "
         f"FROM (FROM query_table(?) LIMIT {int(PROBE_ROWS)}))", [table]).fetchall()[0][0]
-    if 2 * combos < PROBE_ROWS:
-        return "struct"
-    return "packed" if count_first or large() else "struct"
+    return "packed" if 2 * combos >= PROBE_ROWS else "struct"
 
 
 @reads_input
@@ -408,8 +403,10 @@ def summary(
         qi_l, s_l = _validate(src, qi, sensitive)
         if not _installed(src.con, udfs=False):
             install(src.con, udfs=False)
-        plan = summary_plan(src.con, src.name, [*qi_l, *s_l],
-                            count_first=not src.count_reads_rows)
+        # an input read in full at every pass (a CSV file: its row count is such a pass) keeps
+        # the struct key: the packed plan reads its input once per column and once more
+        plan = "struct" if src.count_reads_rows else summary_plan(src.con, src.name,
+                                                                   [*qi_l, *s_l])
         if plan == "struct":  # null check on the fs
             with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
                 return _summary_of(src.con, fs, l)

@@ -835,6 +835,8 @@ CREATE OR REPLACE MACRO ldiv__sql_col(name) AS
 -- The dictionaries "ldiv__d<i>" (v, c) of the quasi-identifiers, the sensitive domain
 -- "ldiv__s" (ldiv__dom_counts with code = drk - 1), "ldiv__w": the distinct counts cs of the
 -- quasi-identifiers, m of the sensitive column, the rows total, the table counts tns by code,
+-- whether the sensitive column is ordered, the prefix sums sq0 of its cumulative table shares
+-- Q and the ranks h with Q < 1/2 (see ldiv__emd_ordered_high),
 -- whether the packed plan is taken (fits: the key fits in 62 bits and its space has at least
 -- min_cells cells), and the strides
 -- ws (ws[i] = cs[i+1] * ... * cs[q] * m); and "ldiv__e<i>" (v, c): the dictionaries with the
@@ -851,12 +853,16 @@ CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s, min_cells) AS
     || '+ 1), lambda i: list_reduce(list_concat(list_slice(cs, i + 1, len(cs)), [m]), '
     || 'lambda a, b: a * b)) END AS ws FROM (SELECT *, list_sum(list_transform(cs, lambda x: '
     || 'ln(greatest(x, 1)))) + ln(greatest(m, 1)) AS bits, bits < 62 * ln(2) AND bits >= ln('
-    || ldiv__sql_value(min_cells) || ') AS fits FROM (SELECT ['
+    || ldiv__sql_value(min_cells) || ') AS fits FROM (SELECT list(n ORDER BY i)::BIGINT[] AS cs '
+    || 'FROM ('
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
-           '(SELECT count(*) FROM "ldiv__d' || i::VARCHAR || '")'), ', ')
-    || ']::BIGINT[] AS cs, (SELECT count(*) FROM "ldiv__s") AS m, '
-    || '(SELECT sum(tn) FROM "ldiv__s")::BIGINT AS total, '
-    || '(SELECT list(tn ORDER BY code) FROM "ldiv__s") AS tns)))'
+           'SELECT ' || i::VARCHAR || ' AS i, count(*) AS n FROM "ldiv__d' || i::VARCHAR || '"'),
+           ' UNION ALL ')
+    || ')) CROSS JOIN (SELECT count(*) AS m, sum(tn)::BIGINT AS total, '
+    || 'list(tn ORDER BY code) AS tns, bool_or(ldiv_is_ordered(sv)) AS ordered, '
+    || 'count(*) FILTER (WHERE ctn * 2 < t) AS h, list_concat([0.0], list(sq ORDER BY code)) '
+    || 'AS sq0 FROM (SELECT *, sum(ctn / t) OVER (ORDER BY code ROWS BETWEEN UNBOUNDED '
+    || 'PRECEDING AND CURRENT ROW) AS sq FROM (SELECT *, sum(tn) OVER () AS t FROM "ldiv__s")))))'
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
         ', "ldiv__e' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, c * (SELECT ws['
         || i::VARCHAR || '] FROM "ldiv__w") AS c FROM "ldiv__d' || i::VARCHAR || '")'), '');
@@ -902,6 +908,24 @@ CREATE OR REPLACE MACRO ldiv__packed_rows(f, w, ok := true) AS TABLE
           FROM (SELECT f.k // w.m AS cls, f.k % w.m AS code, f.n, w.total, w.m, w.tns
                 FROM query_table(f) f CROSS JOIN query_table(w) w WHERE ok));
 
+-- Bounds of a class's ordered EMD (1/(m-1)) sum_{i<m} |P_i - Q_i| over the ranks 1..m of the
+-- table's m values, from the table's prefix sums sq0 (sq0[j + 1] = Q_1 + ... + Q_j) and h (the
+-- ranks with Q_i < 1/2). Lower: |sum_i (P_i - Q_i)| = |E_P[rank] - E_Q[rank]|, where
+-- sum_{i<m} P_i = m - E_P[rank] = m - 1 - ec (ec: the class's mean code, rank - 1). Upper, for
+-- a class whose codes span lo..hi: P_i = 0 below rank lo + 1, 1 from rank hi + 1, and between
+-- them |P_i - Q_i| <= max(Q_i, 1 - Q_i) (= 1 - Q_i up to rank h, Q_i above). Exact for a class
+-- of one value. 0 when m = 1.
+CREATE OR REPLACE MACRO ldiv__emd_ordered_low(ec, m, sq0) AS
+    CASE WHEN m <= 1 THEN 0.0 ELSE abs(m - 1 - ec - sq0[m]) / (m - 1) END;
+CREATE OR REPLACE MACRO ldiv__sq_range(sq0, x, y) AS
+    CASE WHEN y >= x THEN sq0[y + 1] - sq0[x] ELSE 0.0 END;
+CREATE OR REPLACE MACRO ldiv__emd_ordered_high(lo, hi, m, h, sq0) AS
+    CASE WHEN m <= 1 THEN 0.0
+         ELSE least(1.0, (sq0[lo + 1]
+                          + greatest(least(hi, h) - lo, 0) - ldiv__sq_range(sq0, lo + 1, least(hi, h))
+                          + ldiv__sq_range(sq0, greatest(lo + 1, h + 1), hi)
+                          + (m - 1 - hi) - ldiv__sq_range(sq0, hi + 1, m - 1)) / (m - 1)) END;
+
 -- Per class of a packed frequency set (see ldiv__packed_rows): the statistics of
 -- ldiv__class_stats_x from sums that need no class size inside them: entropy = ln(size) -
 -- sum(n ln n) / size, the tail from the l-1 largest counts (summed over the rows ranked in
@@ -909,12 +933,15 @@ CREATE OR REPLACE MACRO ldiv__packed_rows(f, w, ok := true) AS TABLE
 -- min(p, q)) exact for the classes of one or two values (from the count and table count of
 -- the largest value and the class's totals: emd) and bounded for the others: emd_low <= EMD
 -- <= emd_high, each present value adding at least min(1/size, the smallest table share).
+-- For an ordered sensitive column (w.ordered) the same three columns hold the ordered EMD's:
+-- exact (emd) for a class of one value, bounded by ldiv__emd_ordered_low/_high otherwise.
 -- The columns of ldiv__summary_row (delta_present and sv_ordered NULL: see
 -- ldiv__summary_packed).
 CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
-    WITH t AS (SELECT list_min(tns) AS tmin, total, m FROM query_table(w)),
+    WITH t AS (SELECT list_min(tns) AS tmin, total, m, ordered, h, sq0 FROM query_table(w)),
          st AS (SELECT cls, sum(n)::BIGINT AS size, count(*)::BIGINT AS d, max(nt) AS top_nt,
-                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp
+                       sum(n * ln(n)) AS nln, sum(tn)::BIGINT AS tp, min(code) AS lo,
+                       max(code) AS hi, sum(n * code) AS nc
                 FROM ldiv__packed_rows(f, w, ok) GROUP BY cls),
          tops AS (SELECT cls, sum(n)::BIGINT AS top
                   FROM (SELECT cls, n, row_number() OVER (PARTITION BY cls ORDER BY n DESC) AS r
@@ -928,13 +955,18 @@ CREATE OR REPLACE MACRO ldiv__packed_classes(f, w, l, ok := true) AS TABLE
                 WHEN d < l THEN NULL
                 WHEN l = 2 THEN size - mx
                 ELSE size - tops.top END::BIGINT AS tail,
-           CASE WHEN d = 1 THEN (total - tp) / total
+           CASE WHEN ordered THEN ldiv__emd_ordered_high(lo, hi, m, h, sq0) END AS emd_ord_high,
+           CASE WHEN ordered AND d = 1 THEN emd_ord_high
+                WHEN ordered THEN ldiv__emd_ordered_low(nc / size, m, sq0)
+                WHEN d = 1 THEN (total - tp) / total
                 WHEN d = 2 THEN 0.5 * (abs(mx / size - ta / total)
                                        + abs((size - mx) / size - (tp - ta) / total)
                                        + (total - tp) / total)
                 ELSE greatest((total - tp) / total, mx / size - ta / total) END AS emd_low,
-           CASE WHEN d <= 2 THEN emd_low END AS emd,
-           CASE WHEN d >= 3 THEN 1.0 - least(mx / size, ta / total)
+           CASE WHEN ordered AND d = 1 THEN emd_ord_high
+                WHEN d <= 2 AND NOT ordered THEN emd_low END AS emd,
+           CASE WHEN ordered AND d >= 2 THEN emd_ord_high
+                WHEN d >= 3 AND NOT ordered THEN 1.0 - least(mx / size, ta / total)
                                  - (d - 1) * least(1.0 / size, tmin / total) END AS emd_high,
            m - d AS missing_values, NULL::DOUBLE AS delta_present, NULL::BOOLEAN AS sv_ordered
     FROM sx LEFT JOIN tops USING (cls);
@@ -970,7 +1002,7 @@ CREATE OR REPLACE MACRO ldiv__summary_row(st, l) AS TABLE
            1.0 / min(size) AS prosecutor_max,
            count(*) / sum(size) AS prosecutor_avg,
            count(*) FILTER (WHERE size = 1)::BIGINT AS sample_uniques,
-           max(emd_low) - 1e-9 AS reach,
+           max(emd_low) - 1e-6 AS reach,
            arg_max({'cls': cls, 'size': size, 'total': total, 'high': emd_high},
                    emd_high, 1024) FILTER (WHERE emd_high IS NOT NULL) AS top
     FROM query_table(st);
@@ -990,7 +1022,9 @@ CREATE OR REPLACE MACRO ldiv__packed_emd(f, w, cand, ok := true) AS TABLE
 -- theirs; of the others, only a class whose upper bound reaches the best lower bound of the
 -- table can hold the maximum: the pass keeps the 1024 classes with the highest upper bounds
 -- and sums those exactly; when more classes could hold it, every class of three values or more
--- is summed exactly. The ordered distance is ldiv__emd_ordered_x's.
+-- is summed exactly. The ordered distance (w.ordered) likewise: the classes of one value have
+-- theirs, the others are bounded (ldiv__emd_ordered_low/_high) and the candidates summed by
+-- ldiv__emd_ordered_x, over their rows and the table's domain (a class of EMD 0).
 CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
     WITH st AS NOT MATERIALIZED (FROM ldiv__packed_classes(f, w, l)),
          agg AS MATERIALIZED (FROM ldiv__summary_row('st', l)),
@@ -1002,17 +1036,22 @@ CREATE OR REPLACE MACRO ldiv__summary_packed(f, sd, w, l) AS TABLE
                   UNION ALL
                   SELECT cls, size, total
                   FROM ldiv__packed_classes(f, w, l, (SELECT over FROM over))
-                  WHERE distinct_values >= 3),
-         ce AS (SELECT max(e) AS e FROM ldiv__packed_emd(f, w, 'cand')),
+                  WHERE emd_high IS NOT NULL),
+         ord AS MATERIALIZED (SELECT ordered FROM query_table(w)),
+         ce AS (SELECT max(e) AS e
+                FROM ldiv__packed_emd(f, w, 'cand', NOT (SELECT ordered FROM ord))),
          dl AS (FROM ldiv__packed_delta(f, w, (SELECT complete FROM agg))),
-         xo AS (SELECT r.cls AS cid, st.size, st.total, st.m, s.drk, s.ctn, r.n, s.sv
-                FROM ldiv__packed_rows(f, w) r JOIN query_table(sd) s USING (code)
-                JOIN ldiv__packed_classes(f, w, l) st USING (cls)),
+         xo AS (SELECT r.cls AS cid, c.size, c.total, r.m, s.drk, s.ctn, r.n, s.sv
+                FROM (FROM ldiv__packed_rows(f, w, (SELECT ordered FROM ord))
+                      WHERE cls IN (SELECT cls FROM cand)) r
+                JOIN query_table(sd) s USING (code) JOIN cand c USING (cls)
+                UNION ALL  -- the table as a class of its own (EMD 0): every value in the domain
+                SELECT -1, w.total, w.total, w.m, s.drk, s.ctn, s.tn, s.sv
+                FROM query_table(sd) s, query_table(w) w WHERE w.ordered),
          eo AS (FROM ldiv__emd_ordered_x('xo', 'auto'))
     SELECT rows, classes, k, l_distinct, l_entropy, recursive_c, alpha,
-           CASE WHEN (SELECT bool_or(ldiv_is_ordered(sv)) FROM query_table(sd))
-                    THEN (SELECT max(emd_ordered) FROM eo)
-                ELSE greatest(emd, (SELECT e FROM ce)) END AS t,
+           greatest(emd, CASE WHEN (SELECT ordered FROM ord) THEN (SELECT max(emd_ordered) FROM eo)
+                              ELSE (SELECT e FROM ce) END) AS t,
            CASE WHEN complete THEN (SELECT delta FROM dl) END AS delta,
            prosecutor_max, prosecutor_avg, sample_uniques
     FROM agg;

@@ -139,9 +139,13 @@ def test_floor_bounds_failing_rows_of_every_split(family, data):
     ref = Reference(tuple(VALUES[v] for v in ids), tuple(kept[v] for v in ids))
     failing = sum(sum(part) for part in parts_of(rows, owner, 4, m)
                   if not _passes(model, part, kept, ref, rank))
-    floor = model.suppression_floor(_encoded(cls, table), limit / total)
+    enc = _encoded(cls, table)
+    floor = model.suppression_floor(enc, limit / total)
     if floor is not None:
         assert failing >= floor[0] - 1e-9, (cls, owner, removed, failing, floor)
+        tight = model.tighter_floor(enc, limit / total, floor)  # (Model.tighter_floor)
+        if tight is not None:
+            assert floor[0] - 1e-9 <= tight[0] <= failing + 1e-9, (cls, owner, failing, tight)
 
 
 @st.composite
@@ -165,8 +169,8 @@ def _tables(draw):
 def _unpruned(efs: EncodedFrequencySet, models, limit: int, metric: str):
     """Every node judged (no floors, no tags, no bounds): passing mask, minimal nodes, the
     optimum (least value, ties to the lower height, then the smaller id) and its value.
-    Also checks the floors' theorem on every node: no node whose floors exceed the limit has
-    a passing node at or below it."""
+    Also checks the floors' theorem on every node: no node whose floors (tightened ones too)
+    exceed the limit has a passing node at or below it."""
     lat = Lattice([h.height for h in efs.hierarchies])
     checker = NodeChecker(efs, models, limit)
     floors = NodeChecker(efs, models, limit, relaxations(models))
@@ -177,7 +181,9 @@ def _unpruned(efs: EncodedFrequencySet, models, limit: int, metric: str):
     for node in range(lat.size):
         r = efs.rollup(lat.levels(node))
         v = checker.check(r)
-        f = floors.floors(floors.encoded(efs.model_rows(r), r.classes, r.class_size, True))
+        # one node's floors, the costlier tightened ones included (Model.tighter_floor)
+        f = floors.floors(floors.encoded(efs.model_rows(r), r.classes, r.class_size, True),
+                          one_node=True)
         beyond[node] = f is not None and floors.beyond_limit(float(f.sum()))
         if v.passed:
             passing[node] = True

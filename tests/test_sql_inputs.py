@@ -188,14 +188,29 @@ def test_summary_plan_from_rows_and_a_prefix(con) -> None:
                 "range % 2 AS s FROM range(?)", [n])
     con.execute(f"CREATE OR REPLACE TEMP VIEW ldiv_t_small AS FROM ldiv_t_big LIMIT {n - 1}")
     try:
-        for first in (True, False):  # (False: the prefix read before the rows are counted)
-            assert ld.summary_plan(con, "ldiv_t_big", ["q", "s"], count_first=first) == "packed"
-            assert ld.summary_plan(con, "ldiv_t_big", ["r", "s"], count_first=first) == "struct"
-            assert ld.summary_plan(con, "ldiv_t_small", ["q", "s"],
-                                   count_first=first) == "struct"
+        assert ld.summary_plan(con, "ldiv_t_big", ["q", "s"]) == "packed"
+        assert ld.summary_plan(con, "ldiv_t_big", ["r", "s"]) == "struct"
+        assert ld.summary_plan(con, "ldiv_t_small", ["q", "s"]) == "struct"
     finally:
         con.execute("DROP VIEW ldiv_t_small")
         con.execute("DROP TABLE ldiv_t_big")
+
+
+def test_summary_of_a_csv_file_keeps_the_struct_key(con, tmp_path, monkeypatch) -> None:
+    # every table large enough and half distinct: a Parquet file takes the packed plan, a CSV
+    # file the struct key without asking summary_plan (each pass re-parses a CSV); same values
+    monkeypatch.setattr(ld, "PACKED_MIN_ROWS", 0)
+    monkeypatch.setattr(ld, "PROBE_ROWS", 0)
+    asked: list[str] = []
+    real = ld.summary_plan
+    monkeypatch.setattr(ld, "summary_plan", lambda *a: asked.append(real(*a)) or asked[-1])
+    DF.write_parquet(tmp_path / "t.parquet")
+    DF.write_csv(tmp_path / "t.csv")
+    want = lp.summary(DF, ["zip", "age"], "s")
+    same(ld.summary(tmp_path / "t.csv", ["zip", "age"], "s", con=con), want)
+    assert asked == []
+    same(ld.summary(tmp_path / "t.parquet", ["zip", "age"], "s", con=con), want)
+    assert asked == ["packed"]
 
 
 def test_empty_table(con, plan) -> None:

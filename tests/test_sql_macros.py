@@ -471,14 +471,53 @@ def test_packed_summary_when_over_1024_classes_could_hold_the_largest_emd(con) -
     _agrees(got, lp.summary(df, ["q"], "s", l=2))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=FIXTURE_OK)
-@given(rows=st.lists(st.tuples(st.integers(0, 3), st.sampled_from("aabcdef")), min_size=1,
-                     max_size=60))
+def _ordered_emd_max(rows: list[tuple[int, int]]) -> Fraction:
+    """Brute force in exact arithmetic: max over classes of (1/(m-1)) sum_{i<m} |P_i - Q_i|,
+    P and Q the cumulative distributions over the table's m sorted values."""
+    values = sorted({s for _, s in rows})
+    m, n = len(values), len(rows)
+    if m <= 1:
+        return Fraction(0)
+    total = Counter(s for _, s in rows)
+    best = Fraction(0)
+    for q in {q for q, _ in rows}:
+        cls = Counter(s for qq, s in rows if qq == q)
+        size = sum(cls.values())
+        p_cum = q_cum = Fraction(0)
+        emd = Fraction(0)
+        for v in values[:-1]:
+            p_cum += Fraction(cls[v], size)
+            q_cum += Fraction(total[v], n)
+            emd += abs(p_cum - q_cum)
+        best = max(best, emd / (m - 1))
+    return best
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(rows=st.one_of(
+    st.lists(st.tuples(st.integers(0, 3), st.sampled_from("aabcdef")), min_size=1, max_size=60),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 9)), min_size=1, max_size=60)))
 def test_both_summary_plans_give_the_exact_t(con, rows) -> None:
-    # few classes of many values: the packed plan's t comes from the bounds and the
-    # candidates' exact sums; the struct-key plan sums every class
-    df = pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.String}, orient="row")
-    want = float(_equal_emd_max(rows))
+    # the packed plan's t comes from per-class bounds and the candidates' exact sums (the
+    # equal distance for a string column; for a numeric one the ordered distance, bounded by
+    # the mean rank and the class's span); the struct-key plan sums every class
+    numeric = isinstance(rows[0][1], int)
+    df = pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.Int64 if numeric else pl.String},
+                      orient="row")
+    want = float(_ordered_emd_max(rows) if numeric else _equal_emd_max(rows))
     for min_cells in (0, 2**62):
         got = _macro_summary(con, df, ["q"], "s", 2, min_cells)["t"]
         assert got == pytest.approx(want, rel=1e-12, abs=1e-15), min_cells
+
+
+def test_packed_ordered_t_when_over_1024_classes_reach_the_bound(con) -> None:
+    # 1,100 classes holding only the value 1, one class of 2,000 zeros: a class of one value
+    # has its exact EMD as both bounds, and the 1,100 share the largest, so more than the
+    # 1,024 kept classes reach it and every class is summed; by hand (m = 2): P_0 = 0 against
+    # Q_0 = 2000/3100, t = 20/31
+    rows = [(q, 1) for q in range(1100)] + [(1100, 0)] * 2000
+    df = pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.Int64}, orient="row")
+    assert _ordered_emd_max(rows) == Fraction(20, 31)
+    got = _macro_summary(con, df, ["q"], "s", 2)
+    assert got["t"] == pytest.approx(20 / 31, rel=1e-12)
+    _agrees(got, lp.summary(df, ["q"], "s", l=2))

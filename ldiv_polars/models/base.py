@@ -298,6 +298,14 @@ class Model(ABC):
             return None
         return np.where(ok, 0.0, rows.size.astype(np.float64))
 
+    def tighter_floor(self, rows: EncodedRows, slack: float,
+                      floor: np.ndarray) -> np.ndarray | None:
+        """A tighter (costlier) :meth:`suppression_floor`, asked only when the cheap floors of a
+        node do not decide it but could: per class of ``rows``, a lower bound of the same rows
+        that is at least ``floor`` (this model's cheap floor), positive only where ``floor``
+        is and never above the class's rows. Default: None (the cheap floor is all)."""
+        return None
+
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         """The per-class verdict on integer-encoded rows, in numpy (for search loops): one
         entry per class of ``rows`` (classes with no rows pass), with the classes whose float

@@ -55,13 +55,15 @@ def ordered_emd(rows: EncodedRows) -> np.ndarray:
     """The ordered-distance EMD of every class (0 for a class with no rows); the rows must
     carry a one-column :class:`~ldiv_polars.models.encoded.SensitiveDomain`."""
     assert rows.domain is not None
+    hit = rows._cache.get("ordered_emd") if KERNEL else None
+    if hit is not None:  # (a floor's compiled pass computed it)
+        return hit
     emd = np.zeros(rows.classes)
     dom = _domain(rows)
     if dom.m <= 1 or not rows.cls.shape[0]:
         return emd
     if KERNEL:
-        hit = rows._cache.get("ordered_emd")  # (a floor's compiled pass computed it)
-        return hit if hit is not None else _compiled(rows, dom)[0]
+        return _compiled(rows, dom)[0]
     if rows.prefers_dense(dom.m):  # a small matrix: fewer numpy calls than the stretches
         size = np.maximum(rows.size, 1).astype(np.float64)
         c = np.cumsum(rows.dense(rows.n.astype(np.float64), dom.m, dom.pos[rows.s]), axis=1)
@@ -73,6 +75,22 @@ def ordered_emd(rows: EncodedRows) -> np.ndarray:
     t_sums = (dom.st[st.a] * (1 + st.first) + dom.st[st.b + 1] - 2 * dom.st[st.split + 1])
     seg = st.p * (2 * st.split - st.a - st.b + 1) + t_sums / dom.total
     return np.bincount(st.cls, weights=seg, minlength=rows.classes) / (dom.m - 1)
+
+
+def vanishing_ids(rows: EncodedRows, slack: float) -> np.ndarray:
+    """Per sensitive id, whether its table count (``rows``' reference) is positive and at
+    most ``slack`` of the table's rows: a value the suppression may remove from the retained
+    rows' domain. Kept with the ordered domain of the rows' reference (one per search).
+
+    >>> import numpy as np, polars as pl
+    >>> from ldiv_polars.models.encoded import SensitiveDomain
+    >>> rows = EncodedRows(np.array([0, 0]), np.array([0, 1]), np.array([1, 9]), classes=1,
+    ...                    n_sensitive=3, reference=np.array([1, 9, 0]),
+    ...                    domain=SensitiveDomain(pl.DataFrame({"s": ["a", "b", "c"]})))
+    >>> vanishing_ids(rows, 0.1).tolist()
+    [True, False, False]
+    """
+    return _domain(rows).vanishing(rows.table_counts, slack)
 
 
 def ordered_floor_terms(rows: EncodedRows, vanishing: np.ndarray
@@ -168,11 +186,21 @@ class _Domain:
     st: np.ndarray
     total: int
     _flat: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+    _vanishing: tuple[float, np.ndarray] | None = None
 
     @property
     def m(self) -> int:
         """The number of values present in the table."""
         return int(self.present.shape[0])
+
+    def vanishing(self, table: np.ndarray, slack: float) -> np.ndarray:
+        """:func:`vanishing_ids` of ``table`` (this domain's table counts), kept per
+        ``slack``."""
+        if self._vanishing is not None and self._vanishing[0] == slack:
+            return self._vanishing[1]
+        out = (table > 0) & (table <= slack * float(table.sum()) + 1e-9)
+        object.__setattr__(self, "_vanishing", (slack, out))
+        return out
 
     def flat_prefixes(self, vanishing: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Prefix sums over the gaps ``i -> i + 1`` that do not lead into a ``vanishing``

@@ -59,12 +59,13 @@ class SensitiveDomain:
 
     def __init__(self, values: pl.DataFrame) -> None:
         self.values = values
+        self._width = values.width
         self._derived: dict[tuple[int, str], tuple[object, Any]] = {}
 
     @property
     def width(self) -> int:
         """The number of sensitive attributes."""
-        return self.values.width
+        return self._width
 
     @property
     def column(self) -> pl.Series:
@@ -175,7 +176,11 @@ class EncodedRows:
 
     @property
     def present(self) -> np.ndarray:
-        """Classes with at least one row (``evaluate_classes`` returns only these)."""
+        """Classes with at least one row (``evaluate_classes`` returns only these): from the
+        class sizes when the caller gave them (every count is positive, so a class has rows
+        iff its size is), else from the rows."""
+        if self.sizes is not None and self._get("distinct") is None:
+            return self.size > 0
         return self.distinct > 0
 
     def _starts(self) -> np.ndarray:
@@ -252,6 +257,14 @@ class EncodedRows:
                 ref = np.bincount(self.s, weights=self.n, minlength=self.n_sensitive)
             v = self._cache["table"] = np.asarray(ref).astype(np.int64)
         return v
+
+    @property
+    def domain_size(self) -> int:
+        """The number of sensitive ids with a positive table count (:attr:`table_counts`)."""
+        v = self._get("domain_size")
+        if v is None:
+            v = self._cache["domain_size"] = np.count_nonzero(self.table_counts > 0)
+        return int(v)
 
     @property
     def q(self) -> np.ndarray:

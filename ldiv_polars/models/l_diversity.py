@@ -56,6 +56,7 @@ from ldiv_polars.models.exact import (
     int64_ratio,
     near_product,
 )
+from ldiv_polars.models.entropy_floor import capped_entropy_floor, entropy_band
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,12 +71,6 @@ def _require_l(l: float, *, integer: bool) -> float:
 
         raise InvalidParameterError(f"l must be an integer >= 1 for this model, got {l!r}")
     return int(v) if float(v).is_integer() else v
-
-
-def entropy_band(distinct: object, log_size: object) -> object:
-    """Rounding bound of a class entropy ``ln N - (sum n ln n) / N`` (any summation order) and
-    of ``ln l``: ``64 eps (m + 4) (1 + ln N)`` for m values (a wide multiple of the error)."""
-    return 64 * EPS * (distinct + 4) * (1 + log_size)
 
 
 def class_entropy(rows: EncodedRows) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +228,9 @@ class EntropyLDiversity(Model):
         uncertain = (np.abs(h - thr) <= band) & ~absent
         unsure = np.flatnonzero(uncertain)
         if unsure.shape[0]:  # a uniform class has H = ln(distinct) exactly: decided here
-            uniform = unsure[rows.uniform(unsure)]
+            # (all counts equal iff the largest times their number is the class's size)
+            r1, _ = rows.top(1)
+            uniform = unsure[r1[unsure] * rows.distinct[unsure] == rows.size[unsure]]
             passed[uniform] = rows.distinct[uniform] >= math.ceil(self._exact_l)
             uncertain[uniform] = False
         return ClassVerdict(passed, uncertain)
@@ -250,6 +247,17 @@ class EntropyLDiversity(Model):
         floor = np.clip(size * (1.0 - (h + band) / math.log(self.l)), 0.0, None)
         # a class with fewer values fails in every split: all its rows
         return np.where(rows.distinct < self.min_distinct, size, floor)
+
+    def tighter_floor(self, rows: EncodedRows, slack: float,
+                      floor: np.ndarray) -> np.ndarray | None:
+        # the passing parts pass together (concavity), so they hold at most the largest
+        # sub-multiset with H >= ln l (models/entropy_floor.py)
+        import numpy as np
+
+        if self.l == 1:
+            return None
+        # (a class with too few values has its rows as floor already: kept by the maximum)
+        return np.maximum(floor, capped_entropy_floor(rows, self.l, floor > 0))
 
     def decide(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         sign = entropy_sign(cls.counts, self._exact_l)

@@ -83,6 +83,11 @@ def emd_band(distinct: object, domain: object, height: int | None, distance: str
     return 64 * EPS * (distinct + domain + 4) * ((height or 0) + 1)
 
 
+SHARED_BAND_VALUES = 64
+"""Up to this many sensitive values in the table, an array verdict bounds every class's EMD
+rounding by the bound of a class holding all of them (no per-class count of values)."""
+
+
 class TCloseness(Model):
     """t-closeness with the chosen EMD ground distance: ``EMD <= t`` in every class.
     Achieved: the largest class EMD.
@@ -141,9 +146,7 @@ class TCloseness(Model):
         if emd is None:
             return None
         absent = ~rows.present
-        height = None if self._hierarchy is None else self._hierarchy.width - 1
-        m = int(np.count_nonzero(rows.table_counts > 0))
-        band = emd_band(rows.distinct, m, height, self.distance)
+        band = self._band(rows)
         passed = (emd <= self.t) | absent
         uncertain = (np.abs(emd - self.t) <= band) & ~absent
         return ClassVerdict(passed, uncertain)
@@ -161,18 +164,16 @@ class TCloseness(Model):
 
         from ldiv_polars.models import emd_arrays
 
-        table = rows.table_counts
-        m = int(np.count_nonzero(table > 0))
         tau = self.t + slack
         if tau >= 1.0:
             return None
-        height = None if self._hierarchy is None else self._hierarchy.width - 1
-        band = emd_band(rows.distinct, m, height, self.distance)
-        size = rows.size.astype(np.float64)
-        vanishing = (table > 0) & (table <= slack * float(table.sum()) + 1e-9)
+        band = self._band(rows)
+        size = rows.size
+        ordered = self.distance == "ordered" and rows.domain is not None \
+            and rows.domain.width == 1
+        vanishing = emd_arrays.vanishing_ids(rows, slack) if ordered else None
         terms = None
-        if self.distance == "ordered" and emd_arrays.KERNEL and rows.domain is not None \
-                and rows.domain.width == 1:  # one compiled pass: the EMD kept with the rows
+        if ordered and emd_arrays.KERNEL:  # one compiled pass: the EMD kept with the rows
             terms = emd_arrays.ordered_floor_terms(rows, vanishing)
         emd = self._array_emd(rows)
         if emd is None:
@@ -184,16 +185,29 @@ class TCloseness(Model):
         which = np.flatnonzero(emd - band > tau)
         if not which.shape[0]:
             return out
-        if terms is None:
+        if terms is None and vanishing is not None:
             terms = emd_arrays.ordered_floor_terms(rows, vanishing)
         if terms is None:
             return out
         num, spread = terms[0][which], terms[1][which]
-        excess = num - band[which] - tau
+        band = band if np.ndim(band) == 0 else band[which]
+        excess = num - band - tau
         # spread >= num exactly; the band and a relative 1e-12 widen it against rounding
-        den = (np.maximum(spread, num) + band[which] - tau) * (1.0 + 1e-12)
+        den = (np.maximum(spread, num) + band - tau) * (1.0 + 1e-12)
         out[which] = np.where(excess > 0, size[which] * np.clip(excess, 0.0, None) / den, 0.0)
         return out
+
+    def _band(self, rows: EncodedRows) -> Any:
+        """The rounding bound of the class EMDs (:func:`emd_band`): with a class's distinct
+        values at most the table's ``m``, one number for every class when ``m`` is small
+        (at most :data:`SHARED_BAND_VALUES`: the bound stays below ``1e-10``, and a class
+        within it is decided exactly all the same), else per class from its values."""
+        import numpy as np
+
+        height = None if self._hierarchy is None else self._hierarchy.width - 1
+        m = rows.domain_size
+        distinct = m if m <= SHARED_BAND_VALUES else rows.distinct
+        return emd_band(distinct, m, height, self.distance)
 
     def _array_emd(self, rows: EncodedRows) -> Any:
         """The float EMD of every class of ``rows``; None when the distance reads the values

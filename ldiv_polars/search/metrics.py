@@ -227,6 +227,13 @@ class MetricSuite:
         Raises :class:`~ldiv_polars.errors.InvalidParameterError` on an unknown metric."""
         levels = rolled.snapshot.levels
         size = rolled.class_size
+        if name == "discernibility" and self.N:  # (integer sums: exact, in any order)
+            size = size.astype(np.int64, copy=False)
+            if suppressed is None:
+                return float(np.dot(size, size))
+            kept = np.where(suppressed, 0, size)
+            n_supp = int(size.sum()) - int(kept.sum())
+            return float(np.dot(kept, kept)) + n_supp * float(self.N)
         supp = np.zeros(size.shape[0], dtype=bool) if suppressed is None else suppressed
         n_supp = int(size[supp].sum())
         N = self.N

@@ -145,9 +145,10 @@ class SearchState:
     def _record(self, node: int, rolled: Rolled, verdict: NodeVerdict) -> NodeRecord:
         """Record a checked node, tag it, and tag what a zero-suppression pass implies."""
         self.checked += 1
-        if self.metric in HAS_LOWER_BOUND and self.metric not in BOUND_WITHOUT_ROLLUP:
+        if self.metric in HAS_LOWER_BOUND and self.metric not in BOUND_WITHOUT_ROLLUP \
+                and node not in self._bounds:
             # the roll-up's bound comes free now (for the pruning of the nodes above it)
-            self._bounds.setdefault(node, self.metrics.value(self.metric, rolled, None))
+            self._bounds[node] = self.metrics.value(self.metric, rolled, None)
         value = self._value(node, rolled, verdict)
         rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
                          verdict.retained_classes, value, True, verdict.relaxed_passed)

@@ -170,6 +170,8 @@ class NodeChecker:
         self.relaxed = [m for m in relaxed
                         if len(efs.sensitive) <= 1 or m.each_attribute is not None]
         self._relaxed_order = sorted(self.relaxed, key=lambda m: not m.union_closed)
+        self._tightens = {id(m) for m in self.relaxed
+                          if type(m).tighter_floor is not Model.tighter_floor}
         self.limit = int(limit_rows)
         self.global_ = [m for m in self.models if getattr(m, "needs_q", False)]
         self.global_models = bool(self.global_)
@@ -283,11 +285,33 @@ class NodeChecker:
         if not self.relaxed:
             return None
         out = None
+        own = []
         for m in self._relaxed_order:
             f = m.suppression_floor(enc, self.slack)
             if f is not None:
+                own.append((m, f))
                 out = f if out is None else np.maximum(out, f)
                 if one_node and self.beyond_limit(float(out.sum())):
+                    return out
+        if one_node and out is not None and self._tightens:
+            out = self._tighter(enc, out, own)
+        return out
+
+    def _tighter(self, enc: EncodedRows, out: np.ndarray,
+                 own: list[tuple[Model, np.ndarray]]) -> np.ndarray:
+        """One node's floors ``out`` (within the limit) tightened by the models' costlier
+        floors (:meth:`Model.tighter_floor <ldiv_polars.models.Model.tighter_floor>`), each
+        asked only while it could still decide the node: a tighter floor is positive only
+        where the model's cheap one (``own``) is and at most the class's rows, so once
+        those rows sum within the limit nothing can reach it."""
+        for m, f in own:
+            if id(m) not in self._tightens or not self.beyond_limit(
+                    rows_in(enc.size, f > 0) + float(out[f <= 0].sum())):
+                continue
+            t = m.tighter_floor(enc, self.slack, f)
+            if t is not None:
+                out = np.maximum(out, t)
+                if self.beyond_limit(float(out.sum())):
                     break
         return out
 

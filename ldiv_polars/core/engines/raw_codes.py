@@ -60,12 +60,8 @@ _INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt
 def integer_index(column: pl.Series, leaves: pl.Series) -> Any | None:
     """The raw indices (int64 numpy array, -1 where a value is not a raw value) of an integer
     column without nulls, exactly as :func:`raw_index` casts it (each value as a string, then
-    the Enum of ``leaves``), by a lookup per row into a table over the column's
-    ``[min, max]`` range. The table holds each raw value that is an integer's own string
-    (``"17"``, not ``"017"`` or ``"+17"``: the only strings an integer casts to) at that
-    integer. None when this does not apply (not an integer dtype of at most 63 bits, nulls, a
-    range wider than :data:`INTEGER_SPAN`, an empty column, or raw values that make no
-    Enum): cast the rows instead.
+    the Enum of ``leaves``), by a lookup per row into :func:`integer_table`. None when that
+    does not apply: cast the rows instead.
 
     >>> codes = integer_index(pl.Series([42, 17, 5]), pl.Series(["17", "42", "05"]))
     >>> codes.tolist()
@@ -73,19 +69,40 @@ def integer_index(column: pl.Series, leaves: pl.Series) -> Any | None:
     """
     import numpy as np
 
+    found = integer_table(column, leaves)
+    if found is None:
+        return None
+    table, low = found
+    return table[column.to_numpy().astype(np.int64, copy=False) - low]
+
+
+def integer_table(column: pl.Series, leaves: pl.Series) -> tuple[Any, int] | None:
+    """``(table, low)``: each integer of the column's ``[low, high]`` range mapped to its raw
+    index (int64 numpy array, ``table[v - low]``; -1 where ``v`` is not a raw value), as
+    :func:`raw_index` casts it (the value as a string, then the Enum of ``leaves``). The table
+    holds each raw value that is an integer's own string (``"17"``, not ``"017"`` or ``"+17"``:
+    the only strings an integer casts to) at that integer. None when this does not apply (not
+    an integer dtype of at most 63 bits, nulls, a range wider than :data:`INTEGER_SPAN`, an
+    empty column, or raw values that make no Enum).
+
+    >>> table, low = integer_table(pl.Series([42, 17, 40]), pl.Series(["17", "42", "40"]))
+    >>> low, table[[0, 23, 25]].tolist()
+    (17, [0, 2, 1])
+    """
+    import numpy as np
+
     if (column.dtype not in _INTEGERS or column.null_count() or column.len() == 0
             or leaf_enum(leaves) is None):
         return None
-    values = column.to_numpy()
-    low, high = int(values.min()), int(values.max())
+    low, high = int(column.min()), int(column.max())  # type: ignore[arg-type]
     if high - low >= INTEGER_SPAN:
         return None
     text = leaves.cast(pl.String)
     number = text.cast(pl.Int64, strict=False)
-    own = (number.cast(pl.String) == text).fill_null(False).to_numpy()
+    own = np.equal((number.cast(pl.String) == text).to_numpy(), True)  # null: not own
     index = np.flatnonzero(own)
     number = number.to_numpy()[index] if index.shape[0] else np.zeros(0, np.int64)
     inside = (number >= low) & (number <= high)
     table = np.full(high - low + 1, -1, dtype=np.int64)
     table[number[inside].astype(np.int64) - low] = index[inside]
-    return table[values.astype(np.int64, copy=False) - low]
+    return table, low

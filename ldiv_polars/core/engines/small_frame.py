@@ -2,10 +2,11 @@
 
 On a frame of a few thousand to a few hundred thousand rows the fixed costs of a Polars
 group-by (a plan, a hash table per thread, a second table for the sensitive values' ids)
-are most of the counting; here the rows' raw-value indices are read once into numpy (one
-Enum cast per String column, the only per-row string work; an integer column by a table over
-its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_index`), combined into one
-mixed-radix key per row, and grouped by one sort
+are most of the counting; here each QI's raw-value indices are read from its Arrow buffers by
+the compiled kernel of :mod:`~ldiv_polars.core.engines.arrow_codes` (a String column's views,
+the only per-row string work; a column read as codes, its dictionary indices; an integer
+column, by a table over its range, :func:`~ldiv_polars.core.engines.raw_codes.integer_table`)
+and added into one mixed-radix key per row in the same pass, which is grouped by one sort
 (:func:`~ldiv_polars.core.engines.base.key_runs`, the same grouping as the Polars engine's
 in-memory QI-only keys). The result is exactly what the Polars engine gives
 (:meth:`~ldiv_polars.core.engines.polars.PolarsEngine.encoded_counts`), in the ``keys`` or
@@ -33,8 +34,13 @@ from typing import Any
 import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, fits_key, key_runs, places
-from ldiv_polars.core.engines.raw_codes import integer_index, raw_index
-from ldiv_polars.core.frequency import unique_name
+from ldiv_polars.core.engines.raw_codes import integer_table, is_coded, raw_index
+from ldiv_polars.core.engines.arrow_codes import (
+    add_coded_indices,
+    add_integer_codes,
+    add_leaf_codes,
+    sorted_ids,
+)
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
 """DataFrames of at most this many rows are counted by :func:`small_frame_counts`. Larger ones
@@ -58,73 +64,68 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
     path's), a raw value list that makes no Enum, keys past int64, or no QI."""
     import numpy as np  # here only: `ldiv check` never needs numpy
 
-    values = _sensitive_values(df, sensitive) if sensitive else None
-    if not qi or (sensitive and values is None):
+    ids = (sorted_ids(df.get_column(sensitive[0])) if len(sensitive) == 1 else None
+           ) if sensitive else None
+    if not qi or (sensitive and ids is None):
         return None
     cards = [len(leaves[q]) for q in qi]
-    radix = [*cards, values.len() if values is not None else 1]
+    radix = [*cards, ids[1].len() if ids is not None else 1]
     if not fits_key(radix):
         return None
-    arrays = _code_arrays(df, qi, leaves, sensitive[0] if values is not None else None,
-                          values)
-    if arrays is None:
-        return None
     key = np.zeros(df.height, dtype=np.int64)
-    for a, m in zip(arrays, places(radix)):
-        key += a * m
+    raw = _add_qi_codes(df, qi, leaves, key, places(radix))
+    if raw is None:
+        return None
+    if ids is not None:  # (the sensitive id is the key's last digit, place 1)
+        key += ids[0]
     uniq, n = key_runs(key)
-    raw = [np.bincount(a, minlength=c).astype(np.int64, copy=False)
-           for a, c in zip(arrays, cards)]
-    if values is None:
+    if ids is None:
         return EncodedCounts(tuple(qi), (), keys=uniq, n=n, ordered=True, raw_counts=raw)
     n_s = radix[-1]
     return EncodedCounts(tuple(qi), tuple(sensitive), class_keys=uniq // n_s,
                          raw_cards=tuple(cards), sensitive_ids=(uniq % n_s).astype(np.int32),
-                         n=n, sensitive_values=values, raw_counts=raw)
+                         n=n, sensitive_values=ids[1], raw_counts=raw)
 
 
-def _code_arrays(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
-                 sensitive: str | None, values: pl.Series | None) -> list[Any] | None:
-    """Each QI's raw indices and then the sensitive ids (int64 numpy arrays): an integer
-    column by a table over its range
-    (:func:`~ldiv_polars.core.engines.raw_codes.integer_index`), the others by
-    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (the physical values of a column
-    read as codes, else one Enum cast) in one query, so Polars runs them side by side. None
+def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
+                  key: Any, qi_places: Sequence[int]) -> list[Any] | None:
+    """Each QI's raw indices times its place added to ``key`` (int64, in place), and per QI
+    the rows of each raw value (int64 arrays): a String column by
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_leaf_codes` (its Arrow views read by
+    the compiled kernel, no per-row array), a column read as codes by
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_coded_indices`, an integer column by
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_integer_codes` (a table over its range,
+    :func:`~ldiv_polars.core.engines.raw_codes.integer_table`), the others by
+    :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (an Enum cast) in one query. None
     when a QI value is null or not a raw value, or the raw values make no Enum."""
     import numpy as np
 
-    arrays: dict[str, Any] = {}
+    raw: dict[str, Any] = {}
     exprs = []
     schema = df.schema  # (made anew on every read)
+    place = dict(zip(qi, qi_places))
     for q in qi:
-        codes = integer_index(df.get_column(q), leaves[q])
-        if codes is not None:
-            if codes.shape[0] and codes.min() < 0:
-                return None
-            arrays[q] = codes
+        column = df.get_column(q)
+        if schema[q] == pl.String or is_coded(q, leaves[q], schema):
+            raw[q] = np.zeros(len(leaves[q]), dtype=np.int64)
+            read = add_leaf_codes if schema[q] == pl.String else add_coded_indices
+            if not read(column, leaves[q], key, place[q], raw[q]):
+                return None  # a null or a value that is not a raw value
+            continue
+        found = integer_table(column, leaves[q])
+        if found is not None:
+            raw[q] = np.zeros(len(leaves[q]), dtype=np.int64)
+            if not add_integer_codes(column, *found, key, place[q], raw[q]):
+                return None  # a value that is not a raw value
             continue
         e = raw_index(q, leaves[q], schema, strict=False)
         if e is None:
             return None
         exprs.append(e.cast(pl.Int64).alias(q))
-    sid = unique_name("__ldiv_sid", df.columns)
-    if sensitive is not None and values is not None:
-        exprs.append(pl.col(sensitive).cast(pl.Enum(values)).to_physical().cast(pl.Int64)
-                     .alias(sid))
-    coded = df.select(exprs) if exprs else pl.DataFrame()
-    for c in coded.get_columns():
+    for c in (df.select(exprs).get_columns() if exprs else []):
         if c.null_count():
             return None
-        arrays[c.name] = c.to_numpy().astype(np.int64, copy=False)
-    return [arrays[c] for c in [*qi, *([sid] if sensitive is not None else [])]]
-
-
-def _sensitive_values(df: pl.DataFrame, sensitive: Sequence[str]) -> pl.Series | None:
-    """The distinct values of the one String sensitive column, sorted (their ids' order);
-    None for several columns, another dtype, or nulls."""
-    if len(sensitive) != 1 or df.schema.get(sensitive[0]) != pl.String:
-        return None
-    col = df.get_column(sensitive[0])
-    if col.null_count():
-        return None
-    return col.unique().sort()
+        codes = c.to_numpy().astype(np.int64, copy=False)
+        np.add(key, codes * place[c.name], out=key)
+        raw[c.name] = np.bincount(codes, minlength=len(leaves[c.name])).astype(np.int64)
+    return [raw[q] for q in qi]
