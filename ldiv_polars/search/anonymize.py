@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -104,7 +104,6 @@ class AnonymizationResult:
     monotone_reason: str
     notes: list[str]
     elapsed_s: float
-    output: pl.LazyFrame | None = field(repr=False)
     verification: Any = field(repr=False, default=None)
     _plan_made: _VerificationPlan | None = field(repr=False, default=None)
     _plan_of: Any = field(repr=False, default=None)
@@ -116,12 +115,24 @@ class AnonymizationResult:
     anytime search's bound otherwise (None when no node was found, or ``kl`` under anytime)."""
     gap: float | None = None
     """``(value - bound) / value``: 0 when the optimum is proven, None without a bound."""
-    output_plan: OutputPlan | None = field(repr=False, default=None)
-    """The chosen node's release as the engines take it (labels per raw value, suppressed
-    classes): what :mod:`~ldiv_polars.search.federated` sends to the sites."""
+    _release_of: Callable[[], _Release] | None = field(repr=False, default=None)
+    """The optimum's release (:attr:`output`, :attr:`output_plan`), made on first use
+    (cached): ``anonymize(verify=False)`` builds no release nobody reads."""
     sources: tuple[str, ...] = field(repr=False, default=())
     """The input file(s) ``output`` reads (a path given, or the scans of a LazyFrame; empty for
     a DataFrame): :meth:`sink` refuses to write over them."""
+
+    @property
+    def output(self) -> pl.LazyFrame | None:
+        """The release: a lazy plan over the input (generalize + suppression), None when no
+        node was found or the input was a frequency set (counts)."""
+        return None if self._release_of is None else self._release_of().output
+
+    @property
+    def output_plan(self) -> OutputPlan | None:
+        """The chosen node's release as the engines take it (labels per raw value, suppressed
+        classes): what :mod:`~ldiv_polars.search.federated` sends to the sites."""
+        return None if self._release_of is None else self._release_of().plan
 
     @property
     def found(self) -> bool:
@@ -652,7 +663,7 @@ class _Choice:
     verdict: Any
     values: dict[str, float]
     suite: MetricSuite
-    plan: OutputPlan
+    plan: Callable[[], OutputPlan]
     level_maps: list[np.ndarray]
     level_cards: list[int]
     sensitive_values: pl.DataFrame | None
@@ -678,7 +689,11 @@ def _choose(counts: _Counts, inp: _Input, outcome: SearchOutcome, limit: int,
     suite = outcome.metrics if search_is_efs and outcome.metrics is not None \
         else MetricSuite(efs)
     values = suite.values(rolled, verdict.suppressed)
-    plan = _output_plan(efs, rolled, verdict.suppressed, inp.hs, mode)
+    # the suppressed classes' labels now (they need the encoded set, freed after this), the
+    # plan itself when the release is asked for
+    plan = functools.cache(functools.partial(
+        _output_plan, efs.qi, levels, _suppressed_labels(efs, rolled, verdict.suppressed),
+        inp.hs, mode))
     choice = _Choice(list(levels), rolled, verdict, values, suite, plan,
                      [efs.level_maps[i][lv] for i, lv in enumerate(levels)],
                      [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)],
@@ -707,7 +722,7 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
             levels=None, value=None, metrics={}, classes=None, suppressed_rows=0,
             suppressed_classes=0, evaluations=outcome.evaluations,
             rollups=counts.efs.rollups + counts.search_rollups,  # type: ignore[union-attr]
-            elapsed_s=time.perf_counter() - t0, output=None, **common,
+            elapsed_s=time.perf_counter() - t0, **common,
         )
     choice = _choose(counts, inp, outcome, limit, mode)
     rollups = counts.efs.rollups + counts.search_rollups  # type: ignore[union-attr]
@@ -716,11 +731,15 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
         # kl reads the (class, sensitive) counts: rolled up from the engine's table
         choice.values["kl"] = _kl_from_source(counts.source, choice)
     verdict, values, levels = choice.verdict, choice.values, choice.levels
-    output_plan = choice.plan
-    release = inp.engine.release(inp.fs.frame if inp.table is None else inp.table, choice.plan)
+    release = functools.cache(functools.partial(_release, inp, choice.plan))
+    if verify or inp.engine.distributed:  # (a distributed engine's input errors: now)
+        release()
     sensitive_values = choice.sensitive_values
     del choice
-    make = functools.partial(_verification, release.retained, inp, levels, sensitive_values)
+
+    def make() -> _VerificationPlan:
+        return _verification(release().retained, inp, levels, sensitive_values)
+
     plan = make() if verify else None  # (verify=False: made by sink(), if ever called)
     verification = plan.verify(plan.fs.materialize()) if plan is not None else None
     return AnonymizationResult(
@@ -728,12 +747,29 @@ def _result(inp: _Input, counts: _Counts, outcome: SearchOutcome, limit: int, me
         classes=verdict.retained_classes, suppressed_rows=verdict.suppressed_rows,
         suppressed_classes=int(verdict.suppressed.sum()),
         evaluations=outcome.evaluations + verdict.evaluations, rollups=rollups,
-        elapsed_s=time.perf_counter() - t0, verification=verification, output_plan=output_plan,
-        output=None if inp.table is None else release.output,
+        elapsed_s=time.perf_counter() - t0, verification=verification, _release_of=release,
         _plan_made=plan, _plan_of=None if verify else make,
         bound=outcome.bound if outcome.strategy == "anytime" else values[metric],
         gap=outcome.gap, **common,
     )
+
+
+@dataclass(frozen=True)
+class _Release:
+    """The optimum's release: ``output`` (None for a counts input), its ``plan``, and the
+    ``retained`` rows the re-verification counts."""
+
+    output: Any
+    plan: OutputPlan
+    retained: Any
+
+
+def _release(inp: _Input, plan_of: Callable[[], OutputPlan]) -> _Release:
+    """The engine's release of the output plan over the input (over the frequency set's
+    frame for a counts input, whose ``output`` is None)."""
+    plan = plan_of()
+    rel = inp.engine.release(inp.fs.frame if inp.table is None else inp.table, plan)
+    return _Release(None if inp.table is None else rel.output, plan, rel.retained)
 
 
 def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
@@ -858,17 +894,22 @@ def output_dtype(h: Hierarchy, level: int) -> pl.Enum:
     return pl.Enum(labels if MASK in labels else [*labels, MASK])
 
 
-def _output_plan(efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray,
+def _suppressed_labels(efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray
+                       ) -> pl.DataFrame | None:
+    """The generalized labels (String columns) of node ``rolled``'s suppressed classes, None
+    when none is."""
+    return efs.class_labels(rolled, np.flatnonzero(suppressed)) if suppressed.any() else None
+
+
+def _output_plan(qi: Sequence[str], levels: Sequence[int], suppressed: pl.DataFrame | None,
                  hs: Mapping[str, Hierarchy], mode: str) -> OutputPlan:
-    """The release of node ``rolled``: each QI's label per raw value at its level (of
-    :func:`output_dtype`), and the suppressed classes' output labels."""
-    levels = rolled.snapshot.levels
-    qi = list(efs.qi)
+    """The release of the node at ``levels``: each QI's label per raw value at its level (of
+    :func:`output_dtype`), and the suppressed classes' output labels (``suppressed``, of
+    :func:`_suppressed_labels`)."""
+    qi = list(qi)
     dtypes = {q: output_dtype(hs[q], lv) for q, lv in zip(qi, levels)}
     labels = {q: hs[q].column(lv).cast(pl.String).cast(dtypes[q]) for q, lv in zip(qi, levels)}
-    supp = None
-    if suppressed.any():
-        supp = efs.class_labels(rolled, np.flatnonzero(suppressed)).select(
-            pl.struct([pl.col(q).cast(dtypes[q]) for q in qi]).alias(_FLAG)).get_column(_FLAG)
+    supp = None if suppressed is None else suppressed.select(
+        pl.struct([pl.col(q).cast(dtypes[q]) for q in qi]).alias(_FLAG)).get_column(_FLAG)
     return OutputPlan(tuple(qi), {q: hs[q].column(0) for q in qi}, labels, supp,
                       mode="drop" if mode == "drop" else "mask", mask=MASK)
