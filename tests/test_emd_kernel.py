@@ -126,6 +126,94 @@ def test_floor_terms_kernel_numpy_and_definition(case, vanish):
         assert np.allclose(got[False][i], got[True][i], rtol=0, atol=1e-12)
 
 
+def _verdicts(rows_of, model: TCloseness) -> dict[str, list[bool]]:
+    """The exact per-class verdict (``class_verdict``) with the one-call kernel verdict, with
+    the kernel's EMD compared in numpy (the EMD computed first), and in numpy alone."""
+    out = {}
+    for name, kernel in (("one call", True), ("kernel EMD", True), ("numpy", False)):
+        rows = rows_of()
+        before = emd_arrays.KERNEL
+        emd_arrays.KERNEL = kernel
+        try:
+            if name == "kernel EMD":
+                model._array_emd(rows)  # kept: the verdict takes the numpy comparison
+            out[name] = class_verdict(model, rows).tolist()
+        finally:
+            emd_arrays.KERNEL = before
+    return out
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_case(), st.booleans(), st.integers(0, 6), st.integers(0, 3))
+def test_one_call_verdict_kernel_numpy_and_fractions(case, whole, pick, digits):
+    """The verdict in one compiled call (issue 23) against the numpy form and exact fractions,
+    with ``t`` on a class's own EMD (rounded to ``digits`` decimals, or its float): the
+    boundary cases the rounding rule decides exactly."""
+    classes, table, seed, shuffled = case
+    if not whole:
+        table = sum(classes, Counter())
+
+    def rows_of():
+        return _rows(classes, table, seed, shuffled, reference=whole)
+
+    exact = _exact(rows_of(), TCloseness(0.5, "ordered"))
+    target = exact[pick % len(exact)]
+    t = float(target) if not digits else round(float(target), digits)
+    model = TCloseness(min(max(t, 0.0), 1.0), "ordered")
+    want = [e <= model._exact_t for e in exact]
+    got = _verdicts(rows_of, model)
+    for name, verdict in got.items():
+        assert verdict == want, name
+
+
+def test_one_call_verdict_bands_and_bad_arrays():
+    """A per-class rounding bound (tables of more than 64 values), classes without rows, and
+    arrays of the wrong length or type."""
+    k = emd_arrays._kernel
+    cls, s, n = np.array([0, 0, 2]), np.array([0, 1, 1]), np.array([3, 1, 4])
+    pos, cum_t, st_ = np.array([0, 1]), np.array([3, 8]), np.array([0, 3, 11])
+    size = np.array([4, 0, 4])
+    emd, passed, unc = np.empty(3), np.empty(3, bool), np.empty(3, bool)
+    # class 0: |3*8 - 3*4| / (4*8) = 3/8; class 2: |0 - 3*4| / 32 = 3/8; class 1: no rows
+    band = np.array([0.0, 0.0, 0.1])
+    assert k.ordered_verdict(cls, s, n, pos, size, cum_t, st_, 8, emd, 0.3, band, passed,
+                             unc) == 1
+    assert emd.tolist() == [0.375, 0.0, 0.375]
+    assert passed.tolist() == [False, True, False] and unc.tolist() == [False, False, True]
+    assert k.ordered_verdict(cls[::-1].copy(), s[::-1].copy(), n[::-1].copy(), pos, size,
+                             cum_t, st_, 8, emd, 0.3, band, passed, unc) == -1
+    with pytest.raises(ValueError):  # a band of neither one nor one per class
+        k.ordered_verdict(cls, s, n, pos, size, cum_t, st_, 8, emd, 0.3, band[:2], passed,
+                          unc)
+    with pytest.raises(TypeError):  # the verdict as integers, not bools
+        k.ordered_verdict(cls, s, n, pos, size, cum_t, st_, 8, emd, 0.3, band,
+                          np.empty(3, np.int8), unc)
+
+
+def test_one_call_verdict_wide_table():
+    """More than 64 values in the table: the bound per class from its own values."""
+    m = 70
+    rng = np.random.default_rng(3)
+    table = Counter({v: int(rng.integers(1, 20)) for v in range(m)})
+    classes = [Counter({0: 5, 69: 5}), Counter({v: table[v] for v in range(m)}),
+               Counter({35: 3})]
+    table = table + sum(classes, Counter())
+    dom = SensitiveDomain(pl.DataFrame({"s": list(range(m))}))
+
+    def rows_of():
+        cls = [c for c, cc in enumerate(classes) for _ in cc]
+        ids = [v for cc in classes for v in sorted(cc)]
+        return EncodedRows(np.array(cls), np.array(ids), np.array(
+            [cc[v] for cc in classes for v in sorted(cc)]), classes=3, n_sensitive=m,
+            reference=np.array([table[v] for v in range(m)]), domain=dom)
+
+    exact = _exact(rows_of(), TCloseness(0.5, "ordered"))
+    for t in (0.0, float(exact[1]), 0.3, float(exact[0])):
+        model = TCloseness(t, "ordered")
+        want = [e <= model._exact_t for e in exact]
+        assert set(map(tuple, _verdicts(rows_of, model).values())) == {tuple(want)}
+
+
 # --- t exactly reached --------------------------------------------------------------------------
 
 BOUNDARY = [

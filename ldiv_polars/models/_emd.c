@@ -45,7 +45,8 @@
 #endif
 typedef __int128 wide_t;
 
-/* A C-contiguous buffer of 2-, 4- or 8-byte integers, or of doubles (float_ok). */
+/* A C-contiguous buffer of 2-, 4- or 8-byte integers, of doubles (want_float == 1) or of
+ * numpy bools (want_float == 2). */
 static int get_buffer(PyObject *o, Py_buffer *b, int writable, int want_float,
                       const char *what) {
     const char *f;
@@ -56,11 +57,13 @@ static int get_buffer(PyObject *o, Py_buffer *b, int writable, int want_float,
     f = b->format ? b->format : "B";
     if (*f == '@' || *f == '=' || *f == (PY_LITTLE_ENDIAN ? '<' : '>')) f++;
     code = f[0] && !f[1] ? f[0] : '?';
-    if (want_float ? !(b->itemsize == 8 && code == 'd')
-                   : !((b->itemsize == 2 && strchr("hH", code)) ||
-                       ((b->itemsize == 4 || b->itemsize == 8) && strchr("iIlLqQnN", code)))) {
+    if (want_float == 2 ? !(b->itemsize == 1 && code == '?')
+        : want_float ? !(b->itemsize == 8 && code == 'd')
+                     : !((b->itemsize == 2 && strchr("hH", code)) ||
+                         ((b->itemsize == 4 || b->itemsize == 8) && strchr("iIlLqQnN", code)))) {
         PyErr_Format(PyExc_TypeError, "%s: %s expected", what,
-                     want_float ? "float64" : "2-, 4- or 8-byte integers");
+                     want_float == 2 ? "bool" : want_float ? "float64"
+                                                           : "2-, 4- or 8-byte integers");
         PyBuffer_Release(b);
         return -1;
     }
@@ -240,9 +243,88 @@ done:
     return PyLong_FromLong(rc);
 }
 
+/* ordered_verdict(cls, s, n, pos, size, cum_t, st, total, emd, t, band, passed, uncertain)
+ *   -> int
+ *
+ * The pass of ordered_emd (same first nine arguments; emd is zeroed first), then per class
+ * the model's array verdict (TCloseness.array_verdict owns it; its numpy form is the parity
+ * oracle): passed[c] = EMD <= t, uncertain[c] = |EMD - t| <= band (band: one float64 for
+ * every class, or one per class); a class without rows (size 0) passes and is certain.
+ * Returns the number of uncertain classes, or -1 when the rows are not grouped by class in
+ * increasing position (the outputs are then partial: the caller sorts and calls again).
+ * Errors as ordered_emd's. */
+static PyObject *ordered_verdict(PyObject *self, PyObject *args) {
+    PyObject *o[12] = {NULL};
+    Py_buffer *bufs[12];
+    static const char *names[12] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
+                                    "band", "passed", "uncertain", ""};
+    static const int wide[11] = {1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+    static const int kind[11] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2};
+    static const int writes[11] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1};
+    Py_buffer band_buf, passed_buf, unc_buf;
+    Args x;
+    long long total;
+    double t;
+    int i, got = 0, rc = 0;
+    Py_ssize_t classes, c, n_unc = 0;
+    (void)self;
+    memset(&x, 0, sizeof(x));
+    if (!PyArg_ParseTuple(args, "OOOOOOOLOdOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &total, &o[7], &t, &o[8], &o[9], &o[10]))
+        return NULL;
+    bufs[0] = &x.cls; bufs[1] = &x.s; bufs[2] = &x.n; bufs[3] = &x.pos; bufs[4] = &x.size;
+    bufs[5] = &x.cum_t; bufs[6] = &x.st; bufs[7] = &x.emd; bufs[8] = &band_buf;
+    bufs[9] = &passed_buf; bufs[10] = &unc_buf;
+    for (i = 0; i < 11; i++, got++) {
+        if (get_buffer(o[i], bufs[i], writes[i], kind[i], names[i]) < 0) goto done;
+        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
+            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
+                         i == 1 ? "int32 or int64" : "int64");
+            got++;
+            goto done;
+        }
+    }
+    x.total = total;
+    classes = len_of(&x.emd);
+    if (len_of(&x.s) != len_of(&x.cls) || len_of(&x.n) != len_of(&x.cls)
+            || len_of(&x.st) != len_of(&x.cum_t) + 1 || len_of(&x.size) != classes
+            || total < 0 || len_of(&passed_buf) != classes || len_of(&unc_buf) != classes
+            || (len_of(&band_buf) != 1 && len_of(&band_buf) != classes)) {
+        PyErr_SetString(PyExc_ValueError, "ordered_verdict: arrays of inconsistent lengths");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    {
+        double *emd = (double *)x.emd.buf, *band = (double *)band_buf.buf;
+        const int64_t *size = (const int64_t *)x.size.buf;
+        char *passed = (char *)passed_buf.buf, *unc = (char *)unc_buf.buf;
+        Py_ssize_t step = len_of(&band_buf) == 1 ? 0 : 1;
+        memset(emd, 0, (size_t)classes * sizeof(double));
+        rc = run(&x);
+        if (rc == 0) {
+            for (c = 0; c < classes; c++) {
+                double e = emd[c], d = e - t;
+                int has = size[c] > 0;
+                passed[c] = (char)(!has || e <= t);
+                unc[c] = (char)(has && (d < 0 ? -d : d) <= band[c * step]);
+                n_unc += unc[c];
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (rc == -1) PyErr_SetString(PyExc_IndexError, "ordered_emd: a class or id out of range");
+    if (rc == -2) PyErr_SetString(PyExc_ValueError, "ordered_emd: an id absent from the table");
+done:
+    for (i = 0; i < got; i++) PyBuffer_Release(bufs[i]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromSsize_t(rc == 1 ? -1 : n_unc);
+}
+
 static PyMethodDef methods[] = {
     {"ordered_emd", ordered_emd, METH_VARARGS,
      "per class the ordered-distance EMD (and the ordered floor's terms) in one pass"},
+    {"ordered_verdict", ordered_verdict, METH_VARARGS,
+     "per class the ordered-distance EMD and t-closeness's array verdict in one call"},
     {NULL, NULL, 0, NULL},
 };
 

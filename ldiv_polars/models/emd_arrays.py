@@ -35,6 +35,7 @@ in the environment turns it off, as for the roll-ups).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +76,48 @@ def ordered_emd(rows: EncodedRows) -> np.ndarray:
     t_sums = (dom.st[st.a] * (1 + st.first) + dom.st[st.b + 1] - 2 * dom.st[st.split + 1])
     seg = st.p * (2 * st.split - st.a - st.b + 1) + t_sums / dom.total
     return np.bincount(st.cls, weights=seg, minlength=rows.classes) / (dom.m - 1)
+
+
+def ordered_verdict(rows: EncodedRows, t: float, band: Callable[[int], float | np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """With the compiled kernel, in one call: per class ``(EMD, passed, uncertain)`` where
+    ``passed`` is ``EMD <= t`` or the class has no rows and ``uncertain`` is ``|EMD - t| <=
+    band`` for a class with rows (None when no class is); ``band(m)`` gives the rounding bound
+    for a table of ``m`` values, one float or one per class. The verdict's rule is the
+    model's (:meth:`TCloseness.array_verdict
+    <ldiv_polars.models.TCloseness.array_verdict>`: its numpy form is the parity oracle).
+    None without the kernel or with at most one value in the table (the caller's numpy form
+    is then used).
+
+    >>> import numpy as np, polars as pl
+    >>> from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain
+    >>> rows = EncodedRows(np.array([0, 1]), np.array([0, 1]), np.array([1, 1]), 2, 2,
+    ...                    domain=SensitiveDomain(pl.DataFrame({"s": [10, 20]})))
+    >>> out = ordered_verdict(rows, 0.5, lambda m: 1e-12)
+    >>> out is None or (out[1].tolist(), out[2].tolist()) == ([True, True], [True, True])
+    True
+    """
+    assert rows.domain is not None
+    if not KERNEL or not rows.cls.shape[0]:
+        return None
+    dom = _domain(rows)
+    if dom.m <= 1:
+        return None
+    assert _kernel is not None
+    bound = np.asarray(band(dom.m), dtype=np.float64).reshape(-1)
+    cls, n = _int64(rows.cls), _int64(rows.n)
+    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
+    k = rows.classes
+    emd, passed, unc = np.empty(k), np.empty(k, dtype=bool), np.empty(k, dtype=bool)
+    args = (dom.pos, rows.size, dom.cum_t, dom.st, dom.total, emd, float(t), bound, passed,
+            unc)
+    n_unc = _kernel.ordered_verdict(cls, s, n, *args)
+    if n_unc < 0:  # not in (class, position) order: sorted once
+        perm = np.lexsort((dom.pos[s], cls))
+        n_unc = _kernel.ordered_verdict(cls[perm], s[perm], n[perm], *args)
+        if n_unc < 0:
+            raise ValueError("a (class, sensitive value) pair appears twice in the rows")
+    return emd, passed, (unc if n_unc else None)
 
 
 def vanishing_ids(rows: EncodedRows, slack: float) -> np.ndarray:
