@@ -22,10 +22,12 @@ from ldiv_polars.core.engines.small_frame import small_frame_counts
 needs_kernel = pytest.mark.skipif(arrow_codes._kernel is None,
                                   reason="the _arrow_codes kernel is not compiled")
 
-# short and long (> 12 bytes: stored out of line), empty, non-ASCII, sharing prefixes
+# short and long (> 12 bytes: stored out of line), empty, non-ASCII, sharing prefixes (and
+# lengths: told apart only past the view's 4-byte prefix)
 WORDS = ["", "a", "b", "ab", "abcd", "abcdefghijkl", "abcdefghijklm", "abcdefghijklmn",
          "é", "éé", "日本語", "日本語のテキストです", "Married-civ-spouse", "Married-AF-spouse",
-         "Married-civ-spousE", "x" * 40, "x" * 41, "a\x00b", "a\x00c", " a", "a "]
+         "Married-civ-spousE", "x" * 40, "x" * 41, "a\x00b", "a\x00c", " a", "a ",
+         "abcdX", "abcdY", "abcdefghijkZ", "abcdefghijklmnopqrstuvwxyZ"]
 
 
 def _column(values: list[str | None], chunks: int, cut: int) -> pl.Series:

@@ -270,10 +270,9 @@ static inline uint64_t str_hash(const Str *s) {
     return h ^ (h >> 29);
 }
 
-/* Whether two strings of the same length and w0 have the same bytes. */
-static inline int str_rest_equal(const Str *a, const unsigned char *p, uint64_t w1) {
+/* Whether a string of more than 12 bytes has the bytes at p (of its length). */
+static inline int str_rest_equal(const Str *a, const unsigned char *p) {
     int32_t i;
-    if (a->len <= 12) return a->w1 == w1;
     for (i = 0; i + 8 < a->len; i += 8)
         if (load8(a->p + i) != load8(p + i)) return 0;
     return load8(a->p + a->len - 8) == load8(p + a->len - 8);
@@ -337,7 +336,9 @@ static inline int table_find(Table *t, const Str *x, int64_t *id, int *added) {
     uint64_t h = str_hash(x), s;
     int32_t j;
     for (s = h & t->mask; (j = t->slots[s]) >= 0; s = (s + 1) & t->mask) {
-        if (t->hash[j] == h && t->w0[j] == x->w0 && str_rest_equal(x, t->ptr[j], t->w1[j])) {
+        /* an inline string is its two words; a longer one its length, prefix and bytes */
+        if (t->w0[j] == x->w0 && (x->len <= 12 ? t->w1[j] == x->w1
+                                  : t->hash[j] == h && str_rest_equal(x, t->ptr[j]))) {
             *id = j;
             *added = 0;
             return OK;
