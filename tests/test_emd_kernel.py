@@ -214,6 +214,56 @@ def test_one_call_verdict_wide_table():
         assert set(map(tuple, _verdicts(rows_of, model).values())) == {tuple(want)}
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_case(), st.booleans(), st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.35]),
+       st.sampled_from([0.0, 0.01, 0.1]))
+def test_one_call_floor_matches_the_terms_path_and_numpy(case, whole, t, slack):
+    """The ordered floor in one compiled call (issue 23) is the floor the model computes from
+    the kernel's terms, bit for bit, and numpy's within rounding; the EMD it keeps is the
+    kernel's."""
+    classes, table, seed, shuffled = case
+    if not whole:
+        table = sum(classes, Counter())
+    model = TCloseness(t, "ordered")
+    out = {}
+    for name in ("one call", "terms", "numpy"):
+        rows = _rows(classes, table, seed, shuffled, reference=whole)
+        before, one = emd_arrays.KERNEL, emd_arrays.ordered_floor
+        emd_arrays.KERNEL = name != "numpy"
+        if name == "terms":
+            emd_arrays.ordered_floor = lambda *a: None
+        try:
+            floor = model.suppression_floor(rows, slack)
+            out[name] = (floor, model._array_emd(rows))
+        finally:
+            emd_arrays.KERNEL, emd_arrays.ordered_floor = before, one
+    assert np.array_equal(out["one call"][0], out["terms"][0])
+    assert np.array_equal(out["one call"][1], out["terms"][1])
+    assert np.allclose(out["one call"][0], out["numpy"][0], rtol=1e-9, atol=1e-9)
+
+
+def test_one_call_floor_bad_arrays():
+    """Arrays of the wrong length or type, and rows out of order."""
+    k = emd_arrays._kernel
+    cls, s, n = np.array([0, 0, 2]), np.array([0, 1, 1]), np.array([3, 1, 4])
+    pos, cum_t, st_ = np.array([0, 1]), np.array([3, 8]), np.array([0, 3, 11])
+    kept, kst = np.array([0, 1]), np.array([0, 3])
+    size, f = np.array([4, 0, 4]), [np.empty(3) for _ in range(4)]
+    band = np.array([0.0])
+
+    def call(*a, band=band):
+        return k.ordered_floor(*a, pos, size, cum_t, st_, 8, f[0], kept, kst, f[1], f[2],
+                               0.1, band, f[3])
+
+    assert call(cls, s, n) == 0
+    assert f[0].tolist() == [0.375, 0.0, 0.375] and f[3][1] == 0.0 and f[3][0] > 0
+    assert call(cls[::-1].copy(), s[::-1].copy(), n[::-1].copy()) == -1
+    with pytest.raises(ValueError):
+        call(cls, s, n, band=np.zeros(2))
+    with pytest.raises(TypeError):
+        call(cls, s, n.astype(float))
+
+
 # --- t exactly reached --------------------------------------------------------------------------
 
 BOUNDARY = [

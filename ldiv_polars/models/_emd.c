@@ -320,11 +320,98 @@ done:
     return PyLong_FromSsize_t(rc == 1 ? -1 : n_unc);
 }
 
+/* ordered_floor(cls, s, n, pos, size, cum_t, st, total, emd, kept, kst, numer, spread, tau,
+ *               band, floor) -> int
+ *
+ * The floor's pass of ordered_emd (same arguments up to spread; emd, numer and spread are
+ * zeroed first), then per class the ordered suppression floor of t-closeness
+ * (TCloseness.suppression_floor owns it; its numpy form is the parity oracle), with tau =
+ * t + slack and the rounding bound band (one float64, or one per class): 0 unless the class
+ * has rows, EMD - band > tau and numer - band - tau > 0; then
+ *   size * (numer - band - tau) / ((max(spread, numer) + band - tau) (1 + 1e-12)).
+ * Returns 0, or -1 when the rows are not grouped by class in increasing position (the
+ * caller sorts and calls again). Errors as ordered_emd's. */
+static PyObject *ordered_floor(PyObject *self, PyObject *args) {
+    PyObject *o[14] = {NULL};
+    Py_buffer *bufs[14];
+    static const char *names[14] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
+                                    "kept", "kst", "numer", "spread", "band", "floor"};
+    static const int wide[14] = {1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0};
+    static const int fl[14] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1};
+    static const int writes[14] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 1};
+    Py_buffer band_buf, floor_buf;
+    Args x;
+    long long total;
+    double tau;
+    int i, got = 0, rc = 0;
+    Py_ssize_t classes, m, c;
+    (void)self;
+    memset(&x, 0, sizeof(x));
+    if (!PyArg_ParseTuple(args, "OOOOOOOLOOOOOdOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &total, &o[7], &o[8], &o[9], &o[10], &o[11], &tau, &o[12],
+                          &o[13]))
+        return NULL;
+    bufs[0] = &x.cls; bufs[1] = &x.s; bufs[2] = &x.n; bufs[3] = &x.pos; bufs[4] = &x.size;
+    bufs[5] = &x.cum_t; bufs[6] = &x.st; bufs[7] = &x.emd; bufs[8] = &x.kept;
+    bufs[9] = &x.kst; bufs[10] = &x.numer; bufs[11] = &x.spread; bufs[12] = &band_buf;
+    bufs[13] = &floor_buf;
+    for (i = 0; i < 14; i++, got++) {
+        if (get_buffer(o[i], bufs[i], writes[i], fl[i], names[i]) < 0) goto done;
+        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
+            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
+                         i == 1 ? "int32 or int64" : "int64");
+            got++;
+            goto done;
+        }
+    }
+    x.floor = 1;
+    x.total = total;
+    classes = len_of(&x.emd);
+    m = len_of(&x.cum_t);
+    if (len_of(&x.s) != len_of(&x.cls) || len_of(&x.n) != len_of(&x.cls)
+            || len_of(&x.st) != m + 1 || len_of(&x.size) != classes || total < 0
+            || len_of(&x.kept) != m || len_of(&x.kst) != m || len_of(&x.numer) != classes
+            || len_of(&x.spread) != classes || len_of(&floor_buf) != classes
+            || (len_of(&band_buf) != 1 && len_of(&band_buf) != classes)) {
+        PyErr_SetString(PyExc_ValueError, "ordered_floor: arrays of inconsistent lengths");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    {
+        double *emd = (double *)x.emd.buf, *band = (double *)band_buf.buf;
+        double *numer = (double *)x.numer.buf, *spread = (double *)x.spread.buf;
+        double *floor_ = (double *)floor_buf.buf;
+        const int64_t *size = (const int64_t *)x.size.buf;
+        Py_ssize_t step = len_of(&band_buf) == 1 ? 0 : 1;
+        memset(emd, 0, (size_t)classes * sizeof(double));
+        memset(numer, 0, (size_t)classes * sizeof(double));
+        memset(spread, 0, (size_t)classes * sizeof(double));
+        rc = run(&x);
+        for (c = 0; rc == 0 && c < classes; c++) {
+            double b = band[c * step], excess = numer[c] - b - tau, top, den;
+            floor_[c] = 0.0;
+            if (size[c] <= 0 || !(emd[c] - b > tau) || !(excess > 0)) continue;
+            top = spread[c] > numer[c] ? spread[c] : numer[c];
+            den = (top + b - tau) * (1.0 + 1e-12);
+            floor_[c] = (double)size[c] * excess / den;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (rc == -1) PyErr_SetString(PyExc_IndexError, "ordered_emd: a class or id out of range");
+    if (rc == -2) PyErr_SetString(PyExc_ValueError, "ordered_emd: an id absent from the table");
+done:
+    for (i = 0; i < got; i++) PyBuffer_Release(bufs[i]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(rc == 1 ? -1 : 0);
+}
+
 static PyMethodDef methods[] = {
     {"ordered_emd", ordered_emd, METH_VARARGS,
      "per class the ordered-distance EMD (and the ordered floor's terms) in one pass"},
     {"ordered_verdict", ordered_verdict, METH_VARARGS,
      "per class the ordered-distance EMD and t-closeness's array verdict in one call"},
+    {"ordered_floor", ordered_floor, METH_VARARGS,
+     "per class the ordered-distance EMD and t-closeness's ordered floor in one call"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -120,6 +120,38 @@ def ordered_verdict(rows: EncodedRows, t: float, band: Callable[[int], float | n
     return emd, passed, (unc if n_unc else None)
 
 
+def ordered_floor(rows: EncodedRows, vanishing: np.ndarray, tau: float,
+                  band: Callable[[int], float | np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """With the compiled kernel, in one call: per class ``(EMD, floor)``, the floor being
+    :meth:`TCloseness.suppression_floor <ldiv_polars.models.TCloseness.suppression_floor>`'s
+    ordered one (the model owns it, and its numpy form is the parity oracle) from the terms of
+    :func:`ordered_floor_terms` with ``tau = t + slack`` and the rounding bound ``band(m)``
+    (one float or one per class). None without the kernel or with at most one value in the
+    table (the caller's numpy form is then used)."""
+    assert rows.domain is not None
+    if not KERNEL or not rows.cls.shape[0]:
+        return None
+    dom = _domain(rows)
+    if dom.m <= 1:
+        return None
+    assert _kernel is not None
+    kept, kst, _ = dom.flat_prefixes(vanishing)
+    bound = np.asarray(band(dom.m), dtype=np.float64).reshape(-1)
+    cls, n = _int64(rows.cls), _int64(rows.n)
+    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
+    k = rows.classes
+    emd, numer, spread, floor = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
+    args = (dom.pos, rows.size, dom.cum_t, dom.st, dom.total, emd, kept, kst, numer, spread,
+            float(tau), bound, floor)
+    if _kernel.ordered_floor(cls, s, n, *args) < 0:  # not in (class, position) order
+        perm = np.lexsort((dom.pos[s], cls))
+        if _kernel.ordered_floor(cls[perm], s[perm], n[perm], *args) < 0:
+            raise ValueError("a (class, sensitive value) pair appears twice in the rows")
+    rows._cache["ordered_emd"] = emd
+    return emd, floor
+
+
 def vanishing_ids(rows: EncodedRows, slack: float) -> np.ndarray:
     """Per sensitive id, whether its table count (``rows``' reference) is positive and at
     most ``slack`` of the table's rows: a value the suppression may remove from the retained
