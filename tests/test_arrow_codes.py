@@ -3,11 +3,17 @@
 dictionary indices, equal Polars' casts exactly: on random
 columns with empty, long (past the 12 bytes a view holds inline) and non-ASCII strings, values
 outside the raw values, nulls, several chunks and slices; the kernel refuses views that point
-outside their buffers; the small frame's counts are the same with and without the kernel."""
+outside their buffers; the small frame's counts are the same with and without the kernel.
+The audit's tests (audit7, below) shape the columns as Polars leaves them (slices, heads and
+tails, filters, gathers, appends, empty chunks, 4-byte Enum indices, every integer width and
+values past int64, null slots holding garbage, Enums in another order, Categorical), lay views
+out as another producer may (garbage padding, equal strings stored twice), check the Arrow
+layout Polars exports, and run the search end to end on such Adult frames."""
 
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -310,3 +316,427 @@ def test_the_limit_counts_new_strings_over_every_chunk():
         [b"a", b"b", b"c", b"d", b"e", b"f"]
     assert ids.tolist() == [0, 1, 2, 3, 4, 5]
     assert arrow_codes._kernel.encode(col.__arrow_c_stream__(), ids, None, 4) is None
+
+
+# --- audit7: adversarial shapes of the Arrow buffers the kernel reads ------------------------
+
+# views at the inline/out-of-line boundary (12/13 bytes), equal prefixes differing only past
+# the 4-byte prefix or in the last byte, NUL bytes, non-ASCII, and long (> 1 block) strings
+AUDIT_WORDS = [*WORDS, "abcdefghijkL", "abcdXfghijklm", "abcdefghijklX", "\x00" * 13,
+               "\x00" * 12, "ÿ" * 7, "🙂" * 4, "z" * 9000, "z" * 8999 + "y", "y" + "z" * 8999]
+
+_OPS = st.lists(st.tuples(st.sampled_from(["slice", "head", "tail", "filter", "concat",
+                                           "append", "rechunk", "gather"]),
+                          st.integers(0, 40), st.integers(0, 40)), max_size=5)
+
+
+def _shaped(col: pl.Series, ops: list[tuple[str, int, int]]) -> pl.Series:
+    """``col`` through a sequence of Polars operations that leave sliced arrays (offsets),
+    several chunks (also empty ones) or gathered views behind."""
+    for op, a, b in ops:
+        if op == "slice":
+            col = col.slice(min(a, col.len()), b)
+        elif op == "head":
+            col = col.head(a)
+        elif op == "tail":
+            col = col.tail(a)
+        elif op == "filter":
+            col = col.filter(pl.Series([(i * 7 + a) % 3 != 0 for i in range(col.len())],
+                                       dtype=pl.Boolean))
+        elif op == "concat":
+            col = pl.concat([col.slice(a % 5), col.slice(0, 0), col.tail(b)], rechunk=False)
+        elif op == "append":
+            col = col.clone()
+            col.append(col.slice(min(a, col.len())))
+        elif op == "gather":
+            col = col.gather([(i * (a + 1)) % col.len() for i in range(col.len())]
+                             ) if col.len() else col
+        else:
+            col = col.rechunk()
+    return col
+
+
+def _reference(values: list[str | None], leaves: list[str]) -> list[int] | None:
+    """Each value's index among ``leaves`` by a Python dict: None when one is null or
+    unknown (independent of Polars and of the kernel)."""
+    index = {v: i for i, v in enumerate(leaves)}
+    if any(v not in index for v in values):
+        return None
+    return [index[v] for v in values]
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(AUDIT_WORDS), min_size=1, unique=True),
+       st.lists(st.sampled_from([*AUDIT_WORDS, None]), max_size=50), _OPS)
+def test_shaped_string_columns_match_a_dict(leaves, values, ops):
+    """Slices, heads/tails, filters, gathers, appends and concats of a String column (offsets,
+    several and empty chunks, views out of line in several data buffers), against raw values
+    that are themselves a slice in two chunks: the kernel's leaf codes, added codes and
+    sorted ids equal a Python dict's, as the Polars path's do."""
+    col = _shaped(pl.Series("c", values, dtype=pl.String), ops)
+    seen = col.to_list()
+    want = _reference(seen, leaves)
+    whole = pl.Series([""] + leaves, dtype=pl.String)  # the raw values: a slice, two chunks
+    leaves_s = pl.concat([whole.slice(1, len(leaves) // 2), whole.slice(1 + len(leaves) // 2)],
+                         rechunk=False)
+    assert leaves_s.to_list() == leaves
+    for kernel in (True, False):
+        got = arrow_codes.leaf_codes(col, leaves_s, kernel=kernel)
+        assert (got is None) if want is None else (got.tolist() == want)
+        key, counts = np.ones(col.len(), np.int64), np.zeros(len(leaves), np.int64)
+        added = arrow_codes.add_leaf_codes(col, leaves_s, key, 9, counts, kernel=kernel)
+        assert added is (want is not None)
+        if want is not None:
+            assert key.tolist() == [1 + 9 * w for w in want]
+            assert counts.tolist() == [want.count(i) for i in range(len(leaves))]
+        ids = arrow_codes.sorted_ids(col, kernel=kernel)
+        if None in seen:
+            assert ids is None
+            continue
+        order = sorted(set(seen), key=lambda v: v.encode())  # Polars: by the UTF-8 bytes
+        assert ids[1].to_list() == order
+        assert ids[0].tolist() == [order.index(v) for v in seen]
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(st.permutations(["a", "b", "c", "d" * 20, "é", ""]),
+       st.lists(st.sampled_from(["a", "b", "c", "d" * 20, "é", "", None]), max_size=40), _OPS)
+def test_shaped_enum_columns_read_their_indices(leaves, values, ops):
+    """The same shapes of a column read as codes (the Enum of its raw values, in any order):
+    the indices the kernel reads are each value's index among the raw values (a dict's);
+    False with a null."""
+    col = _shaped(pl.Series("c", values, dtype=leaf_enum(pl.Series(leaves))), ops)
+    seen = col.cast(pl.String).to_list()
+    want = _reference(seen, leaves)
+    for kernel in (True, False):
+        key, counts = np.ones(col.len(), np.int64), np.zeros(len(leaves), np.int64)
+        added = arrow_codes.add_coded_indices(col, pl.Series(leaves), key, 4, counts,
+                                              kernel=kernel)
+        assert added is (want is not None)
+        if want is not None:
+            assert key.tolist() == [1 + 4 * w for w in want]
+            assert counts.tolist() == [want.count(i) for i in range(len(leaves))]
+
+
+@needs_kernel
+def test_enum_in_another_order_and_categorical_are_not_read_as_codes():
+    """An Enum of the raw values in another order, or a Categorical, has indices that are not
+    raw codes: not read as such (False); the small frame casts them and counts them as the
+    String column."""
+    leaves = pl.Series(["c", "b", "a"])
+    values = ["a", "b", "c", "a", "a"]
+    for dtype in (pl.Enum(["a", "b", "c"]), pl.Categorical):
+        col = pl.Series("q", values, dtype=dtype)
+        key = np.zeros(5, np.int64)
+        assert arrow_codes.add_coded_indices(col, leaves, key, 1, np.zeros(3, np.int64),
+                                             kernel=True) is False
+        assert key.tolist() == [0] * 5
+        want = small_frame_counts(pl.DataFrame({"q": values}), ("q",), (), {"q": leaves})
+        got = small_frame_counts(pl.DataFrame([col]), ("q",), (), {"q": leaves})
+        assert got.keys.tolist() == want.keys.tolist() == [0, 1, 2]
+        assert got.n.tolist() == want.n.tolist() == [1, 1, 3]
+
+
+def _garbage_null_column() -> pl.Series:
+    """A String column whose null row's view holds garbage (a buffer index and offset far
+    outside), built from raw buffers as a foreign producer might hand it over."""
+    import pyarrow as pa
+
+    data = b"abcdefghijklmnopqrstuvwxyz"
+    views = struct.pack("<i4sii", 20, data[:4], 0, 0) + struct.pack("<i4sii", 1 << 30,
+                                                                   b"zzzz", 77, 1 << 30)
+    arr = pa.Array.from_buffers(pa.string_view(), 3,
+                                [pa.py_buffer(bytes([0b101])), pa.py_buffer(views + views[:16]),
+                                 pa.py_buffer(data)], null_count=1)
+    return pl.from_arrow(arr)
+
+
+@needs_kernel
+def test_a_null_slot_is_never_read():
+    """A null whose slot holds garbage: every function declines (None/False) without
+    reading it, the kernel refuses the chunk (TypeError, the callers' fallback); once the
+    null is dropped or filled the codes are right."""
+    col = _garbage_null_column()
+    assert col.null_count() == 1 and col.len() == 3
+    leaves = pl.Series(["abcdefghijklmnopqrst", "x"])
+    for kernel in (True, False):
+        assert arrow_codes.leaf_codes(col, leaves, kernel=kernel) is None
+        assert arrow_codes.sorted_ids(col, kernel=kernel) is None
+        assert arrow_codes.add_leaf_codes(col, leaves, np.zeros(3, np.int64), 1,
+                                          np.zeros(2, np.int64), kernel=kernel) is False
+        assert arrow_codes.leaf_codes(col.drop_nulls(), leaves, kernel=kernel).tolist() == [0, 0]
+        assert arrow_codes.leaf_codes(col.fill_null("x"), leaves, kernel=kernel).tolist() == \
+            [0, 1, 0]
+        assert arrow_codes.leaf_codes(col.slice(2), leaves, kernel=kernel).tolist() == [0]
+    with pytest.raises(TypeError, match="nulls"):
+        arrow_codes._kernel.encode(col.__arrow_c_stream__(), np.empty(3, np.int64))
+
+
+_INT_DTYPES = [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32,
+               pl.UInt64, pl.Int128, pl.UInt128]
+
+
+def _int_bounds(dtype: pl.DataType) -> tuple[int, int]:
+    bits = {pl.Int8: 8, pl.Int16: 16, pl.Int32: 32, pl.Int64: 64, pl.Int128: 128}
+    if dtype in bits:
+        return -(1 << (bits[dtype] - 1)), (1 << (bits[dtype] - 1)) - 1
+    ubits = {pl.UInt8: 8, pl.UInt16: 16, pl.UInt32: 32, pl.UInt64: 64, pl.UInt128: 128}
+    return 0, (1 << ubits[dtype]) - 1
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_INT_DTYPES), st.lists(st.integers(0, 6) | st.none(), max_size=30),
+       st.integers(-3, 3), _OPS)
+def test_integer_columns_of_every_width(dtype, picks, shift, ops):
+    """Integer columns of every width and sign, with their extreme values (past int64 for
+    UInt64/Int128/UInt128), nulls, and the same shapes: add_integer_codes gives each value's
+    table code (a dict's), or False for a null, a value outside the table or past int64 (never
+    a wrapped value's code, never a NaN cast), with the kernel and without; the table of the
+    column's range comes from integer_table exactly when the dtype has at most 63 bits."""
+    import warnings
+
+    from ldiv_polars.core.engines.raw_codes import integer_table
+
+    lo, hi = _int_bounds(dtype)
+    pool = [lo, lo + 1, hi - 1, hi, 0, 1, 2]
+    pool = [min(max(v + shift, lo), hi) for v in pool]
+    col = _shaped(pl.Series("c", [None if p is None else pool[p] for p in picks], dtype=dtype),
+                  ops)
+    seen = col.to_list()
+    small = [v for v in seen if v is not None and -(1 << 63) <= v < (1 << 63)]
+    low = min(small, default=0)
+    span = min(max(small, default=0) - low + 1, 64)
+    table = np.arange(span, dtype=np.int64)[::-1].copy()  # value low + i -> code span-1-i
+    table[::3] = -1
+    codes = {low + i: int(c) for i, c in enumerate(table) if c >= 0}
+    want = None if any(v not in codes for v in seen) else [codes[v] for v in seen]
+    for kernel in (True, False):
+        key, counts = np.full(col.len(), 2, np.int64), np.zeros(span, np.int64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no NaN or overflow cast on the way
+            added = arrow_codes.add_integer_codes(col, table, low, key, 5, counts,
+                                                  kernel=kernel)
+        assert added is (want is not None)
+        if want is not None:
+            assert key.tolist() == [2 + 5 * w for w in want]
+            assert counts.tolist() == [want.count(i) for i in range(span)]
+    found = integer_table(col, pl.Series([str(v) for v in pool]))
+    if dtype in (pl.UInt64, pl.Int128, pl.UInt128) or None in seen or not seen:
+        assert found is None
+
+
+@needs_kernel
+def test_zero_length_columns_and_empty_chunks():
+    """A zero-length column (and one of empty chunks only) gives empty codes, no counts,
+    True; a column whose first chunk is empty reads the rest."""
+    leaves = pl.Series(["a", "b"])
+    empty = pl.Series("c", [], dtype=pl.String)
+    only_empty = pl.concat([empty, empty.clone()], rechunk=False)
+    first_empty = pl.Series("c", ["b", "a"]).slice(2)
+    first_empty.append(pl.Series("c", ["b" * 30, "a"]).slice(1))
+    for kernel in (True, False):
+        for col in (empty, only_empty):
+            assert arrow_codes.leaf_codes(col, leaves, kernel=kernel).tolist() == []
+            counts = np.zeros(2, np.int64)
+            assert arrow_codes.add_leaf_codes(col, leaves, np.zeros(0, np.int64), 3, counts,
+                                              kernel=kernel) is True
+            assert counts.tolist() == [0, 0]
+            ids, values = arrow_codes.sorted_ids(col, kernel=kernel)
+            assert ids.tolist() == [] and values.to_list() == []
+            coded = col.cast(leaf_enum(leaves))
+            assert arrow_codes.add_coded_indices(coded, leaves, np.zeros(0, np.int64), 3,
+                                                 counts, kernel=kernel) is True
+            ints = pl.Series("i", [], dtype=pl.Int16)
+            assert arrow_codes.add_integer_codes(ints, np.zeros(1, np.int64), 0,
+                                                 np.zeros(0, np.int64), 3, counts,
+                                                 kernel=kernel) is True
+            assert counts.tolist() == [0, 0]
+        assert arrow_codes.leaf_codes(first_empty, leaves, kernel=kernel).tolist() == [0]
+
+
+@needs_kernel
+def test_many_data_buffers_and_long_strings():
+    """A column whose views point into several data buffers (thousands of distinct strings
+    out of line, some of 100 kB), gathered out of order and sliced: codes equal a dict's."""
+    rng = np.random.default_rng(7)
+    leaves = [f"{i:05d}-" + "q" * (i % 40) for i in range(3000)] + ["w" * 100_000,
+                                                                   "w" * 99_999 + "v"]
+    picks = rng.integers(0, len(leaves), 20_000)
+    col = pl.Series("c", [leaves[i] for i in picks]).slice(3, 19_990)
+    col = pl.concat([col.gather(rng.permutation(col.len())), col.tail(5)], rechunk=False)
+    want = _reference(col.to_list(), leaves)
+    for kernel in (True, False):
+        assert arrow_codes.leaf_codes(col, pl.Series(leaves), kernel=kernel).tolist() == want
+    ids, values = arrow_codes.sorted_ids(col, kernel=True)
+    assert values.to_list() == sorted(set(col.to_list()))
+    assert values.gather(ids).to_list() == col.to_list()
+
+
+def _shaped_adult(df: pl.DataFrame, qi: list[str], leaves: dict[str, pl.Series]
+                  ) -> dict[str, pl.DataFrame]:
+    """Adult frames whose columns are sliced, in several (and empty) chunks, filtered or
+    gathered, one with a QI read as codes (the Enum of its raw values) and sliced after."""
+    coded = df.with_columns(pl.col(qi[-1]).cast(leaf_enum(leaves[qi[-1]])))
+    return {
+        "slice": df.slice(1234, 20_000),
+        "chunks": pl.concat([df.slice(0, 7000), df.slice(7000, 0),
+                             df.slice(7000, 9000).filter(pl.col("age") % 2 == 0),
+                             df.tail(5000)], rechunk=False),
+        "gathered": df.sample(fraction=0.7, seed=3),
+        "coded": pl.concat([coded.slice(17, 6000), coded.tail(9000)], rechunk=False),
+    }
+
+
+def test_search_on_shaped_adult_frames(adult_dir, monkeypatch):
+    """End to end: sliced, multi-chunk, filtered and gathered Adult frames are counted by the
+    small frame (the kernel's path) into exactly the counts of the same rows rebuilt from
+    Python lists, with the kernel and without, and the search finds the same optimum."""
+    from ldiv_polars.core.engines import polars as polars_engine
+    from ldiv_polars.hierarchy import Hierarchy
+    from ldiv_polars.models import DistinctLDiversity, KAnonymity
+    from ldiv_polars.search import anonymize
+
+    qi = ["sex", "age", "race", "marital-status", "education"]
+    df = pl.read_csv(adult_dir / "adult.csv", separator=";")
+    hs = {q: Hierarchy.from_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in qi}
+    leaves = {q: hs[q].column(0) for q in qi}
+    used = []
+    real = polars_engine.small_frame_counts
+    monkeypatch.setattr(polars_engine, "small_frame_counts",
+                        lambda *a: used.append(real(*a)) or used[-1])
+    for name, frame in _shaped_adult(df, qi, leaves).items():
+        fresh = pl.DataFrame(frame.to_dict(as_series=False), schema=frame.schema)
+        assert fresh.n_chunks() == 1 and fresh.equals(frame), name
+        want = small_frame_counts(fresh, qi, ("occupation",), leaves)
+        for kernel in (True, False):
+            monkeypatch.setattr(arrow_codes, "KERNEL", kernel)
+            got = small_frame_counts(frame, qi, ("occupation",), leaves)
+            for field in ("class_keys", "sensitive_ids", "n"):
+                assert getattr(got, field).tolist() == getattr(want, field).tolist(), name
+            assert [c.tolist() for c in got.raw_counts] == [c.tolist() for c in want.raw_counts]
+        results = []
+        for data, kernel in ((frame, True), (frame, False), (fresh, True)):
+            monkeypatch.setattr(arrow_codes, "KERNEL", kernel)
+            used.clear()
+            res = anonymize(data, qi, "occupation", hs, [KAnonymity(5), DistinctLDiversity(2)],
+                            suppression=0.01, metric="aecs", verify=data is frame)
+            assert used and used[0] is not None, name  # the small frame counted it
+            results.append((res.levels, res.value, res.classes, res.suppressed_rows))
+        assert results[0] == results[1] == results[2], name
+        assert res.levels is not None
+
+
+@needs_kernel
+def test_kernel_checks_each_out_of_line_view_against_its_buffer():
+    """An out-of-line view ending exactly at its buffer's end is read; one byte further, a
+    buffer index past the variadic buffers (none at all, too), or a prefix that is not the
+    first 4 of its bytes (two equal strings would get two numbers) is a ValueError."""
+    kern = arrow_codes._kernel
+    data = b"abcdefghijklmnopqrstuvwxyz"
+    ids = np.empty(2, dtype=np.int64)
+
+    def view(length: int, off: int, buf: int = 0, prefix: bytes | None = None) -> bytes:
+        return struct.pack("<i4sii", length, prefix or data[off:off + 4], buf, off)
+
+    assert kern.encode(_stream(view(13, 13) + view(13, 13), 2, data), ids) == [data[13:]]
+    assert ids.tolist() == [0, 0]
+    bad = (view(14, 13), view(13, 13, prefix=b"Nopq"), view(13, 0, buf=1))
+    for v in bad:
+        with pytest.raises(ValueError, match="outside its buffer"):
+            kern.encode(_stream(view(13, 0) + v, 2, data), ids)
+    with pytest.raises(ValueError, match="outside its buffer"):
+        kern.encode(_stream(view(13, 0), 1), ids)  # no data buffer at all
+    key, counts = np.zeros(2, np.int64), np.zeros(1, np.int64)
+    with pytest.raises(ValueError, match="prefix"):  # the seed's views are checked as well
+        kern.add_codes(_stream(view(13, 0) * 2, 2, data),
+                       _stream(view(13, 0, prefix=b"Abcd"), 1, data), key, 1, counts)
+
+
+def test_polars_exports_the_layout_the_kernel_reads():
+    """The kernel trusts the Arrow C data interface's layout of Polars' streams: a string
+    view array's buffers are validity, views, the data buffers and last their sizes (int64),
+    an Enum's a dictionary of unsigned indices, an integer column's its plain values. pyarrow
+    imports the same streams by that layout and checks every view against the sizes (full
+    validation): should a Polars upgrade export another layout, this fails first."""
+    pa = pytest.importorskip("pyarrow")
+    leaves = pl.Series(["abc", "abcdefghijklm" * 3, "é" * 40])
+    col = pl.concat([pl.Series([f"{i:06d}-" + "v" * (i % 50) for i in range(20_000)]).slice(7),
+                     leaves.gather([2, 0, 1] * 3000).tail(100)], rechunk=False)
+    chunks = pa.chunked_array(col).chunks
+    assert len(chunks) == 2 and chunks[0].offset == 7 and len(chunks[0].buffers()) > 3
+    for chunk in chunks:
+        assert chunk.type == pa.string_view()
+        chunk.validate(full=True)
+    enum = pl.Series(["abc"] * 300, dtype=leaf_enum(pl.Series([f"v{i}" for i in range(299)]
+                                                             + ["abc"]))).slice(5)
+    (chunk,) = pa.chunked_array(enum).chunks
+    assert pa.types.is_dictionary(chunk.type) and chunk.type.index_type == pa.uint16()
+    assert chunk.offset == 5 and set(chunk.indices.to_pylist()) == {299}
+    for dtype, arrow in ((pl.Int8, pa.int8()), (pl.UInt32, pa.uint32()), (pl.Int64, pa.int64())):
+        (chunk,) = pa.chunked_array(pl.Series([1, 2, 3], dtype=dtype).slice(1)).chunks
+        assert chunk.type == arrow and chunk.offset == 1 and chunk.to_pylist() == [2, 3]
+
+
+@needs_kernel
+def test_four_byte_enum_indices():
+    """An Enum of more than 65,536 raw values has 4-byte indices: read exactly, sliced and in
+    two chunks, and past the counts refused."""
+    leaves = pl.Series([f"r{i}" for i in range(70_000)])
+    picks = [69_999, 0, 65_536, 256, 69_999, 12]
+    col = pl.Series([f"r{i}" for i in picks], dtype=leaf_enum(leaves))
+    col = pl.concat([col.slice(1, 2), col.tail(3)], rechunk=False)
+    want = [0, 65_536, 256, 69_999, 12]
+    for kernel in (True, False):
+        key, counts = np.zeros(5, np.int64), np.zeros(70_000, np.int64)
+        assert arrow_codes.add_coded_indices(col, leaves, key, 2, counts, kernel=kernel)
+        assert key.tolist() == [2 * w for w in want]
+        assert np.flatnonzero(counts).tolist() == sorted(want) and counts.sum() == 5
+    with pytest.raises(ValueError, match="past the counts"):
+        arrow_codes._kernel.add_indices(col.__arrow_c_stream__(), np.zeros(5, np.int64), 1,
+                                        np.zeros(69_999, np.int64))
+
+
+def _foreign_views(strings: list[bytes], garbage: bytes, nbuf: int) -> tuple[Any, int]:
+    """An Arrow C stream of one string-view array as another producer may lay it out: the
+    bytes past an inline string's end hold garbage (Polars zeroes them), and each out-of-line
+    string is stored anew (equal strings at other offsets), round robin over ``nbuf`` data
+    buffers after a garbage gap."""
+    import pyarrow as pa
+
+    bufs = [bytearray(garbage) for _ in range(nbuf)]
+    views = bytearray()
+    for i, s in enumerate(strings):
+        if len(s) <= 12:
+            pad = (garbage * 12)[i % max(1, len(garbage)):][:12 - len(s)]
+            views += struct.pack("<i", len(s)) + s + pad.ljust(12 - len(s), b"\xaa")
+        else:
+            b = i % nbuf
+            views += struct.pack("<i4sii", len(s), s[:4], b, len(bufs[b]))
+            bufs[b] += s + garbage[:3]
+    arr = pa.Array.from_buffers(pa.string_view(), len(strings),
+                                [None, pa.py_buffer(bytes(views))]
+                                + [pa.py_buffer(bytes(b)) for b in bufs])
+    return pa.chunked_array([arr]).__arrow_c_stream__(), len(strings)
+
+
+@needs_kernel
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.binary(max_size=30) | st.sampled_from([b"abcdefghijkl", b"abcdefghijklm",
+                                                          b"", b"\x00", b"\x00" * 13]),
+                max_size=40),
+       st.binary(min_size=1, max_size=16), st.integers(1, 3))
+def test_foreign_views_are_numbered_by_their_bytes(strings, garbage, nbuf):
+    """Views laid out by another producer (garbage padding inline, equal strings stored
+    twice, several data buffers): the kernel numbers the strings by their bytes alone, in
+    order of first appearance, exactly as a dict of the bytes does."""
+    stream, n = _foreign_views(strings, garbage, nbuf)
+    ids = np.empty(n, np.int64)
+    new = arrow_codes._kernel.encode(stream, ids)
+    first: dict[bytes, int] = {}
+    for s in strings:
+        first.setdefault(s, len(first))
+    assert new == list(first)
+    assert ids.tolist() == [first[s] for s in strings]

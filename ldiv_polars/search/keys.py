@@ -193,11 +193,10 @@ class KeyBuilder:
         if lut is not None:
             self._group_luts.move_to_end(key)
             return lut
-        lut = self._local_lut(src_levels, levels, group)
         cards = self.encoding.cards
-        if math.prod(max(cards[i][levels[i]], 1) for i in group) <= 1 << 16:
-            # (uint16 when the values fit, a quarter of the kernel's cache lines)
-            lut = lut.astype(np.uint16)
+        # (uint16 when the values fit: a quarter of the kernel's cache lines)
+        narrow = math.prod(max(cards[i][levels[i]], 1) for i in group) <= 1 << 16
+        lut = self._local_lut(src_levels, levels, group, np.uint16 if narrow else np.int64)
         self._group_luts[key] = lut
         self._group_lut_bytes += lut.nbytes
         while self._group_lut_bytes > TUNING.group_luts_max_bytes and len(self._group_luts) > 1:
@@ -206,13 +205,17 @@ class KeyBuilder:
         return lut
 
     def _local_lut(self, src_levels: tuple[int, ...], levels: Sequence[int],
-                   group: tuple[int, ...]) -> np.ndarray:
-        """A group's digit lookup in its own radix (the last QI's place 1), by broadcasting."""
+                   group: tuple[int, ...], dtype: type) -> np.ndarray:
+        """A group's digit lookup in its own radix (the last QI's place 1), by broadcasting,
+        in ``dtype`` (uint16 only when every sum is below 2**16: each partial sum is below
+        the product of its QIs' cardinalities)."""
         cards = self.encoding.cards
         local: np.ndarray | None = None
         place = 1
         for i in reversed(group):
             table = self.encoding.scaled(i, src_levels[i], levels[i], place)
+            if dtype != np.int64:
+                table = table.astype(dtype)
             local = table if local is None else np.add.outer(table, local).ravel()
             place *= max(cards[i][levels[i]], 1)
         assert local is not None

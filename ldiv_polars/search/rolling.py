@@ -18,7 +18,9 @@ path          when, and how
               cheaply: the class keys are computed per source class, densified by a monotone
               rank, and the rows counted on ``(dense class, sensitive id)``, a narrow span.
 ``sort``      otherwise, when the key fits an int64 and the source's codes are kept: the full
-              keys are grouped by one sort (:func:`~ldiv_polars.search.grouping.group_sum`).
+              keys are grouped by one sort (the kernel's radix sort of the keys packed with
+              their counts, :func:`~ldiv_polars.search.counting.lookup_sort_sum`, or
+              :func:`~ldiv_polars.search.grouping.group_sum`).
 ``stepwise``  keys too wide for an int64: the code columns are combined and re-densified step
               by step (:func:`~ldiv_polars.search.keys.combine`), then grouped.
 ============  ==============================================================================
@@ -104,7 +106,9 @@ class Roller:
                   ) -> Rolled:
         """The ``count`` and ``sort`` paths: the full mixed-radix key (classes x sensitive ids)
         of every source row (:meth:`~ldiv_polars.search.keys.KeyBuilder.digits`), grouped by
-        one weighted count (``by_count``) or by :func:`~ldiv_polars.search.grouping.group_sum`;
+        one weighted count (``by_count``) or one sort (the kernel's
+        :func:`~ldiv_polars.search.counting.lookup_sort_sum` when it applies, else
+        :func:`~ldiv_polars.search.grouping.group_sum`);
         every output code is decoded from its key, only when read (no gather from the source
         rows)."""
         ns = self.encoding.n_sensitive

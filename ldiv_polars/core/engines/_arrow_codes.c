@@ -30,8 +30,9 @@
  *
  * A view (Arrow's BinaryView layout: int32 length, then the bytes themselves when at most 12,
  * else a 4-byte prefix, int32 buffer index and int32 offset into that data buffer, whose size
- * the stream's variadic sizes give) pointing outside its buffer, a negative length, or a
- * repeated seed string raises ValueError: nothing is read out of bounds. A stream of another
+ * the stream's variadic sizes give) pointing outside its buffer, a negative length, an
+ * out-of-line view whose prefix is not its bytes' first 4, or a repeated seed string raises
+ * ValueError: nothing is read out of bounds. A stream of another
  * layout (format, a chunk with nulls or without its buffers, consumed already) raises
  * TypeError before anything is written: the caller then takes Polars' path. Two strings get
  * one number exactly when their bytes are equal (hash, then length and a comparison of their
@@ -228,7 +229,8 @@ static inline uint64_t load8(const unsigned char *p) {
     return w;
 }
 
-/* String r of the views; E_VIEW when it points outside its buffer. */
+/* String r of the views; E_VIEW when it points outside its buffer, or its prefix is not the
+ * first 4 of its bytes (a malformed view: two equal strings could otherwise get two numbers). */
 static inline int view_str(const Views *v, Py_ssize_t r, Str *s) {
     const unsigned char *view = v->views + 16 * (v->offset + r);
     int32_t l, bi, off;
@@ -252,12 +254,17 @@ static inline int view_str(const Views *v, Py_ssize_t r, Str *s) {
     if (bi < 0 || bi >= v->nbuf || off < 0 || (int64_t)off + l > v->buflen[bi] || !v->bufs[bi])
         return E_VIEW;
     s->p = v->bufs[bi] + off;
+    /* w0 holds the prefix, which the comparisons trust: it must be the bytes' own */
+    if (memcmp(view + 4, s->p, 4) != 0) return E_VIEW;
     return OK;
 }
 
 /* A hash of the string's bytes (with its length): independent products of its words (the two
  * of an inline string, else its 8-byte words, the last one overlapping the one before:
- * len > 12 >= 8), summed, the high bits folded into the low ones the table reads. */
+ * len > 12 >= 8), summed, then mixed (MurmurHash3's fmix64) so that every bit reaches the low
+ * bits the table reads: a product carries a word's high bytes to its high bits only, and
+ * strings differing in their last bytes alone (codes, numbered labels) would otherwise share
+ * one probe chain. */
 static inline uint64_t str_hash(const Str *s) {
     uint64_t h = s->w0 * 0x9E3779B97F4A7C15ULL, k = 0xff51afd7ed558ccdULL;
     int32_t i;
@@ -267,7 +274,11 @@ static inline uint64_t str_hash(const Str *s) {
         for (i = 0; i + 8 < s->len; i += 8, k += 0x9E3779B97F4A7C16ULL) h += load8(s->p + i) * k;
         h += load8(s->p + s->len - 8) * 0xc4ceb9fe1a85ec53ULL;
     }
-    return h ^ (h >> 29);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
 }
 
 /* Whether a string of more than 12 bytes has the bytes at p (of its length). */
@@ -426,7 +437,9 @@ static int out_array(PyObject *obj, Py_buffer *b, Py_ssize_t n, const char *name
 
 static int raise_code(int e) {
     if (e == E_MEM) PyErr_NoMemory();
-    else if (e == E_VIEW) PyErr_SetString(PyExc_ValueError, "a string view outside its buffer");
+    else if (e == E_VIEW)
+        PyErr_SetString(PyExc_ValueError,
+                        "a string view outside its buffer, or whose prefix is not its bytes'");
     else if (e == E_SEED) PyErr_SetString(PyExc_ValueError, "the seed strings repeat");
     return e != OK && e != E_LIMIT;
 }

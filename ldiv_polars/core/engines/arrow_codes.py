@@ -134,7 +134,9 @@ def add_integer_codes(column: pl.Series, table: Any, low: int, key: Any, place: 
     """:func:`add_leaf_codes` for an integer column and its
     :func:`~ldiv_polars.core.engines.raw_codes.integer_table` ``(table, low)``: each row's
     code ``table[v - low]``. False (``key`` and ``counts`` then partly updated) when a value
-    has no code (-1) or lies outside the table; ``kernel`` as in :func:`leaf_codes`.
+    has no code (-1) or lies outside the table, and (nothing updated) when the column is not
+    an integer column without nulls whose values fit int64 (a float, a null, a UInt64 past
+    int64 has no code here: the caller casts); ``kernel`` as in :func:`leaf_codes`.
 
     >>> import numpy as np
     >>> key, counts = np.zeros(2, np.int64), np.zeros(2, np.int64)
@@ -142,15 +144,18 @@ def add_integer_codes(column: pl.Series, table: Any, low: int, key: Any, place: 
     >>> add_integer_codes(pl.Series([19, 17]), table, 17, key, 10, counts), key.tolist()
     (True, [0, 10])
     """
-    import numpy as np
-
+    if not column.dtype.is_integer() or column.null_count():
+        return False
     if _use_kernel(kernel):
         try:
             return bool(_kernel.add_table(column.__arrow_c_stream__(), table, low, key, place,
                                           counts))
         except TypeError:  # an Arrow layout the kernel does not read (nothing added yet)
             pass
-    offset = column.to_numpy().astype(np.int64) - low
+    values = column.cast(pl.Int64, strict=False)  # null: past int64 (UInt64, Int128)
+    if values.null_count():
+        return False
+    offset = values.to_numpy() - low
     if offset.shape[0] and (offset.min() < 0 or offset.max() >= table.shape[0]):
         return False
     codes = table[offset]
