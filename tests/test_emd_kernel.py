@@ -264,6 +264,70 @@ def test_one_call_floor_bad_arrays():
         call(cls, s, n.astype(float))
 
 
+def _both_passes(rows_of, vanishing_of, t: float, slack: float) -> list:
+    """The kernel's EMD, floor terms, verdict and floor with its stretch pass and with its
+    dense pass (``set_dense_ratio``: never, always)."""
+    out = []
+    for ratio in (0.0, 1e18):
+        old = emd_arrays._kernel.set_dense_ratio(ratio)
+        try:
+            model = TCloseness(t, "ordered")
+            rows = rows_of()
+            terms = emd_arrays.ordered_floor_terms(rows, vanishing_of(rows))
+            emd = emd_arrays.ordered_emd(rows_of())
+            verdict = model.array_verdict(rows_of())
+            floor = model.suppression_floor(rows_of(), slack)
+            out.append((emd, terms, verdict.passed, verdict.uncertain, floor))
+        finally:
+            emd_arrays._kernel.set_dense_ratio(old)
+    return out
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is None and b is None
+    return np.array_equal(a, b)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_case(), st.booleans(), st.lists(st.sampled_from(VALUES), unique=True),
+       st.sampled_from([0.0, 0.1, 0.2]), st.sampled_from([0.0, 0.05]))
+def test_dense_and_stretch_passes_agree_bit_for_bit(case, whole, vanish, t, slack):
+    """The kernel's two passes (the stretches, and the dense one over the domain for small
+    domains) sum the same exact integers: every output is the same float."""
+    classes, table, seed, shuffled = case
+    if not whole:
+        table = sum(classes, Counter())
+
+    def rows_of():
+        return _rows(classes, table, seed, shuffled, reference=whole)
+
+    def vanishing_of(rows):
+        return np.array([v in vanish for v in rows.domain.column.to_list()])
+
+    stretch, dense = _both_passes(rows_of, vanishing_of, t, slack)
+    assert _same(stretch, dense)
+
+
+def test_dense_pass_rejects_duplicate_pairs():
+    old = emd_arrays._kernel.set_dense_ratio(1e18)
+    try:
+        rows = EncodedRows(np.array([0, 0]), np.array([1, 1]), np.array([2, 3]), classes=1,
+                           n_sensitive=2, reference=np.array([4, 5]),
+                           domain=SensitiveDomain(pl.DataFrame({"s": [1, 2]})))
+        before = emd_arrays.KERNEL
+        emd_arrays.KERNEL = True
+        try:
+            with pytest.raises(ValueError, match="appears twice"):
+                emd_arrays.ordered_emd(rows)
+        finally:
+            emd_arrays.KERNEL = before
+    finally:
+        emd_arrays._kernel.set_dense_ratio(old)
+
+
 # --- t exactly reached --------------------------------------------------------------------------
 
 BOUNDARY = [
@@ -358,3 +422,5 @@ def test_wide_domains_and_huge_counts(m, seed, huge):
             emd_arrays.KERNEL = before
     for i in (0, 1):
         assert np.allclose(terms[True][i], terms[False][i], rtol=0, atol=1e-9)
+    stretch, dense = _both_passes(rows_of, lambda rows: vanishing, 0.2, 0.01)
+    assert _same(stretch, dense)  # (the 128-bit dense pass too, with huge counts)

@@ -29,6 +29,13 @@
  * where f falls across a kept gap with C_i N >= T_i N_c, rises across the other kept gaps,
  * and is flat across the others (f = 0 at the first value).
  *
+ * For a small domain ((m - 1) classes <= 8 rows, set_dense_ratio changes the 8) the EMD's
+ * exact integers are summed class by class over the m positions instead (DEFINE_DENSE):
+ * the same results bit for bit, the rows then grouped by class in any order within one.
+ *
+ * ordered_verdict and ordered_floor run the same pass and then the model's per-class
+ * verdict or floor in the same call (one call per node of the search; see each).
+ *
  * Classes without rows are left as they are (the caller zeroes the outputs). Returns 0, or 1
  * when the rows are not grouped by class in increasing position (then the outputs are
  * partial: the caller sorts the rows and calls again). A class or sensitive id out of range,
@@ -38,6 +45,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef __SIZEOF_INT128__
@@ -170,10 +178,67 @@ static int NAME(const Args *x) {                                                
     return 0;                                                                               \
 }
 
+/* The EMD (not the floor's terms) class by class over the m positions: the class's counts
+ * scattered into `at` (m zeros on entry, zeros again on exit), then one loop over the m - 1
+ * gaps, each term |C_j N - T_j N_c| directly: the same exact integers as the stretches (so
+ * the same results, bit for bit), O(m) a class and branch-free; chosen for small domains
+ * (run()). The rows must be grouped by class (in increasing class); within a class any
+ * order. Returns as DEFINE_RUN's (1 also for a (class, value) pair met twice). */
+#define DEFINE_DENSE(NAME, S, W)                                                            \
+static int NAME(const Args *x, int64_t *at) {                                               \
+    Py_ssize_t rows = len_of(&x->cls), r = 0, m = len_of(&x->cum_t), j, r0;                 \
+    Py_ssize_t classes = len_of(&x->emd), n_ids = len_of(&x->pos);                          \
+    const int64_t *cls = (const int64_t *)x->cls.buf, *cnt = (const int64_t *)x->n.buf;     \
+    const S *sid = (const S *)x->s.buf;                                                     \
+    const int64_t *pos = (const int64_t *)x->pos.buf, *size = (const int64_t *)x->size.buf; \
+    const int64_t *cum_t = (const int64_t *)x->cum_t.buf;                                   \
+    double *emd = (double *)x->emd.buf;                                                     \
+    const W big_n = x->total;                                                               \
+    int64_t last_c = -1;                                                                    \
+    while (r < rows) {                                                                      \
+        int64_t c = cls[r], nc;                                                             \
+        W acc = 0, cum = 0;                                                                 \
+        int bad = 0;                                                                        \
+        if (c < 0 || c >= classes) return -1;                                               \
+        if (c <= last_c) return 1; /* not grouped by class */                               \
+        last_c = c;                                                                         \
+        nc = size[c];                                                                       \
+        for (r0 = r; r < rows && cls[r] == c; r++) {                                        \
+            int64_t id = sid[r], a;                                                         \
+            if (id < 0 || id >= n_ids) bad = -1;                                            \
+            else if ((a = pos[id]) < 0 || a >= m) bad = bad ? bad : -2;                     \
+            else if (at[a]) bad = bad ? bad : 1;                                            \
+            else at[a] = cnt[r];                                                            \
+        }                                                                                   \
+        if (bad) { /* leave `at` zeroed for the caller's next call */                       \
+            for (; r0 < r; r0++) {                                                          \
+                int64_t id = sid[r0];                                                       \
+                if (id >= 0 && id < n_ids && pos[id] >= 0 && pos[id] < m) at[pos[id]] = 0;  \
+            }                                                                               \
+            return bad;                                                                     \
+        }                                                                                   \
+        for (j = 0; j < m - 1; j++) {                                                       \
+            W d;                                                                            \
+            cum += at[j];                                                                   \
+            at[j] = 0;                                                                      \
+            d = cum * big_n - (W)cum_t[j] * nc;                                             \
+            acc += d >= 0 ? d : -d;                                                         \
+        }                                                                                   \
+        at[m - 1] = 0;                                                                      \
+        if (m > 1 && nc > 0)                                                                \
+            emd[c] = (double)acc / ((double)(m - 1) * (double)nc * (double)x->total);       \
+    }                                                                                       \
+    return 0;                                                                               \
+}
+
 DEFINE_RUN(run_i32_w64, int32_t, int64_t)
 DEFINE_RUN(run_i64_w64, int64_t, int64_t)
 DEFINE_RUN(run_i32_w128, int32_t, wide_t)
 DEFINE_RUN(run_i64_w128, int64_t, wide_t)
+DEFINE_DENSE(dense_i32_w64, int32_t, int64_t)
+DEFINE_DENSE(dense_i64_w64, int64_t, int64_t)
+DEFINE_DENSE(dense_i32_w128, int32_t, wide_t)
+DEFINE_DENSE(dense_i64_w128, int64_t, wide_t)
 
 /* Whether 4 m N^2 < 2^62: every sum of the pass fits in int64. */
 static int fits_int64(int64_t total, Py_ssize_t m) {
@@ -181,10 +246,32 @@ static int fits_int64(int64_t total, Py_ssize_t m) {
     return bound < 4.0e18;
 }
 
+/* The dense pass (the EMD alone) when its m - 1 gaps a class cost at most this many rows'
+ * stretches in all (set_dense_ratio: tests force either pass; 0 never dense). */
+static double dense_ratio = 8.0;
+
 static int run(const Args *x) {
-    int narrow = fits_int64(x->total, len_of(&x->cum_t));
+    Py_ssize_t m = len_of(&x->cum_t), rows = len_of(&x->cls);
+    int narrow = fits_int64(x->total, m), rc;
+    int64_t *at;
+    if (m > 1 && !x->floor
+            && (double)(m - 1) * (double)len_of(&x->emd) <= dense_ratio * (double)rows
+            && (at = (int64_t *)calloc((size_t)m, sizeof(int64_t))) != NULL) {
+        if (x->s.itemsize == 4) rc = narrow ? dense_i32_w64(x, at) : dense_i32_w128(x, at);
+        else rc = narrow ? dense_i64_w64(x, at) : dense_i64_w128(x, at);
+        free(at);
+        return rc;
+    }
     if (x->s.itemsize == 4) return narrow ? run_i32_w64(x) : run_i32_w128(x);
     return narrow ? run_i64_w64(x) : run_i64_w128(x);
+}
+
+static PyObject *set_dense_ratio(PyObject *self, PyObject *arg) {
+    double old = dense_ratio, v = PyFloat_AsDouble(arg);
+    (void)self;
+    if (v == -1.0 && PyErr_Occurred()) return NULL;
+    dense_ratio = v;
+    return PyFloat_FromDouble(old);
 }
 
 static PyObject *ordered_emd(PyObject *self, PyObject *args) {
@@ -410,6 +497,8 @@ static PyMethodDef methods[] = {
      "per class the ordered-distance EMD (and the ordered floor's terms) in one pass"},
     {"ordered_verdict", ordered_verdict, METH_VARARGS,
      "per class the ordered-distance EMD and t-closeness's array verdict in one call"},
+    {"set_dense_ratio", set_dense_ratio, METH_O,
+     "set the rows-per-gap ratio below which the dense pass runs; returns the old one"},
     {"ordered_floor", ordered_floor, METH_VARARGS,
      "per class the ordered-distance EMD and t-closeness's ordered floor in one call"},
     {NULL, NULL, 0, NULL},

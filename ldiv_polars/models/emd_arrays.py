@@ -20,7 +20,10 @@ The results are floats; the model marks the classes within its rounding bound
 
 The ordered sums (the EMD and the floor's terms) run in a small compiled kernel when it was
 built (``ldiv_polars.models._emd``, optional like the roll-ups' kernel): one pass over the
-rows, each stretch closed-form in exact integers, one rounding per class. The numpy forms
+rows, each stretch closed-form in exact integers (or, for a small domain, each gap's term
+over the domain: the same integers), one rounding per class. :func:`ordered_verdict` and
+:func:`ordered_floor` add the model's verdict or floor to the same call (one call per node of
+a search). The numpy forms
 here are its fallback and its parity oracle (:data:`KERNEL` selects; ``LDIV_POLARS_NO_KERNEL=1``
 in the environment turns it off, as for the roll-ups).
 
