@@ -274,10 +274,34 @@ static PyObject *set_dense_ratio(PyObject *self, PyObject *arg) {
     return PyFloat_FromDouble(old);
 }
 
+/* get_buffer over o[0..count) into bufs (writes, kind: get_buffer's flags per buffer; wide:
+ * int64 only; the ids, index 1, int32 or int64); *got counts the buffers to release. -1
+ * with the error set. */
+static int get_all(PyObject **o, Py_buffer **bufs, int count, const char *const *names,
+                   const int *wide, const int *writes, const int *kind, int *got) {
+    int i;
+    for (i = 0; i < count; i++) {
+        if (get_buffer(o[i], bufs[i], writes[i], kind[i], names[i]) < 0) return -1;
+        (*got)++;
+        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
+            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
+                         i == 1 ? "int32 or int64" : "int64");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The error of a pass's answer rc (-1: out of range, -2: absent id; others none). */
+static void run_error(int rc) {
+    if (rc == -1) PyErr_SetString(PyExc_IndexError, "ordered_emd: a class or id out of range");
+    if (rc == -2) PyErr_SetString(PyExc_ValueError, "ordered_emd: an id absent from the table");
+}
+
 static PyObject *ordered_emd(PyObject *self, PyObject *args) {
     PyObject *o[12] = {NULL};
     Py_buffer *bufs[12];
-    static const char *names[12] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
+    static const char *const names[12] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
                                     "kept", "kst", "numer", "spread"};
     static const int wide[12] = {1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0};  /* int64 only */
     static const int fl[12] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1};
@@ -299,15 +323,7 @@ static PyObject *ordered_emd(PyObject *self, PyObject *args) {
         return NULL;
     }
     nbuf = x.floor ? 12 : 8;
-    for (i = 0; i < nbuf; i++, got++) {
-        if (get_buffer(o[i], bufs[i], fl[i], fl[i], names[i]) < 0) goto done;
-        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
-            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
-                         i == 1 ? "int32 or int64" : "int64");
-            got++;
-            goto done;
-        }
-    }
+    if (get_all(o, bufs, nbuf, names, wide, fl, fl, &got) < 0) goto done;
     x.total = total;
     rows = len_of(&x.cls);
     m = len_of(&x.cum_t);
@@ -322,8 +338,7 @@ static PyObject *ordered_emd(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     rc = run(&x);
     Py_END_ALLOW_THREADS
-    if (rc == -1) PyErr_SetString(PyExc_IndexError, "ordered_emd: a class or id out of range");
-    if (rc == -2) PyErr_SetString(PyExc_ValueError, "ordered_emd: an id absent from the table");
+    run_error(rc);
 done:
     for (i = 0; i < got; i++) PyBuffer_Release(bufs[i]);
     if (PyErr_Occurred()) return NULL;
@@ -343,7 +358,7 @@ done:
 static PyObject *ordered_verdict(PyObject *self, PyObject *args) {
     PyObject *o[12] = {NULL};
     Py_buffer *bufs[12];
-    static const char *names[12] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
+    static const char *const names[12] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
                                     "band", "passed", "uncertain", ""};
     static const int wide[11] = {1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0};
     static const int kind[11] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2};
@@ -362,15 +377,7 @@ static PyObject *ordered_verdict(PyObject *self, PyObject *args) {
     bufs[0] = &x.cls; bufs[1] = &x.s; bufs[2] = &x.n; bufs[3] = &x.pos; bufs[4] = &x.size;
     bufs[5] = &x.cum_t; bufs[6] = &x.st; bufs[7] = &x.emd; bufs[8] = &band_buf;
     bufs[9] = &passed_buf; bufs[10] = &unc_buf;
-    for (i = 0; i < 11; i++, got++) {
-        if (get_buffer(o[i], bufs[i], writes[i], kind[i], names[i]) < 0) goto done;
-        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
-            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
-                         i == 1 ? "int32 or int64" : "int64");
-            got++;
-            goto done;
-        }
-    }
+    if (get_all(o, bufs, 11, names, wide, writes, kind, &got) < 0) goto done;
     x.total = total;
     classes = len_of(&x.emd);
     if (len_of(&x.s) != len_of(&x.cls) || len_of(&x.n) != len_of(&x.cls)
@@ -399,8 +406,7 @@ static PyObject *ordered_verdict(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    if (rc == -1) PyErr_SetString(PyExc_IndexError, "ordered_emd: a class or id out of range");
-    if (rc == -2) PyErr_SetString(PyExc_ValueError, "ordered_emd: an id absent from the table");
+    run_error(rc);
 done:
     for (i = 0; i < got; i++) PyBuffer_Release(bufs[i]);
     if (PyErr_Occurred()) return NULL;
@@ -421,7 +427,7 @@ done:
 static PyObject *ordered_floor(PyObject *self, PyObject *args) {
     PyObject *o[14] = {NULL};
     Py_buffer *bufs[14];
-    static const char *names[14] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
+    static const char *const names[14] = {"cls", "s", "n", "pos", "size", "cum_t", "st", "emd",
                                     "kept", "kst", "numer", "spread", "band", "floor"};
     static const int wide[14] = {1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0};
     static const int fl[14] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1};
@@ -442,15 +448,7 @@ static PyObject *ordered_floor(PyObject *self, PyObject *args) {
     bufs[5] = &x.cum_t; bufs[6] = &x.st; bufs[7] = &x.emd; bufs[8] = &x.kept;
     bufs[9] = &x.kst; bufs[10] = &x.numer; bufs[11] = &x.spread; bufs[12] = &band_buf;
     bufs[13] = &floor_buf;
-    for (i = 0; i < 14; i++, got++) {
-        if (get_buffer(o[i], bufs[i], writes[i], fl[i], names[i]) < 0) goto done;
-        if ((wide[i] && bufs[i]->itemsize != 8) || (i == 1 && bufs[i]->itemsize == 2)) {
-            PyErr_Format(PyExc_TypeError, "%s: %s expected", names[i],
-                         i == 1 ? "int32 or int64" : "int64");
-            got++;
-            goto done;
-        }
-    }
+    if (get_all(o, bufs, 14, names, wide, writes, fl, &got) < 0) goto done;
     x.floor = 1;
     x.total = total;
     classes = len_of(&x.emd);
@@ -484,8 +482,7 @@ static PyObject *ordered_floor(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    if (rc == -1) PyErr_SetString(PyExc_IndexError, "ordered_emd: a class or id out of range");
-    if (rc == -2) PyErr_SetString(PyExc_ValueError, "ordered_emd: an id absent from the table");
+    run_error(rc);
 done:
     for (i = 0; i < got; i++) PyBuffer_Release(bufs[i]);
     if (PyErr_Occurred()) return NULL;

@@ -100,26 +100,15 @@ def ordered_verdict(rows: EncodedRows, t: float, band: Callable[[int], float | n
     >>> out is None or (out[1].tolist(), out[2].tolist()) == ([True, True], [True, True])
     True
     """
-    assert rows.domain is not None
-    if not KERNEL or not rows.cls.shape[0]:
-        return None
-    dom = _domain(rows)
-    if dom.m <= 1:
+    dom = _kernel_domain(rows)
+    if dom is None:
         return None
     assert _kernel is not None
     bound = np.asarray(band(dom.m), dtype=np.float64).reshape(-1)
-    cls, n = _int64(rows.cls), _int64(rows.n)
-    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
     k = rows.classes
     emd, passed, unc = np.empty(k), np.empty(k, dtype=bool), np.empty(k, dtype=bool)
-    args = (dom.pos, rows.size, dom.cum_t, dom.st, dom.total, emd, float(t), bound, passed,
-            unc)
-    n_unc = _kernel.ordered_verdict(cls, s, n, *args)
-    if n_unc < 0:  # not in (class, position) order: sorted once
-        perm = np.lexsort((dom.pos[s], cls))
-        n_unc = _kernel.ordered_verdict(cls[perm], s[perm], n[perm], *args)
-        if n_unc < 0:
-            raise ValueError("a (class, sensitive value) pair appears twice in the rows")
+    n_unc = _call_sorted(_kernel.ordered_verdict, rows, dom, dom.pos, rows.size, dom.cum_t,
+                         dom.st, dom.total, emd, float(t), bound, passed, unc)
     return emd, passed, (unc if n_unc else None)
 
 
@@ -132,27 +121,44 @@ def ordered_floor(rows: EncodedRows, vanishing: np.ndarray, tau: float,
     :func:`ordered_floor_terms` with ``tau = t + slack`` and the rounding bound ``band(m)``
     (one float or one per class). None without the kernel or with at most one value in the
     table (the caller's numpy form is then used)."""
-    assert rows.domain is not None
-    if not KERNEL or not rows.cls.shape[0]:
-        return None
-    dom = _domain(rows)
-    if dom.m <= 1:
+    dom = _kernel_domain(rows)
+    if dom is None:
         return None
     assert _kernel is not None
     kept, kst, _ = dom.flat_prefixes(vanishing)
     bound = np.asarray(band(dom.m), dtype=np.float64).reshape(-1)
-    cls, n = _int64(rows.cls), _int64(rows.n)
-    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
     k = rows.classes
     emd, numer, spread, floor = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
-    args = (dom.pos, rows.size, dom.cum_t, dom.st, dom.total, emd, kept, kst, numer, spread,
-            float(tau), bound, floor)
-    if _kernel.ordered_floor(cls, s, n, *args) < 0:  # not in (class, position) order
-        perm = np.lexsort((dom.pos[s], cls))
-        if _kernel.ordered_floor(cls[perm], s[perm], n[perm], *args) < 0:
-            raise ValueError("a (class, sensitive value) pair appears twice in the rows")
+    _call_sorted(_kernel.ordered_floor, rows, dom, dom.pos, rows.size, dom.cum_t, dom.st,
+                 dom.total, emd, kept, kst, numer, spread, float(tau), bound, floor)
     rows._cache["ordered_emd"] = emd
     return emd, floor
+
+
+def _kernel_domain(rows: EncodedRows) -> _Domain | None:
+    """The rows' ordered domain when the one-call kernels run on them (built and not turned
+    off, some rows, at least two values in the table); else None."""
+    assert rows.domain is not None
+    if not KERNEL or not rows.cls.shape[0]:
+        return None
+    dom = _domain(rows)
+    return dom if dom.m > 1 else None
+
+
+def _call_sorted(fn: Callable[..., int], rows: EncodedRows, dom: _Domain, *args: object
+                 ) -> int:
+    """``fn(cls, s, n, *args)`` on the rows as the kernel reads them; when it answers below 0
+    (rows not grouped by class in position order) once more on the rows so sorted. Raises
+    ValueError when a (class, value) pair appears twice."""
+    cls, n = _int64(rows.cls), _int64(rows.n)
+    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
+    rc = fn(cls, s, n, *args)
+    if rc < 0:
+        perm = np.lexsort((dom.pos[s], cls))
+        rc = fn(cls[perm], s[perm], n[perm], *args)
+        if rc < 0:
+            raise ValueError("a (class, sensitive value) pair appears twice in the rows")
+    return rc
 
 
 def vanishing_ids(rows: EncodedRows, slack: float) -> np.ndarray:
