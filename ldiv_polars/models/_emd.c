@@ -345,6 +345,40 @@ done:
     return PyLong_FromLong(rc);
 }
 
+/* Per class after the pass: passed = EMD <= t or no rows, uncertain = |EMD - t| <= band (one
+ * bound, or one per class) for a class with rows; the number of uncertain classes. */
+static Py_ssize_t verdicts(const Args *x, double t, const Py_buffer *band_buf, char *passed,
+                           char *unc) {
+    const double *emd = (const double *)x->emd.buf, *band = (const double *)band_buf->buf;
+    const int64_t *size = (const int64_t *)x->size.buf;
+    Py_ssize_t c, classes = len_of(&x->emd), step = len_of(band_buf) == 1 ? 0 : 1, n = 0;
+    for (c = 0; c < classes; c++) {
+        double e = emd[c], d = e - t;
+        int has = size[c] > 0;
+        passed[c] = (char)(!has || e <= t);
+        unc[c] = (char)(has && (d < 0 ? -d : d) <= band[c * step]);
+        n += unc[c];
+    }
+    return n;
+}
+
+/* Per class after the floor's pass: the ordered floor of t-closeness (ordered_floor's). */
+static void floors(const Args *x, double tau, const Py_buffer *band_buf, double *floor_) {
+    const double *emd = (const double *)x->emd.buf, *band = (const double *)band_buf->buf;
+    const double *numer = (const double *)x->numer.buf;
+    const double *spread = (const double *)x->spread.buf;
+    const int64_t *size = (const int64_t *)x->size.buf;
+    Py_ssize_t c, classes = len_of(&x->emd), step = len_of(band_buf) == 1 ? 0 : 1;
+    for (c = 0; c < classes; c++) {
+        double b = band[c * step], excess = numer[c] - b - tau, top, den;
+        floor_[c] = 0.0;
+        if (size[c] <= 0 || !(emd[c] - b > tau) || !(excess > 0)) continue;
+        top = spread[c] > numer[c] ? spread[c] : numer[c];
+        den = (top + b - tau) * (1.0 + 1e-12);
+        floor_[c] = (double)size[c] * excess / den;
+    }
+}
+
 /* ordered_verdict(cls, s, n, pos, size, cum_t, st, total, emd, t, band, passed, uncertain)
  *   -> int
  *
@@ -368,7 +402,7 @@ static PyObject *ordered_verdict(PyObject *self, PyObject *args) {
     long long total;
     double t;
     int i, got = 0, rc = 0;
-    Py_ssize_t classes, c, n_unc = 0;
+    Py_ssize_t classes, n_unc = 0;
     (void)self;
     memset(&x, 0, sizeof(x));
     if (!PyArg_ParseTuple(args, "OOOOOOOLOdOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
@@ -388,23 +422,9 @@ static PyObject *ordered_verdict(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    {
-        double *emd = (double *)x.emd.buf, *band = (double *)band_buf.buf;
-        const int64_t *size = (const int64_t *)x.size.buf;
-        char *passed = (char *)passed_buf.buf, *unc = (char *)unc_buf.buf;
-        Py_ssize_t step = len_of(&band_buf) == 1 ? 0 : 1;
-        memset(emd, 0, (size_t)classes * sizeof(double));
-        rc = run(&x);
-        if (rc == 0) {
-            for (c = 0; c < classes; c++) {
-                double e = emd[c], d = e - t;
-                int has = size[c] > 0;
-                passed[c] = (char)(!has || e <= t);
-                unc[c] = (char)(has && (d < 0 ? -d : d) <= band[c * step]);
-                n_unc += unc[c];
-            }
-        }
-    }
+    memset(x.emd.buf, 0, (size_t)classes * sizeof(double));
+    rc = run(&x);
+    if (rc == 0) n_unc = verdicts(&x, t, &band_buf, (char *)passed_buf.buf, (char *)unc_buf.buf);
     Py_END_ALLOW_THREADS
     run_error(rc);
 done:
@@ -437,7 +457,7 @@ static PyObject *ordered_floor(PyObject *self, PyObject *args) {
     long long total;
     double tau;
     int i, got = 0, rc = 0;
-    Py_ssize_t classes, m, c;
+    Py_ssize_t classes, m;
     (void)self;
     memset(&x, 0, sizeof(x));
     if (!PyArg_ParseTuple(args, "OOOOOOOLOOOOOdOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
@@ -462,25 +482,11 @@ static PyObject *ordered_floor(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    {
-        double *emd = (double *)x.emd.buf, *band = (double *)band_buf.buf;
-        double *numer = (double *)x.numer.buf, *spread = (double *)x.spread.buf;
-        double *floor_ = (double *)floor_buf.buf;
-        const int64_t *size = (const int64_t *)x.size.buf;
-        Py_ssize_t step = len_of(&band_buf) == 1 ? 0 : 1;
-        memset(emd, 0, (size_t)classes * sizeof(double));
-        memset(numer, 0, (size_t)classes * sizeof(double));
-        memset(spread, 0, (size_t)classes * sizeof(double));
-        rc = run(&x);
-        for (c = 0; rc == 0 && c < classes; c++) {
-            double b = band[c * step], excess = numer[c] - b - tau, top, den;
-            floor_[c] = 0.0;
-            if (size[c] <= 0 || !(emd[c] - b > tau) || !(excess > 0)) continue;
-            top = spread[c] > numer[c] ? spread[c] : numer[c];
-            den = (top + b - tau) * (1.0 + 1e-12);
-            floor_[c] = (double)size[c] * excess / den;
-        }
-    }
+    memset(x.emd.buf, 0, (size_t)classes * sizeof(double));
+    memset(x.numer.buf, 0, (size_t)classes * sizeof(double));
+    memset(x.spread.buf, 0, (size_t)classes * sizeof(double));
+    rc = run(&x);
+    if (rc == 0) floors(&x, tau, &band_buf, (double *)floor_buf.buf);
     Py_END_ALLOW_THREADS
     run_error(rc);
 done:
