@@ -189,9 +189,9 @@ def test_weakened_floors_are_caught(monkeypatch):
     against an admissible reference keeps: the brute force above would fail on them."""
     cls, others, limit, t = CASES[4]
     assert _least_failing(cls, others, limit, t) == 0
-    real = emd_arrays.ordered_floor_terms
-    monkeypatch.setattr(emd_arrays, "ordered_floor_terms",
-                        lambda rows, vanishing: real(rows, np.zeros_like(vanishing)))
+    real = emd_arrays.vanishing_ids  # no value vanishes: every gap kept (both paths read it)
+    monkeypatch.setattr(emd_arrays, "vanishing_ids",
+                        lambda rows, slack: np.zeros_like(real(rows, slack)))
     assert _floor(TCloseness(float(t), "ordered"), cls, others, limit) > 1.0
     monkeypatch.undo()
     cls, others, limit, t = CASES[5]

@@ -20,7 +20,10 @@ The results are floats; the model marks the classes within its rounding bound
 
 The ordered sums (the EMD and the floor's terms) run in a small compiled kernel when it was
 built (``ldiv_polars.models._emd``, optional like the roll-ups' kernel): one pass over the
-rows, each stretch closed-form in exact integers, one rounding per class. The numpy forms
+rows, each stretch closed-form in exact integers (or, for a small domain, each gap's term
+over the domain: the same integers), one rounding per class. :func:`ordered_verdict` and
+:func:`ordered_floor` add the model's verdict or floor to the same call (one call per node of
+a search). The numpy forms
 here are its fallback and its parity oracle (:data:`KERNEL` selects; ``LDIV_POLARS_NO_KERNEL=1``
 in the environment turns it off, as for the roll-ups).
 
@@ -35,6 +38,7 @@ in the environment turns it off, as for the roll-ups).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +79,86 @@ def ordered_emd(rows: EncodedRows) -> np.ndarray:
     t_sums = (dom.st[st.a] * (1 + st.first) + dom.st[st.b + 1] - 2 * dom.st[st.split + 1])
     seg = st.p * (2 * st.split - st.a - st.b + 1) + t_sums / dom.total
     return np.bincount(st.cls, weights=seg, minlength=rows.classes) / (dom.m - 1)
+
+
+def ordered_verdict(rows: EncodedRows, t: float, band: Callable[[int], float | np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """With the compiled kernel, in one call: per class ``(EMD, passed, uncertain)`` where
+    ``passed`` is ``EMD <= t`` or the class has no rows and ``uncertain`` is ``|EMD - t| <=
+    band`` for a class with rows (None when no class is); ``band(m)`` gives the rounding bound
+    for a table of ``m`` values, one float or one per class. The verdict's rule is the
+    model's (:meth:`TCloseness.array_verdict
+    <ldiv_polars.models.TCloseness.array_verdict>`: its numpy form is the parity oracle).
+    None without the kernel or with at most one value in the table (the caller's numpy form
+    is then used).
+
+    >>> import numpy as np, polars as pl
+    >>> from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain
+    >>> rows = EncodedRows(np.array([0, 1]), np.array([0, 1]), np.array([1, 1]), 2, 2,
+    ...                    domain=SensitiveDomain(pl.DataFrame({"s": [10, 20]})))
+    >>> out = ordered_verdict(rows, 0.5, lambda m: 1e-12)
+    >>> out is None or (out[1].tolist(), out[2].tolist()) == ([True, True], [True, True])
+    True
+    """
+    dom = _kernel_domain(rows)
+    if dom is None:
+        return None
+    assert _kernel is not None
+    bound = np.asarray(band(dom.m), dtype=np.float64).reshape(-1)
+    k = rows.classes
+    emd, passed, unc = np.empty(k), np.empty(k, dtype=bool), np.empty(k, dtype=bool)
+    n_unc = _call_sorted(_kernel.ordered_verdict, rows, dom, dom.pos, rows.size, dom.cum_t,
+                         dom.st, dom.total, emd, float(t), bound, passed, unc)
+    return emd, passed, (unc if n_unc else None)
+
+
+def ordered_floor(rows: EncodedRows, vanishing: np.ndarray, tau: float,
+                  band: Callable[[int], float | np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """With the compiled kernel, in one call: per class ``(EMD, floor)``, the floor being
+    :meth:`TCloseness.suppression_floor <ldiv_polars.models.TCloseness.suppression_floor>`'s
+    ordered one (the model owns it, and its numpy form is the parity oracle) from the terms of
+    :func:`ordered_floor_terms` with ``tau = t + slack`` and the rounding bound ``band(m)``
+    (one float or one per class). None without the kernel or with at most one value in the
+    table (the caller's numpy form is then used)."""
+    dom = _kernel_domain(rows)
+    if dom is None:
+        return None
+    assert _kernel is not None
+    kept, kst, _ = dom.flat_prefixes(vanishing)
+    bound = np.asarray(band(dom.m), dtype=np.float64).reshape(-1)
+    k = rows.classes
+    emd, numer, spread, floor = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
+    _call_sorted(_kernel.ordered_floor, rows, dom, dom.pos, rows.size, dom.cum_t, dom.st,
+                 dom.total, emd, kept, kst, numer, spread, float(tau), bound, floor)
+    rows._cache["ordered_emd"] = emd
+    return emd, floor
+
+
+def _kernel_domain(rows: EncodedRows) -> _Domain | None:
+    """The rows' ordered domain when the one-call kernels run on them (built and not turned
+    off, some rows, at least two values in the table); else None."""
+    assert rows.domain is not None
+    if not KERNEL or not rows.cls.shape[0]:
+        return None
+    dom = _domain(rows)
+    return dom if dom.m > 1 else None
+
+
+def _call_sorted(fn: Callable[..., int], rows: EncodedRows, dom: _Domain, *args: object
+                 ) -> int:
+    """``fn(cls, s, n, *args)`` on the rows as the kernel reads them; when it answers below 0
+    (rows not grouped by class in position order) once more on the rows so sorted. Raises
+    ValueError when a (class, value) pair appears twice."""
+    cls, n = _int64(rows.cls), _int64(rows.n)
+    s = rows.s if rows.s.dtype in _IDS and rows.s.flags.c_contiguous else _int64(rows.s)
+    rc = fn(cls, s, n, *args)
+    if rc < 0:
+        perm = np.lexsort((dom.pos[s], cls))
+        rc = fn(cls[perm], s[perm], n[perm], *args)
+        if rc < 0:
+            raise ValueError("a (class, sensitive value) pair appears twice in the rows")
+    return rc
 
 
 def vanishing_ids(rows: EncodedRows, slack: float) -> np.ndarray:

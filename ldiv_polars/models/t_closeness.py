@@ -142,6 +142,9 @@ class TCloseness(Model):
 
         from ldiv_polars.models.encoded import ClassVerdict
 
+        fast = self._compiled_verdict(rows)
+        if fast is not None:
+            return fast
         emd = self._array_emd(rows)
         if emd is None:
             return None
@@ -167,11 +170,16 @@ class TCloseness(Model):
         tau = self.t + slack
         if tau >= 1.0:
             return None
-        band = self._band(rows)
-        size = rows.size
         ordered = self.distance == "ordered" and rows.domain is not None \
             and rows.domain.width == 1
         vanishing = emd_arrays.vanishing_ids(rows, slack) if ordered else None
+        if vanishing is not None:  # the EMD and the floor in one compiled call
+            fast = emd_arrays.ordered_floor(rows, vanishing, tau, lambda m: self._band(rows, m))
+            if fast is not None:
+                rows._cache.setdefault(f"emd_{id(self)}", fast[0])
+                return fast[1]
+        band = self._band(rows)
+        size = rows.size
         terms = None
         if ordered and emd_arrays.KERNEL:  # one compiled pass: the EMD kept with the rows
             terms = emd_arrays.ordered_floor_terms(rows, vanishing)
@@ -197,15 +205,34 @@ class TCloseness(Model):
         out[which] = np.where(excess > 0, size[which] * np.clip(excess, 0.0, None) / den, 0.0)
         return out
 
-    def _band(self, rows: EncodedRows) -> Any:
+    def _compiled_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
+        """:meth:`array_verdict` of the ordered distance in one compiled call (the EMD kept
+        with the rows for the floor); None when it does not apply (another distance, no
+        kernel, the EMD already computed, no one-column domain): the numpy form decides."""
+        from ldiv_polars.models import emd_arrays
+        from ldiv_polars.models.encoded import ClassVerdict
+
+        key = f"emd_{id(self)}"
+        dom = rows.domain
+        if self.distance != "ordered" or not emd_arrays.KERNEL or key in rows._cache \
+                or dom is None or dom.width != 1:
+            return None
+        out = emd_arrays.ordered_verdict(rows, self.t, lambda m: self._band(rows, m))
+        if out is None:
+            return None
+        rows._cache[key] = out[0]
+        return ClassVerdict(out[1], out[2])
+
+    def _band(self, rows: EncodedRows, m: int | None = None) -> Any:
         """The rounding bound of the class EMDs (:func:`emd_band`): with a class's distinct
-        values at most the table's ``m``, one number for every class when ``m`` is small
-        (at most :data:`SHARED_BAND_VALUES`: the bound stays below ``1e-10``, and a class
-        within it is decided exactly all the same), else per class from its values."""
+        values at most the table's ``m`` (given, or :attr:`EncodedRows.domain_size`), one
+        number for every class when ``m`` is small (at most :data:`SHARED_BAND_VALUES`: the
+        bound stays below ``1e-10``, and a class within it is decided exactly all the same),
+        else per class from its values."""
         import numpy as np
 
         height = None if self._hierarchy is None else self._hierarchy.width - 1
-        m = rows.domain_size
+        m = rows.domain_size if m is None else m
         distinct = m if m <= SHARED_BAND_VALUES else rows.distinct
         return emd_band(distinct, m, height, self.distance)
 
