@@ -110,6 +110,29 @@ def test_output_columns_are_enums_of_the_level_labels(mode):
         v for v in want if v in set(out["age"].to_list())]
 
 
+@pytest.mark.parametrize("mode", ["mask", "drop"])
+def test_release_made_on_first_read_equals_the_verified_one(tmp_path, mode):
+    # verify=False makes the output plan and release only when read; they must be the ones
+    # verify=True builds in the call (labels, dtypes, suppressed classes, every output row),
+    # and sink() must still re-verify what it writes
+    kw = dict(suppression=1 / 3, metric="height", suppression_mode=mode)
+    eager = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], **kw)
+    lazy = anonymize(FIG1, QI, "condition", HS, [KAnonymity(4)], verify=False, **kw)
+    assert lazy.verification is None and eager.verification.passed
+    assert (lazy.levels, lazy.metrics, lazy.suppressed_rows) == (
+        eager.levels, eager.metrics, eager.suppressed_rows)
+    a, b = eager.output_plan, lazy.output_plan
+    assert (a.qi, a.mode, a.suppressed.to_list()) == (b.qi, b.mode, b.suppressed.to_list())
+    assert b.suppressed.len() == 2  # the two 1485* classes
+    for q in QI:
+        assert a.labels[q].dtype == b.labels[q].dtype
+        assert a.labels[q].to_list() == b.labels[q].to_list()
+    assert lazy.output.collect().equals(eager.output.collect())
+    lazy.sink(tmp_path / "out.parquet")
+    assert lazy.verification.passed
+    assert pl.read_parquet(tmp_path / "out.parquet").height == 12 - (4 if mode == "drop" else 0)
+
+
 def test_no_solution_reported():
     res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(13)])
     assert not res.found and res.output is None and res.minimal == []
