@@ -133,6 +133,19 @@ def test_release_made_on_first_read_equals_the_verified_one(tmp_path, mode):
     assert pl.read_parquet(tmp_path / "out.parquet").height == 12 - (4 if mode == "drop" else 0)
 
 
+def test_release_made_later_reads_the_rows_the_search_checked():
+    # verify=False makes the release on first read; a frame changed in place after the call
+    # (a column replaced, rows appended) must not leak into it
+    df = FIG1.clone()
+    kw = dict(suppression=1 / 3, metric="height")
+    want = anonymize(df, QI, "condition", HS, [KAnonymity(4)], **kw).output.collect()
+    res = anonymize(df, QI, "condition", HS, [KAnonymity(4)], verify=False, **kw)
+    df.replace_column(df.get_column_index("condition"),
+                      pl.Series("condition", ["leak"] * df.height))
+    df.extend(df.head(1))
+    assert res.output.collect().equals(want)
+
+
 def test_no_solution_reported():
     res = anonymize(FIG1, QI, "condition", HS, [KAnonymity(13)])
     assert not res.found and res.output is None and res.minimal == []

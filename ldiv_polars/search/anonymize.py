@@ -431,7 +431,11 @@ def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, mode
     checked = check_models(models, fs.sensitive, required_by="anonymize()")
     hs = prepare_hierarchies(fs.qi, hierarchies)
     path = data if isinstance(data, (str, Path)) else None
-    table: pl.DataFrame | pl.LazyFrame = data if isinstance(data, pl.DataFrame) else lf
+    # a DataFrame is pinned as it is now (a shallow clone: its columns are shared, never
+    # copied): a release made after the call (verify=False) reads the rows the search
+    # checked even if the caller's frame is changed in place meanwhile
+    table: pl.DataFrame | pl.LazyFrame = data.clone() if isinstance(data, pl.DataFrame) \
+        else lf
     if small_csv(data, IN_MEMORY_CSV_MAX_BYTES):
         assert path is not None
         table = read_coded(path, separator, lf, fs.qi, {q: hs[q].column(0) for q in fs.qi})
