@@ -179,3 +179,22 @@ def test_uniform_reads_the_chosen_classes(rows, data):
     which = np.array(sorted(data.draw(st.sets(st.integers(0, rows.classes - 1)))), np.int64)
     want = [len(set(rows.n[rows.cls == c].tolist())) <= 1 for c in which.tolist()]
     assert rows.uniform(which).tolist() == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.sets(st.integers(-50, 50), max_size=12),
+                 st.sets(st.text("ab<>5 ", max_size=3), max_size=12)),
+       st.booleans(), st.booleans(), st.randoms(use_true_random=False))
+def test_domain_order_is_the_sort_of_its_values(values, presort, null, rnd):
+    # order(): ids by value ascending, a null first (Polars' order), also when the ids are
+    # already sorted (the small frame's numbering, read without a sort); independent of Polars
+    from ldiv_polars.models.encoded import SensitiveDomain
+
+    vals: list = sorted(values) if presort else rnd.sample(sorted(values), len(values))
+    if null:
+        vals.insert(rnd.randrange(len(vals) + 1), None)
+    dtype = pl.Int64 if values and isinstance(next(iter(values)), int) else pl.String
+    dom = SensitiveDomain(pl.DataFrame({"s": pl.Series(vals, dtype=dtype)}))
+    want = sorted(range(len(vals)), key=lambda i: (vals[i] is not None, vals[i] or 0)
+                  if dtype == pl.Int64 else (vals[i] is not None, (vals[i] or "").encode()))
+    assert dom.order().tolist() == want
