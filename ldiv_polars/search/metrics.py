@@ -258,9 +258,6 @@ class MetricSuite:
             extra = sum(float((w * np.log2(N / self.marg[i][lv][codes[:, i]])).sum())
                         for i, lv in enumerate(levels))
             return base + extra
-        if name == "discernibility":
-            s = size.astype(np.float64)
-            return float((s[~supp] ** 2).sum() + n_supp * float(N))
         if name == "aecs":
             classes = int((~supp).sum()) + (1 if n_supp else 0)
             return N / classes if classes else 0.0
