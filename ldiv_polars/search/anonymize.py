@@ -433,7 +433,10 @@ def _read_input(data: TableLike, qi: Any, sensitive: Any, hierarchies: Any, mode
     path = data if isinstance(data, (str, Path)) else None
     # a DataFrame is pinned as it is now (a shallow clone: its columns are shared, never
     # copied): a release made after the call (verify=False) reads the rows the search
-    # checked even if the caller's frame is changed in place meanwhile
+    # checked even if the caller's frame is changed through Polars meanwhile (a column
+    # replaced, rows appended). Not pinned: a buffer Polars shares zero-copy with a numpy
+    # array the caller still writes (pl.DataFrame({"a": arr}) then arr[:] = ...); sink()'s
+    # re-verification then judges the rows it writes
     table: pl.DataFrame | pl.LazyFrame = data.clone() if isinstance(data, pl.DataFrame) \
         else lf
     if small_csv(data, IN_MEMORY_CSV_MAX_BYTES):
