@@ -338,8 +338,7 @@ def _single_sensitive(sensitive: str | Iterable[str]) -> str:
 #: :func:`summary_plan`'s thresholds: ``ldiv_summary_packed`` (see docs/sql.md, "Out of core")
 #: pays its distinct-value scans and planning only on a table of at least PACKED_MIN_ROWS rows
 #: whose frequency set is large, told by the share of distinct rows among the first PROBE_ROWS
-#: (BENCHMARKS.md, session 15, sql7: on the wide synthetic QIs the packed plan is faster from
-#: 1M rows, even at 200K-500K).
+#: (the measurements behind these numbers: BENCHMARKS.md, session 15, sql7).
 PACKED_MIN_ROWS = 1_000_000
 PROBE_ROWS = 50_000
 
