@@ -21,12 +21,21 @@ needs_kernel = pytest.mark.skipif(
     not counting.COMPILED, reason="the compiled kernel was not built (no C compiler at install)")
 
 
-def test_kernel_built_where_required():
+@pytest.mark.parametrize("module", ["ldiv_polars.search._counting", "ldiv_polars.models._emd",
+                                    "ldiv_polars.models._floors",
+                                    "ldiv_polars.core.engines._arrow_codes"])
+def test_kernel_built_where_required(module):
     """CI (with a C compiler) sets LDIV_POLARS_REQUIRE_KERNEL: a build that silently fell back
-    to numpy there fails here instead of only running slower."""
+    to numpy there fails here instead of only running slower (and instead of the kernels'
+    parity tests comparing the numpy twin with itself). Every optional extension of
+    setup.py."""
+    import importlib
+
     if os.environ.get("LDIV_POLARS_REQUIRE_KERNEL"):
-        assert counting.COMPILED, "the optional C extension ldiv_polars.search._counting " \
-            "was not built"
+        try:
+            importlib.import_module(module)
+        except ImportError as e:  # pragma: no cover - a broken build
+            pytest.fail(f"the optional C extension {module} was not built: {e}")
 
 
 @st.composite

@@ -241,21 +241,17 @@ class EncodedRows:
         return r1, v
 
     def uniform(self, which: np.ndarray) -> np.ndarray:
-        """Whether each class of ``which`` (class indices) has all its counts equal; reads only
-        those classes' rows (each class is one slice), so it is cheap for a few classes.
+        """Whether each class of ``which`` (class indices) has all its counts equal: exactly
+        when its largest count times its number of values is its size (integers; the largest
+        counts of :meth:`top`, kept with the rows). A class with no rows is uniform.
 
         >>> rows = EncodedRows(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]),
         ...                    np.array([2, 2, 3, 1]), classes=2, n_sensitive=2)
         >>> rows.uniform(np.array([0, 1])).tolist()
         [True, False]
         """
-        lo = np.searchsorted(self.cls, which, side="left")
-        lens = np.searchsorted(self.cls, which, side="right") - lo
-        owner = np.repeat(np.arange(which.shape[0]), lens)
-        idx = np.arange(owner.shape[0]) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
-        out = np.ones(which.shape[0], dtype=bool)
-        out[owner[self.n[idx] != self.n[lo[owner]]]] = False
-        return out
+        r1, _ = self.top(1)
+        return r1[which] * self.distinct[which] == self.size[which]
 
     @property
     def table_counts(self) -> np.ndarray:

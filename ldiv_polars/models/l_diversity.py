@@ -228,9 +228,7 @@ class EntropyLDiversity(Model):
         uncertain = (np.abs(h - thr) <= band) & ~absent
         unsure = np.flatnonzero(uncertain)
         if unsure.shape[0]:  # a uniform class has H = ln(distinct) exactly: decided here
-            # (all counts equal iff the largest times their number is the class's size)
-            r1, _ = rows.top(1)
-            uniform = unsure[r1[unsure] * rows.distinct[unsure] == rows.size[unsure]]
+            uniform = unsure[rows.uniform(unsure)]
             passed[uniform] = rows.distinct[uniform] >= math.ceil(self._exact_l)
             uncertain[uniform] = False
         return ClassVerdict(passed, uncertain)
