@@ -198,3 +198,25 @@ def test_domain_order_is_the_sort_of_its_values(values, presort, null, rnd):
     want = sorted(range(len(vals)), key=lambda i: (vals[i] is not None, vals[i] or 0)
                   if dtype == pl.Int64 else (vals[i] is not None, (vals[i] or "").encode()))
     assert dom.order().tolist() == want
+
+
+def test_emd_kept_with_rows_is_read_back_only_by_its_model():
+    # the class EMDs are kept with the rows per model; a model freed and another made at its
+    # address (CPython reuses it) must not read the first one's EMDs. Sensitive values 1, 2, 3,
+    # uniform in the table; class 0 holds only 1: EMD 2/3 equal, 1/2 ordered; t = 0.6
+    from ldiv_polars.models import TCloseness
+    from ldiv_polars.models.encoded import SensitiveDomain
+
+    def rows() -> EncodedRows:
+        return EncodedRows(np.array([0, 1, 1]), np.array([0, 1, 2]), np.array([2, 2, 2]), 2, 3,
+                           domain=SensitiveDomain(pl.DataFrame({"s": [1, 2, 3]})))
+
+    shared = rows()
+    assert verdict(TCloseness(0.6, "ordered"), rows()).passed[0]  # 1/2 <= 0.6
+    for _ in range(50):  # (before the fix, the second model read 2/3 once ids coincided)
+        first = TCloseness(0.6, "equal")
+        assert not verdict(first, shared).passed[0]  # 2/3 > 0.6, kept with the rows
+        del first
+        second = TCloseness(0.6, "ordered")
+        assert verdict(second, shared).passed[0]
+        del second

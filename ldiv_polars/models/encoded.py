@@ -143,6 +143,25 @@ class EncodedRows:
     def _get(self, name: str) -> np.ndarray | None:
         return self._cache.get(name)
 
+    def owned(self, owner: object, name: str) -> Any | None:
+        """What :meth:`own` kept for ``(owner, name)`` on these rows, None when nothing: an
+        entry is read back only by the very object that kept it (a model freed and another
+        made at its address reads nothing).
+
+        >>> rows = EncodedRows(np.array([0]), np.array([0]), np.array([2]), 1, 1)
+        >>> a, b = object(), object()
+        >>> rows.own(a, "emd", 0.5); rows.owned(a, "emd"), rows.owned(b, "emd")
+        (0.5, None)
+        """
+        hit = self._cache.get(f"{name}_{id(owner)}")
+        return hit[1] if hit is not None and hit[0] is owner else None  # type: ignore[index]
+
+    def own(self, owner: object, name: str, value: Any) -> None:
+        """Keep ``value`` for ``(owner, name)`` with these rows (:meth:`owned`), unless a
+        value is kept for it already (the first one stays)."""
+        if self.owned(owner, name) is None:
+            self._cache[f"{name}_{id(owner)}"] = (owner, value)  # type: ignore[assignment]
+
     @property
     def size(self) -> np.ndarray:
         """Records per class (int64; 0 for a class with no rows)."""

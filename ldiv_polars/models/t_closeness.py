@@ -176,7 +176,7 @@ class TCloseness(Model):
         if vanishing is not None:  # the EMD and the floor in one compiled call
             fast = emd_arrays.ordered_floor(rows, vanishing, tau, lambda m: self._band(rows, m))
             if fast is not None:
-                rows._cache.setdefault(f"emd_{id(self)}", fast[0])
+                rows.own(self, "emd", fast[0])
                 return fast[1]
         band = self._band(rows)
         size = rows.size
@@ -212,15 +212,14 @@ class TCloseness(Model):
         from ldiv_polars.models import emd_arrays
         from ldiv_polars.models.encoded import ClassVerdict
 
-        key = f"emd_{id(self)}"
         dom = rows.domain
-        if self.distance != "ordered" or not emd_arrays.KERNEL or key in rows._cache \
-                or dom is None or dom.width != 1:
+        if self.distance != "ordered" or not emd_arrays.KERNEL \
+                or rows.owned(self, "emd") is not None or dom is None or dom.width != 1:
             return None
         out = emd_arrays.ordered_verdict(rows, self.t, lambda m: self._band(rows, m))
         if out is None:
             return None
-        rows._cache[key] = out[0]
+        rows.own(self, "emd", out[0])
         return ClassVerdict(out[1], out[2])
 
     def _band(self, rows: EncodedRows, m: int | None = None) -> Any:
@@ -240,10 +239,11 @@ class TCloseness(Model):
         """The float EMD of every class of ``rows``; None when the distance reads the values
         and the rows carry no one-column domain (or a value is not in the hierarchy). Kept
         with the rows (the verdict and the suppression floor both read it)."""
-        key = f"emd_{id(self)}"
-        if key not in rows._cache:
-            rows._cache[key] = self._compute_emd(rows)
-        return rows._cache[key]
+        emd = rows.owned(self, "emd")
+        if emd is None:
+            emd = self._compute_emd(rows)
+            rows.own(self, "emd", emd)
+        return emd
 
     def _compute_emd(self, rows: EncodedRows) -> Any:
         import numpy as np
