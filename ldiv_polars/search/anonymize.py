@@ -125,7 +125,10 @@ class AnonymizationResult:
     @property
     def output(self) -> pl.LazyFrame | None:
         """The release: a lazy plan over the input (generalize + suppression), None when no
-        node was found or the input was a frequency set (counts)."""
+        node was found or the input was a frequency set (counts). It reads the input when
+        collected: a file as it is then; an in-memory frame as it was at the call, except
+        memory it shares with numpy arrays the caller writes to afterwards (Polars builds a
+        frame from an array without copying). :meth:`sink` re-verifies what it writes."""
         return None if self._release_of is None else self._release_of().output
 
     @property
