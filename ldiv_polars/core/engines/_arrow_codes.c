@@ -150,7 +150,8 @@ static int format_width(const struct ArrowSchema *schema, int ints) {
 /* Checks chunk a (no nulls; the buffers its format needs) and, for strings, its views. */
 static int chunk_views(const struct ArrowArray *a, int width, Views *v) {
     int64_t nd;
-    if (a->length < 0 || a->offset < 0 || (a->null_count != 0 && a->buffers[0] != NULL))
+    if (a->length < 0 || a->offset < 0 || a->n_buffers < 1
+        || (a->null_count != 0 && a->buffers[0] != NULL))
         return -1;
     if (width != 16) return a->n_buffers == 2 && (a->length == 0 || a->buffers[1]) ? 0 : -1;
     if (a->n_buffers < 3) return -1;
