@@ -420,6 +420,40 @@ def test_kernel_rejects_a_bad_key_in_a_run():
     assert not counting._local.counts32.any() and not counting._local.bitmap.any()
 
 
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 5000), dtype=st.sampled_from([np.int64, np.int32]),
+       big=st.booleans(), stride=st.sampled_from([1, 2]), seed=st.integers(0, 2**32 - 1))
+def test_masked_sum_equals_a_python_sum(n, dtype, big, stride, seed):
+    """masked_sum (the rows of the selected classes) with and without the kernel equals an
+    exact Python sum of the selected values: scattered masks, int32 values, strided views,
+    sums past int32."""
+    rng = np.random.default_rng(seed)
+    high = 2**40 if big and dtype == np.int64 else 2**20
+    values = rng.integers(0, high, n * stride).astype(dtype)[::stride]
+    mask = (rng.random(n * stride) < rng.random())[::stride]
+    want = sum(int(v) for v, m in zip(values.tolist(), mask.tolist()) if m)
+    for flag in (True, False):
+        with use_kernel(flag):
+            got = counting.masked_sum(values, mask)
+        assert got == want and type(got) is int
+
+
+@needs_kernel
+def test_kernel_masked_sum_rejects_bad_arguments():
+    """The kernel's masked_sum refuses values that are not int64, a mask of another length
+    or of wider items, and non-contiguous arrays (a typed error, nothing read past them)."""
+    k = counting._kernel
+    v = np.arange(8, dtype=np.int64)
+    m = np.ones(8, dtype=bool)
+    assert k.masked_sum(v, m) == 28
+    for bad in [(v.astype(np.int32), m), (v, m[:7]), (v.astype(np.float64), m),
+                (v, np.ones(1, dtype=np.int64))]:
+        with pytest.raises(TypeError):
+            k.masked_sum(*bad)
+    with pytest.raises((TypeError, ValueError, BufferError)):
+        k.masked_sum(v[::2], m[:4])
+
+
 @needs_kernel
 def test_kernel_threads_keep_their_own_scratch():
     """The kernel runs without the GIL: each thread counts into its own kept arrays."""

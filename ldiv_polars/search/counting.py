@@ -225,6 +225,22 @@ def lookup_count_split(cols: Columns, tables: Tables, scale: Sequence[int],
     return s, n, rc, ck[:classes], cs[:classes]
 
 
+def masked_sum(values: np.ndarray, mask: np.ndarray) -> int:
+    """The sum of the int64 ``values`` where the bool ``mask`` (of their length) is set,
+    exact: the kernel reads the mask's bytes in place; numpy's dot product (the twin, without
+    the kernel) first copies the mask into a fresh int64 array.
+
+    >>> masked_sum(np.array([3, 1, 4]), np.array([True, False, True]))
+    7
+    """
+    if values.dtype != np.int64:  # (int32 counts: their dot product would be int32)
+        values = values.astype(np.int64)
+    if KERNEL and mask.dtype == np.bool_ and len(mask) == len(values):
+        return int(_kernel.masked_sum(np.ascontiguousarray(values),  # type: ignore[union-attr]
+                                      np.ascontiguousarray(mask)))
+    return int(np.dot(values, mask))
+
+
 def _extra(extra: np.ndarray | None) -> np.ndarray | None:
     """The added ids as the kernel reads them: C-contiguous int32."""
     if extra is None or (extra.dtype == np.int32 and extra.flags.c_contiguous):

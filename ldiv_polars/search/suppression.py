@@ -41,6 +41,7 @@ from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdi
 from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.models.population_table import population_models
 from ldiv_polars.models.table_level import classes_to_suppress, table_models
+from ldiv_polars.search.counting import masked_sum
 from ldiv_polars.search.population import WEIGHTS, PopulationCounts, population_counts
 from ldiv_polars.search.rollup import CLASS, EncodedFrequencySet
 from ldiv_polars.search.snapshot import Rolled
@@ -54,15 +55,13 @@ def suppression_limit_rows(fraction: float, total: int) -> int:
 
 def rows_in(size: np.ndarray, mask: np.ndarray) -> int:
     """The rows of the classes ``mask`` (bool) selects, ``size`` the rows of each class: an
-    integer dot product (exact; on a scattered mask it costs a fraction of
-    ``size[mask].sum()``, which gathers the selected sizes first).
+    exact integer sum (:func:`~ldiv_polars.search.counting.masked_sum`; on a scattered mask it
+    costs a fraction of ``size[mask].sum()``, which gathers the selected sizes first).
 
     >>> rows_in(np.array([3, 1, 4]), np.array([True, False, True]))
     7
     """
-    if size.dtype != np.int64:  # (int32 counts: their dot product would be int32)
-        size = size.astype(np.int64)
-    return int(np.dot(size, mask))
+    return masked_sum(size, mask)
 
 
 def predicate_monotone(models: Sequence[Model], suppression: bool) -> tuple[bool, str]:
