@@ -227,7 +227,7 @@ class MetricSuite:
         Raises :class:`~ldiv_polars.errors.InvalidParameterError` on an unknown metric."""
         levels = rolled.snapshot.levels
         size = rolled.class_size
-        if name == "discernibility" and self.N:  # (integer sums: exact, in any order)
+        if name == "discernibility":  # (integer sums: exact, in any order; 0 on no rows)
             size = size.astype(np.int64, copy=False)
             if suppressed is None:
                 return float(np.dot(size, size))
