@@ -24,6 +24,7 @@ from Polars' casts.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -162,6 +163,56 @@ def add_integer_codes(column: pl.Series, table: Any, low: int, key: Any, place: 
     return not (codes.shape[0] and codes.min() < 0) and _add_codes(codes, key, place, counts)
 
 
+def add_columns(columns: Sequence[tuple[str, pl.Series, Any, int, Any]], key: Any, *,
+                kernel: bool | None = None) -> bool:
+    """Several columns' codes added to one key in one pass: each ``(kind, column, codes,
+    place, counts)`` is what :func:`add_leaf_codes` (kind ``"s"``, ``codes`` the raw values),
+    :func:`add_coded_indices` (``"d"``, the raw values) or :func:`add_integer_codes` (``"t"``,
+    ``codes`` its ``(table, low)``) adds and counts, and the result is theirs: False when one
+    of them is False (``key`` and ``counts`` then partly updated). The kernel reads every
+    column in blocks of rows (the key's block stays in cache across the columns) in one call;
+    a layout it does not read, or no kernel, takes the one-column functions.
+
+    >>> import numpy as np
+    >>> key, c1, c2 = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.int64)
+    >>> add_columns([("s", pl.Series(["b", "a"]), pl.Series(["a", "b"]), 2, c1),
+    ...              ("t", pl.Series([7, 5]), (np.array([0, -1, 1]), 5), 1, c2)], key)
+    True
+    >>> key.tolist(), c1.tolist(), c2.tolist()
+    ([3, 0], [1, 1], [1, 1])
+    """
+    specs = _specs(columns) if _use_kernel(kernel) and key.shape[0] else None
+    if specs is not None:
+        try:
+            return bool(_kernel.add_columns(specs, key))
+        except TypeError:  # a layout the kernel does not read (nothing added yet)
+            pass
+    return all(_ONE_COLUMN[kind](column, *(codes if kind == "t" else (codes,)), key, place,
+                                 counts, kernel=False if specs is not None else kernel)
+               for kind, column, codes, place, counts in columns)
+
+
+def _specs(columns: Sequence[tuple[str, pl.Series, Any, int, Any]]) -> list[tuple] | None:
+    """The kernel's specs of :func:`add_columns`' columns; None when one of them is not of
+    its kind's dtype or holds a null (its one-column function then answers)."""
+    specs: list[tuple] = []
+    for kind, column, codes, place, counts in columns:
+        if column.null_count():
+            return None
+        if kind == "t":
+            if not column.dtype.is_integer():
+                return None
+            specs.append(("t", column.__arrow_c_stream__(), codes[0], codes[1], place, counts))
+            continue
+        enum = leaf_enum(codes)
+        if enum is None or column.dtype != (pl.String if kind == "s" else enum):
+            return None
+        specs.append(("s", column.__arrow_c_stream__(), codes.cast(pl.String).__arrow_c_stream__(),
+                      place, counts) if kind == "s" else
+                     ("d", column.__arrow_c_stream__(), place, counts))
+    return specs
+
+
 def _add_codes(codes: Any, key: Any, place: int, counts: Any) -> bool:
     """The kernel's additions in numpy: ``key += codes * place``, each code counted."""
     import numpy as np
@@ -215,3 +266,7 @@ def _sorted_new(column: pl.Series, ids: Any) -> list[bytes] | None:
 
 def _use_kernel(kernel: bool | None) -> bool:
     return _kernel is not None and (KERNEL if kernel is None else kernel)
+
+
+_ONE_COLUMN = {"s": add_leaf_codes, "d": add_coded_indices, "t": add_integer_codes}
+"""The one-column function of each kind of :func:`add_columns`."""

@@ -35,12 +35,7 @@ import polars as pl
 
 from ldiv_polars.core.engines.base import EncodedCounts, fits_key, key_runs, places
 from ldiv_polars.core.engines.raw_codes import integer_table, is_coded, raw_index
-from ldiv_polars.core.engines.arrow_codes import (
-    add_coded_indices,
-    add_integer_codes,
-    add_leaf_codes,
-    sorted_ids,
-)
+from ldiv_polars.core.engines.arrow_codes import add_columns, sorted_ids
 
 SMALL_FRAME_MAX_ROWS = 1 << 18
 """DataFrames of at most this many rows are counted by :func:`small_frame_counts`. Larger ones
@@ -90,38 +85,37 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
 def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
                   key: Any, qi_places: Sequence[int]) -> list[Any] | None:
     """Each QI's raw indices times its place added to ``key`` (int64, in place), and per QI
-    the rows of each raw value (int64 arrays): a String column by
-    :func:`~ldiv_polars.core.engines.arrow_codes.add_leaf_codes` (its Arrow views read by
-    the compiled kernel, no per-row array), a column read as codes by
-    :func:`~ldiv_polars.core.engines.arrow_codes.add_coded_indices`, an integer column by
-    :func:`~ldiv_polars.core.engines.arrow_codes.add_integer_codes` (a table over its range,
-    :func:`~ldiv_polars.core.engines.raw_codes.integer_table`), the others by
+    the rows of each raw value (int64 arrays): String columns, columns read as codes and
+    integer columns (a table over the range,
+    :func:`~ldiv_polars.core.engines.raw_codes.integer_table`) all in one pass of
+    :func:`~ldiv_polars.core.engines.arrow_codes.add_columns` (the compiled kernel reads
+    their Arrow buffers: no per-row array), the others by
     :func:`~ldiv_polars.core.engines.raw_codes.raw_index` (an Enum cast) in one query. None
     when a QI value is null or not a raw value, or the raw values make no Enum."""
     import numpy as np
 
     raw: dict[str, Any] = {}
-    exprs = []
+    exprs, columns = [], []
     schema = df.schema  # (made anew on every read)
     place = dict(zip(qi, qi_places))
     for q in qi:
         column = df.get_column(q)
         if schema[q] == pl.String or is_coded(q, leaves[q], schema):
             raw[q] = np.zeros(len(leaves[q]), dtype=np.int64)
-            read = add_leaf_codes if schema[q] == pl.String else add_coded_indices
-            if not read(column, leaves[q], key, place[q], raw[q]):
-                return None  # a null or a value that is not a raw value
+            columns.append(("s" if schema[q] == pl.String else "d", column, leaves[q], place[q],
+                            raw[q]))
             continue
         found = integer_table(column, leaves[q])
         if found is not None:
             raw[q] = np.zeros(len(leaves[q]), dtype=np.int64)
-            if not add_integer_codes(column, *found, key, place[q], raw[q]):
-                return None  # a value that is not a raw value
+            columns.append(("t", column, found, place[q], raw[q]))
             continue
         e = raw_index(q, leaves[q], schema, strict=False)
         if e is None:
             return None
         exprs.append(e.cast(pl.Int64).alias(q))
+    if columns and not add_columns(columns, key):
+        return None  # a null or a value that is not a raw value
     for c in (df.select(exprs).get_columns() if exprs else []):
         if c.null_count():
             return None
