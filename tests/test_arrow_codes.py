@@ -853,3 +853,56 @@ def test_add_columns_refuses_what_add_codes_refuses():
     assert arrow_codes.add_columns(
         [("s", a, a, 1, np.zeros(2, np.int64)),
          ("t", big, (np.zeros(2, np.int64), 0), 1, np.zeros(2, np.int64))], key) is False
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(AUDIT_WORDS), min_size=1, max_size=60), _OPS,
+       st.lists(st.sampled_from(AUDIT_WORDS[:8]), min_size=1, max_size=60))
+def test_sensitive_ids_from_the_same_pass(values, ops, qi_values):
+    """The sensitive column numbered in the QI columns' pass (the kernel's "n" spec) gets
+    exactly sorted_ids' ids and values without the kernel (Polars' sort and Enum cast), on
+    shaped columns (slices, chunks, gathers) of short, long and non-ASCII strings; the QI
+    column's key and counts are add_columns'."""
+    sens = _shaped(pl.Series("s", values), ops)
+    n = sens.len()
+    assume(n > 0)
+    qi = pl.concat([pl.Series("q", [qi_values[i % len(qi_values)] for i in range(n // 3)],
+                              pl.String),
+                    pl.Series("q", [qi_values[i % len(qi_values)] for i in range(n // 3, n)],
+                              pl.String)], rechunk=False)
+    leaves = pl.Series(AUDIT_WORDS[:8])
+    key, counts = np.zeros(n, np.int64), np.zeros(8, np.int64)
+    added, got = arrow_codes.add_columns_and_ids([("s", qi, leaves, 3, counts)], key, sens)
+    want_ids, want_values = arrow_codes.sorted_ids(sens, kernel=False)
+    assert added is True and got is not None
+    assert got[0].tolist() == want_ids.tolist()
+    assert got[1].to_list() == want_values.to_list() == sorted(set(sens.to_list()))
+    want = _reference(qi.to_list(), AUDIT_WORDS[:8])
+    assert key.tolist() == [3 * w for w in want]
+    assert counts.tolist() == [want.count(i) for i in range(8)]
+
+
+@needs_kernel
+@pytest.mark.parametrize("distinct", [300, 3000, 5000])
+def test_sensitive_ids_of_many_values(distinct):
+    """Past the reseeding of small tables (256 strings), growing the table several times,
+    and past SORT_LIMIT (4,096 distinct values: Polars numbers them), long strings differing
+    in their middle: the ids are sorted_ids' without the kernel; a QI value that is no leaf
+    makes the pass False with no ids."""
+    rng = np.random.default_rng(distinct)
+    words = [f"2020-01-01T{i // 60:03d}{i % 60:02d}:00.000000+0000" if i % 2 else f"v{i}"
+             for i in range(distinct)]
+    sens = pl.Series("s", [words[i] for i in rng.integers(0, distinct, 12_000)])
+    qi = pl.Series("q", ["a"] * 12_000)
+    key, counts = np.zeros(12_000, np.int64), np.zeros(1, np.int64)
+    added, got = arrow_codes.add_columns_and_ids([("s", qi, pl.Series(["a"]), 1, counts)],
+                                                 key, sens)
+    want_ids, want_values = arrow_codes.sorted_ids(sens, kernel=False)
+    assert added is True and got is not None
+    assert got[0].tolist() == want_ids.tolist() and got[1].equals(want_values)
+    assert counts.tolist() == [12_000]
+    bad = pl.Series("q", ["a"] * 11_999 + ["b"])
+    assert arrow_codes.add_columns_and_ids([("s", bad, pl.Series(["a"]), 1, counts)],
+                                           np.zeros(12_000, np.int64), sens) == (False, None)
+    assert arrow_codes.add_columns_and_ids([], key, pl.Series([1] * 12_000)) == (False, None)

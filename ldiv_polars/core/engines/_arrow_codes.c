@@ -23,7 +23,11 @@
  *       Several columns in one pass, block by block of rows (the key's block stays in cache
  *       across the columns): each spec ("s", column, seed, place, counts) as add_codes,
  *       ("d", column, place, counts) as add_indices, ("t", column, table, low, place, counts)
- *       as add_table; the columns have the key's length. False (key and counts partly
+ *       as add_table, ("n", column, ids, limit, out) numbering a string column's values in
+ *       order of first appearance into ids (int64) as encode does, out (a list) then
+ *       receiving its strings (bytes) in their numbers' order, or None alone when they are
+ *       more than limit (ids unspecified); the columns have the key's length. False (key and
+ *       counts partly
  *       updated) as soon as one value has no code. Every column is opened before any row is
  *       read: a TypeError leaves key and counts as they were. The seed's strings are looked
  *       up by their words (see Key3 below) in a table where each sits in its first slot.
@@ -585,12 +589,14 @@ static inline int middle_equal(const unsigned char *p, const unsigned char *q, i
 typedef struct {
     int32_t *slots;
     Leaf *leaves;
-    uint64_t mask, m0, m1, m2;
+    uint64_t mask, m0, m1, m2, seed;
     int shift;
-    Py_ssize_t count;
+    Py_ssize_t count, cap;
 } Leaves;
 
-enum { PERFECT_MAX = 4096, PERFECT_TRIES = 24 };
+/* Seeds of up to PERFECT_MAX strings, and numbered tables of up to RESEED_MAX, try up to
+ * PERFECT_TRIES multipliers for one that leaves every string in its first slot. */
+enum { PERFECT_MAX = 4096, PERFECT_TRIES = 24, RESEED_MAX = 256 };
 
 static inline uint64_t key_hash(const Leaves *t, const Key3 *k) {
     uint64_t h = k->w0 * t->m0 + k->a * t->m1 + k->b * t->m2;
@@ -623,6 +629,7 @@ static Py_ssize_t leaves_place(Leaves *t, uint64_t seed) {
     uint64_t x = 0x9E3779B97F4A7C15ULL * (seed + 1), s;
     Py_ssize_t i, moved = 0;
     Key3 k;
+    t->seed = seed;
     t->m0 = (x ^ 0xff51afd7ed558ccdULL) | 1;
     t->m1 = (x * 0xc4ceb9fe1a85ec53ULL) | 1;
     t->m2 = (x * 0xbf58476d1ce4e5b9ULL + 0x632BE59BD9B4E019ULL) | 1;
@@ -654,6 +661,7 @@ static int leaves_init(Leaves *t, const Column *seed) {
     if (!t->slots || !t->leaves) return E_MEM;
     t->mask = size - 1;
     t->shift = 64 - bits;
+    t->cap = seed->rows + 1;
     for (i = 0; i < seed->k; i++)
         for (r = 0; r < seed->views[i].n; r++) {
             if (!view_key(&seed->views[i], r, &k)) return E_VIEW;
@@ -668,6 +676,80 @@ static int leaves_init(Leaves *t, const Column *seed) {
         if (best < 0 || moved < best) best = moved, best_seed = (uint64_t)r;
     }
     if (best > 0 && best_seed != (uint64_t)r - 1) leaves_place(t, best_seed);
+    return OK;
+}
+
+/* An empty table numbering strings as they come (leaves_add). */
+static int leaves_empty(Leaves *t) {
+    memset(t, 0, sizeof(*t));
+    t->slots = malloc(64 * sizeof(int32_t));
+    t->leaves = malloc(16 * sizeof(Leaf));
+    if (!t->slots || !t->leaves) return E_MEM;
+    t->mask = 63;
+    t->shift = 58;
+    t->cap = 16;
+    leaves_place(t, 0);
+    return OK;
+}
+
+/* The string k (not in the table) as the next number: the table kept a quarter full at most
+ * (doubled, every string placed again), and on up to RESEED_MAX strings re-placed with other
+ * multipliers when k does not sit in its first slot. */
+static int leaves_add(Leaves *t, const Key3 *k) {
+    uint64_t s, first, best_seed;
+    Py_ssize_t moved = 0, best, r;
+    if (t->count == t->cap) {
+        Leaf *l = realloc(t->leaves, (size_t)(2 * t->cap) * sizeof(Leaf));
+        if (!l || t->cap >= INT32_MAX / 8) return E_MEM;
+        t->leaves = l;
+        t->cap *= 2;
+    }
+    t->leaves[t->count].w0 = k->w0;
+    t->leaves[t->count].a = k->a;
+    t->leaves[t->count].b = k->b;
+    t->leaves[t->count++].p = k->p;
+    if ((uint64_t)t->count * 4 > t->mask + 1) {
+        int32_t *slots = realloc(t->slots, (size_t)(2 * (t->mask + 1)) * sizeof(int32_t));
+        if (!slots) return E_MEM;
+        t->slots = slots;
+        t->mask = 2 * t->mask + 1;
+        t->shift--;
+        moved = leaves_place(t, t->seed);
+    } else {
+        for (s = key_hash(t, k) >> t->shift; t->slots[s] >= 0; s = (s + 1) & t->mask) moved = 1;
+        t->slots[s] = (int32_t)(t->count - 1);
+    }
+    if (moved > 0 && t->count <= RESEED_MAX) {
+        first = best_seed = t->seed;
+        best = moved;
+        for (r = 1; r <= PERFECT_TRIES && best > 0; r++)
+            if ((moved = leaves_place(t, first + (uint64_t)r)) >= 0 && moved < best)
+                best = moved, best_seed = first + (uint64_t)r;
+        if (t->seed != best_seed) leaves_place(t, best_seed);
+    }
+    return OK;
+}
+
+/* ids[r - from] = the number of row r's string over rows from .. to - 1 (numbers in order of
+ * first appearance); *over set, the rest left, once more than limit strings are numbered. */
+static int number_rows(Leaves *t, const Views *v, Py_ssize_t from, Py_ssize_t to,
+                       int64_t *ids, Py_ssize_t limit, int *over) {
+    Py_ssize_t r;
+    Key3 k;
+    int32_t j;
+    int e;
+    for (r = from; r < to; r++) {
+        if (!view_key(v, r, &k)) return E_VIEW;
+        if ((j = leaves_find(t, &k)) < 0) {
+            if (t->count >= limit) {
+                *over = 1;
+                return OK;
+            }
+            if ((e = leaves_add(t, &k)) != OK) return e;
+            j = (int32_t)(t->count - 1);
+        }
+        ids[r - from] = j;
+    }
     return OK;
 }
 
@@ -741,25 +823,30 @@ typedef struct {
     char kind;
     Column col, seed;
     Leaves leaves;
-    Py_buffer table, counts;
+    Py_buffer table, counts, ids;
     int64_t low, place;
-    Py_ssize_t chunk, start;
+    Py_ssize_t chunk, start, limit;
+    PyObject *out;  /* 'n': the list receiving the strings */
+    int over;
 } Source;
 
 static void source_close(Source *s) {
     if (s->table.obj) PyBuffer_Release(&s->table);
     if (s->counts.obj) PyBuffer_Release(&s->counts);
+    if (s->ids.obj) PyBuffer_Release(&s->ids);
     leaves_free(&s->leaves);
     column_close(&s->col);
     column_close(&s->seed);
 }
 
-/* Opens one spec: ("s", column, seed, place, counts), ("d", column, place, counts) or
- * ("t", column, table, low, place, counts); -1 with an exception set. */
+/* Opens one spec: ("s", column, seed, place, counts), ("d", column, place, counts),
+ * ("t", column, table, low, place, counts) or ("n", column, ids, limit, out); -1 with an
+ * exception set. */
 static int source_open(PyObject *spec, Source *s) {
     const char *kind;
-    PyObject *col, *seed = NULL, *table = NULL, *counts;
-    long long place, low = 0;
+    PyObject *col, *seed = NULL, *table = NULL, *counts = NULL, *ids = NULL;
+    long long place = 0, low = 0;
+    Py_ssize_t limit = 0;
     memset(s, 0, sizeof(*s));
     if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1) {
         PyErr_SetString(PyExc_ValueError, "a column spec is a tuple (kind, column, ...)");
@@ -774,14 +861,21 @@ static int source_open(PyObject *spec, Source *s) {
     } else if (s->kind == 't' && !kind[1]) {
         if (!PyArg_ParseTuple(spec, "sOOLLO", &kind, &col, &table, &low, &place, &counts))
             return -1;
+    } else if (s->kind == 'n' && !kind[1]) {
+        if (!PyArg_ParseTuple(spec, "sOOnO!", &kind, &col, &ids, &limit, &PyList_Type, &s->out))
+            return -1;
     } else {
-        PyErr_SetString(PyExc_ValueError, "a column spec's kind is 's', 'd' or 't'");
+        PyErr_SetString(PyExc_ValueError, "a column spec's kind is 's', 'd', 't' or 'n'");
         return -1;
     }
+    s->limit = limit;
     s->place = (int64_t)place;
     s->low = (int64_t)low;
     if (seed && column_open(seed, 16, &s->seed) < 0) return -1;
-    if (column_open(col, s->kind == 's' ? 16 : s->kind == 'd' ? 0 : 1, &s->col) < 0) return -1;
+    if (column_open(col, s->kind == 's' || s->kind == 'n' ? 16 : s->kind == 'd' ? 0 : 1,
+                    &s->col) < 0)
+        return -1;
+    if (ids) return out_array(ids, &s->ids, s->col.rows, "ids");
     if (out_array(counts, &s->counts, s->kind == 's' ? s->seed.rows : 0, "counts") < 0)
         return -1;
     if (table && out_array(table, &s->table, 0, "table") < 0) return -1;
@@ -800,7 +894,11 @@ static int source_rows(Source *s, Py_ssize_t a, Py_ssize_t b, int64_t *key) {
         from = a - s->start;
         n = (Py_ssize_t)arr->length - from;
         if (n > b - a) n = b - a;
-        if (s->kind == 's') {
+        if (s->kind == 'n') {
+            if (!s->over)
+                e = number_rows(&s->leaves, &s->col.views[s->chunk], from, from + n,
+                                (int64_t *)s->ids.buf + a, s->limit, &s->over);
+        } else if (s->kind == 's') {
             e = leaf_rows(&s->leaves, &s->col.views[s->chunk], from, from + n, key, s->place,
                           (int64_t *)s->counts.buf);
         } else if (s->kind == 'd') {
@@ -828,7 +926,8 @@ static int add_sources(Source *src, Py_ssize_t k, Py_ssize_t rows, int64_t *key,
     Py_ssize_t a, b, i;
     int e = OK;
     for (i = 0; i < k; i++)
-        if (src[i].kind == 's' && (e = leaves_init(&src[i].leaves, &src[i].seed)) != OK) {
+        if ((src[i].kind == 's' && (e = leaves_init(&src[i].leaves, &src[i].seed)) != OK)
+            || (src[i].kind == 'n' && (e = leaves_empty(&src[i].leaves)) != OK)) {
             *bad = i;
             return e;
         }
@@ -841,6 +940,30 @@ static int add_sources(Source *src, Py_ssize_t k, Py_ssize_t rows, int64_t *key,
             }
     }
     return OK;
+}
+
+/* Each 'n' source's strings appended to its list (bytes, in their numbers' order), or None
+ * when they were more than its limit; -1 with an exception set. */
+static int numbered(const Source *src, Py_ssize_t k) {
+    Py_ssize_t i, j;
+    PyObject *b;
+    for (i = 0; i < k; i++) {
+        if (src[i].kind != 'n') continue;
+        if (src[i].over) {
+            if (PyList_Append(src[i].out, Py_None) < 0) return -1;
+            continue;
+        }
+        for (j = 0; j < src[i].leaves.count; j++) {
+            const Leaf *f = &src[i].leaves.leaves[j];
+            b = PyBytes_FromStringAndSize((const char *)f->p, (Py_ssize_t)(int32_t)f->w0);
+            if (!b || PyList_Append(src[i].out, b) < 0) {
+                Py_XDECREF(b);
+                return -1;
+            }
+            Py_DECREF(b);
+        }
+    }
+    return 0;
 }
 
 /* add_columns(specs, key): see the module's comment; every column is opened (a TypeError for a
@@ -877,7 +1000,7 @@ static PyObject *add_columns_of(PyObject *specs, PyObject *key_obj) {
     if (e == E_INDEX)
         PyErr_SetString(PyExc_ValueError, src[bad].kind == 'd' ? "an index past the counts"
                                                                 : "a table entry past the counts");
-    else if (!raise_code(e))
+    else if (!raise_code(e) && numbered(src, k) == 0)
         result = PyBool_FromLong(e == OK);
 done:
     if (key.obj) PyBuffer_Release(&key);

@@ -192,6 +192,40 @@ def add_columns(columns: Sequence[tuple[str, pl.Series, Any, int, Any]], key: An
                for kind, column, codes, place, counts in columns)
 
 
+def add_columns_and_ids(columns: Sequence[tuple[str, pl.Series, Any, int, Any]], key: Any,
+                        sensitive: pl.Series, *, kernel: bool | None = None
+                        ) -> tuple[bool, tuple[Any, pl.Series] | None]:
+    """:func:`add_columns` and :func:`sorted_ids` of the String column ``sensitive`` (of the
+    key's length) from the same pass of the kernel: ``(added, ids)``; ``(False, None)``,
+    nothing added, when ``sensitive`` is not a String column without nulls, and ``ids``
+    None when ``added`` is False.
+
+    >>> import numpy as np
+    >>> key, counts = np.zeros(3, np.int64), np.zeros(2, np.int64)
+    >>> ok, (ids, values) = add_columns_and_ids(
+    ...     [("s", pl.Series(["b", "a", "b"]), pl.Series(["a", "b"]), 1, counts)], key,
+    ...     pl.Series(["y", "x", "y"]))
+    >>> ok, key.tolist(), ids.tolist(), values.to_list()
+    (True, [1, 0, 1], [1, 0, 1], ['x', 'y'])
+    """
+    import numpy as np
+
+    if sensitive.dtype != pl.String or sensitive.null_count():
+        return False, None
+    specs = _specs(columns) if _use_kernel(kernel) and key.shape[0] else None
+    if specs is not None:
+        ids, new = np.empty(key.shape[0], dtype=np.int64), []
+        try:
+            added = _kernel.add_columns(
+                [*specs, ("n", sensitive.__arrow_c_stream__(), ids, SORT_LIMIT, new)], key)
+        except TypeError:  # a layout the kernel does not read (nothing added yet)
+            pass
+        else:
+            return bool(added), (_ranked(sensitive, ids, None if new == [None] else new)
+                                 if added else None)
+    return add_columns(columns, key, kernel=kernel), sorted_ids(sensitive, kernel=kernel)
+
+
 def _specs(columns: Sequence[tuple[str, pl.Series, Any, int, Any]]) -> list[tuple] | None:
     """The kernel's specs of :func:`add_columns`' columns; None when one of them is not of
     its kind's dtype or holds a null (its one-column function then answers)."""
@@ -243,6 +277,14 @@ def sorted_ids(column: pl.Series, *, kernel: bool | None = None
         return None
     ids = np.empty(column.len(), dtype=np.int64)
     new = _sorted_new(column, ids) if _use_kernel(kernel) and ids.shape[0] else None
+    return _ranked(column, ids, new)
+
+
+def _ranked(column: pl.Series, ids: Any, new: list[bytes] | None) -> tuple[Any, pl.Series]:
+    """:func:`sorted_ids` from the kernel's first-appearance numbers ``ids`` of ``column``
+    and its distinct strings ``new`` (None: past :data:`SORT_LIMIT`, Polars numbers them)."""
+    import numpy as np
+
     if new is None:
         values = column.unique().sort()
         ids = column.cast(pl.Enum(values)).to_physical().to_numpy()
