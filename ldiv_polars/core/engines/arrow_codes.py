@@ -10,7 +10,10 @@ Enum cast's: :func:`leaf_codes` is :func:`~ldiv_polars.core.engines.raw_codes.ra
 a String column, :func:`sorted_ids` the ids of a sensitive column's distinct values in sorted
 order. A column read as the Enum of its raw values already (``read_coded``) has its codes in
 its dictionary indices, which :func:`add_coded_indices` reads from the Arrow buffers with no
-query. Without the kernel (not compiled, or ``LDIV_POLARS_NO_KERNEL=1``) the same arrays come
+query. :func:`add_columns` adds several columns' codes to one key in one call of the kernel
+(rows in blocks, each string looked up among the leaves by three words of its bytes), and
+:func:`add_columns_and_ids` numbers the sensitive column in the same pass (BENCHMARKS.md,
+"Small searches, session 16"). Without the kernel (not compiled, or ``LDIV_POLARS_NO_KERNEL=1``) the same arrays come
 from Polars' casts.
 
 >>> import polars as pl
