@@ -255,6 +255,22 @@ def test_minimal_of_equals_pairwise_definition():
             assert lattice_of(lat.heights).minimal_of(mask) == want
 
 
+def test_tag_sets_only_the_zero_entries_of_its_box():
+    """Lattice.tag (value 1: one OR over the box's view; -1: a masked assignment) sets exactly
+    the still-zero tags of the box and keeps every other tag, on random tags of -1, 0 and 1
+    over random lattices and boxes above and below random nodes."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        lat = Lattice([int(h) for h in rng.integers(1, 5, rng.integers(1, 6))])
+        tags = rng.integers(-1, 2, lat.size).astype(np.int8)
+        node = int(rng.integers(0, lat.size))
+        for value, inside in ((1, lat.above(node)), (-1, lat.below(node))):
+            want = np.where(inside & (tags == 0), np.int8(value), tags)
+            got = tags.copy()
+            lat.tag(got, lat.box_above(node) if value == 1 else lat.box_below(node), value)
+            assert got.tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("metric", ["loss", "precision", "entropy", "height", "discernibility",
                                     "aecs"])
 def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric, monkeypatch):

@@ -118,8 +118,8 @@ class Lattice:
         return tuple(slice(0, v + 1) for v in self.nodes[node].tolist())
 
     def tag(self, tags: np.ndarray, box: tuple[slice, ...], value: int) -> None:
-        """Set the still-zero entries of ``tags`` (one per node) inside ``box`` to ``value``:
-        in place, on the box's view of the grid (no lattice-sized mask).
+        """Set the still-zero entries of ``tags`` (one per node, each -1, 0 or 1) inside
+        ``box`` to ``value``: in place, on the box's view of the grid (no lattice-sized mask).
 
         >>> lat = Lattice([2, 3])
         >>> tags = np.zeros(lat.size, dtype=np.int8)
@@ -129,7 +129,10 @@ class Lattice:
         [(0, 1), (0, 2), (1, 1)]
         """
         view = tags.reshape(self.heights)[box]
-        view[view == 0] = value
+        if value == 1 and tags.dtype == np.int8:  # tags of -1, 0, 1: 0 | 1 == 1, the others
+            view |= 1  # kept (-1 | 1 == -1), in one pass without a mask (several times faster)
+        else:
+            view[view == 0] = value
 
     def minimal_of(self, mask: np.ndarray, *, upward: bool = False) -> list[int]:
         """Nodes of ``mask`` with no other node of ``mask`` below them (the minimal elements).
