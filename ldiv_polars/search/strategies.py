@@ -10,9 +10,12 @@ models' monotonicity and the suppression limit, runs it, and reports what it fou
 ``exhaustive`` (:mod:`~ldiv_polars.search.exhaustive`; default when the predicate is not
 monotone)
     Every node that could be minimal or optimal is decided; minimal set and optimum are exact.
-``bounded`` (:mod:`~ldiv_polars.search.bounded`; on request)
-    Best-first from the bottom by the metric's lower bound: the optimum is exact, the minimal
-    set is not computed (``minimal_complete=False`` in the result of ``anonymize``).
+``bounded`` (:mod:`~ldiv_polars.search.bounded`; ``auto`` on large frequency sets, see
+:func:`_auto`)
+    Best-first from the bottom by the metric's lower bound, a popped node decided first by
+    Flash's search of a path upwards from it when the predicate is monotone: the optimum is
+    exact, the minimal set is not computed (``minimal_complete=False`` in the result of
+    ``anonymize``).
 ``anytime`` (:mod:`~ldiv_polars.search.anytime`; ``auto`` on lattices of more than
 ``TUNING.anytime_min_nodes`` nodes)
     The best node found within a budget and a lower bound of the optimum's value (``bound``,
@@ -34,7 +37,7 @@ from ldiv_polars.search.bounded import best_first, optimum_among
 from ldiv_polars.search.exhaustive import exhaustive
 from ldiv_polars.search.flash import flash
 from ldiv_polars.search.lattice import Lattice
-from ldiv_polars.search.metrics import MetricSuite
+from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP, MetricSuite
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.state import NodeRecord, Progress, SearchState
 from ldiv_polars.search.suppression import predicate_monotone
@@ -44,8 +47,8 @@ __all__ = ["STRATEGIES", "NodeRecord", "Progress", "SearchOutcome", "search_latt
 
 STRATEGIES = ("auto", "flash", "exhaustive", "bounded", "anytime")
 """Names accepted as ``strategy=`` (``auto``: anytime on lattices of more than
-``TUNING.anytime_min_nodes`` nodes, else flash when the predicate is monotone, else
-exhaustive)."""
+``TUNING.anytime_min_nodes`` nodes, else bounded or flash when the predicate is monotone
+(:func:`_auto`), else exhaustive)."""
 
 
 @dataclass
@@ -113,6 +116,7 @@ def search_lattice(
     if strategy not in STRATEGIES:
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    auto = strategy == "auto"
     size = math.prod(h.height for h in efs.hierarchies)
     if strategy == "anytime" or (strategy == "auto" and size > TUNING.anytime_min_nodes):
         if budget is None and strategy == "auto":
@@ -122,6 +126,8 @@ def search_lattice(
         efs.prime()  # pinned hubs when the frequency set is large (no-op on small ones)
     s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
     strategy, monotone, reason = _lattice_strategy(strategy, models, limit_rows)
+    if strategy == "flash" and auto:
+        strategy = _auto(efs, limit_rows, metric)
     run = {"flash": _by_flash, "exhaustive": _by_exhaustive, "bounded": _by_bounded}[strategy]
     passing, minimal, optimum, notes = run(s)
     return SearchOutcome(
@@ -143,6 +149,22 @@ def _lattice_strategy(strategy: str, models: Sequence[Model], limit_rows: int
     if strategy == "flash" and not monotone:
         raise InvalidParameterError(f"strategy 'flash' needs a monotone predicate; {reason}")
     return strategy, monotone, reason
+
+
+def _auto(efs: EncodedFrequencySet, limit_rows: int, metric: str) -> str:
+    """What ``auto`` runs for a monotone predicate: ``bounded`` on a frequency set of at least
+    ``TUNING.bounded_min_rows`` rows when rows may be suppressed and the metric's lower bound
+    comes from the levels alone (:data:`~ldiv_polars.search.metrics.BOUND_WITHOUT_ROLLUP`),
+    else ``flash``. There the optimum needs a small part of Flash's checks (a popped node is
+    decided by a path's few probes, its failure usually by a much smaller generalization),
+    each a roll-up of a large source; what the caller loses is the set of minimal nodes
+    (``strategy="flash"`` computes it). Without suppression Flash's minimal set holds the
+    optimum of a metric monotone there; a bound that needs a roll-up would cost one per node
+    pushed."""
+    if limit_rows > 0 and metric in BOUND_WITHOUT_ROLLUP and \
+            efs.base_rows >= TUNING.bounded_min_rows:
+        return "bounded"
+    return "flash"
 
 
 def _by_anytime(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
@@ -197,6 +219,7 @@ def _by_exhaustive(s: SearchState) -> Found:
 
 
 def _by_bounded(s: SearchState) -> Found:
-    optimum = best_first(s, [s.lattice.bottom])
+    optimum = best_first(s, [s.lattice.bottom], probe=s.monotone)
     return s.tags == 1, None, optimum, [
-        "bounded: optimum exact by lower-bound pruning; minimal nodes not computed"]
+        "bounded: optimum exact by lower-bound pruning; minimal nodes not computed "
+        "(strategy 'flash' computes them)"]
