@@ -1,10 +1,11 @@
-"""Optimum searches by a lower bound: the ``bounded`` strategy, and the optimum among given nodes.
+"""Optimum searches by a lower bound, and the optimum among given nodes.
 
 :func:`best_first` pops nodes by the metric's suppression-free value, a monotone lower bound of
 the value with suppression, and stops when the bound reaches the best exact value found: the
-optimum over the passing nodes reachable upwards from the start nodes is exact (all nodes from
-the bottom: the ``bounded`` strategy, which computes no minimal set; from Flash's minimal nodes
-when the metric is not monotone with suppression). :func:`optimum_among` is the optimum of a
+optimum over the passing nodes reachable upwards from the start nodes is exact (from Flash's
+minimal nodes when the metric is not monotone with suppression; the ``bounded`` strategy prunes
+by the same bound inside Flash and the exhaustive walk instead: ``strategies._by_bounded``).
+:func:`optimum_among` is the optimum of a
 given set of nodes (Flash's minimal nodes under a monotone metric, the exhaustive strategy's
 passing nodes).
 """

@@ -10,9 +10,12 @@ models' monotonicity and the suppression limit, runs it, and reports what it fou
 ``exhaustive`` (:mod:`~ldiv_polars.search.exhaustive`; default when the predicate is not
 monotone)
     Every node that could be minimal or optimal is decided; minimal set and optimum are exact.
-``bounded`` (:mod:`~ldiv_polars.search.bounded`; on request)
-    Best-first from the bottom by the metric's lower bound: the optimum is exact, the minimal
-    set is not computed (``minimal_complete=False`` in the result of ``anonymize``).
+``bounded`` (on request)
+    The optimum only: Flash (over the models when the predicate is monotone, else over the
+    suppression floors) and the exhaustive walk, both leaving out every node whose metric
+    lower bound exceeds the best value found, a passing node below it or not. The optimum is
+    exact, the minimal set is not computed (``minimal_complete=False`` in the result of
+    ``anonymize``).
 ``anytime`` (:mod:`~ldiv_polars.search.anytime`; ``auto`` on lattices of more than
 ``TUNING.anytime_min_nodes`` nodes)
     The best node found within a budget and a lower bound of the optimum's value (``bound``,
@@ -197,6 +200,20 @@ def _by_exhaustive(s: SearchState) -> Found:
 
 
 def _by_bounded(s: SearchState) -> Found:
-    optimum = best_first(s, [s.lattice.bottom])
-    return s.tags == 1, None, optimum, [
-        "bounded: optimum exact by lower-bound pruning; minimal nodes not computed"]
+    """The optimum only: Flash (over the models when the predicate is monotone, else over
+    the suppression floors) and then the walk by height, both leaving out every node whose
+    metric bound exceeds the best value found (:attr:`SearchState.within_bound`)."""
+    s.within_bound = True
+    if s.monotone:
+        flash(s)
+    exhaustive(s, minimal=False)
+    passing = s.tags == 1
+    beyond = s.mark_beyond()
+    cand = [int(n) for n in np.flatnonzero(passing & ~beyond)
+            if (int(n) in s.records and s.records[int(n)].checked) or s.zero[n]]
+    optimum = optimum_among(s, cand) if cand else None
+    notes = ["bounded: optimum exact by lower-bound pruning; minimal nodes not computed"]
+    if s.pruned:
+        notes.append(f"{s.pruned} node(s) whose metric lower bound exceeds the best value "
+                     f"found were left unchecked")
+    return passing, None, optimum, notes
