@@ -263,7 +263,7 @@ def test_bound_pruning_in_exhaustive_keeps_minimal_set_and_optimum(adult, metric
     fs = FrequencySet.build(df, QI, "occupation").materialize()
     models = [EntropyLDiversity(3)]
     pruned = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
-    monkeypatch.setattr(exhaustive_mod, "unprunable", lambda state, level, beyond=None: level)
+    monkeypatch.setattr(exhaustive_mod, "unprunable", lambda state, level, beyond=None, minimal=True: level)
     full = search_lattice(EncodedFrequencySet(fs, hs), models, 60, metric)
     assert pruned.strategy == full.strategy == "exhaustive"
     assert pruned.optimum is not None and len(pruned.minimal) > 1

@@ -3,14 +3,16 @@
 :func:`best_first` pops nodes by the metric's suppression-free value, a monotone lower bound of
 the value with suppression, and stops when the bound reaches the best exact value found: the
 optimum over the passing nodes reachable upwards from the start nodes is exact (all nodes from
-the bottom: the ``bounded`` strategy, which computes no minimal set; from Flash's minimal nodes
-when the metric is not monotone with suppression). When "node passes" is monotone
-(``probe=True``), a popped node not yet known is first decided by Flash's search of a path
-upwards from it (:func:`~ldiv_polars.search.flash.first_passing`): a failing node is then
-known without its own roll-up, usually by the check of a much smaller generalization whose
-failure tags everything below it. :func:`optimum_among` is the optimum of a given set of
-nodes (Flash's minimal nodes under a monotone metric, the exhaustive strategy's passing
-nodes).
+the bottom: the ``bounded`` strategy for a monotone predicate, which computes no minimal set;
+from Flash's minimal nodes when the metric is not monotone with suppression). When "node
+passes" is monotone (``probe=True``), a popped node not yet known is first decided by Flash's
+search of a path upwards from it (:func:`~ldiv_polars.search.flash.first_passing`): a failing
+node is then known without its own roll-up, usually by the check of a much smaller
+generalization whose failure tags everything below it. (For a predicate that is not monotone
+the ``bounded`` strategy prunes by the same bound inside Flash over the floors and the
+exhaustive walk instead: ``strategies._by_bounded``.) :func:`optimum_among` is the optimum of
+a given set of nodes (Flash's minimal nodes under a monotone metric, the exhaustive strategy's
+passing nodes).
 """
 
 from __future__ import annotations

@@ -12,10 +12,12 @@ monotone)
     Every node that could be minimal or optimal is decided; minimal set and optimum are exact.
 ``bounded`` (:mod:`~ldiv_polars.search.bounded`; ``auto`` on large frequency sets, see
 :func:`_auto`)
-    Best-first from the bottom by the metric's lower bound, a popped node decided first by
-    Flash's search of a path upwards from it when the predicate is monotone: the optimum is
-    exact, the minimal set is not computed (``minimal_complete=False`` in the result of
-    ``anonymize``).
+    The optimum only. A monotone predicate: best-first from the bottom by the metric's lower
+    bound, a popped node decided first by Flash's search of a path upwards from it. Otherwise:
+    Flash over the suppression floors and the exhaustive walk, both leaving out every node
+    whose metric lower bound exceeds the best value found, a passing node below it or not. The
+    optimum is exact, the minimal set is not computed (``minimal_complete=False`` in the
+    result of ``anonymize``).
 ``anytime`` (:mod:`~ldiv_polars.search.anytime`; ``auto`` on lattices of more than
 ``TUNING.anytime_min_nodes`` nodes)
     The best node found within a budget and a lower bound of the optimum's value (``bound``,
@@ -157,7 +159,8 @@ def _auto(efs: EncodedFrequencySet, limit_rows: int, metric: str) -> str:
     comes from the levels alone (:data:`~ldiv_polars.search.metrics.BOUND_WITHOUT_ROLLUP`),
     else ``flash``. There the optimum needs a small part of Flash's checks (a popped node is
     decided by a path's few probes, its failure usually by a much smaller generalization),
-    each a roll-up of a large source; what the caller loses is the set of minimal nodes
+    each a roll-up of a large source; what
+    the caller loses is the set of minimal nodes
     (``strategy="flash"`` computes it). Without suppression Flash's minimal set holds the
     optimum of a metric monotone there; a bound that needs a roll-up would cost one per node
     pushed."""
@@ -219,7 +222,25 @@ def _by_exhaustive(s: SearchState) -> Found:
 
 
 def _by_bounded(s: SearchState) -> Found:
-    optimum = best_first(s, [s.lattice.bottom], probe=s.monotone)
-    return s.tags == 1, None, optimum, [
-        "bounded: optimum exact by lower-bound pruning; minimal nodes not computed "
-        "(strategy 'flash' computes them)"]
+    """The optimum only. A monotone predicate: best-first from the bottom, each popped node
+    decided by Flash's path probes (:func:`~ldiv_polars.search.bounded.best_first`; it
+    checks fewer nodes than the bound-pruned Flash below under most metrics: BENCHMARKS.md,
+    "The 1M search, session 16").
+    Otherwise: Flash over the suppression floors, then the walk by height, both leaving out
+    every node whose metric bound exceeds the best value found
+    (:attr:`SearchState.within_bound`)."""
+    notes = ["bounded: optimum exact by lower-bound pruning; minimal nodes not computed "
+             "(strategy 'flash' or 'exhaustive' computes them)"]
+    if s.monotone:
+        return s.tags == 1, None, best_first(s, [s.lattice.bottom], probe=True), notes
+    s.within_bound = True
+    exhaustive(s, minimal=False)
+    passing = s.tags == 1
+    beyond = s.mark_beyond()
+    cand = [int(n) for n in np.flatnonzero(passing & ~beyond)
+            if (int(n) in s.records and s.records[int(n)].checked) or s.zero[n]]
+    optimum = optimum_among(s, cand) if cand else None
+    if s.pruned:
+        notes.append(f"{s.pruned} node(s) whose metric lower bound exceeds the best value "
+                     f"found were left unchecked")
+    return passing, None, optimum, notes
