@@ -130,3 +130,19 @@ def test_auto_picks_bounded_on_large_sets_only(adult, limit, metric, rows, expec
     assert out.strategy == expected
     assert (out.minimal is None) == (expected == "bounded")
     assert out.records[out.optimum].value == flash.records[flash.optimum].value
+
+
+def test_bounded_makes_no_hubs_and_restores_the_store(adult8):
+    """The bounded search rolls up from cached snapshots and the base only (no pinned or
+    on-demand hub: its few checks would not pay for them), leaves the store's hub setting as
+    it found it, and finds the optimum the search with hubs finds."""
+    fs, hs = adult8
+    values = []
+    with tuned(hub_min_rows=0, prime_min_rows=0):  # hubs on even for this small table
+        for strategy in ("bounded", "flash"):
+            efs = EncodedFrequencySet(fs, hs)
+            out = search_lattice(efs, [KAnonymity(5)], 30, "loss", strategy=strategy)
+            assert efs.lazy_hubs
+            assert bool(efs.store.hubs) == (strategy == "flash")
+            values.append(out.records[out.optimum].value)
+    assert values[0] == values[1]
