@@ -124,14 +124,11 @@ def search_lattice(
         if budget is None and strategy == "auto":
             budget = TUNING.anytime_seconds
         return _by_anytime(efs, models, limit_rows, metric, Budget.of(budget), progress)
-    if size >= TUNING.prime_min_nodes:
-        efs.prime()  # pinned hubs when the frequency set is large (no-op on small ones)
-    s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
     strategy, monotone, reason = _lattice_strategy(strategy, models, limit_rows)
     if strategy == "flash" and auto:
         strategy = _auto(efs, limit_rows, metric)
-    run = {"flash": _by_flash, "exhaustive": _by_exhaustive, "bounded": _by_bounded}[strategy]
-    passing, minimal, optimum, notes = run(s)
+    s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
+    passing, minimal, optimum, notes = _run(s, strategy, size)
     return SearchOutcome(
         lattice=s.lattice, strategy=strategy, monotone=monotone, reason=reason,
         checked=s.checked, evaluations=s.checker.evaluations, rollups=efs.rollups,
@@ -151,6 +148,25 @@ def _lattice_strategy(strategy: str, models: Sequence[Model], limit_rows: int
     if strategy == "flash" and not monotone:
         raise InvalidParameterError(f"strategy 'flash' needs a monotone predicate; {reason}")
     return strategy, monotone, reason
+
+
+def _run(s: SearchState, strategy: str, size: int) -> Found:
+    """Run the exact ``strategy`` on ``s`` (a lattice of ``size`` nodes): Flash and the
+    exhaustive walk with pinned hubs on large frequency sets (``efs.prime``), the bounded
+    search without hubs, pinned or on demand (its few checks would not pay for them; the
+    store's setting is restored after)."""
+    efs = s.efs
+    hubs = efs.lazy_hubs
+    try:
+        if strategy == "bounded":
+            efs.lazy_hubs = False
+        elif size >= TUNING.prime_min_nodes:
+            efs.prime()  # (a no-op on small frequency sets)
+        run = {"flash": _by_flash, "exhaustive": _by_exhaustive,
+               "bounded": _by_bounded}[strategy]
+        return run(s)
+    finally:
+        efs.lazy_hubs = hubs
 
 
 def _auto(efs: EncodedFrequencySet, limit_rows: int, metric: str) -> str:
