@@ -50,3 +50,24 @@ def test_ldiv_check_is_light(tmp_path) -> None:
         " '--json'])\n"
         "assert rc == 0 and '\"passed\": true' in out.getvalue(), out.getvalue()")
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_ldiv_gives_blas_one_thread() -> None:
+    # the CLI's entry point sets OPENBLAS_NUM_THREADS before numpy is imported (it is not
+    # imported with the CLI: the setting takes effect), and keeps a value the caller set
+    probe = (
+        "import os, sys\n"
+        "os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
+        "import ldiv_polars.cli as c\n"
+        "assert 'numpy' not in sys.modules\n"
+        "c.single_blas_thread()\n"
+        "first = os.environ.get('OPENBLAS_NUM_THREADS')\n"
+        "os.environ['OPENBLAS_NUM_THREADS'] = '3'\n"
+        "c.single_blas_thread()\n"
+        "print(first, os.environ['OPENBLAS_NUM_THREADS'])\n"
+        "os.environ.pop('OPENBLAS_NUM_THREADS')\n"
+        "c.main = lambda: print(os.environ.get('OPENBLAS_NUM_THREADS')) or 0\n"
+        "c.run()\n")  # (run() ends the process with main()'s code)
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert out == ["1", "3", "1"]

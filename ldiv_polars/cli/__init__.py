@@ -179,6 +179,18 @@ def main(argv: list[str] | None = None) -> int:
     return rc if isinstance(rc, int) else 0
 
 
+def single_blas_thread() -> None:
+    """Have numpy's BLAS (OpenBLAS in its wheels) run on the calling thread only, when numpy is
+    not imported yet and the environment does not choose (``OPENBLAS_NUM_THREADS`` already
+    set is kept). OpenBLAS otherwise starts a worker thread per core when numpy is imported,
+    whose start and waiting cost CPU the engines' own threads need; the CLI's numpy work is
+    integer and elementwise, and its few BLAS calls (vector products) are too small to gain
+    from threads (BENCHMARKS.md, "The 1M-row process, session 16"). Called by :func:`run`
+    only: a program importing ``ldiv_polars`` keeps its own BLAS threads."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def run() -> NoReturn:
     """The ``ldiv`` script and ``python -m ldiv_polars``: :func:`main`, then the process ends
     without tearing the interpreter down (its arrays, frames and the engines' thread pools are
@@ -187,7 +199,9 @@ def run() -> NoReturn:
     commands' ``finally`` blocks ran); stdout and stderr are flushed first. SIGINT and SIGTERM
     are turned into :class:`Interrupted` and :class:`Terminated` so that those blocks run on
     them too; SIGPIPE gets its default action (a closed stdout ends the process quietly, as
-    for any Unix filter: the shell sees 141)."""
+    for any Unix filter: the shell sees 141); numpy's BLAS gets one thread
+    (:func:`single_blas_thread`)."""
+    single_blas_thread()
     try:
         signal.signal(signal.SIGINT, _on_signal)
         signal.signal(signal.SIGTERM, _on_signal)
