@@ -209,7 +209,8 @@ def test_sink_removes_an_output_failing_verification(fig1_files, tmp_path, monke
         none.sink(out)
 
 
-def test_sink_counts_the_rows_it_writes(fig1_files, tmp_path):
+@pytest.mark.parametrize(("suffix", "mode"), [(".parquet", "mask"), (".csv", "drop")])
+def test_sink_counts_the_rows_it_writes(fig1_files, tmp_path, suffix, mode):
     """An in-memory input's QI-only release is collected once, written and counted in one
     pass: the verdict is the streaming path's, the file the same; counts that do not match
     the written rows (a row lost, a wrong suppressed total) fail and leave no file."""
@@ -219,18 +220,23 @@ def test_sink_counts_the_rows_it_writes(fig1_files, tmp_path):
 
     def result():
         return anonymize(data, ["zip", "age"], None, hs, [KAnonymity(4)], suppression=0.34,
-                         metric="height", verify=False)
+                         metric="height", suppression_mode=mode, verify=False)
+
+    def read(path):
+        return pl.read_parquet(path) if suffix == ".parquet" else pl.read_csv(path)
 
     res, ref = result(), result()
     counter = res._plan.count_output
     assert counter is not None and res.suppressed_rows == 4
     ref._plan.count_output = None  # the streaming pass (write + retained rows' plan)
-    res.sink(tmp_path / "a.parquet")
-    ref.sink(tmp_path / "b.parquet")
+    res.sink(tmp_path / f"a{suffix}")
+    ref.sink(tmp_path / f"b{suffix}")
     got, want = res.verification, ref.verification
     assert got.passed and (got.rows, got.classes) == (want.rows, want.classes) == (8, 2)
-    assert pl.read_parquet(tmp_path / "a.parquet").equals(pl.read_parquet(tmp_path / "b.parquet"))
-    out = tmp_path / "c.parquet"
+    written = read(tmp_path / f"a{suffix}")
+    assert written.equals(read(tmp_path / f"b{suffix}"))
+    assert written.height == (12 if mode == "mask" else 8)
+    out = tmp_path / f"c{suffix}"
     res._plan.count_output = lambda lf: counter(lf.slice(1))  # one written row not counted
     with pytest.raises(VerificationError, match="7 rows outside the suppressed classes"):
         res.sink(out)
