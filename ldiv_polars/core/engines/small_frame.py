@@ -28,6 +28,7 @@ of each raw value counted on the way (``raw_counts``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -72,19 +73,28 @@ def small_frame_counts(df: pl.DataFrame, qi: Sequence[str], sensitive: Sequence[
         return None
     raw, ids = found
     if ids is None:
-        uniq, n = key_runs(key)
+        uniq, n = key_runs(_narrow(key, cards))
         return EncodedCounts(tuple(qi), (), keys=uniq, n=n, ordered=True, raw_counts=raw)
     n_s = ids[1].len()
     if not fits_key([*cards, n_s]):
         return None
     key *= n_s  # (the sensitive id is the key's last digit, place 1)
     key += ids[0]
-    uniq, n = key_runs(key)
+    uniq, n = key_runs(_narrow(key, [*cards, n_s]))
     class_keys = uniq // n_s  # (numpy divides by a scalar fast, but not its remainder)
     return EncodedCounts(tuple(qi), tuple(sensitive), class_keys=class_keys,
                          raw_cards=tuple(cards),
                          sensitive_ids=(uniq - class_keys * n_s).astype(np.int32), n=n,
                          sensitive_values=ids[1], raw_counts=raw)
+
+
+def _narrow(key: Any, radix: Sequence[int]) -> Any:
+    """``key`` as int32 when every key of this radix fits (numpy sorts int32 in about half
+    the time of int64), else as it is."""
+    import numpy as np
+
+    return key.astype(np.int32) if math.prod(max(int(c), 1) for c in radix) <= 2**31 \
+        else key
 
 
 def _add_qi_codes(df: pl.DataFrame, qi: Sequence[str], leaves: Mapping[str, pl.Series],
