@@ -906,3 +906,24 @@ def test_sensitive_ids_of_many_values(distinct):
     assert arrow_codes.add_columns_and_ids([("s", bad, pl.Series(["a"]), 1, counts)],
                                            np.zeros(12_000, np.int64), sens) == (False, None)
     assert arrow_codes.add_columns_and_ids([], key, pl.Series([1] * 12_000)) == (False, None)
+
+
+@needs_kernel
+@pytest.mark.parametrize("leaves", [["abcdefgh", "xyz", "abcdefghijklmnopqrstuvwxyz0"],
+                                    ["abcdefgh", "abcdefgX", "abcdefghijklmnopqrstuvwxyz0"]])
+def test_strings_sharing_a_leafs_length_and_prefix_are_not_that_leaf(leaves):
+    """Leaves told apart by their length and 4-byte prefix alone (the table then hashes that
+    word only) or not: a string of a leaf's length and prefix that differs later (in bytes
+    4-11, in its last 8, in the middle of a long one) is no leaf, and each leaf gets its own
+    code."""
+    col = pl.Series("c", [leaves[i % len(leaves)] for i in range(50)])
+    key, counts = np.zeros(50, np.int64), np.zeros(len(leaves), np.int64)
+    assert arrow_codes.add_columns([("s", col, pl.Series(leaves), 1, counts)], key)
+    assert key.tolist() == [i % len(leaves) for i in range(50)]
+    for other in ("abcdefgY", "abcdYfgh", "abcdefghijklmnopqrstuvwxyz1",
+                  "abcdefghijklmnoXqrstuvwxyz0", "abcdefghijkXmnopqrstuvwxyz0"):
+        assert other not in leaves
+        bad = pl.concat([col, pl.Series("c", [other])], rechunk=False)
+        assert arrow_codes.add_columns(
+            [("s", bad, pl.Series(leaves), 1, np.zeros(len(leaves), np.int64))],
+            np.zeros(51, np.int64)) is False

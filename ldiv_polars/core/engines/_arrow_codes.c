@@ -585,12 +585,14 @@ static inline int middle_equal(const unsigned char *p, const unsigned char *q, i
 
 /* The seed's strings by their words: an open-addressing table read by a hash's top bits,
  * its multipliers chosen so that (on up to PERFECT_MAX strings) every seed string sits in its
- * first slot: a row's probe then never branches the wrong way. */
+ * first slot: a row's probe then never branches the wrong way. When the seed's strings differ
+ * in their first words (length and 4-byte prefix) alone (w0only), the hash is of that word
+ * only (one product a row instead of three); a row is still compared with all its words. */
 typedef struct {
     int32_t *slots;
     Leaf *leaves;
     uint64_t mask, m0, m1, m2, seed;
-    int shift;
+    int shift, w0only;
     Py_ssize_t count, cap;
 } Leaves;
 
@@ -599,7 +601,9 @@ typedef struct {
 enum { PERFECT_MAX = 4096, PERFECT_TRIES = 24, RESEED_MAX = 256 };
 
 static inline uint64_t key_hash(const Leaves *t, const Key3 *k) {
-    uint64_t h = k->w0 * t->m0 + k->a * t->m1 + k->b * t->m2;
+    uint64_t h;
+    if (t->w0only) return k->w0 * t->m0;
+    h = k->w0 * t->m0 + k->a * t->m1 + k->b * t->m2;
     if (k->len > 20) h += middle_hash(k->p, k->len);  /* (rare: a predictable branch) */
     return h;
 }
@@ -646,6 +650,24 @@ static Py_ssize_t leaves_place(Leaves *t, uint64_t seed) {
     return moved;
 }
 
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Whether the seed's strings differ in their first words (length and prefix) alone. */
+static int w0_distinct(const Leaves *t) {
+    Py_ssize_t i;
+    int ok = 1;
+    uint64_t *w = malloc((size_t)(t->count + 1) * sizeof(uint64_t));
+    if (!w) return 0;
+    for (i = 0; i < t->count; i++) w[i] = t->leaves[i].w0;
+    qsort(w, (size_t)t->count, sizeof(uint64_t), cmp_u64);
+    for (i = 1; i < t->count && ok; i++) ok = w[i] != w[i - 1];
+    free(w);
+    return ok;
+}
+
 /* The table of the seed column's strings, numbered in their order; E_SEED when one repeats,
  * E_VIEW at a malformed view. */
 static int leaves_init(Leaves *t, const Column *seed) {
@@ -671,6 +693,7 @@ static int leaves_init(Leaves *t, const Column *seed) {
             t->leaves[t->count++].p = k.p;
         }
     tries = seed->rows <= PERFECT_MAX ? PERFECT_TRIES : 1;
+    t->w0only = seed->rows <= PERFECT_MAX && w0_distinct(t);
     for (r = 0; r < (Py_ssize_t)tries && best != 0; r++) {
         if ((moved = leaves_place(t, (uint64_t)r)) < 0) return E_SEED;
         if (best < 0 || moved < best) best = moved, best_seed = (uint64_t)r;
