@@ -82,7 +82,7 @@ class SearchState:
         self.lattice = Lattice([h.height for h in efs.hierarchies])
         monotone, _ = predicate_monotone(models, limit_rows > 0)
         self.monotone = monotone
-        """Whether "the node passes" is monotone (Flash's tags are sound)."""
+        """Whether "node passes" is monotone (Flash's tags then follow from checks)."""
         self.relaxed = [] if monotone else relaxations(models)
         self.checker = NodeChecker(efs, models, limit_rows, self.relaxed)
         efs.codes_only = self.checker.codes_suffice  # the models' rows: codes or values
