@@ -24,7 +24,7 @@ in-JVM ``anonymize()`` on that CSV (its server started with ``--csv``) alternate
 ``ldiv anonymize`` process (read CSV, search, write Parquet, re-verify), wall time and peak RSS.
 
 Usage: python bench/bench_arx_live.py [--rounds 5] [--warmups 2] [--only NAME ...]
-       [--ours-warmups N] [--coded]
+       [--ours-warmups N] [--coded] [--strategy bounded]
        python bench/bench_arx_live.py --big-rows 1000000 [--rounds 3] [--warmups 1]
 """
 
@@ -161,10 +161,10 @@ class ArxServer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _ours(df: pl.DataFrame, hs: dict[str, Hierarchy], case: Case):
+def _ours(df: pl.DataFrame, hs: dict[str, Hierarchy], case: Case, strategy: str = "auto"):
     return anonymize(df, case.qi, case.sensitive, {q: hs[q] for q in case.qi},
                      case.models(hs), suppression=case.suppression, metric=case.metric,
-                     verify=False)
+                     verify=False, strategy=strategy)
 
 
 def coded_frame(case: Case, hs: dict[str, Hierarchy]) -> pl.DataFrame:
@@ -177,19 +177,20 @@ def coded_frame(case: Case, hs: dict[str, Hierarchy]) -> pl.DataFrame:
 
 
 def measure(arx: ArxServer, df: pl.DataFrame, hs: dict[str, Hierarchy], case: Case,
-            rounds: int, warmups: int = 0) -> str:
+            rounds: int, warmups: int = 0, strategy: str = "auto") -> str:
     """``rounds`` alternated rounds after one warm-up round; one markdown row. ``warmups``:
     ours too runs that many untimed calls before its timed one in each round (ARX's own
     protocol; with none, our timed call starts while ARX's JVM still runs its collector
-    and compiler threads on the shared cores)."""
+    and compiler threads on the shared cores). ``strategy``: ours' (``bounded``: the
+    optimum only, as ARX computes; ``auto`` also proves the minimal set)."""
     ours_ms, arx_ms, ours_cpu, arx_cpu = [], [], [], []
     res, a = None, {}
     for r in range(rounds + 1):
         a = arx.run(case.arx)
         for _ in range(warmups):
-            _ours(df, hs, case)
+            _ours(df, hs, case, strategy)
         t, c = time.perf_counter(), time.process_time()
-        res = _ours(df, hs, case)
+        res = _ours(df, hs, case, strategy)
         elapsed, cpu = (time.perf_counter() - t) * 1e3, (time.process_time() - c) * 1e3
         if r:
             ours_ms.append(elapsed)
@@ -264,6 +265,9 @@ def main() -> None:
     ap.add_argument("--ours-warmups", type=int, default=None,
                     help="our untimed calls before each timed one (default: --warmups, ARX's "
                          "protocol; 0: timed right after ARX's reply, as before session 13)")
+    ap.add_argument("--strategy", default="auto",
+                    help="our search strategy (bounded: the optimum only, no minimal set, as "
+                         "ARX; auto: also the complete minimal set)")
     ap.add_argument("--big-rows", type=int, default=None,
                     help="measure the whole-process row on this many sampled rows instead")
     args = ap.parse_args()
@@ -281,7 +285,8 @@ def main() -> None:
           f"warm-up round (ARX: {args.warmups} untimed runs in its warm JVM before each "
           f"timed one); ours: anonymize(verify=False) in-process, {ours_warmups} untimed "
           f"call(s) before each timed one"
-          f"{'; QIs given as codes (--coded)' if args.coded else ''}\n")
+          f"{'; QIs given as codes (--coded)' if args.coded else ''}; our strategy "
+          f"{args.strategy}\n")
     print("| configuration (Adult, ARX hierarchies) | ours | ARX | ours / ARX | CPU ours / ARX "
           "| CPU ratio | same optimum | our strategy | ours checked / lattice | our roll-ups "
           "| ARX checked |")
@@ -289,7 +294,8 @@ def main() -> None:
     try:
         for case in cases:
             data = coded_frame(case, hs) if args.coded else df
-            print(measure(arx, data, hs, case, args.rounds, ours_warmups), flush=True)
+            print(measure(arx, data, hs, case, args.rounds, ours_warmups, args.strategy),
+                  flush=True)
     finally:
         arx.close()
     load1 = os.getloadavg()

@@ -12,8 +12,11 @@ whether both found the same optimum (levels, value, suppressed rows), and the no
 as that script runs ours: ``anonymize(verify=False)``), e.g. the small searches whose time is
 the pipeline's fixed cost.
 
+``--strategy`` / ``--old-strategy``: the strategy each side's ``anonymize`` is given (default
+``auto``; e.g. ``bounded`` on both sides compares the optimum-only searches).
+
 Usage: python bench/bench_versions.py --old /path/to/main-checkout [--repeat 5] [--only TEXT ...]
-       [--live]
+       [--live] [--strategy S] [--old-strategy S]
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def worker(metric: str) -> None:
+def worker(metric: str, strategy: str = "auto") -> None:
     """Answer configuration names on stdin with one JSON line each (ms, optimum, checked)."""
     sys.path.insert(0, str(HERE))
     import polars as pl
@@ -50,10 +53,12 @@ def worker(metric: str) -> None:
         if name in live:
             c = live[name]
             res = anonymize(df, c.qi, c.sensitive, {q: hs[q] for q in c.qi}, c.models(hs),
-                            suppression=c.suppression, metric=c.metric, verify=False)
+                            suppression=c.suppression, metric=c.metric, verify=False,
+                            strategy=strategy)
         else:
             qi, s, mk, sup = table[name]
-            res = anonymize(df, qi, s, hs, mk(), suppression=sup, metric=metric, verify=False)
+            res = anonymize(df, qi, s, hs, mk(), suppression=sup, metric=metric, verify=False,
+                            strategy=strategy)
         ms, cpu_ms = (time.perf_counter() - t) * 1e3, (time.process_time() - cpu) * 1e3
         print(json.dumps({"ms": ms, "cpu_ms": cpu_ms, "checked": res.checked,
                           "optimum": [res.levels, res.value, res.suppressed_rows]}), flush=True)
@@ -71,9 +76,10 @@ def _live_cases() -> list:
 class Worker:
     """A worker process importing the library of ``repo``."""
 
-    def __init__(self, repo: Path, metric: str) -> None:
+    def __init__(self, repo: Path, metric: str, strategy: str = "auto") -> None:
         env = dict(os.environ, LDIV_REPO=str(repo))
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", "--metric", metric],
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", "--metric", metric,
+                                      "--strategy", strategy],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      env=env)
 
@@ -98,10 +104,12 @@ def main() -> None:
                     help="configurations whose name contains one of these")
     ap.add_argument("--live", action="store_true",
                     help="bench_arx_live.py's configurations instead of bench_search.py's")
+    ap.add_argument("--strategy", default="auto", help="the new side's (and the worker's)")
+    ap.add_argument("--old-strategy", default=None, help="the old side's (default: --strategy)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        worker(args.metric)
+        worker(args.metric, args.strategy)
         return
     sys.path.insert(0, str(HERE))
     from bench_search import ARRAY_CONFIGS, CONFIGS
@@ -109,8 +117,11 @@ def main() -> None:
     all_names = [c.name for c in _live_cases()] if args.live else \
         [c[0] for c in [*CONFIGS, *ARRAY_CONFIGS]]
     names = [n for n in all_names if args.only is None or any(s in n for s in args.only)]
-    old, new = Worker(args.old, args.metric), Worker(HERE.parent, args.metric)
-    print(f"old: {args.old}; new: {HERE.parent}; metric {args.metric}; median of "
+    old_strategy = args.old_strategy or args.strategy
+    old = Worker(args.old, args.metric, old_strategy)
+    new = Worker(HERE.parent, args.metric, args.strategy)
+    print(f"old: {args.old} ({old_strategy}); new: {HERE.parent} ({args.strategy}); "
+          f"metric {args.metric}; median of "
           f"{args.repeat} warm runs each, old and new alternated; load {os.getloadavg()}\n")
     print("| configuration | wall old / new | new / old | CPU old / new | new / old | same "
           "optimum | checked old / new |")

@@ -14,6 +14,7 @@ interrupted (Ctrl-C), 143 terminated (SIGTERM). Outputs are written atomically
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import pkgutil
@@ -179,6 +180,18 @@ def main(argv: list[str] | None = None) -> int:
     return rc if isinstance(rc, int) else 0
 
 
+def single_blas_thread() -> None:
+    """Have numpy's BLAS (OpenBLAS in its wheels) run on the calling thread only, when numpy is
+    not imported yet and the environment does not choose (``OPENBLAS_NUM_THREADS`` already
+    set is kept). OpenBLAS otherwise starts a worker thread per core when numpy is imported,
+    whose start and waiting cost CPU the engines' own threads need; the CLI's numpy work is
+    integer and elementwise, and its few BLAS calls (vector products) are too small to gain
+    from threads (BENCHMARKS.md, "The 1M-row process, session 16"). Called by :func:`run`
+    only: a program importing ``ldiv_polars`` keeps its own BLAS threads."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def run() -> NoReturn:
     """The ``ldiv`` script and ``python -m ldiv_polars``: :func:`main`, then the process ends
     without tearing the interpreter down (its arrays, frames and the engines' thread pools are
@@ -187,7 +200,13 @@ def run() -> NoReturn:
     commands' ``finally`` blocks ran); stdout and stderr are flushed first. SIGINT and SIGTERM
     are turned into :class:`Interrupted` and :class:`Terminated` so that those blocks run on
     them too; SIGPIPE gets its default action (a closed stdout ends the process quietly, as
-    for any Unix filter: the shell sees 141)."""
+    for any Unix filter: the shell sees 141); numpy's BLAS gets one thread
+    (:func:`single_blas_thread`) and the objects made by the imports are moved out of the
+    cyclic collector's reach (``gc.freeze``: they live until the process ends anyway)."""
+    single_blas_thread()
+    # the objects the imports made live as long as the process: frozen, the cyclic collector
+    # never traverses them again (its full collections were a measurable part of a run)
+    gc.freeze()
     try:
         signal.signal(signal.SIGINT, _on_signal)
         signal.signal(signal.SIGTERM, _on_signal)

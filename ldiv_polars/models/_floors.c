@@ -14,6 +14,16 @@
  * floor). The other classes' entries are left as they are. Returns 0, or 1 when the rows are
  * not grouped by class; a class out of range raises IndexError, arrays of the wrong length
  * or item size ValueError. The GIL is released while the loop runs.
+ *
+ *   class_stats(cls, n, xlogx, j, distinct, r1, top, s) -> int
+ *
+ * One pass over the rows (grouped by class, cls non-decreasing; int64) giving per class the
+ * rows (distinct values), the largest count r1, the sum of the j largest counts (1 <= j <= 64)
+ * and, when s is not empty, sum n ln n read from the table xlogx (xlogx[v] = v ln v, made by
+ * numpy: the same values, summed in row order as numpy's bincount does). The outputs of the
+ * classes without rows are left as they are. Returns 0, or 1 when the rows are not grouped
+ * by class, j is out of range or a count is outside the table (the caller's numpy twin then
+ * decides, models/class_stats.py); a class out of range raises IndexError.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -136,9 +146,87 @@ done:
     return PyLong_FromLong(rc);
 }
 
+#define MAX_J 64 /* class_stats.MAX_J */
+
+/* One class's rows a..r-1: the j largest counts kept in best (decreasing). */
+static void top_of(const int64_t *n_, Py_ssize_t a, Py_ssize_t r, Py_ssize_t j, int64_t *best,
+                   Py_ssize_t *kept) {
+    Py_ssize_t k = 0, i;
+    for (; a < r; a++) {
+        int64_t v = n_[a];
+        if (k == j && v <= best[j - 1]) continue;
+        i = k < j ? k++ : j - 1;
+        while (i > 0 && best[i - 1] < v) { best[i] = best[i - 1]; i--; }
+        best[i] = v;
+    }
+    *kept = k;
+}
+
+static int stats_loop(const int64_t *c_, const int64_t *n_, Py_ssize_t rows, Py_ssize_t classes,
+                      const double *xl, Py_ssize_t tab, Py_ssize_t j, int64_t *d, int64_t *r1,
+                      int64_t *top, double *s) {
+    int64_t best[MAX_J], last = -1;
+    Py_ssize_t r = 0, a, k, i;
+    while (r < rows) {
+        int64_t c = c_[r], sum = 0;
+        double acc = 0.0;
+        if (c < 0 || c >= classes) return -1;
+        if (c <= last) return 1;
+        last = c;
+        a = r;
+        while (r < rows && c_[r] == c) {
+            if (s) {
+                if (n_[r] < 0 || n_[r] >= tab) return 1;
+                acc += xl[n_[r]];
+            }
+            r++;
+        }
+        top_of(n_, a, r, j, best, &k);
+        for (i = 0; i < k; i++) sum += best[i];
+        d[c] = r - a;
+        r1[c] = best[0];
+        top[c] = sum;
+        if (s) s[c] = acc;
+    }
+    return 0;
+}
+
+static PyObject *class_stats(PyObject *self, PyObject *args) {
+    Py_buffer cls, n, xlogx, d, r1, top, s;
+    Py_ssize_t j, rows, classes;
+    int rc = 1;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*nw*w*w*w*", &cls, &n, &xlogx, &j, &d, &r1, &top, &s))
+        return NULL;
+    rows = cls.len / 8;
+    classes = d.len / 8;
+    if (cls.len % 8 || n.len != cls.len || d.len % 8 || r1.len != d.len || top.len != d.len
+        || (s.len && s.len != d.len) || xlogx.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "class_stats: arrays of inconsistent lengths");
+    } else if (j >= 1 && j <= MAX_J && (!s.len || xlogx.len)) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = stats_loop((const int64_t *)cls.buf, (const int64_t *)n.buf, rows, classes,
+                        (const double *)xlogx.buf, xlogx.len / 8, j, (int64_t *)d.buf,
+                        (int64_t *)r1.buf, (int64_t *)top.buf, s.len ? (double *)s.buf : NULL);
+        Py_END_ALLOW_THREADS
+        if (rc == -1) PyErr_SetString(PyExc_IndexError, "class_stats: a class out of range");
+    }
+    PyBuffer_Release(&cls);
+    PyBuffer_Release(&n);
+    PyBuffer_Release(&xlogx);
+    PyBuffer_Release(&d);
+    PyBuffer_Release(&r1);
+    PyBuffer_Release(&top);
+    PyBuffer_Release(&s);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(rc);
+}
+
 static PyMethodDef methods[] = {
     {"capped_entropy", capped_entropy, METH_VARARGS,
      "per selected class the capped suppression floor of entropy l-diversity"},
+    {"class_stats", class_stats, METH_VARARGS,
+     "per class: rows, largest count, sum of the j largest, sum n ln n (one pass)"},
     {NULL, NULL, 0, NULL},
 };
 

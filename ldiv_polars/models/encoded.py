@@ -224,40 +224,41 @@ class EncodedRows:
         return v
 
     def top(self, j: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(r1, sum of the j largest counts)`` per class (``j >= 1``)."""
-        key = f"top{j}"
-        v = self._get(key)
+        """``(r1, sum of the j largest counts)`` per class (``j >= 1``;
+        :func:`~ldiv_polars.models.class_stats.class_stats`, kept with the rows)."""
+        v = self._get(f"top{j}")
         r1 = self._get("r1")
-        if v is not None and r1 is not None:
-            return r1, v
-        starts = self._starts()
-        ids = self.cls[starts]
-        r1 = np.zeros(self.classes, dtype=np.int64)
-        if starts.shape[0]:
-            r1[ids] = np.maximum.reduceat(self.n, starts)
-        if j == 1:
-            v = r1
-        elif j == 2:
-            # the second largest: the largest once one copy of the maximum is set aside
-            is_max = self.n == r1[self.cls]
-            ties = np.add.reduceat(is_max, starts) if starts.shape[0] else starts
-            rest = np.maximum.reduceat(np.where(is_max, 0, self.n), starts) \
-                if starts.shape[0] else starts
-            v = r1.copy()
-            v[ids] += np.where(ties >= 2, r1[ids], rest)
-        else:
-            # counts in decreasing order within each class (rows are grouped by class)
-            big = int(self.n.max()) + 1 if self.n.shape[0] else 1
-            order = np.argsort(self.cls * big + (big - 1 - self.n), kind="stable")
-            ns = self.n[order]
-            rank = np.arange(ns.shape[0]) - np.repeat(starts, np.diff(np.append(
-                starts, ns.shape[0])))
-            take = rank < j
-            v = np.bincount(self.cls[take], weights=ns[take],
-                            minlength=self.classes).astype(np.int64)
-        self._cache[key] = v
-        self._cache["r1"] = r1
+        if v is None or r1 is None:
+            self._class_stats(j, with_s=False)
+            v, r1 = self._cache[f"top{j}"], self._cache["r1"]
         return r1, v
+
+    @property
+    def nlogn(self) -> np.ndarray:
+        """``sum n ln n`` per class (float64; 0 for a class with no rows), summed in row
+        order (:func:`~ldiv_polars.models.class_stats.class_stats`, kept with the rows).
+
+        >>> EncodedRows(np.array([0, 0]), np.array([0, 1]), np.array([2, 1]), 1, 2
+        ...             ).nlogn.tolist()
+        [1.3862943611198906]
+        """
+        v = self._get("nlogn")
+        if v is None:
+            self._class_stats(1, with_s=True)
+            v = self._cache["nlogn"]
+        return v
+
+    def _class_stats(self, j: int, with_s: bool) -> None:
+        """Keep the per-class statistics of one pass (the number of values, ``r1``, the sum
+        of the ``j`` largest counts, and ``sum n ln n`` if ``with_s``) with the rows."""
+        from ldiv_polars.models.class_stats import class_stats
+
+        st = class_stats(self, j, with_s)
+        self._cache.setdefault("distinct", st["distinct"])
+        self._cache["r1"] = st["r1"]
+        self._cache[f"top{j}"] = st["top"]
+        if with_s:
+            self._cache["nlogn"] = st["s"]
 
     def uniform(self, which: np.ndarray) -> np.ndarray:
         """Whether each class of ``which`` (class indices) has all its counts equal: exactly

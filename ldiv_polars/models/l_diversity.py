@@ -81,10 +81,8 @@ def class_entropy(rows: EncodedRows) -> tuple[np.ndarray, np.ndarray]:
     hit = rows._get("entropy"), rows._get("entropy_band")
     if hit[0] is not None and hit[1] is not None:
         return hit[0], hit[1]
-    n = rows.n.astype(np.float64)
     size = np.maximum(rows.size, 1).astype(np.float64)
-    s = np.bincount(rows.cls, weights=n * np.log(n), minlength=rows.classes)
-    h = np.clip(np.log(size) - s / size, 0.0, None)
+    h = np.maximum(np.log(size) - rows.nlogn / size, 0.0)
     band = entropy_band(rows.distinct, np.log(size))
     rows._cache["entropy"], rows._cache["entropy_band"] = h, band
     return h, band

@@ -40,7 +40,7 @@ from ldiv_polars.core.inputs import (
     reads_input,
     to_lazyframe,
 )
-from ldiv_polars.core.output import atomic_output
+from ldiv_polars.core.output import OutputFile, atomic_output
 from ldiv_polars.core.validate import NullPolicy, require_real, validate_weight
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize
@@ -175,6 +175,11 @@ class AnonymizationResult:
                     path, self.output_plan, self.rows - self.suppressed_rows)
             return
         with atomic_output(path, inputs=self.sources) as out:
+            if verify and plan is not None and plan.count_output is not None \
+                    and self.rows <= FUSED_VERIFY_MAX_ROWS:
+                self.verification = self._write_counted(out, plan)
+                out.check_rows(expected)
+                return
             write = out.sink(self.output)
             if not verify or plan is None:
                 write.collect(engine=STREAMING)
@@ -186,6 +191,24 @@ class AnonymizationResult:
                     fs = plan.fs.materialize()
                 self.verification = plan.verify(fs)
             out.check_rows(expected)
+
+    def _write_counted(self, out: OutputFile, plan: _VerificationPlan) -> CheckResult:
+        """Write the release and re-verify the rows written (an in-memory input's QI-only
+        plan, :attr:`_VerificationPlan.count_output`): the release collected once, then one
+        pass writes that frame and counts its classes, the masked class is taken out and the
+        models are checked on the rest (:meth:`_VerificationPlan.verify_output`). The counts
+        are of the very rows in the file, not of a second evaluation of the release; a
+        count of retained rows other than ``rows - suppressed_rows`` raises
+        :class:`VerificationError`."""
+        assert plan.count_output is not None and self.output_plan is not None
+        rows = self.output.collect()
+        written = plan.count_output(rows.lazy())
+        _, counted = pl.collect_all([out.sink(rows.lazy()), written.frame], engine=STREAMING)
+        del rows
+        return plan.verify_output(
+            FrequencySet(counted.lazy(), written.qi, written.sensitive, written.count,
+                         unique=written.unique), self.output_plan,
+            self.rows - self.suppressed_rows)
 
     @property
     def _plan(self) -> _VerificationPlan | None:
@@ -262,6 +285,11 @@ class _VerificationPlan:
     rows: pl.LazyFrame | None = None
     """The retained rows themselves (Polars plans): read again, on the few classes whose
     weight sum is within rounding of a threshold, to decide them exactly."""
+    count_output: Callable[[pl.LazyFrame], FrequencySet] | None = None
+    """The (lazy) frequency set of a frame of the release's rows as written (masked rows
+    included), on :attr:`fs`'s columns: set for the QI-only plans of an input in memory,
+    whose output :meth:`AnonymizationResult.sink` collects, writes and counts in one pass;
+    None otherwise."""
 
     def verify_written(self, path: str | Path, plan: OutputPlan, retained_rows: int
                        ) -> CheckResult:
@@ -274,6 +302,16 @@ class _VerificationPlan:
         qi, sens = self.fs.qi, self.fs.sensitive
         written = self.engine.frequency_set(str(path), qi, sens or None, nulls=self.nulls,
                                             weight=self.weight)
+        return self.verify_output(written, plan, retained_rows)
+
+    def verify_output(self, written: FrequencySet, plan: OutputPlan, retained_rows: int
+                      ) -> CheckResult:
+        """Re-verify a release from ``written``, the frequency set of its rows as written
+        (masked rows included; lazy or collected): the masked class taken out
+        (:meth:`OutputPlan.retained_classes`; it must hold every suppressed row:
+        ``retained_rows`` remain, else :class:`VerificationError`), the models checked on
+        the rest. Where the masked class could merge with a retained one, the retained rows
+        are recounted from the input (:attr:`fs`) instead."""
         kept = plan.retained_classes(written.frame.collect())
         if kept is None:
             return self.verify(self.fs.materialize())
@@ -285,7 +323,8 @@ class _VerificationPlan:
         names = {written.count: self.fs.count}
         if written.weight and self.fs.weight:
             names[written.weight] = self.fs.weight
-        return self.verify(FrequencySet(kept.rename(names).lazy(), qi, sens, self.fs.count,
+        return self.verify(FrequencySet(kept.rename(names).lazy(), self.fs.qi,
+                                        self.fs.sensitive, self.fs.count,
                                         weight=self.fs.weight))
 
     def verify(self, collected: FrequencySet | pl.DataFrame) -> CheckResult:
@@ -812,8 +851,24 @@ def _verification(retained: pl.LazyFrame, inp: _Input, levels: Sequence[int],
         if inp.qi_only and inp.weight is None and inp.nulls == "error" else None
     vfs = keyed or FrequencySet.build(retained, qi_t, None if inp.qi_only else (sens_t or None),
                                       nulls=inp.nulls, weight=inp.weight)
+    # rows in memory: the output is collected once, and the rows written are counted
+    counter = _count_output(qi_t) if keyed is not None and isinstance(inp.table, pl.DataFrame) \
+        else None
     return _VerificationPlan(vfs, check_models(models, vfs.sensitive), node, restore,
-                             weight=inp.weight, rows=retained)
+                             weight=inp.weight, rows=retained, count_output=counter)
+
+
+def _count_output(qi: tuple[str, ...]) -> Callable[[pl.LazyFrame], FrequencySet]:
+    """The counter of :attr:`_VerificationPlan.count_output` for QI-only plans: the frame's
+    classes on its Enum QI labels (:func:`~ldiv_polars.core.engines.polars.keyed_frequency_set`;
+    a release's QI columns are Enums, so the key always fits the QIs of a plan that was
+    keyed)."""
+    def count(frame: pl.LazyFrame) -> FrequencySet:
+        fs = polars_engine.keyed_frequency_set(frame, qi)
+        assert fs is not None  # (the same Enum dtypes the plan was keyed on)
+        return fs
+
+    return count
 
 
 TRIM_MIN_ROWS = 1 << 20

@@ -26,10 +26,12 @@ from ldiv_polars.search.metrics import HAS_LOWER_BOUND
 from ldiv_polars.search.state import SearchState
 
 
-def exhaustive(state: SearchState) -> None:
+def exhaustive(state: SearchState, minimal: bool = True) -> None:
     """Decide every node that could be minimal or optimal, height by height, checking the
     nodes of one height in batches of ``state.batch`` (they cannot tag each other; each
-    batch is pruned by the bounds just before its checks)."""
+    batch is pruned by the bounds just before its checks). ``minimal=False``: the optimum
+    only (the ``bounded`` strategy): every node whose bound exceeds the best value found is
+    left unchecked, with or without a passing node below it (:func:`unprunable`)."""
     lat = state.lattice
     if state.relaxed:
         flash(state, relaxed=True)
@@ -37,53 +39,41 @@ def exhaustive(state: SearchState) -> None:
         state.tags[hard & (state.tags == 0)] = -1
         state.checker.floors_first = False  # what is left is within the floors by its tags
     prune = state.metric in HAS_LOWER_BOUND
-    beyond = np.zeros(lat.size, dtype=bool)  # bound strictly beyond the best value found
     for h in range(lat.max_height + 1):
         level = [int(n) for n in np.flatnonzero(lat.node_height == h)
                  if not state.zero[n] and int(n) not in state.records and state.tags[n] != -1]
         if prune and level:
-            mark_beyond(state, beyond)
+            state.mark_beyond()
         for i in range(0, len(level), state.batch):
             # a batch at a time: the roll-ups a bound needs are kept for the batch's checks
             part = level[i:i + state.batch]
             if prune:
-                part = unprunable(state, part, beyond)
+                part = unprunable(state, part, state.beyond, minimal)
             if part:
                 state.check_batch(part)
             state.report()
 
 
-def mark_beyond(state: SearchState, beyond: np.ndarray) -> None:
-    """Mark in ``beyond`` every generalization of a node whose bound (computed so far: the
-    checked nodes' too, for a bound from the roll-up) exceeds the best value found."""
-    best_val, best_key = state.best_passing()
-    if best_key is None:
-        return
-    grid = beyond.reshape(state.lattice.heights)
-    for node in state.bounds_beyond(best_val):
-        if not beyond[node]:  # (else its generalizations are marked already)
-            grid[state.lattice.box_above(node)] = True
-
-
 def unprunable(state: SearchState, level: list[int],
-               beyond: np.ndarray | None = None) -> list[int]:
+               beyond: np.ndarray | None = None, minimal: bool = True) -> list[int]:
     """The nodes of ``level`` (one height, all lower heights decided) that must be checked.
     A node with a passing node strictly below it is not minimal, whatever its verdict; if
     its metric's lower bound (:meth:`SearchState.bound`) also exceeds the best value found so
     far, or equals it and the node comes later in the optimum's tie order (height, id), it
     cannot be the optimum either: its verdict changes neither result, so it is left undecided
     (counted in ``state.pruned``; the nodes above it keep the passing node below them).
-    ``beyond`` (one bool per node, kept by the caller across heights): the nodes known to be
-    strictly beyond the best value (a bound is monotone and the best only falls), marked
+    ``minimal=False`` (the optimum only): the same for every node, a passing node below it
+    or not. ``beyond`` (one bool per node, :attr:`SearchState.beyond`): the nodes known to
+    be strictly beyond the best value (a bound is monotone and the best only falls), marked
     here with every generalization of a node found beyond it, whose bound is not computed."""
     best_val, best_key = state.best_passing()
     if best_key is None:
         return level
     lat = state.lattice
-    above = lat.strictly_above(state.tags == 1)
+    above = lat.strictly_above(state.tags == 1) if minimal else None
     out = []
     for node in level:
-        if above[node]:
+        if above is None or above[node]:
             if beyond is not None and beyond[node]:
                 state.pruned += 1
                 continue

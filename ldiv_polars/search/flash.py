@@ -26,33 +26,43 @@ from ldiv_polars.search.tuning import TUNING
 def flash(state: SearchState, relaxed: bool = False) -> None:
     """Tag every node of the lattice by Flash over the models (``relaxed=False``: tags in
     ``state.tags``) or over their suppression floors (``relaxed=True``: tags in
-    ``state.rtags``; the real models are evaluated in the same checks and recorded)."""
+    ``state.rtags``; the real models are evaluated in the same checks and recorded).
+    With ``state.within_bound`` the nodes whose metric bound exceeds the best value found
+    (:meth:`~ldiv_polars.search.state.SearchState.mark_beyond`) are left out: neither
+    started from nor on a path (the optimum only; their tags stay unknown)."""
     lat = state.lattice
     tags = state.rtags if relaxed else state.tags
+    beyond = state.beyond if state.within_bound else None
     # by height, then id (a stable sort; as int16, heights small, numpy's radix sort)
     order = np.argsort(lat.node_height.astype(np.int16), kind="stable")
     borders: list[float] = []
     for at in range(0, lat.size, 256):
         chunk = order[at:at + 256]
         # most nodes are tagged by the time they come up: skip them a chunk at a time
-        for start in chunk[tags[chunk] == 0].tolist():
-            if tags[start] != 0:
+        todo = tags[chunk] == 0
+        if beyond is not None:
+            todo &= ~state.mark_beyond()[chunk]
+        for start in chunk[todo].tolist():
+            if tags[start] != 0 or (beyond is not None and state.mark_beyond()[start]):
                 continue
-            path = path_from(state, start, tags)
+            path = path_from(state, start, tags, beyond)
             first = first_passing(state, path, tags, relaxed, borders)
             if first < len(path):
                 bisect.insort(borders, float(state.path_score[path[first]]))
 
 
-def path_from(state: SearchState, start: int, tags: np.ndarray) -> list[int]:
-    """A path upwards from ``start`` through untagged nodes: each step generalizes the QI
-    whose step keeps the most value combinations (ARX-like; ties by node id)."""
+def path_from(state: SearchState, start: int, tags: np.ndarray,
+              beyond: np.ndarray | None = None) -> list[int]:
+    """A path upwards from ``start`` through untagged nodes (and not ``beyond``, when
+    given): each step generalizes the QI whose step keeps the most value combinations
+    (ARX-like; ties by node id)."""
     lat = state.lattice
     score = state.path_scores  # a list: indexing a numpy array per candidate costs more
     path = [start]
     node = start
     while True:
-        nxt = [s for s in lat.successors(node) if tags[s] == 0]
+        nxt = [s for s in lat.successors(node)
+               if tags[s] == 0 and (beyond is None or not beyond[s])]
         if not nxt:
             return path
         node = min(nxt, key=lambda s: (score[s], s))

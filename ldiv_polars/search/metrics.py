@@ -184,6 +184,47 @@ class MetricSuite:
                        for i, lv in enumerate(levels))
         raise InvalidParameterError(f"{name!r} needs the roll-up for its bound")
 
+    def bounds_from_levels(self, name: str) -> np.ndarray:
+        """:meth:`bound_from_levels` of every node of the lattice at once, in node-id order
+        (the last QI's level varying fastest): the same float sums in the same order, so
+        the same values. Raises :class:`~ldiv_polars.errors.InvalidParameterError` as it.
+
+        >>> import polars as pl
+        >>> from ldiv_polars.core.frequency import FrequencySet
+        >>> from ldiv_polars.hierarchy import Hierarchy
+        >>> h = {c: Hierarchy([["a", "*"], ["b", "*"]], name=c) for c in "xy"}
+        >>> df = pl.DataFrame({"x": ["a", "b"], "y": ["a", "a"]})
+        >>> s = MetricSuite(EncodedFrequencySet.from_frame(
+        ...     FrequencySet.build(df, ["x", "y"], None).materialize(), h))
+        >>> s.bounds_from_levels("loss").tolist()
+        [0.0, 0.5, 0.5, 1.0]
+        """
+        heights = [m + 1 for m in self.max_level]
+        if name == "height":
+            terms = [np.arange(h, dtype=np.float64) for h in heights]
+        elif self.N == 0:
+            return np.zeros(math.prod(heights))
+        elif name == "precision":
+            terms = [np.array([lv / m if m else 0.0 for lv in range(h)])
+                     for h, m in zip(heights, self.max_level)]
+        elif name == "loss":
+            terms = [np.array([self.level_tables(i, lv)[4] for lv in range(h)])
+                     for i, h in enumerate(heights)]
+        elif name == "entropy":
+            terms = [np.array([self.level_tables(i, lv)[2] - self.level_tables(i, 0)[2]
+                               for lv in range(h)]) for i, h in enumerate(heights)]
+        else:
+            raise InvalidParameterError(f"{name!r} needs the roll-up for its bound")
+        out = np.zeros(heights)
+        for i, values in enumerate(terms):  # QI by QI in order, as bound_from_levels sums
+            shape = [1] * len(heights)
+            shape[i] = -1
+            out = out + values.reshape(shape)
+        out = out.reshape(-1)
+        if name == "precision":
+            return out / self.q
+        return out / (self.N * self.q) if name == "loss" else out
+
     def projection_scale(self, name: str, qis: int) -> float:
         """The factor taking a value of the separable metric ``name`` (of
         :data:`BOUND_WITHOUT_ROLLUP`) on this table projected onto ``qis`` of its QIs to this

@@ -81,6 +81,8 @@ class SearchState:
         self.efs = efs
         self.lattice = Lattice([h.height for h in efs.hierarchies])
         monotone, _ = predicate_monotone(models, limit_rows > 0)
+        self.monotone = monotone
+        """Whether "node passes" is monotone (Flash's tags then follow from checks)."""
         self.relaxed = [] if monotone else relaxations(models)
         self.checker = NodeChecker(efs, models, limit_rows, self.relaxed)
         efs.codes_only = self.checker.codes_suffice  # the models' rows: codes or values
@@ -111,6 +113,15 @@ class SearchState:
         """Passing nodes whose value was not computed (see :meth:`_value`)."""
         self._kept: dict[int, Rolled] = {}
         """Roll-ups made for a bound and kept for the node's check (:meth:`bound`)."""
+        self.beyond = np.zeros(size, dtype=bool)
+        """Nodes known to have a metric bound strictly beyond the best value found (kept up
+        to date by :meth:`mark_beyond`; the best only falls, so a mark stays true)."""
+        self.within_bound = False
+        """Whether Flash leaves out the nodes :attr:`beyond` (the ``bounded`` strategy: the
+        optimum only, no minimal set)."""
+        self._bound_log: list[tuple[int, float]] = []
+        self._marked = (math.inf, 0)  # (best value, bounds logged) at the last mark_beyond
+        self._bound_grid: np.ndarray | None = None
 
     def report(self) -> None:
         """Tell ``progress`` how many nodes are decided."""
@@ -148,7 +159,7 @@ class SearchState:
         if self.metric in HAS_LOWER_BOUND and self.metric not in BOUND_WITHOUT_ROLLUP \
                 and node not in self._bounds:
             # the roll-up's bound comes free now (for the pruning of the nodes above it)
-            self._bounds[node] = self.metrics.value(self.metric, rolled, None)
+            self._set_bound(node, self.metrics.value(self.metric, rolled, None))
         value = self._value(node, rolled, verdict)
         rec = NodeRecord(verdict.passed, verdict.suppressed_rows,
                          verdict.retained_classes, value, True, verdict.relaxed_passed)
@@ -230,12 +241,36 @@ class SearchState:
                 b = self.metrics.value(self.metric, rolled, None)
                 if keep:
                     self._kept[node] = rolled
-            self._bounds[node] = b
+            self._set_bound(node, b)
         return b
 
-    def bounds_beyond(self, value: float) -> list[int]:
-        """The nodes whose bound (:meth:`bound`, computed so far) exceeds ``value``."""
-        return [n for n, b in self._bounds.items() if b > value]
+    def _set_bound(self, node: int, b: float) -> None:
+        self._bounds[node] = b
+        self._bound_log.append((node, b))
+
+    def mark_beyond(self) -> np.ndarray:
+        """:attr:`beyond` brought up to date and returned: the nodes whose bound exceeds the
+        best value found. For a bound from the levels alone, every node's (computed once
+        for the whole lattice); else the bounds computed so far, each with every
+        generalization (the bound is monotone). Only what changed since the last call is
+        looked at."""
+        best_val, best_key = self._best_passing
+        if best_key is None or self.metric not in HAS_LOWER_BOUND:
+            return self.beyond
+        last_val, seen = self._marked
+        if self.metric in BOUND_WITHOUT_ROLLUP:
+            if best_val < last_val:
+                if self._bound_grid is None:
+                    self._bound_grid = self.metrics.bounds_from_levels(self.metric)
+                self.beyond |= self._bound_grid > best_val
+        else:
+            lat = self.lattice
+            grid = self.beyond.reshape(lat.heights)
+            for node, b in self._bound_log[0 if best_val < last_val else seen:]:
+                if b > best_val and not self.beyond[node]:  # (else marked with its box)
+                    grid[lat.box_above(node)] = True
+        self._marked = (best_val, len(self._bound_log))
+        return self.beyond
 
     def drop(self, node: int) -> None:
         """Forget the roll-up :meth:`bound` kept for ``node`` (it will not be checked)."""

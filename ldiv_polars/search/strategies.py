@@ -10,9 +10,14 @@ models' monotonicity and the suppression limit, runs it, and reports what it fou
 ``exhaustive`` (:mod:`~ldiv_polars.search.exhaustive`; default when the predicate is not
 monotone)
     Every node that could be minimal or optimal is decided; minimal set and optimum are exact.
-``bounded`` (:mod:`~ldiv_polars.search.bounded`; on request)
-    Best-first from the bottom by the metric's lower bound: the optimum is exact, the minimal
-    set is not computed (``minimal_complete=False`` in the result of ``anonymize``).
+``bounded`` (:mod:`~ldiv_polars.search.bounded`; ``auto`` on large frequency sets, see
+:func:`_auto`)
+    The optimum only. A monotone predicate: best-first from the bottom by the metric's lower
+    bound, a popped node decided first by Flash's search of a path upwards from it. Otherwise:
+    Flash over the suppression floors and the exhaustive walk, both leaving out every node
+    whose metric lower bound exceeds the best value found, a passing node below it or not. The
+    optimum is exact, the minimal set is not computed (``minimal_complete=False`` in the
+    result of ``anonymize``).
 ``anytime`` (:mod:`~ldiv_polars.search.anytime`; ``auto`` on lattices of more than
 ``TUNING.anytime_min_nodes`` nodes)
     The best node found within a budget and a lower bound of the optimum's value (``bound``,
@@ -34,7 +39,7 @@ from ldiv_polars.search.bounded import best_first, optimum_among
 from ldiv_polars.search.exhaustive import exhaustive
 from ldiv_polars.search.flash import flash
 from ldiv_polars.search.lattice import Lattice
-from ldiv_polars.search.metrics import MetricSuite
+from ldiv_polars.search.metrics import BOUND_WITHOUT_ROLLUP, MetricSuite
 from ldiv_polars.search.rollup import EncodedFrequencySet
 from ldiv_polars.search.state import NodeRecord, Progress, SearchState
 from ldiv_polars.search.suppression import predicate_monotone
@@ -44,8 +49,8 @@ __all__ = ["STRATEGIES", "NodeRecord", "Progress", "SearchOutcome", "search_latt
 
 STRATEGIES = ("auto", "flash", "exhaustive", "bounded", "anytime")
 """Names accepted as ``strategy=`` (``auto``: anytime on lattices of more than
-``TUNING.anytime_min_nodes`` nodes, else flash when the predicate is monotone, else
-exhaustive)."""
+``TUNING.anytime_min_nodes`` nodes, else bounded or flash when the predicate is monotone
+(:func:`_auto`), else exhaustive)."""
 
 
 @dataclass
@@ -113,17 +118,17 @@ def search_lattice(
     if strategy not in STRATEGIES:
         raise InvalidParameterError(
             f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    auto = strategy == "auto"
     size = math.prod(h.height for h in efs.hierarchies)
     if strategy == "anytime" or (strategy == "auto" and size > TUNING.anytime_min_nodes):
         if budget is None and strategy == "auto":
             budget = TUNING.anytime_seconds
         return _by_anytime(efs, models, limit_rows, metric, Budget.of(budget), progress)
-    if size >= TUNING.prime_min_nodes:
-        efs.prime()  # pinned hubs when the frequency set is large (no-op on small ones)
-    s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
     strategy, monotone, reason = _lattice_strategy(strategy, models, limit_rows)
-    run = {"flash": _by_flash, "exhaustive": _by_exhaustive, "bounded": _by_bounded}[strategy]
-    passing, minimal, optimum, notes = run(s)
+    if strategy == "flash" and auto:
+        strategy = _auto(efs, limit_rows, metric)
+    s = SearchState(efs, models, limit_rows, metric, progress, batch=max(int(batch), 1))
+    passing, minimal, optimum, notes = _run(s, strategy, size)
     return SearchOutcome(
         lattice=s.lattice, strategy=strategy, monotone=monotone, reason=reason,
         checked=s.checked, evaluations=s.checker.evaluations, rollups=efs.rollups,
@@ -143,6 +148,42 @@ def _lattice_strategy(strategy: str, models: Sequence[Model], limit_rows: int
     if strategy == "flash" and not monotone:
         raise InvalidParameterError(f"strategy 'flash' needs a monotone predicate; {reason}")
     return strategy, monotone, reason
+
+
+def _run(s: SearchState, strategy: str, size: int) -> Found:
+    """Run the exact ``strategy`` on ``s`` (a lattice of ``size`` nodes): Flash and the
+    exhaustive walk with pinned hubs on large frequency sets (``efs.prime``), the bounded
+    search without hubs, pinned or on demand (its few checks would not pay for them; the
+    store's setting is restored after)."""
+    efs = s.efs
+    hubs = efs.lazy_hubs
+    try:
+        if strategy == "bounded":
+            efs.lazy_hubs = False
+        elif size >= TUNING.prime_min_nodes:
+            efs.prime()  # (a no-op on small frequency sets)
+        run = {"flash": _by_flash, "exhaustive": _by_exhaustive,
+               "bounded": _by_bounded}[strategy]
+        return run(s)
+    finally:
+        efs.lazy_hubs = hubs
+
+
+def _auto(efs: EncodedFrequencySet, limit_rows: int, metric: str) -> str:
+    """What ``auto`` runs for a monotone predicate: ``bounded`` on a frequency set of at least
+    ``TUNING.bounded_min_rows`` rows when rows may be suppressed and the metric's lower bound
+    comes from the levels alone (:data:`~ldiv_polars.search.metrics.BOUND_WITHOUT_ROLLUP`),
+    else ``flash``. There the optimum needs a small part of Flash's checks (a popped node is
+    decided by a path's few probes, its failure usually by a much smaller generalization),
+    each a roll-up of a large source; what
+    the caller loses is the set of minimal nodes
+    (``strategy="flash"`` computes it). Without suppression Flash's minimal set holds the
+    optimum of a metric monotone there; a bound that needs a roll-up would cost one per node
+    pushed."""
+    if limit_rows > 0 and metric in BOUND_WITHOUT_ROLLUP and \
+            efs.base_rows >= TUNING.bounded_min_rows:
+        return "bounded"
+    return "flash"
 
 
 def _by_anytime(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
@@ -197,6 +238,25 @@ def _by_exhaustive(s: SearchState) -> Found:
 
 
 def _by_bounded(s: SearchState) -> Found:
-    optimum = best_first(s, [s.lattice.bottom])
-    return s.tags == 1, None, optimum, [
-        "bounded: optimum exact by lower-bound pruning; minimal nodes not computed"]
+    """The optimum only. A monotone predicate: best-first from the bottom, each popped node
+    decided by Flash's path probes (:func:`~ldiv_polars.search.bounded.best_first`; it
+    checks fewer nodes than the bound-pruned Flash below under most metrics: BENCHMARKS.md,
+    "The 1M search, session 16").
+    Otherwise: Flash over the suppression floors, then the walk by height, both leaving out
+    every node whose metric bound exceeds the best value found
+    (:attr:`SearchState.within_bound`)."""
+    notes = ["bounded: optimum exact by lower-bound pruning; minimal nodes not computed "
+             "(strategy 'flash' or 'exhaustive' computes them)"]
+    if s.monotone:
+        return s.tags == 1, None, best_first(s, [s.lattice.bottom], probe=True), notes
+    s.within_bound = True
+    exhaustive(s, minimal=False)
+    passing = s.tags == 1
+    beyond = s.mark_beyond()
+    cand = [int(n) for n in np.flatnonzero(passing & ~beyond)
+            if (int(n) in s.records and s.records[int(n)].checked) or s.zero[n]]
+    optimum = optimum_among(s, cand) if cand else None
+    if s.pruned:
+        notes.append(f"{s.pruned} node(s) whose metric lower bound exceeds the best value "
+                     f"found were left unchecked")
+    return passing, None, optimum, notes

@@ -5,7 +5,8 @@ No knob changes a result: every roll-up path, sort and cache policy they choose 
 the same arrays, the same verdicts and the same optimum (tests force each branch by setting
 knobs to extremes), except ``anytime_min_nodes`` and ``anytime_seconds``: past them
 ``strategy="auto"`` runs the anytime search, whose node may fall short of the optimum (it says
-by how much at most). They trade time against memory, and one cost against another; each field
+by how much at most); and ``bounded_min_rows``: from it on ``auto`` may run the bounded search,
+which finds the same optimum but not the set of minimal nodes. They trade time against memory, and one cost against another; each field
 says what it trades. The measurements behind the defaults are in ``BENCHMARKS.md`` (lattice
 search) and ``docs/anonymize.md``.
 
@@ -198,6 +199,12 @@ class SearchTuning:
     with its gap."""
     anytime_seconds: float = 60.0
     """The anytime search's time budget when ``auto`` picks it and none was given."""
+    bounded_min_rows: int = 1 << 17
+    """``strategy="auto"`` runs the bounded search (the optimum only, no minimal set) rather
+    than Flash on frequency sets of at least this many rows when the predicate is monotone,
+    rows may be suppressed and the metric's lower bound needs no roll-up: there Flash's
+    minimal set costs several times the optimum's checks, each a roll-up of a large source
+    (BENCHMARKS.md, "The 1M search, session 16")."""
 
 
 TUNING = SearchTuning()
