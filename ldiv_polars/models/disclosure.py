@@ -149,7 +149,7 @@ class AlphaKAnonymity(Model):
         if self.alpha >= 1.0:
             return small
         r1, _ = rows.top(1)
-        floor = np.clip((r1 - self.alpha * rows.size) / (1.0 - self.alpha), 0.0, None)
+        floor = np.maximum((r1 - self.alpha * rows.size) / (1.0 - self.alpha), 0.0)
         return floor if small is None else np.maximum(floor, small)
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict:

@@ -449,7 +449,7 @@ def hierarchical_emd(rows: EncodedRows, hier: HierarchyCodes) -> np.ndarray:
             cost += lv.h * _level_runs(runs, lv, qc, qn, rows.classes)
         else:
             cost += lv.h * _level_sparse(rows, lv, qc, qn)
-    return np.clip(cost / height, 0.0, None)
+    return np.maximum(cost / height, 0.0)
 
 
 def _runs(rows: EncodedRows, dfs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -138,7 +138,7 @@ def capped_entropy_floor_numpy(rows: EncodedRows, l: float, which: np.ndarray) -
         at = starts[seg] + first_ok[seg]
         keep_t[seg] = _crossing(c[at], c[at - 1], first_ok[seg].astype(np.float64),
                                 suf_t[at], suf_s[at], lens[seg].astype(np.float64), l)
-    out[ids] = np.clip(size - keep_t, 0.0, None)
+    out[ids] = np.maximum(size - keep_t, 0.0)
     return out
 
 

@@ -41,9 +41,9 @@ def retained_share_bounds(q: np.ndarray, slack: float) -> tuple[np.ndarray, np.n
     import numpy as np
 
     keep = 1.0 - slack
-    low = np.clip((q - slack) / keep, 0.0, None) * (1.0 - WIDEN) - WIDEN
+    low = np.maximum((q - slack) / keep, 0.0) * (1.0 - WIDEN) - WIDEN
     high = q / keep * (1.0 + WIDEN) + WIDEN
-    return np.clip(low, 0.0, None), high
+    return np.maximum(low, 0.0), high
 
 
 def cap_floor(rows: EncodedRows, cap: np.ndarray) -> np.ndarray:
@@ -65,7 +65,7 @@ def cap_floor(rows: EncodedRows, cap: np.ndarray) -> np.ndarray:
     usable = cap < 1.0 - 1e-9
     safe = np.where(usable, cap, 0.0)
     per_row = np.where(usable, (rows.n - safe * size) / (1.0 - safe), 0.0)
-    return np.clip(rows.class_max(per_row), 0.0, None)
+    return np.maximum(rows.class_max(per_row), 0.0)
 
 
 def least_floor(count: np.ndarray, size: np.ndarray, least: np.ndarray | float) -> np.ndarray:
@@ -79,4 +79,4 @@ def least_floor(count: np.ndarray, size: np.ndarray, least: np.ndarray | float) 
     """
     import numpy as np
 
-    return np.clip(size.astype(np.float64) - count / least, 0.0, None)
+    return np.maximum(size.astype(np.float64) - count / least, 0.0)

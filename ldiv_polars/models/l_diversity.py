@@ -240,7 +240,7 @@ class EntropyLDiversity(Model):
             return None
         h, band = class_entropy(rows)
         size = rows.size.astype(np.float64)
-        floor = np.clip(size * (1.0 - (h + band) / math.log(self.l)), 0.0, None)
+        floor = np.maximum(size * (1.0 - (h + band) / math.log(self.l)), 0.0)
         # a class with fewer values fails in every split: all its rows
         return np.where(rows.distinct < self.min_distinct, size, floor)
 
@@ -359,7 +359,7 @@ class RecursiveCLDiversity(Model):
             return None
         r1, top = rows.top(self.l - 1)
         size = rows.size.astype(np.float64)
-        floor = np.clip(r1 - self.c * (size - top), 0.0, None)
+        floor = np.maximum(r1 - self.c * (size - top), 0.0)
         # fewer than l values: no tail, the class fails in every split (its relaxation)
         return np.where(rows.distinct < self.l, size, floor)
 
@@ -592,7 +592,7 @@ class PositiveDisclosureRecursive(Model):
         if parts is None:
             return None
         r_y, tail = parts
-        return np.clip(r_y - self.c * tail.astype(np.float64), 0.0, None)
+        return np.maximum(r_y - self.c * tail.astype(np.float64), 0.0)
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         from ldiv_polars.models.encoded import ClassVerdict

@@ -187,7 +187,7 @@ class TCloseness(Model):
         if emd is None:
             return None
         if self.distance != "ordered":
-            return np.clip(size * (emd - band - tau) / (1.0 - tau), 0.0, None)
+            return np.maximum(size * (emd - band - tau) / (1.0 - tau), 0.0)
         out = np.zeros(rows.classes)
         # f.(p - q) <= EMD: only the classes whose EMD exceeds tau can have a floor
         which = np.flatnonzero(emd - band > tau)
@@ -202,7 +202,7 @@ class TCloseness(Model):
         excess = num - band - tau
         # spread >= num exactly; the band and a relative 1e-12 widen it against rounding
         den = (np.maximum(spread, num) + band - tau) * (1.0 + 1e-12)
-        out[which] = np.where(excess > 0, size[which] * np.clip(excess, 0.0, None) / den, 0.0)
+        out[which] = np.where(excess > 0, size[which] * np.maximum(excess, 0.0) / den, 0.0)
         return out
 
     def _compiled_verdict(self, rows: EncodedRows) -> ClassVerdict | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldiv_polars.models.base import Model
-from ldiv_polars.search.lattice import Lattice
+from ldiv_polars.search.lattice import lattice_of
 from ldiv_polars.search.metrics import (
     BOUND_WITHOUT_ROLLUP,
     HAS_LOWER_BOUND,
@@ -79,7 +79,7 @@ class SearchState:
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                  metric: str, progress: Progress | None, batch: int = 32) -> None:
         self.efs = efs
-        self.lattice = Lattice([h.height for h in efs.hierarchies])
+        self.lattice = lattice_of([h.height for h in efs.hierarchies])
         monotone, _ = predicate_monotone(models, limit_rows > 0)
         self.monotone = monotone
         """Whether "node passes" is monotone (Flash's tags then follow from checks)."""
@@ -202,7 +202,7 @@ class SearchState:
             return rec
         levels = self.lattice.levels(node)
         if self.metric in BOUND_WITHOUT_ROLLUP:
-            value = self.metrics.bound_from_levels(self.metric, levels)
+            value = float(self.levels_bounds()[node])
             classes = -1
         else:
             rolled = self.efs.rollup(levels)
@@ -235,7 +235,7 @@ class SearchState:
             if self.metric not in HAS_LOWER_BOUND:
                 b = 0.0
             elif self.metric in BOUND_WITHOUT_ROLLUP:
-                b = self.metrics.bound_from_levels(self.metric, self.lattice.levels(node))
+                b = float(self.levels_bounds()[node])
             else:
                 rolled = self.efs.rollup(self.lattice.levels(node))
                 b = self.metrics.value(self.metric, rolled, None)
@@ -243,6 +243,13 @@ class SearchState:
                     self._kept[node] = rolled
             self._set_bound(node, b)
         return b
+
+    def levels_bounds(self) -> np.ndarray:
+        """Every node's bound from its levels alone (a metric of ``BOUND_WITHOUT_ROLLUP``;
+        :meth:`MetricSuite.bounds_from_levels`, the same floats as one node's), computed once."""
+        if self._bound_grid is None:
+            self._bound_grid = self.metrics.bounds_from_levels(self.metric)
+        return self._bound_grid
 
     def _set_bound(self, node: int, b: float) -> None:
         self._bounds[node] = b
@@ -260,9 +267,7 @@ class SearchState:
         last_val, seen = self._marked
         if self.metric in BOUND_WITHOUT_ROLLUP:
             if best_val < last_val:
-                if self._bound_grid is None:
-                    self._bound_grid = self.metrics.bounds_from_levels(self.metric)
-                self.beyond |= self._bound_grid > best_val
+                self.beyond |= self.levels_bounds() > best_val
         else:
             lat = self.lattice
             grid = self.beyond.reshape(lat.heights)

@@ -204,7 +204,7 @@ def _by_anytime(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: i
 def _by_flash(s: SearchState) -> Found:
     flash(s)
     passing = s.tags == 1
-    minimal = s.lattice.minimal_of(passing)
+    minimal = s.lattice.minimal_of(passing, upward=True)  # (Flash tags passing upwards)
     if s.metric_monotone:
         optimum = optimum_among(s, minimal)
         note = f"metric {s.metric!r} is monotone here: the optimum is a minimal node"
