@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ldiv_polars.core.engines import arrow_codes
@@ -740,3 +740,190 @@ def test_foreign_views_are_numbered_by_their_bytes(strings, garbage, nbuf):
         first.setdefault(s, len(first))
     assert new == list(first)
     assert ids.tolist() == [first[s] for s in strings]
+
+
+# --- small9: several columns in one pass, the seed strings' table --------------------------
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(AUDIT_WORDS), min_size=1, unique=True),
+       st.lists(st.sampled_from(AUDIT_WORDS), min_size=1, max_size=40), _OPS,
+       st.lists(st.integers(0, 30), min_size=1, max_size=40), st.booleans())
+def test_add_columns_adds_what_each_column_adds(leaves, values, ops, numbers, unknown):
+    """One pass over a String column, a column read as codes and an integer column (each
+    shaped as Polars leaves it, so their chunks differ) adds to the key and counts exactly
+    what the one-column functions add without the kernel; False as soon as one value has no
+    code (a string that is not a leaf, an integer outside the table)."""
+    from ldiv_polars.core.engines.raw_codes import integer_table
+
+    strings = _shaped(pl.Series("c", [v for v in values if v in leaves] or [leaves[0]]), ops)
+    n = strings.len()
+    assume(n > 0)
+    if unknown:
+        strings = pl.concat([strings.head(n - 1), pl.Series("c", ["not a leaf"])],
+                            rechunk=False)
+    lv = pl.Series(leaves)
+    coded = pl.Series("d", [leaves[i % len(leaves)] for i in range(n)]).cast(leaf_enum(lv))
+    ints = pl.concat([pl.Series("t", [numbers[i % len(numbers)] for i in range(n // 2)],
+                                pl.Int64),
+                      pl.Series("t", [numbers[i % len(numbers)] for i in range(n // 2, n)],
+                                pl.Int64)], rechunk=False)
+    int_leaves = pl.Series([str(v) for v in sorted(set(numbers))])
+    found = integer_table(ints, int_leaves)
+    assert found is not None
+
+    def columns(counts):
+        return [("s", strings, lv, 7, counts[0]), ("d", coded, lv, 1000, counts[1]),
+                ("t", ints, found, 100_000, counts[2])]
+
+    got = []
+    for kernel in (True, False):
+        key = np.arange(n, dtype=np.int64)
+        counts = [np.zeros(len(lv), np.int64), np.zeros(len(lv), np.int64),
+                  np.zeros(len(int_leaves), np.int64)]
+        if kernel:
+            ok = arrow_codes.add_columns(columns(counts), key)
+        else:
+            ok = all(arrow_codes._ONE_COLUMN[kind](c, *(codes if kind == "t" else (codes,)),
+                                                   key, place, cnt, kernel=False)
+                     for kind, c, codes, place, cnt in columns(counts))
+        got.append((ok, key.tolist(), [c.tolist() for c in counts]))
+    assert got[0][0] is got[1][0] is (not unknown)
+    if got[0][0]:
+        assert got[0] == got[1]
+        want = _reference(strings.to_list(), leaves)
+        assert got[0][2][0] == [want.count(i) for i in range(len(leaves))]
+
+
+@needs_kernel
+@pytest.mark.parametrize("many", [False, True])
+def test_seed_strings_differing_only_in_their_middle(many):
+    """Leaves longer than 20 bytes that differ only in bytes 12 .. len - 9 (timestamps
+    differing in their minutes: the same length, prefix, bytes 4 .. 11 and last 8 bytes),
+    past the table's perfect placement (5,000 of them) or not, in several chunks: each row
+    gets its own leaf's code; a string differing from a leaf in its middle only is no leaf."""
+    count = 5000 if many else 60
+    leaves = [f"2020-01-01T{h:02d}:{m:02d}:00.000000+0000" for h in range(24)
+              for m in range(60)][:count] if not many else \
+        [f"2020-01-01T{i // 60:03d}{i % 60:02d}:00.000000+0000" for i in range(count)]
+    rng = np.random.default_rng(5)
+    picks = rng.integers(0, count, 3000)
+    col = pl.concat([pl.Series("c", [leaves[i] for i in picks[:1000]]),
+                     pl.Series("c", [leaves[i] for i in picks[1000:]])], rechunk=False)
+    key, counts = np.zeros(col.len(), np.int64), np.zeros(count, np.int64)
+    assert arrow_codes.add_columns([("s", col, pl.Series(leaves), 1, counts)], key)
+    assert key.tolist() == picks.tolist()
+    assert counts.tolist() == np.bincount(picks, minlength=count).tolist()
+    other = leaves[0][:14] + "99" + leaves[0][16:]
+    assert other not in leaves and len(other) == len(leaves[0])
+    bad = pl.concat([col, pl.Series("c", [other])], rechunk=False)
+    assert arrow_codes.add_columns([("s", bad, pl.Series(leaves), 1, np.zeros(count, np.int64))],
+                                   np.zeros(bad.len(), np.int64)) is False
+
+
+@needs_kernel
+def test_add_columns_refuses_what_add_codes_refuses():
+    """The one-pass kernel checks what the one-column entry points check: columns of unequal
+    lengths, a repeated seed string, an index past the counts (a ValueError), an unknown kind;
+    a layout it does not read is a TypeError before anything is written, and add_columns then
+    takes the one-column functions (an integer column past int64: their cast refuses it)."""
+    kern = arrow_codes._kernel
+    a, b = pl.Series(["x", "y"]), pl.Series(["x"])
+    key = np.zeros(2, np.int64)
+    with pytest.raises(ValueError, match="differ in length"):
+        kern.add_columns([("s", a.__arrow_c_stream__(), a.__arrow_c_stream__(), 1,
+                           np.zeros(2, np.int64)),
+                          ("s", b.__arrow_c_stream__(), a.__arrow_c_stream__(), 1,
+                           np.zeros(2, np.int64))], key)
+    with pytest.raises(ValueError, match="repeat"):
+        kern.add_columns([("s", a.__arrow_c_stream__(), pl.Series(["x", "x"]).__arrow_c_stream__(),
+                           1, np.zeros(2, np.int64))], key)
+    with pytest.raises(ValueError, match="kind"):
+        kern.add_columns([("q", a.__arrow_c_stream__(), 1, np.zeros(2, np.int64))], key)
+    with pytest.raises(ValueError, match="past the counts"):
+        kern.add_columns([("d", a.cast(leaf_enum(a)).__arrow_c_stream__(), 1,
+                           np.zeros(1, np.int64))], key)
+    with pytest.raises(TypeError):
+        kern.add_columns([("s", a.__arrow_c_stream__(), a.__arrow_c_stream__(), 1,
+                           np.zeros(2, np.int64)),
+                          ("t", pl.Series([2**63, 1], dtype=pl.UInt64).__arrow_c_stream__(),
+                           np.zeros(2, np.int64), 0, 1, np.zeros(2, np.int64))], key)
+    assert key.tolist() == [0, 0]  # (nothing written before the TypeError)
+    big = pl.Series([2**63, 1], dtype=pl.UInt64)
+    assert arrow_codes.add_columns(
+        [("s", a, a, 1, np.zeros(2, np.int64)),
+         ("t", big, (np.zeros(2, np.int64), 0), 1, np.zeros(2, np.int64))], key) is False
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(AUDIT_WORDS), min_size=1, max_size=60), _OPS,
+       st.lists(st.sampled_from(AUDIT_WORDS[:8]), min_size=1, max_size=60))
+def test_sensitive_ids_from_the_same_pass(values, ops, qi_values):
+    """The sensitive column numbered in the QI columns' pass (the kernel's "n" spec) gets
+    exactly sorted_ids' ids and values without the kernel (Polars' sort and Enum cast), on
+    shaped columns (slices, chunks, gathers) of short, long and non-ASCII strings; the QI
+    column's key and counts are add_columns'."""
+    sens = _shaped(pl.Series("s", values), ops)
+    n = sens.len()
+    assume(n > 0)
+    qi = pl.concat([pl.Series("q", [qi_values[i % len(qi_values)] for i in range(n // 3)],
+                              pl.String),
+                    pl.Series("q", [qi_values[i % len(qi_values)] for i in range(n // 3, n)],
+                              pl.String)], rechunk=False)
+    leaves = pl.Series(AUDIT_WORDS[:8])
+    key, counts = np.zeros(n, np.int64), np.zeros(8, np.int64)
+    added, got = arrow_codes.add_columns_and_ids([("s", qi, leaves, 3, counts)], key, sens)
+    want_ids, want_values = arrow_codes.sorted_ids(sens, kernel=False)
+    assert added is True and got is not None
+    assert got[0].tolist() == want_ids.tolist()
+    assert got[1].to_list() == want_values.to_list() == sorted(set(sens.to_list()))
+    want = _reference(qi.to_list(), AUDIT_WORDS[:8])
+    assert key.tolist() == [3 * w for w in want]
+    assert counts.tolist() == [want.count(i) for i in range(8)]
+
+
+@needs_kernel
+@pytest.mark.parametrize("distinct", [300, 3000, 5000])
+def test_sensitive_ids_of_many_values(distinct):
+    """Past the reseeding of small tables (256 strings), growing the table several times,
+    and past SORT_LIMIT (4,096 distinct values: Polars numbers them), long strings differing
+    in their middle: the ids are sorted_ids' without the kernel; a QI value that is no leaf
+    makes the pass False with no ids."""
+    rng = np.random.default_rng(distinct)
+    words = [f"2020-01-01T{i // 60:03d}{i % 60:02d}:00.000000+0000" if i % 2 else f"v{i}"
+             for i in range(distinct)]
+    sens = pl.Series("s", [words[i] for i in rng.integers(0, distinct, 12_000)])
+    qi = pl.Series("q", ["a"] * 12_000)
+    key, counts = np.zeros(12_000, np.int64), np.zeros(1, np.int64)
+    added, got = arrow_codes.add_columns_and_ids([("s", qi, pl.Series(["a"]), 1, counts)],
+                                                 key, sens)
+    want_ids, want_values = arrow_codes.sorted_ids(sens, kernel=False)
+    assert added is True and got is not None
+    assert got[0].tolist() == want_ids.tolist() and got[1].equals(want_values)
+    assert counts.tolist() == [12_000]
+    bad = pl.Series("q", ["a"] * 11_999 + ["b"])
+    assert arrow_codes.add_columns_and_ids([("s", bad, pl.Series(["a"]), 1, counts)],
+                                           np.zeros(12_000, np.int64), sens) == (False, None)
+    assert arrow_codes.add_columns_and_ids([], key, pl.Series([1] * 12_000)) == (False, None)
+
+
+@needs_kernel
+@pytest.mark.parametrize("leaves", [["abcdefgh", "xyz", "abcdefghijklmnopqrstuvwxyz0"],
+                                    ["abcdefgh", "abcdefgX", "abcdefghijklmnopqrstuvwxyz0"]])
+def test_strings_sharing_a_leafs_length_and_prefix_are_not_that_leaf(leaves):
+    """Leaves told apart by their length and 4-byte prefix alone (the table then hashes that
+    word only) or not: a string of a leaf's length and prefix that differs later (in bytes
+    4-11, in its last 8, in the middle of a long one) is no leaf, and each leaf gets its own
+    code."""
+    col = pl.Series("c", [leaves[i % len(leaves)] for i in range(50)])
+    key, counts = np.zeros(50, np.int64), np.zeros(len(leaves), np.int64)
+    assert arrow_codes.add_columns([("s", col, pl.Series(leaves), 1, counts)], key)
+    assert key.tolist() == [i % len(leaves) for i in range(50)]
+    for other in ("abcdefgY", "abcdYfgh", "abcdefghijklmnopqrstuvwxyz1",
+                  "abcdefghijklmnoXqrstuvwxyz0", "abcdefghijkXmnopqrstuvwxyz0"):
+        assert other not in leaves
+        bad = pl.concat([col, pl.Series("c", [other])], rechunk=False)
+        assert arrow_codes.add_columns(
+            [("s", bad, pl.Series(leaves), 1, np.zeros(len(leaves), np.int64))],
+            np.zeros(51, np.int64)) is False

@@ -21,6 +21,7 @@ from ldiv_polars.models import (
     TCloseness,
 )
 from ldiv_polars.search import EncodedFrequencySet, Lattice
+from ldiv_polars.search.lattice import lattice_of
 from ldiv_polars.search.grouping import count_limit, dense_rank, group_keys
 from ldiv_polars.search.suppression import NodeChecker, relaxations
 from ldiv_polars.search.tuning import TUNING
@@ -233,7 +234,9 @@ def test_batched_rollups_equal_one_by_one(adult, sensitive, monkeypatch):
 
 def test_minimal_of_equals_pairwise_definition():
     """The grid cumulative-OR minimal elements equal the definition (no other node of the set
-    componentwise below), on random sets of random lattices: upward-closed or not."""
+    componentwise below), on random sets of random lattices: upward-closed or not (on those,
+    the direct-specialization test of ``upward=True`` gives the same nodes), on a lattice
+    built anew and on the shared one (``lattice_of``)."""
     rng = np.random.default_rng(7)
     for _ in range(300):
         lat = Lattice([int(h) for h in rng.integers(1, 5, rng.integers(1, 5))])
@@ -243,10 +246,29 @@ def test_minimal_of_equals_pairwise_definition():
             for i in np.flatnonzero(mask):
                 closed |= lat.above(int(i))
             mask = closed
+            assert lat.minimal_of(mask, upward=True) == lat.minimal_of(mask)  # (Flash's)
         ids = np.flatnonzero(mask)
         want = [int(i) for i in ids
                 if not ((lat.nodes[ids] <= lat.nodes[i]).all(axis=1) & (ids != i)).any()]
         assert lat.minimal_of(mask) == want
+        if rng.random() < 0.3:  # the shared lattice of these heights gives the same
+            assert lattice_of(lat.heights).minimal_of(mask) == want
+
+
+def test_tag_sets_only_the_zero_entries_of_its_box():
+    """Lattice.tag (value 1: one OR over the box's view; -1: a masked assignment) sets exactly
+    the still-zero tags of the box and keeps every other tag, on random tags of -1, 0 and 1
+    over random lattices and boxes above and below random nodes."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        lat = Lattice([int(h) for h in rng.integers(1, 5, rng.integers(1, 6))])
+        tags = rng.integers(-1, 2, lat.size).astype(np.int8)
+        node = int(rng.integers(0, lat.size))
+        for value, inside in ((1, lat.above(node)), (-1, lat.below(node))):
+            want = np.where(inside & (tags == 0), np.int8(value), tags)
+            got = tags.copy()
+            lat.tag(got, lat.box_above(node) if value == 1 else lat.box_below(node), value)
+            assert got.tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("metric", ["loss", "precision", "entropy", "height", "discernibility",

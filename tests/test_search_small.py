@@ -247,3 +247,21 @@ def test_progress_callback_and_result_dict():
     d = res.to_dict()
     assert d["optimum"]["levels"] == res.levels and d["minimal"] == res.minimal
     assert d["checked"] == res.checked and d["verified"] is True
+
+
+def test_empty_frames_are_new_frames_of_their_schema():
+    """anonymize's empty frames naming the encoded set's columns (made once per schema of
+    Int32, Int64 and String columns, cleared per use) are new frames of exactly that schema:
+    one changed in place leaves the next untouched; other dtypes are built each time."""
+    import sys
+
+    mod = sys.modules["ldiv_polars.search.anonymize"]
+    plain = (("a", pl.Int32), ("s", pl.String()), ("n", pl.Int64))
+    first = mod._empty_frame(plain)
+    first.insert_column(0, pl.Series("x", [], pl.Float64))
+    again = mod._empty_frame(plain)
+    assert again is not first and again.height == 0
+    assert again.schema == pl.Schema({"a": pl.Int32, "s": pl.String, "n": pl.Int64})
+    for dt in (pl.Datetime("ns", "UTC"), pl.Datetime("us"), pl.Enum(["p", "q"]), pl.Float64):
+        assert mod._empty_frame((("a", pl.Int32), ("s", dt))).schema == \
+            pl.Schema({"a": pl.Int32, "s": dt})

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldiv_polars.models.base import Model
-from ldiv_polars.search.lattice import Lattice
+from ldiv_polars.search.lattice import lattice_of
 from ldiv_polars.search.metrics import (
     BOUND_WITHOUT_ROLLUP,
     HAS_LOWER_BOUND,
@@ -79,7 +79,7 @@ class SearchState:
     def __init__(self, efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: int,
                  metric: str, progress: Progress | None, batch: int = 32) -> None:
         self.efs = efs
-        self.lattice = Lattice([h.height for h in efs.hierarchies])
+        self.lattice = lattice_of([h.height for h in efs.hierarchies])
         monotone, _ = predicate_monotone(models, limit_rows > 0)
         self.monotone = monotone
         """Whether "node passes" is monotone (Flash's tags then follow from checks)."""

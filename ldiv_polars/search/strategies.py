@@ -151,14 +151,14 @@ def _lattice_strategy(strategy: str, models: Sequence[Model], limit_rows: int
 
 
 def _run(s: SearchState, strategy: str, size: int) -> Found:
-    """Run the exact ``strategy`` on ``s`` (a lattice of ``size`` nodes): Flash and the
-    exhaustive walk with pinned hubs on large frequency sets (``efs.prime``), the bounded
-    search without hubs, pinned or on demand (its few checks would not pay for them; the
-    store's setting is restored after)."""
+    """Run the exact ``strategy`` on ``s`` (a lattice of ``size`` nodes) with pinned hubs on
+    large frequency sets (``efs.prime``), except the bounded search of a monotone predicate:
+    without hubs, pinned or on demand (its few checks would not pay for them; the store's
+    setting is restored after)."""
     efs = s.efs
     hubs = efs.lazy_hubs
     try:
-        if strategy == "bounded":
+        if strategy == "bounded" and s.monotone:
             efs.lazy_hubs = False
         elif size >= TUNING.prime_min_nodes:
             efs.prime()  # (a no-op on small frequency sets)
@@ -175,8 +175,7 @@ def _auto(efs: EncodedFrequencySet, limit_rows: int, metric: str) -> str:
     comes from the levels alone (:data:`~ldiv_polars.search.metrics.BOUND_WITHOUT_ROLLUP`),
     else ``flash``. There the optimum needs a small part of Flash's checks (a popped node is
     decided by a path's few probes, its failure usually by a much smaller generalization),
-    each a roll-up of a large source; what
-    the caller loses is the set of minimal nodes
+    each a roll-up of a large source; what the caller loses is the set of minimal nodes
     (``strategy="flash"`` computes it). Without suppression Flash's minimal set holds the
     optimum of a metric monotone there; a bound that needs a roll-up would cost one per node
     pushed."""
@@ -205,7 +204,7 @@ def _by_anytime(efs: EncodedFrequencySet, models: Sequence[Model], limit_rows: i
 def _by_flash(s: SearchState) -> Found:
     flash(s)
     passing = s.tags == 1
-    minimal = s.lattice.minimal_of(passing)
+    minimal = s.lattice.minimal_of(passing, upward=True)  # (Flash tags passing upwards)
     if s.metric_monotone:
         optimum = optimum_among(s, minimal)
         note = f"metric {s.metric!r} is monotone here: the optimum is a minimal node"

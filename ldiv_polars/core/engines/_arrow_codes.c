@@ -19,6 +19,19 @@
  *       The same numbers (seed required) added to a mixed-radix key instead of written:
  *       key[r] += number * place (int64) and counts[number] += 1 (int64, len(seed) cells).
  *       False, key and counts partly updated, as soon as a string is not one of the seed's.
+ *   add_columns(specs, key) -> bool
+ *       Several columns in one pass, block by block of rows (the key's block stays in cache
+ *       across the columns): each spec ("s", column, seed, place, counts) as add_codes,
+ *       ("d", column, place, counts) as add_indices, ("t", column, table, low, place, counts)
+ *       as add_table, ("n", column, ids, limit, out) numbering a string column's values in
+ *       order of first appearance into ids (int64) as encode does, out (a list) then
+ *       receiving its strings (bytes) in their numbers' order, or None alone when they are
+ *       more than limit (ids unspecified); the columns have the key's length. False (key and
+ *       counts partly
+ *       updated) as soon as one value has no code. Every column is opened before any row is
+ *       read: a TypeError leaves key and counts as they were. The seed's strings are looked
+ *       up by their words (see Key3 below) in a table where each sits in its first slot.
+ *       add_codes, add_indices and add_table are add_columns of one spec.
  *   add_indices(column, key, place, counts) -> None
  *       The same for a dictionary column's indices: key[r] += index * place and
  *       counts[index] += 1; an index past counts raises ValueError (key and counts then
@@ -110,7 +123,7 @@ typedef struct {
     Py_ssize_t count, cap;
 } Table;
 
-enum { OK = 0, E_MEM = 1, E_VIEW = 2, E_SEED = 3, E_LIMIT = 4 };
+enum { OK = 0, E_MEM = 1, E_VIEW = 2, E_SEED = 3, E_LIMIT = 4, E_INDEX = 5 };
 
 static void column_close(Column *c) {
     Py_ssize_t i;
@@ -147,6 +160,11 @@ static int format_width(const struct ArrowSchema *schema, int ints) {
     }
 }
 
+/* The data buffers of a chunk with none: entry 0 of both is read (and found empty) by
+ * view_key without a branch on the buffer index. */
+static const unsigned char *const NO_BUF[1] = {NULL};
+static const int64_t NO_LEN[1] = {0};
+
 /* Checks chunk a (no nulls; the buffers its format needs) and, for strings, its views. */
 static int chunk_views(const struct ArrowArray *a, int width, Views *v) {
     int64_t nd;
@@ -161,8 +179,8 @@ static int chunk_views(const struct ArrowArray *a, int width, Views *v) {
     v->offset = (Py_ssize_t)a->offset;
     v->n = (Py_ssize_t)a->length;
     v->nbuf = (Py_ssize_t)nd;
-    v->bufs = (const unsigned char *const *)(a->buffers + 2);
-    v->buflen = a->buffers[a->n_buffers - 1];
+    v->bufs = nd ? (const unsigned char *const *)(a->buffers + 2) : NO_BUF;
+    v->buflen = nd ? a->buffers[a->n_buffers - 1] : NO_LEN;
     return 0;
 }
 
@@ -479,41 +497,303 @@ done:
     return result;
 }
 
-static PyObject *add_codes(PyObject *self, PyObject *args) {
-    PyObject *col_obj, *seed_obj, *key_obj, *counts_obj, *result = NULL;
-    Py_ssize_t i, at = 0;
-    long long place;
-    Column v = {0}, seed = {0};
-    Py_buffer key = {0}, counts = {0};
-    Table t;
-    int e = OK;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "OOOLO", &col_obj, &seed_obj, &key_obj, &place, &counts_obj))
-        return NULL;
-    if (column_open(seed_obj, 16, &seed) < 0) return NULL;
-    if (column_open(col_obj, 16, &v) < 0) goto done;
-    if (out_array(key_obj, &key, v.rows, "key") < 0 ||
-        out_array(counts_obj, &counts, seed.rows, "counts") < 0)
-        goto done;
-    Py_BEGIN_ALLOW_THREADS
-    e = table_init(&t, seed.rows + 64);
-    for (i = 0; e == OK && i < seed.k; i++) e = encode_seed(&t, &seed.views[i]);
-    for (i = 0; e == OK && i < v.k; at += v.views[i].n, i++) {
-        Out o = {NULL, (int64_t *)key.buf + at, (int64_t *)counts.buf, (int64_t)place};
-        e = encode_rows(&t, &v.views[i], o, seed.rows, 0);
+/* ---- The seeded lookup of a pass adding codes to a key ---------------------------------------
+ * A string of at most 20 bytes is wholly in three words: w0 (the view's first: its length and
+ * first 4 bytes, the bytes past an inline string's end zeroed), a (its bytes 4 .. 11, zeroed
+ * past its end) and b (its last 8 bytes when it is longer than 12, else 0); a longer one has
+ * its bytes 12 .. len - 9 besides (its middle), hashed and compared apart. A row costs a few
+ * loads, three products and one probe of a table holding the seed's strings only, each in its
+ * first slot (so the probe's branches go the same way on every row of a seed string). */
+
+typedef struct {
+    uint64_t w0, a, b;
+    const unsigned char *p;
+    int32_t len;
+} Key3;
+
+typedef struct {
+    uint64_t w0, a, b;
+    const unsigned char *p;
+} Leaf;
+
+/* Per length 0 .. 13 (13: any longer): the bits of w0 and a an inline string's bytes hold. */
+static const uint64_t MASK_W0[14] = {
+    0xffffffffULL, 0xffffffffffULL, 0xffffffffffffULL, 0xffffffffffffffULL,
+    ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL};
+static const uint64_t MASK_A[14] = {
+    0, 0, 0, 0, 0, 0xffULL, 0xffffULL, 0xffffffULL, 0xffffffffULL, 0xffffffffffULL,
+    0xffffffffffffULL, 0xffffffffffffffULL, ~0ULL, ~0ULL};
+
+/* The words of string r of the views; 0 when its view is malformed (as view_str: outside its
+ * buffer, a negative length, a prefix that is not its bytes' first 4). Every address read is
+ * within the views or the string's own bytes, whatever the view holds. */
+static inline int view_key(const Views *v, Py_ssize_t r, Key3 *k) {
+    const unsigned char *view = v->views + 16 * (v->offset + r), *base, *p;
+    int32_t l, bi, off;
+    uint32_t pv, pp, li;
+    Py_ssize_t bs;
+    int lng, inb, use;
+    memcpy(&l, view, 4);
+    if ((uint32_t)l <= 12) {  /* inline: its words are the view's (measured: a branch here
+                                 costs less than the out-of-line path's loads, even where
+                                 inline and longer strings alternate) */
+        li = (uint32_t)l;
+        k->w0 = load8(view) & MASK_W0[li];
+        k->a = load8(view + 8) & MASK_A[li];
+        k->b = 0;
+        k->p = view + 4;
+        k->len = l;
+        return 1;
     }
-    Py_END_ALLOW_THREADS
-    if (!raise_code(e)) result = PyBool_FromLong(e == OK);
-    table_free(&t);
-done:
-    if (key.obj) PyBuffer_Release(&key);
-    if (counts.obj) PyBuffer_Release(&counts);
-    column_close(&v);
-    column_close(&seed);
-    return result;
+    memcpy(&bi, view + 8, 4);
+    memcpy(&off, view + 12, 4);
+    lng = l > 12;
+    inb = bi >= 0 && (Py_ssize_t)bi < v->nbuf;
+    bs = inb ? bi : 0;  /* (entry 0 exists: NO_BUF when the chunk has no data buffer) */
+    base = v->bufs[bs];
+    use = lng & inb & (off >= 0) & ((int64_t)off + l <= v->buflen[bs]) & (base != NULL);
+    p = use ? base + off : view + 4;
+    memcpy(&pv, view + 4, 4);
+    memcpy(&pp, p, 4);
+    li = (uint32_t)l > 13 ? 13 : (uint32_t)l;
+    k->w0 = load8(view) & MASK_W0[li];
+    k->a = load8(p + 4) & MASK_A[li];
+    k->b = load8(use ? p + l - 8 : view + 8) & (use ? ~0ULL : 0ULL);
+    k->p = p;
+    k->len = l;
+    return (l >= 0) & ((!lng) | (use & (pv == pp)));
 }
 
-/* key[r] += index * place, counts[index] += 1 over n indices of width w; E_VIEW on an index
+/* The words at p + 12, p + 20, ... covering a string's middle (bytes 12 .. len - 9; the last
+ * one overlapping the one before), for a string of more than 20 bytes. */
+static inline uint64_t middle_hash(const unsigned char *p, int32_t len) {
+    uint64_t h = 0, c = 0x9E3779B97F4A7C15ULL;
+    int32_t i;
+    for (i = 12; i < len - 8; i += 8, c += 0x632BE59BD9B4E019ULL)
+        h += load8(p + (i + 8 <= len - 8 ? i : len - 16)) * c;
+    return h;
+}
+
+static inline int middle_equal(const unsigned char *p, const unsigned char *q, int32_t len) {
+    int32_t i, j;
+    for (i = 12; i < len - 8; i += 8) {
+        j = i + 8 <= len - 8 ? i : len - 16;
+        if (load8(p + j) != load8(q + j)) return 0;
+    }
+    return 1;
+}
+
+/* The seed's strings by their words: an open-addressing table read by a hash's top bits,
+ * its multipliers chosen so that (on up to PERFECT_MAX strings) every seed string sits in its
+ * first slot: a row's probe then never branches the wrong way. When the seed's strings differ
+ * in their first words (length and 4-byte prefix) alone (w0only), the hash is of that word
+ * only (one product a row instead of three); a row is still compared with all its words. */
+typedef struct {
+    int32_t *slots;
+    Leaf *leaves;
+    uint64_t mask, m0, m1, m2, seed;
+    int shift, w0only;
+    Py_ssize_t count, cap;
+} Leaves;
+
+/* Seeds of up to PERFECT_MAX strings, and numbered tables of up to RESEED_MAX, try up to
+ * PERFECT_TRIES multipliers for one that leaves every string in its first slot. */
+enum { PERFECT_MAX = 4096, PERFECT_TRIES = 24, RESEED_MAX = 256 };
+
+static inline uint64_t key_hash(const Leaves *t, const Key3 *k) {
+    uint64_t h;
+    if (t->w0only) return k->w0 * t->m0;
+    h = k->w0 * t->m0 + k->a * t->m1 + k->b * t->m2;
+    if (k->len > 20) h += middle_hash(k->p, k->len);  /* (rare: a predictable branch) */
+    return h;
+}
+
+/* The seed string equal to k (its number), or -1. */
+static inline int32_t leaves_find(const Leaves *t, const Key3 *k) {
+    uint64_t s = key_hash(t, k) >> t->shift;
+    int32_t j;
+    for (; (j = t->slots[s]) >= 0; s = (s + 1) & t->mask) {
+        const Leaf *f = &t->leaves[j];
+        if (f->w0 == k->w0 && f->a == k->a && f->b == k->b
+            && (k->len <= 20 || middle_equal(k->p, f->p, k->len)))
+            return j;
+    }
+    return -1;
+}
+
+static void leaves_free(Leaves *t) {
+    free(t->slots);
+    free(t->leaves);
+    memset(t, 0, sizeof(*t));
+}
+
+/* The seed's strings placed in the slots with the multipliers of try `seed`; how many are not
+ * in their first slot; -1 when one repeats. */
+static Py_ssize_t leaves_place(Leaves *t, uint64_t seed) {
+    uint64_t x = 0x9E3779B97F4A7C15ULL * (seed + 1), s;
+    Py_ssize_t i, moved = 0;
+    Key3 k;
+    t->seed = seed;
+    t->m0 = (x ^ 0xff51afd7ed558ccdULL) | 1;
+    t->m1 = (x * 0xc4ceb9fe1a85ec53ULL) | 1;
+    t->m2 = (x * 0xbf58476d1ce4e5b9ULL + 0x632BE59BD9B4E019ULL) | 1;
+    memset(t->slots, 0xff, (size_t)(t->mask + 1) * sizeof(int32_t));
+    for (i = 0; i < t->count; i++) {
+        const Leaf *f = &t->leaves[i];
+        k.w0 = f->w0, k.a = f->a, k.b = f->b, k.p = f->p, k.len = (int32_t)f->w0;
+        if (leaves_find(t, &k) >= 0) return -1;
+        s = key_hash(t, &k) >> t->shift;
+        if (t->slots[s] >= 0) moved++;
+        for (; t->slots[s] >= 0; s = (s + 1) & t->mask) {}
+        t->slots[s] = (int32_t)i;
+    }
+    return moved;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Whether the seed's strings differ in their first words (length and prefix) alone. */
+static int w0_distinct(const Leaves *t) {
+    Py_ssize_t i;
+    int ok = 1;
+    uint64_t *w = malloc((size_t)(t->count + 1) * sizeof(uint64_t));
+    if (!w) return 0;
+    for (i = 0; i < t->count; i++) w[i] = t->leaves[i].w0;
+    qsort(w, (size_t)t->count, sizeof(uint64_t), cmp_u64);
+    for (i = 1; i < t->count && ok; i++) ok = w[i] != w[i - 1];
+    free(w);
+    return ok;
+}
+
+/* The table of the seed column's strings, numbered in their order; E_SEED when one repeats,
+ * E_VIEW at a malformed view. */
+static int leaves_init(Leaves *t, const Column *seed) {
+    uint64_t size = 16, best_seed = 0, tries;
+    int bits = 4;
+    Py_ssize_t i, r, moved, best = -1;
+    Key3 k;
+    memset(t, 0, sizeof(*t));
+    if (seed->rows >= INT32_MAX / 8) return E_MEM;
+    while (size < (seed->rows <= PERFECT_MAX ? 4 : 2) * (uint64_t)seed->rows) size *= 2, bits++;
+    t->slots = malloc((size_t)size * sizeof(int32_t));
+    t->leaves = malloc((size_t)(seed->rows + 1) * sizeof(Leaf));
+    if (!t->slots || !t->leaves) return E_MEM;
+    t->mask = size - 1;
+    t->shift = 64 - bits;
+    t->cap = seed->rows + 1;
+    for (i = 0; i < seed->k; i++)
+        for (r = 0; r < seed->views[i].n; r++) {
+            if (!view_key(&seed->views[i], r, &k)) return E_VIEW;
+            t->leaves[t->count].w0 = k.w0;
+            t->leaves[t->count].a = k.a;
+            t->leaves[t->count].b = k.b;
+            t->leaves[t->count++].p = k.p;
+        }
+    tries = seed->rows <= PERFECT_MAX ? PERFECT_TRIES : 1;
+    t->w0only = seed->rows <= PERFECT_MAX && w0_distinct(t);
+    for (r = 0; r < (Py_ssize_t)tries && best != 0; r++) {
+        if ((moved = leaves_place(t, (uint64_t)r)) < 0) return E_SEED;
+        if (best < 0 || moved < best) best = moved, best_seed = (uint64_t)r;
+    }
+    if (best > 0 && best_seed != (uint64_t)r - 1) leaves_place(t, best_seed);
+    return OK;
+}
+
+/* An empty table numbering strings as they come (leaves_add). */
+static int leaves_empty(Leaves *t) {
+    memset(t, 0, sizeof(*t));
+    t->slots = malloc(64 * sizeof(int32_t));
+    t->leaves = malloc(16 * sizeof(Leaf));
+    if (!t->slots || !t->leaves) return E_MEM;
+    t->mask = 63;
+    t->shift = 58;
+    t->cap = 16;
+    leaves_place(t, 0);
+    return OK;
+}
+
+/* The string k (not in the table) as the next number: the table kept a quarter full at most
+ * (doubled, every string placed again), and on up to RESEED_MAX strings re-placed with other
+ * multipliers when k does not sit in its first slot. */
+static int leaves_add(Leaves *t, const Key3 *k) {
+    uint64_t s, first, best_seed;
+    Py_ssize_t moved = 0, best, r;
+    if (t->count == t->cap) {
+        Leaf *l;
+        if (t->cap >= INT32_MAX / 8) return E_MEM;
+        if (!(l = realloc(t->leaves, (size_t)(2 * t->cap) * sizeof(Leaf)))) return E_MEM;
+        t->leaves = l;
+        t->cap *= 2;
+    }
+    t->leaves[t->count].w0 = k->w0;
+    t->leaves[t->count].a = k->a;
+    t->leaves[t->count].b = k->b;
+    t->leaves[t->count++].p = k->p;
+    if ((uint64_t)t->count * 4 > t->mask + 1) {
+        int32_t *slots = realloc(t->slots, (size_t)(2 * (t->mask + 1)) * sizeof(int32_t));
+        if (!slots) return E_MEM;
+        t->slots = slots;
+        t->mask = 2 * t->mask + 1;
+        t->shift--;
+        moved = leaves_place(t, t->seed);
+    } else {
+        for (s = key_hash(t, k) >> t->shift; t->slots[s] >= 0; s = (s + 1) & t->mask) moved = 1;
+        t->slots[s] = (int32_t)(t->count - 1);
+    }
+    if (moved > 0 && t->count <= RESEED_MAX) {
+        first = best_seed = t->seed;
+        best = moved;
+        for (r = 1; r <= PERFECT_TRIES && best > 0; r++)
+            if ((moved = leaves_place(t, first + (uint64_t)r)) >= 0 && moved < best)
+                best = moved, best_seed = first + (uint64_t)r;
+        if (t->seed != best_seed) leaves_place(t, best_seed);
+    }
+    return OK;
+}
+
+/* ids[r - from] = the number of row r's string over rows from .. to - 1 (numbers in order of
+ * first appearance); *over set, the rest left, once more than limit strings are numbered. */
+static int number_rows(Leaves *t, const Views *v, Py_ssize_t from, Py_ssize_t to,
+                       int64_t *ids, Py_ssize_t limit, int *over) {
+    Py_ssize_t r;
+    Key3 k;
+    int32_t j;
+    int e;
+    for (r = from; r < to; r++) {
+        if (!view_key(v, r, &k)) return E_VIEW;
+        if ((j = leaves_find(t, &k)) < 0) {
+            if (t->count >= limit) {
+                *over = 1;
+                return OK;
+            }
+            if ((e = leaves_add(t, &k)) != OK) return e;
+            j = (int32_t)(t->count - 1);
+        }
+        ids[r - from] = j;
+    }
+    return OK;
+}
+
+/* key[r] += number * place and counts[number] += 1 over rows from .. to - 1 of the views;
+ * E_LIMIT at a string that is not a seed's, E_VIEW at a malformed view. */
+static int leaf_rows(const Leaves *t, const Views *v, Py_ssize_t from, Py_ssize_t to,
+                     int64_t *key, int64_t place, int64_t *counts) {
+    Py_ssize_t r;
+    Key3 k;
+    int32_t j;
+    for (r = from; r < to; r++) {
+        if (!view_key(v, r, &k)) return E_VIEW;
+        if ((j = leaves_find(t, &k)) < 0) return E_LIMIT;
+        key[r - from] += (int64_t)j * place;
+        counts[j] += 1;
+    }
+    return OK;
+}
+
+/* key[r] += index * place, counts[index] += 1 over n indices of width w; E_INDEX on an index
  * past ncounts. */
 static int add_index_rows(const unsigned char *p, int w, Py_ssize_t n, int64_t *key,
                           int64_t place, int64_t *counts, Py_ssize_t ncounts) {
@@ -523,46 +803,16 @@ static int add_index_rows(const unsigned char *p, int w, Py_ssize_t n, int64_t *
         if (w == 1) x = p[r];
         else if (w == 2) x = ((const uint16_t *)p)[r];
         else x = ((const uint32_t *)p)[r];
-        if (x >= (uint64_t)ncounts) return E_VIEW;
+        if (x >= (uint64_t)ncounts) return E_INDEX;
         key[r] += (int64_t)x * place;
         counts[x] += 1;
     }
     return OK;
 }
 
-static PyObject *add_indices(PyObject *self, PyObject *args) {
-    PyObject *col_obj, *key_obj, *counts_obj, *result = NULL;
-    Py_ssize_t i, at = 0;
-    long long place;
-    Column c = {0};
-    Py_buffer key = {0}, counts = {0};
-    int e = OK;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "OOLO", &col_obj, &key_obj, &place, &counts_obj)) return NULL;
-    if (column_open(col_obj, 0, &c) < 0) return NULL;
-    if (out_array(key_obj, &key, c.rows, "key") < 0 ||
-        out_array(counts_obj, &counts, 0, "counts") < 0)
-        goto done;
-    Py_BEGIN_ALLOW_THREADS
-    for (i = 0; e == OK && i < c.k; at += (Py_ssize_t)c.arrays[i].length, i++) {
-        const struct ArrowArray *a = &c.arrays[i];
-        e = add_index_rows((const unsigned char *)a->buffers[1] + a->offset * c.width, c.width,
-                           (Py_ssize_t)a->length, (int64_t *)key.buf + at, (int64_t)place,
-                           (int64_t *)counts.buf, counts.len / 8);
-    }
-    Py_END_ALLOW_THREADS
-    if (e != OK) PyErr_SetString(PyExc_ValueError, "an index past the counts");
-    else result = Py_None, Py_INCREF(Py_None);
-done:
-    if (key.obj) PyBuffer_Release(&key);
-    if (counts.obj) PyBuffer_Release(&counts);
-    column_close(&c);
-    return result;
-}
-
 /* key[r] += table[v - low] * place, counts[code] += 1 over n integers of width w (negative:
- * signed); E_LIMIT at a value outside the table or whose entry is -1, E_VIEW at an entry past
- * ncounts. */
+ * signed); E_LIMIT at a value outside the table or whose entry is -1, E_INDEX at an entry
+ * past ncounts. */
 static int add_table_rows(const unsigned char *p, int w, Py_ssize_t n, const int64_t *table,
                           Py_ssize_t span, int64_t low, int64_t *key, int64_t place,
                           int64_t *counts, Py_ssize_t ncounts) {
@@ -581,46 +831,266 @@ static int add_table_rows(const unsigned char *p, int w, Py_ssize_t n, const int
         }
         i = (uint64_t)v - (uint64_t)low;  /* v < low wraps past span */
         if (i >= (uint64_t)span || (code = table[i]) < 0) return E_LIMIT;
-        if (code >= ncounts) return E_VIEW;
+        if (code >= ncounts) return E_INDEX;
         key[r] += code * place;
         counts[code] += 1;
     }
     return OK;
 }
 
-static PyObject *add_table(PyObject *self, PyObject *args) {
-    PyObject *col_obj, *table_obj, *key_obj, *counts_obj, *result = NULL;
-    Py_ssize_t i, at = 0;
-    long long low, place;
-    Column c = {0};
-    Py_buffer table = {0}, key = {0}, counts = {0};
-    int e = OK;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "OOLOLO", &col_obj, &table_obj, &low, &key_obj, &place,
-                          &counts_obj))
-        return NULL;
-    if (column_open(col_obj, 1, &c) < 0) return NULL;
-    if (out_array(table_obj, &table, 0, "table") < 0 || out_array(key_obj, &key, c.rows, "key") < 0
-        || out_array(counts_obj, &counts, 0, "counts") < 0)
-        goto done;
-    Py_BEGIN_ALLOW_THREADS
-    for (i = 0; e == OK && i < c.k; at += (Py_ssize_t)c.arrays[i].length, i++) {
-        const struct ArrowArray *a = &c.arrays[i];
-        int w = c.width < 0 ? -c.width : c.width;
-        e = add_table_rows((const unsigned char *)a->buffers[1] + a->offset * w, c.width,
-                           (Py_ssize_t)a->length, (const int64_t *)table.buf, table.len / 8,
-                           (int64_t)low, (int64_t *)key.buf + at, (int64_t)place,
-                           (int64_t *)counts.buf, counts.len / 8);
+/* ---- One pass adding several columns' codes to one key ---------------------------------- */
+
+/* A column of the pass: kind 's' (strings numbered by a seed), 'd' (dictionary indices) or
+ * 't' (integers through a table); chunk and start: the cursor (the chunk holding row start
+ * onwards). */
+typedef struct {
+    char kind;
+    Column col, seed;
+    Leaves leaves;
+    Py_buffer table, counts, ids;
+    int64_t low, place;
+    Py_ssize_t chunk, start, limit;
+    PyObject *out;  /* 'n': the list receiving the strings */
+    int over;
+} Source;
+
+static void source_close(Source *s) {
+    if (s->table.obj) PyBuffer_Release(&s->table);
+    if (s->counts.obj) PyBuffer_Release(&s->counts);
+    if (s->ids.obj) PyBuffer_Release(&s->ids);
+    leaves_free(&s->leaves);
+    column_close(&s->col);
+    column_close(&s->seed);
+}
+
+/* Opens one spec: ("s", column, seed, place, counts), ("d", column, place, counts),
+ * ("t", column, table, low, place, counts) or ("n", column, ids, limit, out); -1 with an
+ * exception set. */
+static int source_open(PyObject *spec, Source *s) {
+    const char *kind;
+    PyObject *col, *seed = NULL, *table = NULL, *counts = NULL, *ids = NULL;
+    long long place = 0, low = 0;
+    Py_ssize_t limit = 0;
+    memset(s, 0, sizeof(*s));
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1) {
+        PyErr_SetString(PyExc_ValueError, "a column spec is a tuple (kind, column, ...)");
+        return -1;
     }
+    if (!PyArg_Parse(PyTuple_GET_ITEM(spec, 0), "s", &kind)) return -1;
+    s->kind = kind[0];
+    if (s->kind == 's' && !kind[1]) {
+        if (!PyArg_ParseTuple(spec, "sOOLO", &kind, &col, &seed, &place, &counts)) return -1;
+    } else if (s->kind == 'd' && !kind[1]) {
+        if (!PyArg_ParseTuple(spec, "sOLO", &kind, &col, &place, &counts)) return -1;
+    } else if (s->kind == 't' && !kind[1]) {
+        if (!PyArg_ParseTuple(spec, "sOOLLO", &kind, &col, &table, &low, &place, &counts))
+            return -1;
+    } else if (s->kind == 'n' && !kind[1]) {
+        if (!PyArg_ParseTuple(spec, "sOOnO!", &kind, &col, &ids, &limit, &PyList_Type, &s->out))
+            return -1;
+    } else {
+        PyErr_SetString(PyExc_ValueError, "a column spec's kind is 's', 'd', 't' or 'n'");
+        return -1;
+    }
+    s->limit = limit;
+    s->place = (int64_t)place;
+    s->low = (int64_t)low;
+    if (seed && column_open(seed, 16, &s->seed) < 0) return -1;
+    if (column_open(col, s->kind == 's' || s->kind == 'n' ? 16 : s->kind == 'd' ? 0 : 1,
+                    &s->col) < 0)
+        return -1;
+    if (ids) return out_array(ids, &s->ids, s->col.rows, "ids");
+    if (out_array(counts, &s->counts, s->kind == 's' ? s->seed.rows : 0, "counts") < 0)
+        return -1;
+    if (table && out_array(table, &s->table, 0, "table") < 0) return -1;
+    return 0;
+}
+
+/* Rows a .. b - 1 of source s added to key (key[0]: row a), chunk by chunk from its cursor. */
+static int source_rows(Source *s, Py_ssize_t a, Py_ssize_t b, int64_t *key) {
+    int e = OK;
+    while (a < b && e == OK) {
+        const struct ArrowArray *arr;
+        Py_ssize_t from, n, w;
+        while (s->start + (Py_ssize_t)s->col.arrays[s->chunk].length <= a)
+            s->start += (Py_ssize_t)s->col.arrays[s->chunk++].length;
+        arr = &s->col.arrays[s->chunk];
+        from = a - s->start;
+        n = (Py_ssize_t)arr->length - from;
+        if (n > b - a) n = b - a;
+        if (s->kind == 'n') {
+            if (!s->over)
+                e = number_rows(&s->leaves, &s->col.views[s->chunk], from, from + n,
+                                (int64_t *)s->ids.buf + a, s->limit, &s->over);
+        } else if (s->kind == 's') {
+            e = leaf_rows(&s->leaves, &s->col.views[s->chunk], from, from + n, key, s->place,
+                          (int64_t *)s->counts.buf);
+        } else if (s->kind == 'd') {
+            w = s->col.width;
+            e = add_index_rows((const unsigned char *)arr->buffers[1] + (arr->offset + from) * w,
+                               (int)w, n, key, s->place, (int64_t *)s->counts.buf,
+                               s->counts.len / 8);
+        } else {
+            w = s->col.width < 0 ? -s->col.width : s->col.width;
+            e = add_table_rows((const unsigned char *)arr->buffers[1] + (arr->offset + from) * w,
+                               s->col.width, n, (const int64_t *)s->table.buf, s->table.len / 8,
+                               s->low, key, s->place, (int64_t *)s->counts.buf,
+                               s->counts.len / 8);
+        }
+        key += n;
+        a += n;
+    }
+    return e;
+}
+
+enum { BLOCK = 2048 };  /* rows per block: the key's block (16 KiB) stays in L1 across columns */
+
+/* The pass: every source's rows block by block into key; the failing source in *bad. */
+static int add_sources(Source *src, Py_ssize_t k, Py_ssize_t rows, int64_t *key, Py_ssize_t *bad) {
+    Py_ssize_t a, b, i;
+    int e = OK;
+    for (i = 0; i < k; i++)
+        if ((src[i].kind == 's' && (e = leaves_init(&src[i].leaves, &src[i].seed)) != OK)
+            || (src[i].kind == 'n' && (e = leaves_empty(&src[i].leaves)) != OK)) {
+            *bad = i;
+            return e;
+        }
+    for (a = 0; a < rows; a = b) {
+        b = rows - a > BLOCK ? a + BLOCK : rows;
+        for (i = 0; i < k; i++)
+            if ((e = source_rows(&src[i], a, b, key + a)) != OK) {
+                *bad = i;
+                return e;
+            }
+    }
+    return OK;
+}
+
+/* Each 'n' source's strings appended to its list (bytes, in their numbers' order), or None
+ * when they were more than its limit; -1 with an exception set. */
+static int numbered(const Source *src, Py_ssize_t k) {
+    Py_ssize_t i, j;
+    PyObject *b;
+    for (i = 0; i < k; i++) {
+        if (src[i].kind != 'n') continue;
+        if (src[i].over) {
+            if (PyList_Append(src[i].out, Py_None) < 0) return -1;
+            continue;
+        }
+        for (j = 0; j < src[i].leaves.count; j++) {
+            const Leaf *f = &src[i].leaves.leaves[j];
+            b = PyBytes_FromStringAndSize((const char *)f->p, (Py_ssize_t)(int32_t)f->w0);
+            if (!b || PyList_Append(src[i].out, b) < 0) {
+                Py_XDECREF(b);
+                return -1;
+            }
+            Py_DECREF(b);
+        }
+    }
+    return 0;
+}
+
+/* add_columns(specs, key): see the module's comment; every column is opened (a TypeError for a
+ * layout the kernel does not read, before anything is written) before the pass. */
+static PyObject *add_columns_of(PyObject *specs, PyObject *key_obj) {
+    PyObject *seq = PySequence_Fast(specs, "specs must be a sequence"), *result = NULL;
+    Py_ssize_t k, i, opened = 0, bad = -1, rows = 0;
+    Source *src = NULL;
+    Py_buffer key = {0};
+    int e = OK;
+    if (!seq) return NULL;
+    k = PySequence_Fast_GET_SIZE(seq);
+    src = PyMem_Calloc((size_t)(k ? k : 1), sizeof(Source));
+    if (!src) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (; opened < k; opened++) {
+        if (source_open(PySequence_Fast_GET_ITEM(seq, opened), &src[opened]) < 0) {
+            opened++;  /* (closed below, partly opened) */
+            goto done;
+        }
+        if (opened && src[opened].col.rows != rows) {
+            PyErr_SetString(PyExc_ValueError, "the columns differ in length");
+            opened++;
+            goto done;
+        }
+        rows = src[opened].col.rows;
+    }
+    if (out_array(key_obj, &key, rows, "key") < 0) goto done;
+    Py_BEGIN_ALLOW_THREADS
+    e = add_sources(src, k, rows, (int64_t *)key.buf, &bad);
     Py_END_ALLOW_THREADS
-    if (e == E_VIEW) PyErr_SetString(PyExc_ValueError, "a table entry past the counts");
-    else result = PyBool_FromLong(e == OK);
+    if (e == E_INDEX)
+        PyErr_SetString(PyExc_ValueError, src[bad].kind == 'd' ? "an index past the counts"
+                                                                : "a table entry past the counts");
+    else if (!raise_code(e) && numbered(src, k) == 0)
+        result = PyBool_FromLong(e == OK);
 done:
-    if (table.obj) PyBuffer_Release(&table);
     if (key.obj) PyBuffer_Release(&key);
-    if (counts.obj) PyBuffer_Release(&counts);
-    column_close(&c);
+    for (i = 0; i < opened; i++) source_close(&src[i]);
+    PyMem_Free(src);
+    Py_DECREF(seq);
     return result;
+}
+
+static PyObject *add_columns(PyObject *self, PyObject *args) {
+    PyObject *specs, *key;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO", &specs, &key)) return NULL;
+    return add_columns_of(specs, key);
+}
+
+/* The one-column forms: (column, seed, key, place, counts), (column, key, place, counts),
+ * (column, table, low, key, place, counts): add_columns of one spec. */
+static PyObject *one_column(const char *kind, PyObject *args, Py_ssize_t key_at) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args), i, j = 1;
+    PyObject *spec, *specs, *result;
+    if (n <= key_at) {
+        PyErr_SetString(PyExc_TypeError, "too few arguments");
+        return NULL;
+    }
+    if (!(spec = PyTuple_New(n))) return NULL;
+    PyTuple_SET_ITEM(spec, 0, PyUnicode_FromString(kind));
+    for (i = 0; i < n; i++)
+        if (i != key_at) {
+            Py_INCREF(PyTuple_GET_ITEM(args, i));
+            PyTuple_SET_ITEM(spec, j++, PyTuple_GET_ITEM(args, i));
+        }
+    if (!PyTuple_GET_ITEM(spec, 0) || !(specs = PyTuple_Pack(1, spec))) {
+        Py_DECREF(spec);
+        return NULL;
+    }
+    Py_DECREF(spec);
+    result = add_columns_of(specs, PyTuple_GET_ITEM(args, key_at));
+    Py_DECREF(specs);
+    return result;
+}
+
+static PyObject *add_codes(PyObject *self, PyObject *args) {
+    (void)self;
+    return one_column("s", args, 2);
+}
+
+static PyObject *add_indices(PyObject *self, PyObject *args) {
+    PyObject *r;
+    (void)self;
+    r = one_column("d", args, 1);
+    if (r == Py_False) {  /* (indices are never "not a raw value") */
+        Py_DECREF(r);
+        PyErr_SetString(PyExc_ValueError, "an index past the counts");
+        return NULL;
+    }
+    if (r) {
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
+    return NULL;
+}
+
+static PyObject *add_table(PyObject *self, PyObject *args) {
+    (void)self;
+    return one_column("t", args, 3);
 }
 
 static PyMethodDef methods[] = {
@@ -630,6 +1100,8 @@ static PyMethodDef methods[] = {
      "add_codes(column, seed, key, place, counts) -> whether every string is a seed's"},
     {"add_indices", add_indices, METH_VARARGS,
      "add_indices(column, key, place, counts) -> None"},
+    {"add_columns", add_columns, METH_VARARGS,
+     "add_columns(specs, key) -> whether every value of every column has a code"},
     {"add_table", add_table, METH_VARARGS,
      "add_table(column, table, low, key, place, counts) -> whether every value is in it"},
     {NULL, NULL, 0, NULL}};

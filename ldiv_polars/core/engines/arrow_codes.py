@@ -10,7 +10,10 @@ Enum cast's: :func:`leaf_codes` is :func:`~ldiv_polars.core.engines.raw_codes.ra
 a String column, :func:`sorted_ids` the ids of a sensitive column's distinct values in sorted
 order. A column read as the Enum of its raw values already (``read_coded``) has its codes in
 its dictionary indices, which :func:`add_coded_indices` reads from the Arrow buffers with no
-query. Without the kernel (not compiled, or ``LDIV_POLARS_NO_KERNEL=1``) the same arrays come
+query. :func:`add_columns` adds several columns' codes to one key in one call of the kernel
+(rows in blocks, each string looked up among the leaves by three words of its bytes), and
+:func:`add_columns_and_ids` numbers the sensitive column in the same pass (BENCHMARKS.md,
+"Small searches, session 16"). Without the kernel (not compiled, or ``LDIV_POLARS_NO_KERNEL=1``) the same arrays come
 from Polars' casts.
 
 >>> import polars as pl
@@ -24,6 +27,7 @@ from Polars' casts.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -162,6 +166,90 @@ def add_integer_codes(column: pl.Series, table: Any, low: int, key: Any, place: 
     return not (codes.shape[0] and codes.min() < 0) and _add_codes(codes, key, place, counts)
 
 
+def add_columns(columns: Sequence[tuple[str, pl.Series, Any, int, Any]], key: Any, *,
+                kernel: bool | None = None) -> bool:
+    """Several columns' codes added to one key in one pass: each ``(kind, column, codes,
+    place, counts)`` is what :func:`add_leaf_codes` (kind ``"s"``, ``codes`` the raw values),
+    :func:`add_coded_indices` (``"d"``, the raw values) or :func:`add_integer_codes` (``"t"``,
+    ``codes`` its ``(table, low)``) adds and counts, and the result is theirs: False when one
+    of them is False (``key`` and ``counts`` then partly updated). The kernel reads every
+    column in blocks of rows (the key's block stays in cache across the columns) in one call;
+    a layout it does not read, or no kernel, takes the one-column functions.
+
+    >>> import numpy as np
+    >>> key, c1, c2 = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.int64)
+    >>> add_columns([("s", pl.Series(["b", "a"]), pl.Series(["a", "b"]), 2, c1),
+    ...              ("t", pl.Series([7, 5]), (np.array([0, -1, 1]), 5), 1, c2)], key)
+    True
+    >>> key.tolist(), c1.tolist(), c2.tolist()
+    ([3, 0], [1, 1], [1, 1])
+    """
+    specs = _specs(columns) if _use_kernel(kernel) and key.shape[0] else None
+    if specs is not None:
+        try:
+            return bool(_kernel.add_columns(specs, key))
+        except TypeError:  # a layout the kernel does not read (nothing added yet)
+            pass
+    return all(_ONE_COLUMN[kind](column, *(codes if kind == "t" else (codes,)), key, place,
+                                 counts, kernel=False if specs is not None else kernel)
+               for kind, column, codes, place, counts in columns)
+
+
+def add_columns_and_ids(columns: Sequence[tuple[str, pl.Series, Any, int, Any]], key: Any,
+                        sensitive: pl.Series, *, kernel: bool | None = None
+                        ) -> tuple[bool, tuple[Any, pl.Series] | None]:
+    """:func:`add_columns` and :func:`sorted_ids` of the String column ``sensitive`` (of the
+    key's length) from the same pass of the kernel: ``(added, ids)``; ``(False, None)``,
+    nothing added, when ``sensitive`` is not a String column without nulls, and ``ids``
+    None when ``added`` is False.
+
+    >>> import numpy as np
+    >>> key, counts = np.zeros(3, np.int64), np.zeros(2, np.int64)
+    >>> ok, (ids, values) = add_columns_and_ids(
+    ...     [("s", pl.Series(["b", "a", "b"]), pl.Series(["a", "b"]), 1, counts)], key,
+    ...     pl.Series(["y", "x", "y"]))
+    >>> ok, key.tolist(), ids.tolist(), values.to_list()
+    (True, [1, 0, 1], [1, 0, 1], ['x', 'y'])
+    """
+    import numpy as np
+
+    if sensitive.dtype != pl.String or sensitive.null_count():
+        return False, None
+    specs = _specs(columns) if _use_kernel(kernel) and key.shape[0] else None
+    if specs is not None:
+        ids, new = np.empty(key.shape[0], dtype=np.int64), []
+        try:
+            added = _kernel.add_columns(
+                [*specs, ("n", sensitive.__arrow_c_stream__(), ids, SORT_LIMIT, new)], key)
+        except TypeError:  # a layout the kernel does not read (nothing added yet)
+            pass
+        else:
+            return bool(added), (_ranked(sensitive, ids, None if new == [None] else new)
+                                 if added else None)
+    return add_columns(columns, key, kernel=kernel), sorted_ids(sensitive, kernel=kernel)
+
+
+def _specs(columns: Sequence[tuple[str, pl.Series, Any, int, Any]]) -> list[tuple] | None:
+    """The kernel's specs of :func:`add_columns`' columns; None when one of them is not of
+    its kind's dtype or holds a null (its one-column function then answers)."""
+    specs: list[tuple] = []
+    for kind, column, codes, place, counts in columns:
+        if column.null_count():
+            return None
+        if kind == "t":
+            if not column.dtype.is_integer():
+                return None
+            specs.append(("t", column.__arrow_c_stream__(), codes[0], codes[1], place, counts))
+            continue
+        enum = leaf_enum(codes)
+        if enum is None or column.dtype != (pl.String if kind == "s" else enum):
+            return None
+        specs.append(("s", column.__arrow_c_stream__(), codes.cast(pl.String).__arrow_c_stream__(),
+                      place, counts) if kind == "s" else
+                     ("d", column.__arrow_c_stream__(), place, counts))
+    return specs
+
+
 def _add_codes(codes: Any, key: Any, place: int, counts: Any) -> bool:
     """The kernel's additions in numpy: ``key += codes * place``, each code counted."""
     import numpy as np
@@ -192,6 +280,14 @@ def sorted_ids(column: pl.Series, *, kernel: bool | None = None
         return None
     ids = np.empty(column.len(), dtype=np.int64)
     new = _sorted_new(column, ids) if _use_kernel(kernel) and ids.shape[0] else None
+    return _ranked(column, ids, new)
+
+
+def _ranked(column: pl.Series, ids: Any, new: list[bytes] | None) -> tuple[Any, pl.Series]:
+    """:func:`sorted_ids` from the kernel's first-appearance numbers ``ids`` of ``column``
+    and its distinct strings ``new`` (None: past :data:`SORT_LIMIT`, Polars numbers them)."""
+    import numpy as np
+
     if new is None:
         values = column.unique().sort()
         ids = column.cast(pl.Enum(values)).to_physical().to_numpy()
@@ -215,3 +311,7 @@ def _sorted_new(column: pl.Series, ids: Any) -> list[bytes] | None:
 
 def _use_kernel(kernel: bool | None) -> bool:
     return _kernel is not None and (KERNEL if kernel is None else kernel)
+
+
+_ONE_COLUMN = {"s": add_leaf_codes, "d": add_coded_indices, "t": add_integer_codes}
+"""The one-column function of each kind of :func:`add_columns`."""
