@@ -9,7 +9,8 @@ file is timed too (Polars has no memory limit knob; its peak RSS is reported as 
 older version: ``git show main:sql/ldiv.sql > /tmp/main.sql``) in the plan that
 :func:`ldiv_polars.duckdb.summary_plan` picks, the three DuckDB measurements alternated within
 each repetition. ``--sensitive income`` takes the numeric column (the ordered EMD) instead of
-``disease``. ``--plan struct`` / ``--plan packed`` time that macro by name instead of the plan
+``disease``. ``--plan struct`` / ``--plan packed`` time ``ldiv_summary`` (which chooses its plan
+in SQL by ``summary_plan``'s rule) / ``ldiv_summary_packed`` by name instead of the plan
 ``summary_plan`` picks (issue 23's goal is ``ldiv_summary``'s own). ``--ideas`` adds the
 struct-key plans measured in session 16 (``IDEAS``: a 64-bit hash class key with and without
 an exact collision check, one class pass on the struct key, GROUPING SETS, a scan gated by a
@@ -299,8 +300,8 @@ def main() -> None:
     ap.add_argument("--compare-sql", type=Path, default=None,
                     help="also time ldiv_summary with the macros of this ldiv.sql")
     ap.add_argument("--plan", choices=["picked", "struct", "packed"], default="picked",
-                    help="the summary macro: summary_plan's pick, ldiv_summary or "
-                         "ldiv_summary_packed")
+                    help="the summary macro: summary_plan's pick, ldiv_summary (its own "
+                         "choice in SQL, since session 16's sql9) or ldiv_summary_packed")
     ap.add_argument("--ideas", action="store_true",
                     help="also time the struct-key plan ideas (IDEAS)")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))

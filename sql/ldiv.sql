@@ -841,19 +841,19 @@ CREATE OR REPLACE MACRO ldiv__sql_col(name) AS
 -- min_cells cells), and the strides
 -- ws (ws[i] = cs[i+1] * ... * cs[q] * m); and "ldiv__e<i>" (v, c): the dictionaries with the
 -- codes times their stride, so that the key of a row is a sum.
-CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s, min_cells) AS
+CREATE OR REPLACE MACRO ldiv__sql_dicts(tbl, qi, s, min_cells, gate := 'true') AS
     array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
         '"ldiv__d' || i::VARCHAR || '" AS MATERIALIZED (SELECT v, (row_number() OVER () - 1)'
         || '::BIGINT AS c FROM (SELECT DISTINCT ' || ldiv__sql_col(qi[i]) || ' AS v FROM '
-        || ldiv__sql_scan(tbl) || ')), '), '')
+        || ldiv__sql_scan(tbl) || ' WHERE ' || gate || ')), '), '')
     || '"ldiv__sc" AS (SELECT ' || ldiv__sql_col(s) || ' AS sv, count(*)::BIGINT AS tn FROM '
-    || ldiv__sql_scan(tbl) || ' GROUP BY ALL), '
+    || ldiv__sql_scan(tbl) || ' WHERE ' || gate || ' GROUP BY ALL), '
     || '"ldiv__s" AS MATERIALIZED (SELECT *, drk - 1 AS code FROM ldiv__dom_counts(''ldiv__sc'')), '
     || '"ldiv__w" AS MATERIALIZED (SELECT *, CASE WHEN fits THEN list_transform(range(1, len(cs) '
     || '+ 1), lambda i: list_reduce(list_concat(list_slice(cs, i + 1, len(cs)), [m]), '
     || 'lambda a, b: a * b)) END AS ws FROM (SELECT *, list_sum(list_transform(cs, lambda x: '
     || 'ln(greatest(x, 1)))) + ln(greatest(m, 1)) AS bits, bits < 62 * ln(2) AND bits >= ln('
-    || ldiv__sql_value(min_cells) || ') AS fits FROM (SELECT list(n ORDER BY i)::BIGINT[] AS cs '
+    || ldiv__sql_value(min_cells) || ') AND ' || gate || ' AS fits FROM (SELECT list(n ORDER BY i)::BIGINT[] AS cs '
     || 'FROM ('
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
            'SELECT ' || i::VARCHAR || ' AS i, count(*) AS n FROM "ldiv__d' || i::VARCHAR || '"'),
@@ -885,12 +885,42 @@ CREATE OR REPLACE MACRO ldiv__sql_packed_fs(tbl, qi, s, l) AS
            || '" IS NOT DISTINCT FROM "ldiv__e' || i::VARCHAR || '".v'), '')
     || ' JOIN "ldiv__s" ON "ldiv__t"."ldiv__qs" IS NOT DISTINCT FROM "ldiv__s".sv) GROUP BY ALL)';
 
+-- The plan of ldiv_summary, chosen from the data by ldiv_polars.duckdb.summary_plan's rule: the
+-- packed plan (go) on a table of at least min_rows rows of which at least half of the first
+-- probe_rows rows are distinct on the columns cols, else the struct key. The text of a CTE
+-- "ldiv__go" (go BOOLEAN): one row count (metadata for a table, a Parquet file or an Arrow
+-- table), then the prefix is read only on a table that large. A CSV, TSV or TXT file (counted
+-- by reading it: its every pass parses it) keeps the struct key unread, as summary() does.
+CREATE OR REPLACE MACRO ldiv__sql_go(tbl, cols, min_rows, probe_rows) AS
+    '"ldiv__big" AS MATERIALIZED (SELECT '
+    || CASE WHEN regexp_matches(lower(tbl), '\.(csv|tsv|txt)$') THEN 'false AS big'
+            ELSE 'count(*) >= ' || ldiv__sql_value(min_rows) || ' AS big FROM query_table('
+                 || ldiv__sql_str(tbl) || ')' END
+    || '), "ldiv__go" AS MATERIALIZED (SELECT big AND 2 * (SELECT count(*) FROM (SELECT '
+    || 'DISTINCT ' || array_to_string(list_transform(range(1, len(cols) + 1), lambda i:
+           ldiv__sql_col(cols[i]) || ' AS "ldiv__p' || i::VARCHAR || '"'), ', ')
+    || ' FROM (FROM ' || ldiv__sql_scan(tbl) || ' WHERE (SELECT big FROM "ldiv__big") LIMIT '
+    || ldiv__sql_value(probe_rows) || '))) >= ' || ldiv__sql_value(probe_rows)
+    || ' AS go FROM "ldiv__big")';
+
+-- The plan ldiv_summary takes on tbl (qi, s): 'packed' or 'struct' (see ldiv__sql_go; the
+-- defaults are ldiv_polars.duckdb.PACKED_MIN_ROWS and PROBE_ROWS).
+CREATE OR REPLACE MACRO ldiv_summary_plan(tbl, qi, s, min_rows := 1000000, probe_rows := 50000)
+    AS TABLE
+    FROM query('WITH ' || ldiv__sql_go(tbl, list_concat(qi, [s]), min_rows, probe_rows)
+               || ' SELECT CASE WHEN go THEN ''packed'' ELSE ''struct'' END AS plan FROM "ldiv__go"');
+
 -- The statement of ldiv_summary_packed (see there): the packed plan when the key fits and its space
 -- has at least min_cells cells (default 2^20), else the frequency set with its struct key: a
 -- frequency set of fewer rows than that is grouped in cache on the raw columns for less than
 -- the packed plan's per-row dictionary joins cost.
-CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l, min_cells := 1048576) AS
-    'WITH ' || ldiv__sql_dicts(tbl, qi, s, min_cells) || ', ' || ldiv__sql_packed_fs(tbl, qi, s, l)
+-- go: NULL, or the text of a CTE "ldiv__go" (go BOOLEAN, see ldiv__sql_go) that gates the
+-- packed plan's scans: when go is false they read no row and the struct key is taken.
+CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l, min_cells := 1048576, go := NULL) AS
+    'WITH ' || CASE WHEN go IS NULL THEN '' ELSE go || ', ' END
+    || ldiv__sql_dicts(tbl, qi, s, min_cells,
+                       CASE WHEN go IS NULL THEN 'true' ELSE '(SELECT go FROM "ldiv__go")' END)
+    || ', ' || ldiv__sql_packed_fs(tbl, qi, s, l)
     || ', "ldiv__f0" AS MATERIALIZED (FROM ldiv__fs_checked(' || ldiv__sql_str(tbl) || ', '
     || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ', ldiv__count_ok('
     || ldiv__sql_value(l) || ', ''l'') AND NOT (SELECT fits FROM "ldiv__w")))'
@@ -1075,9 +1105,21 @@ CREATE OR REPLACE MACRO ldiv__summary_fs(f, l) AS TABLE
 -- l is the recursive-(c,l) tail start; t uses the ordered distance for a numeric or temporal
 -- sensitive column and the equal distance otherwise; recursive_c and delta are NULL where
 -- infinite; on an empty table everything but rows, classes, sample_uniques (0) is NULL.
--- Plan: one frequency set with a struct class key (ldiv__fs), materialized; for a large table
--- with a large frequency set, see ldiv_summary_packed.
-CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l) AS TABLE
+-- Plan, chosen at run time by the rule of ldiv_polars.duckdb.summary_plan (ldiv__sql_go,
+-- ldiv_summary_plan; min_rows and probe_rows: its thresholds): on a table of at least min_rows
+-- rows whose first probe_rows rows are at least half distinct, the plan of
+-- ldiv_summary_packed; else the plan of ldiv_summary_struct. One statement holds both plans
+-- and runs one: the other's scans are gated by the choice and read no row; it pays the
+-- planning of both (see ldiv_summary_struct for the lowest latency on a small table).
+CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l, min_rows := 1000000, probe_rows := 50000)
+    AS TABLE
+    FROM query(ldiv__summary_sql(tbl, qi, s, l, go := ldiv__sql_go(tbl, list_concat(qi, [s]),
+                                                                    min_rows, probe_rows)));
+
+-- ldiv_summary's row by one frequency set with a struct class key (ldiv__fs), materialized:
+-- the smallest statement (the least planning), the plan for a small table or a small
+-- frequency set.
+CREATE OR REPLACE MACRO ldiv_summary_struct(tbl, qi, s, l) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l')))
     FROM ldiv__summary_fs('ldiv__f', l);
 

@@ -196,6 +196,56 @@ def test_summary_plan_from_rows_and_a_prefix(con) -> None:
         con.execute("DROP TABLE ldiv_t_big")
 
 
+def _sql_plan(con, table: str, qi: list[str], s: str, **limits: int) -> str:
+    named = "".join(f", {k} := {int(v)}" for k, v in limits.items())
+    return con.execute(f"FROM ldiv_summary_plan(?, ?, ?{named})", [table, qi, s]).fetchall()[0][0]
+
+
+def test_the_sql_plan_is_summary_plans(con, monkeypatch) -> None:
+    # ldiv_summary chooses in SQL by summary_plan's rule: the same answer with the default
+    # thresholds (PACKED_MIN_ROWS rows: packed for (q, s), struct for (r, s) and any smaller
+    # table) and with lowered ones, around the row limit and the half-distinct prefix
+    n = ld.PACKED_MIN_ROWS
+    con.execute("CREATE OR REPLACE TEMP TABLE ldiv_t_big AS SELECT range AS q, range % 100 AS r, "
+                "range % 2 AS s FROM range(?)", [n])
+    con.execute(f"CREATE OR REPLACE TEMP VIEW ldiv_t_small AS FROM ldiv_t_big LIMIT {n - 1}")
+    try:
+        for table, qi, want in (("ldiv_t_big", ["q"], "packed"), ("ldiv_t_big", ["r"], "struct"),
+                                ("ldiv_t_small", ["q"], "struct")):
+            assert ld.summary_plan(con, table, [*qi, "s"]) == want
+            assert _sql_plan(con, table, qi, "s") == want
+    finally:
+        con.execute("DROP VIEW ldiv_t_small")
+        con.execute("DROP TABLE ldiv_t_big")
+    monkeypatch.setattr(ld, "PACKED_MIN_ROWS", 1000)
+    monkeypatch.setattr(ld, "PROBE_ROWS", 400)
+    limits = {"min_rows": 1000, "probe_rows": 400}
+    seen = set()
+    try:
+        _plans_agree_on_small_tables(con, limits, seen)
+    finally:
+        con.execute("DROP TABLE IF EXISTS ldiv_t_p")
+    assert seen == {"packed", "struct"}
+
+
+def _plans_agree_on_small_tables(con, limits: dict[str, int], seen: set[str]) -> None:
+    for rows in (999, 1000, 3000):
+        # s follows the parity of h and g: (q, s) distinct on every row, (h, s) on exactly half
+        # of the probe's 400 rows (packed), (g, s) on 198 (struct), (g, h, s) on every row
+        con.execute("CREATE OR REPLACE TEMP TABLE ldiv_t_p AS SELECT range AS q, range % 200 AS h,"
+                    " range % 198 AS g, (range % 2)::VARCHAR AS s FROM range(?)", [rows])
+        for qi in (["q"], ["h"], ["g"], ["g", "h"]):
+            want = ld.summary_plan(con, "ldiv_t_p", [*qi, "s"])
+            seen.add(want)
+            assert _sql_plan(con, "ldiv_t_p", qi, "s", **limits) == want, (rows, qi)
+            got = con.execute("FROM ldiv_summary('ldiv_t_p', ?, 's', 2, min_rows := 1000, "
+                              "probe_rows := 400)", [qi]).fetchall()
+            macro = "ldiv_summary_packed" if want == "packed" else "ldiv_summary_struct"
+            assert got == con.execute(f"FROM {macro}('ldiv_t_p', ?, 's', 2)", [qi]).fetchall()
+            same(ld.summary("ldiv_t_p", qi, "s", con=con), lp.summary(
+                con.sql("FROM ldiv_t_p").pl(), qi, "s"))
+
+
 def test_summary_of_a_csv_file_keeps_the_struct_key(con, tmp_path, monkeypatch) -> None:
     # every table large enough and half distinct: a Parquet file takes the packed plan, a CSV
     # file the struct key without asking summary_plan (each pass re-parses a CSV); same values
