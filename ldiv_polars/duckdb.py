@@ -348,7 +348,9 @@ def summary_plan(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[s
     ``columns`` (validated names): ``'packed'`` (``ldiv_summary_packed``) when it has at
     least :data:`PACKED_MIN_ROWS` rows and at least half of its first :data:`PROBE_ROWS` rows
     are distinct on ``columns`` (the frequency set is of the order of the table), else
-    ``'struct'`` (``ldiv_summary``). Costs a row count (metadata for a DuckDB table, a Parquet
+    ``'struct'`` (``ldiv_summary_struct``); the SQL macro ``ldiv_summary`` chooses by the
+    same rule at run time (``ldiv_summary_plan`` tells its choice, defaults: these
+    thresholds). Costs a row count (metadata for a DuckDB table, a Parquet
     file, an Arrow table) and, on a large table only, one read of that prefix. (A CSV file is
     not asked: :func:`summary` keeps the struct key there, since the packed plan reads its
     input once per column and a CSV is parsed at every read.)
