@@ -75,6 +75,21 @@ def test_cli_suppression_csv_and_human_output(fig1_files, tmp_path, capsys):
     assert written.height == 8  # the four 1485* rows were dropped
 
 
+@pytest.mark.parametrize(("strategy", "minimal"), [("bounded", "not computed by bounded"),
+                                                   ("flash", "minimal nodes")])
+def test_human_output_says_why_minimal_nodes_are_missing(fig1_files, tmp_path, capsys,
+                                                          strategy, minimal):
+    """The plain table names the strategy that left the minimal nodes out (the bounded search,
+    which ``auto`` runs on large frequency sets) and how to get them; Flash counts them."""
+    data, hdir = fig1_files
+    rc = main(["anonymize", str(data), str(tmp_path / "o.csv"), "--qi", "zip,age",
+               "--hierarchies", str(hdir), "--k", "4", "--suppression", "0.34",
+               "--metric", "height", "--strategy", strategy])
+    text = capsys.readouterr().out
+    assert rc == 0 and minimal in text
+    assert ("not computed" in text) == (strategy == "bounded")
+
+
 def test_cli_exit_codes(fig1_files, tmp_path, capsys):
     data, hdir = fig1_files
     out = tmp_path / "none.parquet"

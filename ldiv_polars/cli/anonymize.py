@@ -336,7 +336,9 @@ def _print(result: Any, out: Path | None, *, console: Console | None = None,
         table.add_row("suppressed rows",
                       f"{result.suppressed_rows:,} (limit {result.suppression_limit_rows:,}, "
                       f"{result.suppression_mode})")
-        table.add_row("minimal nodes", "—" if result.minimal is None else str(len(result.minimal)))
+        table.add_row("minimal nodes", f"not computed by {result.strategy} (--strategy flash "
+                      f"or exhaustive lists them)" if result.minimal is None
+                      else str(len(result.minimal)))
         if out is not None:
             table.add_row("written", str(out))
         if result.verification is not None:

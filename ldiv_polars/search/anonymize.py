@@ -382,12 +382,12 @@ def anonymize(
     with every QI set to ``*``, ``"drop"`` removes them; their number is always reported.
     ``metric`` is the optimization target (``aecs``, ``discernibility``, ``entropy``,
     ``height``, ``kl``, ``loss``, ``precision``; lower is better). ``strategy``: ``auto``
-    (Flash when the predicate is monotone, otherwise exhaustive), ``flash``, ``exhaustive``,
-    ``bounded`` (optimum only, by lower-bound pruning), ``anytime`` (the best node within
-    ``budget`` — seconds or a :class:`~ldiv_polars.search.anytime.Budget` — with ``bound``
-    and ``gap``; ``auto`` picks it on lattices of more than ``TUNING.anytime_min_nodes``
-    nodes). QI columns of the output are Enums of the chosen level's labels in hierarchy
-    order (:func:`output_dtype`; Parquet stores them dictionary-encoded). The output is
+    (Flash for a monotone predicate, bounded on large sets with suppression: no minimal set;
+    else exhaustive), ``flash``, ``exhaustive``, ``bounded`` (optimum only), ``anytime`` (the
+    best node in ``budget`` seconds or :class:`~ldiv_polars.search.anytime.Budget`, with
+    ``bound`` and ``gap``; ``auto`` picks it past ``TUNING.anytime_min_nodes`` nodes). QI
+    columns of the output are Enums of the chosen level's labels in hierarchy order
+    (:func:`output_dtype`; Parquet stores them dictionary-encoded). The output is
     re-verified with :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips
     that pass; :meth:`AnonymizationResult.sink` then writes and re-verifies the output).
     ``engine="spark"`` (or a Spark DataFrame): counts, release (``output`` a Spark DataFrame,

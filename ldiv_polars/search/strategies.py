@@ -240,7 +240,7 @@ def _by_bounded(s: SearchState) -> Found:
     """The optimum only. A monotone predicate: best-first from the bottom, each popped node
     decided by Flash's path probes (:func:`~ldiv_polars.search.bounded.best_first`; it
     checks fewer nodes than the bound-pruned Flash below under most metrics: BENCHMARKS.md,
-    "The 1M search, session 16").
+    "Lead, session 16: the bounded search's two halves").
     Otherwise: Flash over the suppression floors, then the walk by height, both leaving out
     every node whose metric bound exceeds the best value found
     (:attr:`SearchState.within_bound`)."""

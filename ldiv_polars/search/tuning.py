@@ -6,9 +6,9 @@ the same arrays, the same verdicts and the same optimum (tests force each branch
 knobs to extremes), except ``anytime_min_nodes`` and ``anytime_seconds``: past them
 ``strategy="auto"`` runs the anytime search, whose node may fall short of the optimum (it says
 by how much at most); and ``bounded_min_rows``: from it on ``auto`` may run the bounded search,
-which finds the same optimum but not the set of minimal nodes. They trade time against memory, and one cost against another; each field
-says what it trades. The measurements behind the defaults are in ``BENCHMARKS.md`` (lattice
-search) and ``docs/anonymize.md``.
+which finds the same optimum but not the set of minimal nodes. They trade time against
+memory, and one cost against another; each field says what it trades. The measurements behind
+the defaults are in ``BENCHMARKS.md`` (lattice search) and ``docs/anonymize.md``.
 
 Tests and experiments change a knob on :data:`TUNING` (``monkeypatch.setattr(TUNING, "hub_after",
 1)``) or for a block with :func:`tuned`:

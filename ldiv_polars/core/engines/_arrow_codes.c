@@ -722,8 +722,9 @@ static int leaves_add(Leaves *t, const Key3 *k) {
     uint64_t s, first, best_seed;
     Py_ssize_t moved = 0, best, r;
     if (t->count == t->cap) {
-        Leaf *l = realloc(t->leaves, (size_t)(2 * t->cap) * sizeof(Leaf));
-        if (!l || t->cap >= INT32_MAX / 8) return E_MEM;
+        Leaf *l;
+        if (t->cap >= INT32_MAX / 8) return E_MEM;
+        if (!(l = realloc(t->leaves, (size_t)(2 * t->cap) * sizeof(Leaf)))) return E_MEM;
         t->leaves = l;
         t->cap *= 2;
     }
