@@ -27,22 +27,26 @@ from ldiv_polars.search.state import SearchState
 
 
 def best_first(state: SearchState, starts: Sequence[int], probe: bool = False) -> int | None:
-    """The optimum (least value, ties to the smaller node id) over the passing nodes reachable
-    upwards from ``starts``, None if none passes. Up to ``state.batch`` nodes below the
-    current best are popped and checked together; popping more than strictly needed only
-    checks extra nodes, it never skips one. ``probe`` (only for a monotone predicate, whose
-    tags ``state.tags`` then hold): popped nodes not tagged yet are decided first by
-    :func:`_decide`, and the ones tagged failing are not checked."""
+    """The optimum (least value, ties to the lower height then the smaller node id, as
+    :func:`optimum_among`) over the passing nodes reachable upwards from ``starts``, None if
+    none passes. Up to ``state.batch`` nodes below the current best are popped and checked
+    together; popping more than strictly needed only checks extra nodes, it never skips one.
+    A node whose bound equals the best value is still checked when it would win the tie
+    (:func:`_may_win`). ``probe`` (only for a monotone predicate, whose tags ``state.tags``
+    then hold): popped nodes not tagged yet are decided first by :func:`_decide`, and the
+    ones tagged failing are not checked."""
     heap = [(state.bound(s), s) for s in starts]
     heapq.heapify(heap)
     seen = set(starts)
     best_val, best = math.inf, None
     tags = state.tags
     borders: list[float] = []
-    while heap and heap[0][0] < best_val:
+    while heap and heap[0][0] <= best_val:
         group = []
-        while heap and heap[0][0] < best_val and len(group) < state.batch:
-            group.append(heapq.heappop(heap)[1])
+        while heap and heap[0][0] <= best_val and len(group) < state.batch:
+            bound, node = heapq.heappop(heap)
+            if _may_win(state, bound, node, best_val, best):
+                group.append(node)  # (else neither it nor a node above it can win)
         if probe:
             for node in group:
                 if tags[node] == 0:
@@ -53,9 +57,8 @@ def best_first(state: SearchState, starts: Sequence[int], probe: bool = False) -
             state.check_batch(need)
         for node in group:
             rec = None if probe and tags[node] == -1 else state.exact(node)
-            if rec is not None and rec.passed and (
-                    rec.value < best_val or (rec.value == best_val and best is not None
-                                             and node < best)):
+            if rec is not None and rec.passed and _may_win(state, rec.value, node, best_val,
+                                                           best):
                 best_val, best = rec.value, node
             for s in state.lattice.successors(node):
                 if s not in seen:
@@ -63,6 +66,18 @@ def best_first(state: SearchState, starts: Sequence[int], probe: bool = False) -
                     heapq.heappush(heap, (state.bound(s), s))
         state.report()
     return best
+
+
+def _may_win(state: SearchState, value: float, node: int, best_val: float,
+             best: int | None) -> bool:
+    """Whether a node of value (or bound) ``value`` beats the best so far: a smaller value,
+    or the same value at a lower height, or the same height and a smaller id. (A node whose
+    bound ties and which loses the tie cannot win, nor can a node above it: its bound is at
+    least as large and its height larger.)"""
+    if value != best_val or best is None:
+        return value < best_val
+    lat = state.lattice
+    return (lat.height(node), node) < (lat.height(best), best)
 
 
 def _decide(state: SearchState, node: int, borders: list[float]) -> None:

@@ -226,7 +226,8 @@ def add_columns_and_ids(columns: Sequence[tuple[str, pl.Series, Any, int, Any]],
         else:
             return bool(added), (_ranked(sensitive, ids, None if new == [None] else new)
                                  if added else None)
-    return add_columns(columns, key, kernel=kernel), sorted_ids(sensitive, kernel=kernel)
+    added = add_columns(columns, key, kernel=kernel)
+    return added, (sorted_ids(sensitive, kernel=kernel) if added else None)
 
 
 def _specs(columns: Sequence[tuple[str, pl.Series, Any, int, Any]]) -> list[tuple] | None:
