@@ -228,6 +228,20 @@ def test_the_sql_plan_is_summary_plans(con, monkeypatch) -> None:
     assert seen == {"packed", "struct"}
 
 
+def test_the_sql_plan_keeps_the_struct_key_on_a_csv_path(con, tmp_path) -> None:
+    # as summary() does: every table large enough and half distinct, a Parquet path is packed
+    # and a CSV path keeps the struct key without being counted; ldiv_summary's row is the same
+    DF.write_parquet(tmp_path / "t.parquet")
+    DF.write_csv(tmp_path / "t.csv")
+    want = lp.summary(DF, ["zip", "age"], "s")
+    for name, plan in (("t.parquet", "packed"), ("t.csv", "struct")):
+        path = str(tmp_path / name)
+        assert _sql_plan(con, path, ["zip", "age"], "s", min_rows=0, probe_rows=0) == plan
+        cur = con.execute("FROM ldiv_summary(?, ['zip', 'age'], 's', 2, min_rows := 0, "
+                          "probe_rows := 0)", [path])
+        same(dict(zip([d[0] for d in cur.description], cur.fetchall()[0])), want)
+
+
 def _plans_agree_on_small_tables(con, limits: dict[str, int], seen: set[str]) -> None:
     for rows in (999, 1000, 3000):
         # s follows the parity of h and g: (q, s) distinct on every row, (h, s) on exactly half
