@@ -41,7 +41,7 @@ from ldiv_polars.search.strategies import search_lattice
 from ldiv_polars.search.suppression import suppression_limit_rows
 from ldiv_polars.search.tuning import TUNING, tuned
 from tests.lattice_brute import random_qi
-from tests.test_search_pruning import FAMILIES, _efs, _tables, _unpruned
+from tests.test_search_pruning import FAMILIES, _efs, _unpruned, draw_case
 
 METRICS = ["loss", "height", "discernibility", "aecs", "precision", "entropy"]
 QI = ["sex", "age", "race", "marital-status", "education"]
@@ -63,13 +63,7 @@ def _bounded_matches(df: pl.DataFrame, hs: dict, models, limit: int, metric: str
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_bounded_optimum_equals_every_node_judged(family, data):
-    df, hs = data.draw(_tables(), label="table")
-    models = [data.draw(FAMILIES[family], label="model")]
-    if data.draw(st.booleans(), label="with k"):
-        models.append(KAnonymity(data.draw(st.integers(2, 4), label="k")))
-    limit = suppression_limit_rows(data.draw(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3])),
-                                   df.height)
-    metric = data.draw(st.sampled_from(METRICS), label="metric")
+    df, hs, models, limit, metric = draw_case(data, family, [0.0, 0.05, 0.1, 0.2, 0.3], METRICS)
     assert _bounded_matches(df, hs, models, limit, metric)
 
 

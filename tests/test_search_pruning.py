@@ -197,18 +197,24 @@ def _efs(df: pl.DataFrame, hs: dict) -> EncodedFrequencySet:
     return EncodedFrequencySet(FrequencySet.build(df, qi, "s").materialize(), hs)
 
 
-@pytest.mark.parametrize("family", sorted(set(FAMILIES) - {"k_distinct"}))
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_pruned_search_equals_every_node_judged(family, data):
+def draw_case(data, family: str, suppressions: list[float], metrics: list[str]):
+    """A random search problem: a table (:func:`_tables`), a model of ``family`` with k
+    sometimes added, a suppression limit in rows (a share drawn from ``suppressions``) and a
+    metric drawn from ``metrics``."""
     df, hs = data.draw(_tables(), label="table")
     models = [data.draw(FAMILIES[family], label="model")]
     if data.draw(st.booleans(), label="with k"):
         models.append(KAnonymity(data.draw(st.integers(2, 4), label="k")))
-    limit = suppression_limit_rows(data.draw(st.sampled_from([0.05, 0.1, 0.2, 0.3])),
-                                   df.height)
-    metric = data.draw(st.sampled_from(["loss", "height", "discernibility", "aecs"]),
-                       label="metric")
+    limit = suppression_limit_rows(data.draw(st.sampled_from(suppressions)), df.height)
+    return df, hs, models, limit, data.draw(st.sampled_from(metrics), label="metric")
+
+
+@pytest.mark.parametrize("family", sorted(set(FAMILIES) - {"k_distinct"}))
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_pruned_search_equals_every_node_judged(family, data):
+    df, hs, models, limit, metric = draw_case(data, family, [0.05, 0.1, 0.2, 0.3],
+                                              ["loss", "height", "discernibility", "aecs"])
     minimal, optimum, value = _unpruned(_efs(df, hs), models, limit, metric)
     out = search_lattice(_efs(df, hs), models, limit, metric)
     assert sorted(out.minimal) == sorted(minimal)
