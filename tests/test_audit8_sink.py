@@ -88,8 +88,6 @@ def test_null_qi_is_a_typed_error_before_the_search():
         anonymize(_frame(rows), ["zip", "age"], "s", HS, KAnonymity(3), suppression=0.4)
 
 
-@pytest.mark.xfail(strict=True, reason="audit8 finding, left for a design decision: the Parquet "
-                   "output's QI columns are Enums of every label of the chosen level")
 def test_parquet_dictionary_names_no_value_only_suppressed_rows_held(tmp_path):
     """A release's Parquet file should not name a QI value that only suppressed rows held: with
     a hierarchy built from the data (every leaf a value of some row), the Enum dictionary of

@@ -170,7 +170,8 @@ def build_plan(table: KeyTable, levels: np.ndarray,
                hierarchies: Mapping[str, Hierarchy] | None = None) -> ReleasePlan:
     """The plan releasing key ``k``'s QI ``i`` at ``levels[k, i]`` (:data:`SUPPRESSED`, 0 or a
     level of ``hierarchies[qi]``). A QI released at level 0 or suppressed only keeps its
-    dtype; one with a generalized level becomes a String column of labels. Raises
+    dtype (an Enum narrowed to the values released cells hold); one with a generalized level
+    becomes a String column of labels. Raises
     :class:`~ldiv_polars.errors.InvalidParameterError` when ``levels`` is not one row per key
     and one column per QI, or a generalized QI has no hierarchy."""
     levels = np.asarray(levels, dtype=np.int64)
@@ -186,11 +187,28 @@ def build_plan(table: KeyTable, levels: np.ndarray,
             out = _labels(raw, lv, hierarchies[q])
         else:
             out = raw
-        cols.append(pl.Series(f"{_OUT}{i}", out).set(pl.Series(lv == SUPPRESSED), None)
-                    if (lv == SUPPRESSED).any() else out.alias(f"{_OUT}{i}"))
+        if (lv == SUPPRESSED).any():
+            out = pl.Series(f"{_OUT}{i}", out).set(pl.Series(lv == SUPPRESSED), None)
+        cols.append(_held_only(out).alias(f"{_OUT}{i}"))
         cols.append(pl.Series(f"{_LEVEL}{i}", lv, dtype=pl.Int8))
     frame = table.key_frame().hstack(cols)
     return ReleasePlan(table.qi, frame)
+
+
+def _held_only(out: pl.Series) -> pl.Series:
+    """A released column ``out`` of an Enum dtype (the input's, kept at level 0) cast to an
+    Enum of only the values it holds, in the same order: the release's dtype (a Parquet
+    file's dictionary) then names no value whose every cell was suppressed. Other dtypes
+    are returned as they are (a Categorical is written with the values it holds).
+
+    >>> e = pl.Enum(["a", "b", "c"])
+    >>> _held_only(pl.Series(["c", None, "a"], dtype=e)).dtype.categories.to_list()
+    ['a', 'c']
+    """
+    if not isinstance(out.dtype, pl.Enum):
+        return out
+    held = set(out.drop_nulls().cast(pl.String).to_list())
+    return out.cast(pl.Enum([c for c in out.dtype.categories.to_list() if c in held]))
 
 
 def _labels(raw: pl.Series, lv: np.ndarray, h: Hierarchy) -> pl.Series:

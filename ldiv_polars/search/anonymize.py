@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -386,8 +386,8 @@ def anonymize(
     else exhaustive), ``flash``, ``exhaustive``, ``bounded`` (optimum only), ``anytime`` (the
     best node in ``budget`` seconds or :class:`~ldiv_polars.search.anytime.Budget`, with
     ``bound`` and ``gap``; ``auto`` picks it past ``TUNING.anytime_min_nodes`` nodes). QI
-    columns of the output are Enums of the chosen level's labels in hierarchy order
-    (:func:`output_dtype`; Parquet stores them dictionary-encoded). The output is
+    columns of the output are Enums of the chosen level's labels the release holds, in
+    hierarchy order (:func:`output_dtype`; Parquet stores them dictionary-encoded). The output is
     re-verified with :func:`ldiv_polars.check` on the retained rows (``verify=False`` skips
     that pass; :meth:`AnonymizationResult.sink` then writes and re-verifies the output).
     ``engine="spark"`` (or a Spark DataFrame): counts, release (``output`` a Spark DataFrame,
@@ -766,7 +766,8 @@ def _choose(counts: _Counts, inp: _Input, outcome: SearchOutcome, limit: int,
     # plan itself when the release is asked for
     plan = functools.cache(functools.partial(
         _output_plan, efs.qi, levels, _suppressed_labels(efs, rolled, verdict.suppressed),
-        inp.hs, mode))
+        _held_labels(efs, rolled, verdict.suppressed), inp.hs, mode,
+        _sensitive_dtypes(efs, rolled, verdict.suppressed, mode)))
     choice = _Choice(list(levels), rolled, verdict, values, suite, plan,
                      [efs.level_maps[i][lv] for i, lv in enumerate(levels)],
                      [max(efs.cards[i][lv], 1) for i, lv in enumerate(levels)],
@@ -971,16 +972,32 @@ MASK = "*"
 """The value of every QI of a masked (suppressed) row."""
 
 
-def output_dtype(h: Hierarchy, level: int) -> pl.Enum:
+def output_dtype(h: Hierarchy, level: int, held: Collection[str] | None = None) -> pl.Enum:
     """The dtype of a QI column of :func:`anonymize`'s output: an Enum of the level's labels in
-    hierarchy order, plus :data:`MASK` when it is not one of them.
+    hierarchy order (only those in ``held``, the labels the released rows hold, when given:
+    the release names no value that only suppressed rows held), plus :data:`MASK` when it is
+    not one of them.
 
     >>> h = Hierarchy([["a", "x", "*"], ["b", "x", "*"], ["c", "y", "*"]], name="z")
     >>> output_dtype(h, 1).categories.to_list(), output_dtype(h, 2).categories.to_list()
     (['x', 'y', '*'], ['*'])
+    >>> output_dtype(h, 0, held={"c", "a"}).categories.to_list()
+    ['a', 'c', '*']
     """
     labels = h.level_codes()[h.check_level(level)][1]  # (in hierarchy order, cached)
+    if held is not None:
+        labels = [lab for lab in labels if lab in held]
     return pl.Enum(labels if MASK in labels else [*labels, MASK])
+
+
+def _held_labels(efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray
+                 ) -> list[set[str]]:
+    """Per QI, the generalized labels some retained (not ``suppressed``) class of node
+    ``rolled`` holds: from the classes' codes, no pass over the rows."""
+    codes = np.asarray(rolled.class_codes[~suppressed]).reshape(-1, len(efs.qi))
+    lv = rolled.snapshot.levels
+    return [{efs.level_labels[i][lv[i]][c] for c in np.unique(codes[:, i]).tolist()}
+            for i in range(len(efs.qi))]
 
 
 def _suppressed_labels(efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray
@@ -990,15 +1007,39 @@ def _suppressed_labels(efs: EncodedFrequencySet, rolled: Any, suppressed: np.nda
     return efs.class_labels(rolled, np.flatnonzero(suppressed)) if suppressed.any() else None
 
 
+def _sensitive_dtypes(efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndarray,
+                      mode: str) -> dict[str, pl.DataType]:
+    """The Enum sensitive columns' dtypes narrowed to the values the released rows hold
+    (every row's when masked, the retained rows' when ``drop``ped), from node ``rolled``'s
+    (class, sensitive) rows: the written dictionary names no value only dropped rows held."""
+    table = efs.sensitive_table
+    enums = [c for c in efs.sensitive if isinstance(table.schema.get(c), pl.Enum)]
+    if not enums:
+        return {}
+    snap = rolled.snapshot
+    keep = snap.n > 0
+    if mode == "drop":
+        keep &= ~suppressed[rolled.row_class]
+    rows = table.select(enums)[np.unique(snap.s[keep]).tolist()]
+    return {c: pl.Enum([v for v in table.schema[c].categories.to_list()  # type: ignore
+                        if v in set(rows.get_column(c).cast(pl.String).to_list())])
+            for c in enums}
+
+
 def _output_plan(qi: Sequence[str], levels: Sequence[int], suppressed: pl.DataFrame | None,
-                 hs: Mapping[str, Hierarchy], mode: str) -> OutputPlan:
+                 held: Sequence[Collection[str]], hs: Mapping[str, Hierarchy], mode: str,
+                 sensitive_dtypes: Mapping[str, pl.DataType] | None = None) -> OutputPlan:
     """The release of the node at ``levels``: each QI's label per raw value at its level (of
-    :func:`output_dtype`), and the suppressed classes' output labels (``suppressed``, of
-    :func:`_suppressed_labels`)."""
+    :func:`output_dtype`), the suppressed classes' output labels (``suppressed``, of
+    :func:`_suppressed_labels`), and the written QIs' dtypes: Enums of only the labels the
+    retained classes hold (``held``, of :func:`_held_labels`), and the Enum sensitive
+    columns' (``sensitive_dtypes``, of :func:`_sensitive_dtypes`)."""
     qi = list(qi)
     dtypes = {q: output_dtype(hs[q], lv) for q, lv in zip(qi, levels)}
     labels = {q: hs[q].column(lv).cast(pl.String).cast(dtypes[q]) for q, lv in zip(qi, levels)}
     supp = None if suppressed is None else suppressed.select(
         pl.struct([pl.col(q).cast(dtypes[q]) for q in qi]).alias(_FLAG)).get_column(_FLAG)
+    written = {**(sensitive_dtypes or {}),
+               **{q: output_dtype(hs[q], lv, h) for q, lv, h in zip(qi, levels, held)}}
     return OutputPlan(tuple(qi), {q: hs[q].column(0) for q in qi}, labels, supp,
-                      mode="drop" if mode == "drop" else "mask", mask=MASK)
+                      mode="drop" if mode == "drop" else "mask", mask=MASK, dtypes=written)

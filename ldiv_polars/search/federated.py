@@ -122,14 +122,17 @@ def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, in
 @dataclass
 class ReleasePlan:
     """What a site needs to release its rows: each QI's hierarchy level, the suppressed
-    classes (their labels at those levels, one list per class in ``qi`` order), and how they
-    are suppressed (``mode`` ``mask`` with ``mask``, or ``drop``)."""
+    classes (their labels at those levels, one list per class in ``qi`` order), how they
+    are suppressed (``mode`` ``mask`` with ``mask``, or ``drop``), and per QI the labels the
+    union's released rows hold (``held``: the sites' outputs are Enums of only these, so no
+    site's file names a value only suppressed rows held; None: every label of the level)."""
 
     qi: list[str]
     levels: dict[str, int]
     suppressed: list[list[str]] = field(default_factory=list)
     mode: str = "mask"
     mask: str = MASK
+    held: dict[str, list[str]] | None = None
 
     def to_json(self) -> str:
         """The plan as JSON (:meth:`from_json` reads it back)."""
@@ -140,11 +143,14 @@ class ReleasePlan:
         """A plan from :meth:`to_json`'s text; :class:`InputFormatError` when it is not one."""
         try:
             d = json.loads(text)
+            held = d.get("held")
             plan = cls(list(d["qi"]), {k: int(v) for k, v in d["levels"].items()},
                        [list(map(str, r)) for r in d["suppressed"]], str(d["mode"]),
-                       str(d["mask"]))
-            if plan.mode not in ("mask", "drop") or set(plan.levels) != set(plan.qi):
-                raise ValueError("mode must be mask or drop, one level per QI")
+                       str(d["mask"]), None if held is None else
+                       {str(q): list(map(str, v)) for q, v in held.items()})
+            if plan.mode not in ("mask", "drop") or set(plan.levels) != set(plan.qi) \
+                    or not set(plan.held or ()) <= set(plan.qi):
+                raise ValueError("mode must be mask or drop, one level per QI (held: of QIs)")
             return plan
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputFormatError(f"not a release plan: {exc}") from None
@@ -170,8 +176,11 @@ class ReleasePlan:
             cols = list(zip(*self.suppressed))
             supp = pl.DataFrame({q: pl.Series(q, list(c), pl.String).cast(dtypes[q])
                                  for q, c in zip(self.qi, cols)}).to_struct("classes")
+        written = {q: output_dtype(hs[q], self.levels[q], self.held[q])
+                   for q in self.qi if self.held is not None and q in self.held}
         return OutputPlan(tuple(self.qi), {q: hs[q].column(0) for q in self.qi}, labels, supp,
-                          mode="drop" if self.mode == "drop" else "mask", mask=self.mask)
+                          mode="drop" if self.mode == "drop" else "mask", mask=self.mask,
+                          dtypes=written)
 
 
 def _cut(h: Hierarchy, level: int) -> Hierarchy:
@@ -207,8 +216,10 @@ def anonymize_counts(sets: Sequence[FrequencySet | str | Path],
     op = result.output_plan
     supp = [] if op.suppressed is None else [
         [str(v) for v in row.values()] for row in op.suppressed.to_list()]
+    held = {q: [str(v) for v in dt.categories.to_list()]  # type: ignore[attr-defined]
+            for q, dt in (op.dtypes or {}).items()}
     plan = ReleasePlan(list(fs.qi), {q: base[q] + result.levels[q] for q in fs.qi}, supp,
-                       op.mode, op.mask)
+                       op.mode, op.mask, held or None)
     return result, plan
 
 

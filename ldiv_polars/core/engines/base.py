@@ -192,7 +192,10 @@ class OutputPlan:
     label each one takes at the chosen level (``labels``, aligned with ``leaves``, of the
     output's dtype); ``suppressed`` the output labels of the suppressed classes (a Series of
     structs over the QI columns, None when none is), masked with ``mask`` or dropped
-    (``mode``)."""
+    (``mode``). ``dtypes``: per QI, the dtype the written output takes when narrower than the
+    labels' (an Enum of only the labels some retained row holds, so the release's dictionary
+    names no value that only suppressed rows held); None or a missing QI: the labels' dtype.
+    It may also name other (Enum) columns of the input, cast alike."""
 
     qi: tuple[str, ...]
     leaves: Mapping[str, pl.Series]
@@ -200,6 +203,22 @@ class OutputPlan:
     suppressed: pl.Series | None
     mode: Literal["mask", "drop"] = "mask"
     mask: str = "*"
+    dtypes: Mapping[str, pl.DataType] | None = None
+
+    def output_casts(self) -> dict[str, pl.DataType]:
+        """The columns whose written dtype differs from the release's (:attr:`dtypes`; a QI's
+        labels' dtype, another column's as read), with it.
+
+        >>> e = pl.Enum(["a", "b", "*"])
+        >>> p = OutputPlan(("z",), {"z": pl.Series(["a"])}, {"z": pl.Series(["a"], dtype=e)},
+        ...                None, dtypes={"z": pl.Enum(["a", "*"])})
+        >>> p.output_casts()
+        {'z': Enum(categories=['a', '*'])}
+        """
+        if not self.dtypes:
+            return {}
+        return {q: dt for q, dt in self.dtypes.items()
+                if q not in self.labels or dt != self.labels[q].dtype}
 
     def retained_classes(self, written: pl.DataFrame) -> pl.DataFrame | None:
         """The rows of ``written`` (a frequency set of this plan's *output*, QI columns as

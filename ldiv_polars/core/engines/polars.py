@@ -201,20 +201,27 @@ def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
     qi = list(plan.qi)
     gen = lf.with_columns([generalize(q, plan.leaves[q], plan.labels[q], schema).alias(q)
                            for q in qi])
+    casts = plan.output_casts()  # (the written QIs' Enums: only the labels released rows hold)
     if plan.suppressed is None:
-        return Release(gen, gen)
+        return Release(_cast(gen, casts), gen)
     # suppressed classes as one set tested row by row: an elementwise expression, so the
     # output plan streams (a left join with maintain_order buffered the table)
     flag = _suppressed_flag(plan)
     retained = gen.filter(~flag)
     if plan.mode == "drop":
-        return Release(retained, retained)
+        return Release(_cast(retained, casts), retained)
     name = unique_name(_FLAG, schema.names())  # never a column of the input
     masked = gen.with_columns(flag.alias(name)).with_columns(
         [pl.when(pl.col(name)).then(pl.lit(plan.mask, dtype=plan.labels[q].dtype))
          .otherwise(pl.col(q)).alias(q) for q in qi]
     ).drop(name)
-    return Release(masked, retained)
+    return Release(_cast(masked, casts), retained)
+
+
+def _cast(lf: pl.LazyFrame, casts: Mapping[str, pl.DataType]) -> pl.LazyFrame:
+    """``lf`` with the columns of ``casts`` cast to their dtype (strict: every value is one of
+    the new dtype's), unchanged without casts."""
+    return lf.with_columns(pl.col(c).cast(dt) for c, dt in casts.items()) if casts else lf
 
 
 def _suppressed_flag(plan: OutputPlan) -> pl.Expr:
