@@ -78,3 +78,23 @@ def test_federated_site_release_names_only_released_labels(tmp_path):
     apply_plan(tmp_path / "site.parquet", old, HS, tmp_path / "old.parquet")
     assert pl.read_parquet(tmp_path / "old.parquet")["zip"].cast(pl.String).equals(
         pl.read_parquet(tmp_path / "out.parquet")["zip"].cast(pl.String))
+
+
+def test_federated_site_drop_release_names_only_released_sensitive_values(tmp_path):
+    # two sites, the rare row at the second: dropped, its Enum sensitive value must leave
+    # the site's dictionary too (the plan carries the union's released values)
+    df = _frame(s_dtype=pl.Enum(["x", "y", "rare"]))
+    sites = [df.head(3), df.tail(4)]
+    for i, part in enumerate(sites):
+        part.write_parquet(tmp_path / f"site{i}.parquet")
+    res, plan = anonymize_counts([site_counts(p, ["zip"], "s") for p in sites], HS,
+                                 KAnonymity(3), suppression=0.2, metric="height",
+                                 suppression_mode="drop")
+    assert res.suppressed_rows == 1 and plan is not None
+    plan = ReleasePlan.from_json(plan.to_json())
+    for i in range(2):
+        out = tmp_path / f"out{i}.parquet"
+        apply_plan(tmp_path / f"site{i}.parquet", plan, HS, out)
+        assert "rare" not in _dictionary(out, "s") and "c" not in _dictionary(out, "zip")
+    got = pl.concat([pl.read_parquet(tmp_path / f"out{i}.parquet") for i in range(2)])
+    assert sorted(got["s"].cast(pl.String).to_list()) == ["x"] * 3 + ["y"] * 3

@@ -123,9 +123,10 @@ def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, in
 class ReleasePlan:
     """What a site needs to release its rows: each QI's hierarchy level, the suppressed
     classes (their labels at those levels, one list per class in ``qi`` order), how they
-    are suppressed (``mode`` ``mask`` with ``mask``, or ``drop``), and per QI the labels the
-    union's released rows hold (``held``: the sites' outputs are Enums of only these, so no
-    site's file names a value only suppressed rows held; None: every label of the level)."""
+    are suppressed (``mode`` ``mask`` with ``mask``, or ``drop``), and per QI (and Enum
+    sensitive column) the labels the union's released rows hold (``held``: the sites' outputs
+    are Enums of only these, so no site's file names a value only suppressed rows held; None:
+    every label of the level, a sensitive column's dtype as read)."""
 
     qi: list[str]
     levels: dict[str, int]
@@ -148,9 +149,8 @@ class ReleasePlan:
                        [list(map(str, r)) for r in d["suppressed"]], str(d["mode"]),
                        str(d["mask"]), None if held is None else
                        {str(q): list(map(str, v)) for q, v in held.items()})
-            if plan.mode not in ("mask", "drop") or set(plan.levels) != set(plan.qi) \
-                    or not set(plan.held or ()) <= set(plan.qi):
-                raise ValueError("mode must be mask or drop, one level per QI (held: of QIs)")
+            if plan.mode not in ("mask", "drop") or set(plan.levels) != set(plan.qi):
+                raise ValueError("mode must be mask or drop, one level per QI")
             return plan
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputFormatError(f"not a release plan: {exc}") from None
@@ -176,8 +176,9 @@ class ReleasePlan:
             cols = list(zip(*self.suppressed))
             supp = pl.DataFrame({q: pl.Series(q, list(c), pl.String).cast(dtypes[q])
                                  for q, c in zip(self.qi, cols)}).to_struct("classes")
-        written = {q: output_dtype(hs[q], self.levels[q], self.held[q])
-                   for q in self.qi if self.held is not None and q in self.held}
+        written: dict[str, pl.DataType] = {
+            c: output_dtype(hs[c], self.levels[c], v) if c in hs else pl.Enum(v)
+            for c, v in (self.held or {}).items()}
         return OutputPlan(tuple(self.qi), {q: hs[q].column(0) for q in self.qi}, labels, supp,
                           mode="drop" if self.mode == "drop" else "mask", mask=self.mask,
                           dtypes=written)

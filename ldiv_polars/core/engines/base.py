@@ -195,7 +195,7 @@ class OutputPlan:
     (``mode``). ``dtypes``: per QI, the dtype the written output takes when narrower than the
     labels' (an Enum of only the labels some retained row holds, so the release's dictionary
     names no value that only suppressed rows held); None or a missing QI: the labels' dtype.
-    It may also name other (Enum) columns of the input, cast alike."""
+    It may also name other columns of the input, cast alike when they are Enums."""
 
     qi: tuple[str, ...]
     leaves: Mapping[str, pl.Series]

@@ -201,7 +201,10 @@ def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
     qi = list(plan.qi)
     gen = lf.with_columns([generalize(q, plan.leaves[q], plan.labels[q], schema).alias(q)
                            for q in qi])
-    casts = plan.output_casts()  # (the written QIs' Enums: only the labels released rows hold)
+    # the written Enums: only the labels (values) released rows hold; a column not a QI is
+    # cast only when it is an Enum (a plan made on another site's counts may name it)
+    casts = {c: dt for c, dt in plan.output_casts().items()
+             if c in plan.qi or isinstance(schema.get(c), pl.Enum)}
     if plan.suppressed is None:
         return Release(_cast(gen, casts), gen)
     # suppressed classes as one set tested row by row: an elementwise expression, so the
