@@ -98,3 +98,17 @@ def test_federated_site_drop_release_names_only_released_sensitive_values(tmp_pa
         assert "rare" not in _dictionary(out, "s") and "c" not in _dictionary(out, "zip")
     got = pl.concat([pl.read_parquet(tmp_path / f"out{i}.parquet") for i in range(2)])
     assert sorted(got["s"].cast(pl.String).to_list()) == ["x"] * 3 + ["y"] * 3
+
+
+def test_anonymize_drop_names_no_value_of_another_enum_column_only_dropped_rows_held(tmp_path):
+    # a column neither QI nor sensitive, passed through: its Enum is narrowed to the retained
+    # rows' values when dropping (masked rows are released, so theirs stay)
+    note = pl.Enum(["n1", "n2", "secret", "unused"])
+    df = _frame().with_columns(pl.Series("note", ["n1"] * 3 + ["n2"] * 3 + ["secret"],
+                                         dtype=note))
+    for mode, want in (("drop", ["n1", "n2"]), ("mask", ["n1", "n2", "secret", "unused"])):
+        res = lp.anonymize(df, ["zip"], "s", HS, KAnonymity(3), suppression=0.2,
+                           metric="height", suppression_mode=mode)
+        res.sink(tmp_path / "o.parquet")
+        assert _dictionary(tmp_path / "o.parquet", "note") == sorted(want)
+        assert pl.read_parquet(tmp_path / "o.parquet").columns == df.columns

@@ -212,6 +212,7 @@ def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
     flag = _suppressed_flag(plan)
     retained = gen.filter(~flag)
     if plan.mode == "drop":
+        casts = {**_held_enums(retained, schema, [*qi, *casts]), **casts}
         return Release(_cast(retained, casts), retained)
     name = unique_name(_FLAG, schema.names())  # never a column of the input
     masked = gen.with_columns(flag.alias(name)).with_columns(
@@ -219,6 +220,30 @@ def _release(lf: pl.LazyFrame, plan: OutputPlan) -> Release:
          .otherwise(pl.col(q)).alias(q) for q in qi]
     ).drop(name)
     return Release(_cast(masked, casts), retained)
+
+
+def _held_enums(retained: pl.LazyFrame, schema: pl.Schema, skip: Sequence[str]
+                ) -> dict[str, pl.DataType]:
+    """The Enum columns of ``schema`` but ``skip`` (a drop-mode release's other columns,
+    passed through) narrowed to the values the ``retained`` rows hold, in their order: the
+    written dictionary then names no value only dropped rows held. One pass over those
+    columns of the retained rows, made only when there are such columns.
+
+    >>> e = pl.Enum(["a", "b", "c"])
+    >>> lf = pl.LazyFrame({"q": [1, 2], "o": ["c", "a"]}, schema={"q": pl.Int64, "o": e})
+    >>> _held_enums(lf, lf.collect_schema(), ["q"])
+    {'o': Enum(categories=['a', 'c'])}
+    """
+    enums = [c for c, dt in schema.items() if c not in skip and isinstance(dt, pl.Enum)]
+    if not enums:
+        return {}
+    held = retained.select(pl.col(c).unique().implode() for c in enums).collect().row(0)
+    out: dict[str, pl.DataType] = {}
+    for c, values in zip(enums, held):
+        have = set(values)
+        out[c] = pl.Enum([v for v in schema[c].categories.to_list()  # type: ignore[attr-defined]
+                          if v in have])
+    return out
 
 
 def _cast(lf: pl.LazyFrame, casts: Mapping[str, pl.DataType]) -> pl.LazyFrame:
