@@ -112,3 +112,17 @@ def test_anonymize_drop_names_no_value_of_another_enum_column_only_dropped_rows_
         res.sink(tmp_path / "o.parquet")
         assert _dictionary(tmp_path / "o.parquet", "note") == sorted(want)
         assert pl.read_parquet(tmp_path / "o.parquet").columns == df.columns
+
+
+@pytest.mark.parametrize("mode", ["mask", "drop"])
+def test_written_file_holds_no_byte_of_a_suppressed_only_value(tmp_path, mode):
+    # the strongest form: the value is nowhere in the file (dictionary, Arrow schema, metadata)
+    rare = "zz-only-suppressed-qq"
+    df = pl.DataFrame({"zip": ["aa"] * 3 + ["bb"] * 3 + [rare], "s": ["x", "y", "x"] * 2 + ["x"]})
+    hs = {"zip": Hierarchy([[v, "*"] for v in sorted(set(df["zip"]))], name="zip")}
+    res = lp.anonymize(df, ["zip"], "s", hs, KAnonymity(3), suppression=0.2, metric="height",
+                       suppression_mode=mode)
+    assert res.levels == {"zip": 0} and res.suppressed_rows == 1
+    res.sink(tmp_path / "o.parquet")
+    assert rare.encode() not in (tmp_path / "o.parquet").read_bytes()
+    assert b"bb" in (tmp_path / "o.parquet").read_bytes()  # (a released value is found)
