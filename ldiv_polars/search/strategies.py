@@ -12,10 +12,12 @@ monotone)
     Every node that could be minimal or optimal is decided; minimal set and optimum are exact.
 ``bounded`` (:mod:`~ldiv_polars.search.bounded`; ``auto`` on large frequency sets, see
 :func:`_auto`)
-    The optimum only. A monotone predicate: best-first from the bottom by the metric's lower
-    bound, a popped node decided first by Flash's search of a path upwards from it. Otherwise:
-    Flash over the suppression floors and the exhaustive walk, both leaving out every node
-    whose metric lower bound exceeds the best value found, a passing node below it or not. The
+    The optimum only. A monotone predicate under a metric bounded from the levels: best-first
+    from the bottom by the metric's lower bound, a popped node decided first by Flash's search
+    of a path upwards from it. Otherwise: Flash (over the models, or over the suppression
+    floors when the predicate is not monotone) and the exhaustive walk, both leaving out every
+    node whose metric lower bound exceeds the best value found, a passing node below it or
+    not. The
     optimum is exact, the minimal set is not computed (``minimal_complete=False`` in the
     result of ``anonymize``).
 ``anytime`` (:mod:`~ldiv_polars.search.anytime`; ``auto`` on lattices of more than
@@ -158,7 +160,7 @@ def _run(s: SearchState, strategy: str, size: int) -> Found:
     efs = s.efs
     hubs = efs.lazy_hubs
     try:
-        if strategy == "bounded" and s.monotone:
+        if strategy == "bounded" and _best_first(s):
             efs.lazy_hubs = False
         elif size >= TUNING.prime_min_nodes:
             efs.prime()  # (a no-op on small frequency sets)
@@ -236,19 +238,30 @@ def _by_exhaustive(s: SearchState) -> Found:
     return passing, minimal, optimum, notes
 
 
+def _best_first(s: SearchState) -> bool:
+    """Whether the bounded search runs best-first (:func:`_by_bounded`): for a monotone
+    predicate whose metric's bound comes from the levels alone. A bound that needs a roll-up
+    (``aecs``, ``discernibility``) would cost one for every node pushed, most of the lattice
+    on a table without suppression; the bound-pruned Flash learns it from its checks."""
+    return s.monotone and s.metric in BOUND_WITHOUT_ROLLUP
+
+
 def _by_bounded(s: SearchState) -> Found:
-    """The optimum only. A monotone predicate: best-first from the bottom, each popped node
-    decided by Flash's path probes (:func:`~ldiv_polars.search.bounded.best_first`; it
+    """The optimum only. A monotone predicate under a metric bounded from the levels
+    (:func:`_best_first`): best-first from the bottom, each popped node decided by Flash's
+    path probes (:func:`~ldiv_polars.search.bounded.best_first`; it
     checks fewer nodes than the bound-pruned Flash below under most metrics: BENCHMARKS.md,
     "Lead, session 16: the bounded search's two halves").
-    Otherwise: Flash over the suppression floors, then the walk by height, both leaving out
-    every node whose metric bound exceeds the best value found
-    (:attr:`SearchState.within_bound`)."""
+    Otherwise: Flash (over the models when the predicate is monotone, else over the
+    suppression floors), then the walk by height, both leaving out every node whose metric
+    bound exceeds the best value found (:attr:`SearchState.within_bound`)."""
     notes = ["bounded: optimum exact by lower-bound pruning; minimal nodes not computed "
              "(strategy 'flash' or 'exhaustive' computes them)"]
-    if s.monotone:
+    if _best_first(s):
         return s.tags == 1, None, best_first(s, [s.lattice.bottom], probe=True), notes
     s.within_bound = True
+    if s.monotone:
+        flash(s)
     exhaustive(s, minimal=False)
     passing = s.tags == 1
     beyond = s.mark_beyond()
