@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ldiv_polars.core.engines.base import held_enum
 from ldiv_polars.core.frequency import COUNT
 from ldiv_polars.core.inputs import TableLike, to_lazyframe
 from ldiv_polars.errors import InvalidParameterError
@@ -207,8 +208,7 @@ def _held_only(out: pl.Series) -> pl.Series:
     """
     if not isinstance(out.dtype, pl.Enum):
         return out
-    held = set(out.drop_nulls().cast(pl.String).to_list())
-    return out.cast(pl.Enum([c for c in out.dtype.categories.to_list() if c in held]))
+    return out.cast(held_enum(out.dtype, out.drop_nulls().cast(pl.String).to_list()))
 
 
 def _labels(raw: pl.Series, lv: np.ndarray, h: Hierarchy) -> pl.Series:

@@ -92,11 +92,8 @@ def class_stats_numpy(rows: EncodedRows, j: int, with_s: bool) -> dict[str, np.n
     import numpy as np
 
     n, cls, classes = rows.n, rows.cls, rows.classes
-    distinct = np.bincount(cls, minlength=classes).astype(np.int64)
-    first = np.ones(cls.shape[0], dtype=bool)
-    if cls.shape[0]:
-        np.not_equal(cls[1:], cls[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
+    distinct = rows.distinct
+    starts = rows.starts()
     ids = cls[starts]
     r1 = np.zeros(classes, dtype=np.int64)
     if starts.shape[0]:

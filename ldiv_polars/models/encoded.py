@@ -212,7 +212,14 @@ class EncodedRows:
             return self.size > 0
         return self.distinct > 0
 
-    def _starts(self) -> np.ndarray:
+    def starts(self) -> np.ndarray:
+        """The index of each present class's first row (rows are grouped by class), kept
+        with the rows.
+
+        >>> EncodedRows(np.array([0, 0, 2]), np.array([0, 1, 0]), np.array([1, 1, 4]), 3, 2
+        ...             ).starts().tolist()
+        [0, 2]
+        """
         v = self._get("starts")
         if v is None:
             m = self.cls.shape[0]
@@ -313,7 +320,7 @@ class EncodedRows:
     def class_max(self, values: np.ndarray, empty: float = 0.0) -> np.ndarray:
         """The largest of ``values`` (one per row) in each class (``empty`` for a class with
         no rows)."""
-        starts = self._starts()
+        starts = self.starts()
         out = np.full(self.classes, empty, dtype=np.float64)
         if starts.shape[0]:
             out[self.cls[starts]] = np.maximum.reduceat(values, starts)

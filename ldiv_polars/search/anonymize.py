@@ -30,7 +30,13 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core.engines import polars as polars_engine
-from ldiv_polars.core.engines.base import EncodedCounts, Engine, OutputPlan, engine_for
+from ldiv_polars.core.engines.base import (
+    EncodedCounts,
+    Engine,
+    OutputPlan,
+    engine_for,
+    held_enum,
+)
 from ldiv_polars.core.engines.polars import read_coded, sensitive_enums, small_csv
 from ldiv_polars.core.frequency import STREAMING, FrequencySet, count_name
 from ldiv_polars.core.inputs import (
@@ -1021,8 +1027,7 @@ def _sensitive_dtypes(efs: EncodedFrequencySet, rolled: Any, suppressed: np.ndar
     if mode == "drop":
         keep &= ~suppressed[rolled.row_class]
     rows = table.select(enums)[np.unique(snap.s[keep]).tolist()]
-    return {c: pl.Enum([v for v in table.schema[c].categories.to_list()  # type: ignore
-                        if v in set(rows.get_column(c).cast(pl.String).to_list())])
+    return {c: held_enum(table.schema[c], rows.get_column(c).cast(pl.String).to_list())
             for c in enums}
 
 

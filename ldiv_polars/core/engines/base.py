@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -184,6 +184,19 @@ class EncodedCounts:
         if self.source is not None:
             self.source.close()
             self.source = None
+
+
+def held_enum(dtype: pl.DataType, held: Iterable[object]) -> pl.Enum:
+    """The Enum ``dtype`` narrowed to the categories in ``held``, in its own order: a release
+    written with it names no value its rows do not hold (a Parquet dictionary lists every
+    category of the column's dtype).
+
+    >>> held_enum(pl.Enum(["a", "b", "c"]), ["c", "a", "c"]).categories.to_list()
+    ['a', 'c']
+    """
+    have = set(held)
+    return pl.Enum([v for v in dtype.categories.to_list()  # type: ignore[attr-defined]
+                    if v in have])
 
 
 @dataclass(frozen=True)
@@ -376,5 +389,6 @@ __all__ = [
     "deferred_frequency_set",
     "engine_for",
     "fits_key",
+    "held_enum",
     "places",
 ]

@@ -25,6 +25,7 @@ from ldiv_polars.core.engines.base import (
     OutputPlan,
     Release,
     fits_key,
+    held_enum,
     key_runs,
     places,
 )
@@ -238,12 +239,7 @@ def _held_enums(retained: pl.LazyFrame, schema: pl.Schema, skip: Sequence[str]
     if not enums:
         return {}
     held = retained.select(pl.col(c).unique().implode() for c in enums).collect().row(0)
-    out: dict[str, pl.DataType] = {}
-    for c, values in zip(enums, held):
-        have = set(values)
-        out[c] = pl.Enum([v for v in schema[c].categories.to_list()  # type: ignore[attr-defined]
-                          if v in have])
-    return out
+    return {c: held_enum(schema[c], values) for c, values in zip(enums, held)}
 
 
 def _cast(lf: pl.LazyFrame, casts: Mapping[str, pl.DataType]) -> pl.LazyFrame:
