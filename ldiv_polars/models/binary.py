@@ -51,7 +51,7 @@ class BinaryLDiversity(Model):
     monotone = True
 
     def __init__(self, l: float, positive: Iterable[object]) -> None:
-        self.l = require_real("l", l, low=1.0)
+        self.l = require_real("l", l, low=1.0, finite=True)
         if isinstance(positive, (str, bytes)):
             positive = [positive]
         self.positive = tuple(sorted(set(positive), key=str))
@@ -117,5 +117,5 @@ def simple_l_diversity(l: float, k: int = 1) -> AlphaKAnonymity:
     """Simple l-diversity of the paper: every sensitive value at most 1/l of each class
     ((1/l, k)-anonymity with alpha the exact fraction 1/l: a class holding 1 of 3 rows of a
     value passes l = 3)."""
-    require_real("l", l, low=1.0)
+    require_real("l", l, low=1.0, finite=True)
     return AlphaKAnonymity(Fraction(1) / decimal(l), k)

@@ -5,7 +5,8 @@
 - :class:`EntropyLDiversity` (Def 4.1): ``-sum p ln p >= ln l`` (natural log, ``>=``; decided
   exactly: a class spread uniformly over l values passes).
 - :class:`RecursiveCLDiversity` (Def 4.2): ``r1 < c (r_l + ... + r_m)``, strict; a class with
-  fewer than l values fails; l = 1 always passes.
+  fewer than l values fails; l = 1 always passes (the definition's own last sentence, "We say
+  that 1-diversity is always satisfied", not the formula with l = 1).
 - :class:`PositiveDisclosureRecursive` (Def 4.3) with a don't-care set Y, and
   :class:`NegativePositiveDisclosureRecursive` (Def 4.4) adding the c2-percent rule for W.
 - :class:`EntropyLDiversityDontCare`: adjusted entropy (Def 4.5, Algorithm 1) >= ln l.
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
 
 
 def _require_l(l: float, *, integer: bool) -> float:
-    v = require_real("l", l, low=1.0)
+    v = require_real("l", l, low=1.0, finite=True)
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
@@ -167,6 +168,12 @@ class EntropyLDiversity(Model):
     def __init__(self, l: float) -> None:
         self.l = _require_l(l, integer=False)
         self._exact_l = decimal(l)
+
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """Only for l = 1, which every class passes (``H >= 0``); for l > 1 a passing class
+        merged with a one-value class can fail."""
+        return self.l == 1
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -279,15 +286,33 @@ class RecursiveCLDiversity(Model):
     """Recursive (c,l)-diversity (Def 4.2): ``r1 < c * (r_l + ... + r_m)`` (strict).
 
     Achieved value: the largest ``r1 / (r_l + ... + r_m)`` over classes (the table passes iff
-    ``c`` exceeds it); infinite when some class has fewer than l distinct values; 0 for
-    ``l = 1``, which every class passes whatever c."""
+    ``c`` exceeds it); infinite when some class has fewer than l distinct values.
+
+    ``l = 1``: every class passes whatever c, achieved 0, as Def 4.2 stipulates ("We say that
+    1-diversity is always satisfied"); the bare formula ``r1 < c * n`` would fail a one-value
+    class for ``c <= 1`` (ARX applies it; docs/models.md). ``l`` and ``c`` are finite, ``c > 0``
+    (else :class:`~ldiv_polars.errors.InvalidParameterError`).
+
+    >>> import polars as pl
+    >>> from ldiv_polars import check
+    >>> one_value = pl.DataFrame({"q": [1, 1, 1], "s": ["a", "a", "a"]})
+    >>> r = check(one_value, ["q"], "s", [RecursiveCLDiversity(0.5, 1)]).models[0]
+    >>> r.passed, r.achieved
+    (True, 0.0)
+    """
 
     name = "recursive_cl"
     higher_is_better = False
     identity_only = True
 
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """Only for l = 1, which every class passes (Def 4.2: "1-diversity is always
+        satisfied"); for l >= 2 a passing class merged with a one-value class can fail."""
+        return self.l == 1
+
     def __init__(self, c: float, l: int) -> None:
-        self.c = require_real("c", c, low=0.0, low_open=True)
+        self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
         self.l = int(_require_l(l, integer=True))
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
@@ -448,8 +473,13 @@ class PositiveDisclosureRecursive(Model):
     name = "pd_recursive_cl"
     higher_is_better = False
 
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """Only for l = 1, which every class passes (as recursive (c,1)-diversity)."""
+        return self.l == 1
+
     def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
-        self.c = require_real("c", c, low=0.0, low_open=True)
+        self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
         self.l = int(_require_l(l, integer=True))
         self.dont_care = _value_set(dont_care)
         self._exact_c = decimal(c)
@@ -615,6 +645,12 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
     the class statistics (``<key>__w_pct``)."""
 
     name = "npd_recursive_cl"
+
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """As pd-recursive's when no share of W is required (l = 1 with no W or c2 = 0); else
+        never: a class containing a passing one can hold a value of W below c2 percent."""
+        return super().union_closed and (not self.protected or self.c2 == 0)
 
     def __init__(
         self,

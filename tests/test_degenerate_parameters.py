@@ -1,0 +1,253 @@
+"""Degenerate and boundary parameters of the models, against the papers' definitions.
+
+Recursive (c,l)-diversity with l = 1: Def 4.2 of Machanavajjhala et al. (TKDD 2007) ends with
+"We say that 1-diversity is always satisfied" (/work/shared/papers/l-diversity.txt; paper-notes
+§2.6), so a class passes recursive (c,1) whatever c, even a one-value class with c <= 1 where
+the bare formula ``r1 < c (r_1 + ... + r_m)`` would fail it (ARX's ``RecursiveCLDiversity``
+applies the formula for l = 1; docs/models.md says so). The brute force below is written from
+the definition in exact fractions and every engine is compared with it, per class where the
+engine gives classes: Polars, the DuckDB engine, the array verdict (the search's numpy and C
+path), the SQL macros, and Spark when it is installed.
+
+Also here: thresholds the definitions exclude are typed errors (CLI exit 2), and k-map at
+significance 0."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from fractions import Fraction
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ldiv_polars as lp
+import ldiv_polars.duckdb as ld
+from ldiv_polars.errors import InvalidParameterError
+from ldiv_polars.hierarchy import Hierarchy
+from ldiv_polars.models import (
+    BinaryLDiversity,
+    EntropyLDiversity,
+    EntropyLDiversityDontCare,
+    KAnonymity,
+    KMap,
+    NegativePositiveDisclosureRecursive,
+    PositiveDisclosureRecursive,
+    RecursiveCLDiversity,
+)
+from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
+from ldiv_polars.models.exact import decimal
+from ldiv_polars.search import anonymize
+from tests.lattice_brute import random_qi
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+C_VALUES = [0.5, 1, 1.5, 2, 3]
+
+
+def recursive_definition(counts: list[int], c: float, l: int) -> bool:
+    """Def 4.2 in exact fractions (c as the decimal it was written as): ``r1 < c (r_l + ... +
+    r_m)`` on the counts sorted descending, and "1-diversity is always satisfied"."""
+    if l == 1:
+        return True
+    r = sorted(counts, reverse=True)
+    return Fraction(r[0]) < decimal(c) * sum(r[l - 1:])
+
+
+@st.composite
+def class_tables(draw):
+    """Classes 0.. as Counters over values a..e: some with one value, some of one row."""
+    out = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["one value", "one row", "mixed"]))
+        if kind == "one row":
+            out.append(Counter({draw(st.sampled_from("abcde")): 1}))
+        elif kind == "one value":
+            out.append(Counter({draw(st.sampled_from("abcde")): draw(st.integers(1, 6))}))
+        else:
+            vals = draw(st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True))
+            out.append(Counter({v: draw(st.integers(1, 6)) for v in vals}))
+    return out
+
+
+def as_frame(classes: list[Counter]) -> pl.DataFrame:
+    rows = [(i, v) for i, c in enumerate(classes) for v, n in sorted(c.items()) for _ in range(n)]
+    return pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.Utf8}, orient="row")
+
+
+def encoded(classes: list[Counter]) -> EncodedRows:
+    values = sorted({v for c in classes for v in c})
+    ids = {v: i for i, v in enumerate(values)}
+    trip = [(i, ids[v], n) for i, c in enumerate(classes) for v, n in sorted(c.items())]
+    cls, s, n = (np.array(x, dtype=np.int64) for x in zip(*trip))
+    return EncodedRows(cls, s.astype(np.int32), n, classes=len(classes),
+                       n_sensitive=len(values), domain=SensitiveDomain(pl.DataFrame({"s": values})))
+
+
+def per_class(df: pl.DataFrame, model, engine: str | None = None) -> list[bool]:
+    out = lp.classes(df, ["q"], "s", [model], engine=engine).collect().sort("q")
+    return out[f"pass_{model.key}"].to_list()
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = duckdb.connect()
+    ld.install(c)
+    return c
+
+
+@SETTINGS
+@given(class_tables(), st.sampled_from(C_VALUES), st.integers(1, 4))
+def test_recursive_cl_every_engine_is_the_definition(con, classes, c, l):
+    model = RecursiveCLDiversity(c, l)
+    want = [recursive_definition(list(k.values()), c, l) for k in classes]
+    df = as_frame(classes)
+    assert per_class(df, model) == want
+    assert per_class(df, model, "duckdb") == want
+    assert class_verdict(model, encoded(classes)).tolist() == want
+    got = ld.check(df, ["q"], "s", [model], con=con)[0]
+    assert (got["passed"], got["failing_classes"]) == (all(want), want.count(False))
+    res = lp.check(df, ["q"], "s", [model]).models[0]
+    assert res.passed is all(want) and model.satisfied_by(res.achieved) is all(want)
+
+
+@pytest.mark.parametrize("c", [0.5, 1, 1.5])
+def test_recursive_l1_passes_one_value_classes_whatever_c(con, c):
+    # the bare formula with l = 1 would fail {a: 3} for c <= 1 (3 < c * 3) and {a: 1} too;
+    # the paper's stipulation passes them, and no c is needed: achieved 0
+    classes = [Counter({"a": 3}), Counter({"b": 1}), Counter({"a": 1, "b": 2})]
+    assert all(recursive_definition(list(k.values()), c, 1) for k in classes)
+    model = RecursiveCLDiversity(c, 1)
+    df = as_frame(classes)
+    res = lp.check(df, ["q"], "s", [model]).models[0]
+    assert (res.passed, res.achieved) == (True, 0.0)
+    assert class_verdict(model, encoded(classes)).tolist() == [True] * 3
+    got = ld.check(df, ["q"], "s", [model], con=con)[0]
+    assert (got["passed"], got["achieved"]) == (True, 0.0)
+
+
+@SETTINGS
+@given(class_tables(), class_tables(), st.sampled_from(C_VALUES), st.integers(1, 4))
+def test_recursive_cl_is_monotone_for_every_l(a, b, c, l):
+    """The ``monotone`` flag's fact on merged classes: two passing classes merge into a
+    passing one (r1 is subadditive, the tail superadditive), l = 1 included."""
+    for x, y in zip(a, b):
+        if recursive_definition(list(x.values()), c, l) and \
+                recursive_definition(list(y.values()), c, l):
+            assert recursive_definition(list((x + y).values()), c, l)
+    assert RecursiveCLDiversity(c, l).monotone
+
+
+@st.composite
+def lattice_tables(draw):
+    rows = draw(st.integers(3, 14))
+    cols, hier = {}, {}
+    for i in range(draw(st.integers(1, 2))):
+        _, hier[f"q{i}"], cols[f"q{i}"] = random_qi(draw, st, i, rows)
+    cols["s"] = draw(st.lists(st.sampled_from("abc"), min_size=rows, max_size=rows))
+    return pl.DataFrame(cols), hier
+
+
+@settings(max_examples=15, deadline=None)
+@given(lattice_tables(), st.sampled_from([0.5, 1]), st.sampled_from([0.0, 0.3]))
+def test_search_with_recursive_l1_finds_the_exhaustive_optimum(data, c, suppression):
+    """Recursive (c,1) with c <= 1 beside k = 2: every strategy reaches the exhaustive
+    search's optimum, which is k-anonymity's alone (1-diversity adds no condition)."""
+    df, hier = data
+    qi = [q for q in hier]
+    hs = {q: Hierarchy(r) for q, r in hier.items()}
+    models = [KAnonymity(2), RecursiveCLDiversity(c, 1)]
+    ref = anonymize(df, qi, "s", hs, models, suppression=suppression, strategy="exhaustive")
+    alone = anonymize(df, qi, "s", hs, [KAnonymity(2)], suppression=suppression,
+                      strategy="exhaustive")
+    assert (ref.found, ref.value) == (alone.found, alone.value)
+    for strategy in ("flash", "bounded"):
+        got = anonymize(df, qi, "s", hs, models, suppression=suppression, strategy=strategy)
+        assert (got.found, got.value) == (ref.found, ref.value), strategy
+
+
+@pytest.mark.slow
+def test_recursive_l1_on_spark_is_the_definition():
+    pytest.importorskip("pyspark", reason="pyspark is not installed")
+    if shutil.which("java") is None:
+        pytest.skip("no java on PATH: the Spark engine needs Java 17+")
+    from pyspark.sql import SparkSession
+
+    from ldiv_polars.core.engines import spark as spark_engine
+
+    s = (SparkSession.builder.master("local[1]").appName("ldiv-tests")
+         .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+         .getOrCreate())
+    spark_engine.use_session(s)
+    classes = [Counter({"a": 3}), Counter({"b": 1}), Counter({"a": 1, "b": 2}),
+               Counter({"a": 2, "b": 2, "c": 1})]
+    df = as_frame(classes)
+    for c in (0.5, 1, 1.5):
+        for l in (1, 2, 3):
+            model = RecursiveCLDiversity(c, l)
+            want = [recursive_definition(list(k.values()), c, l) for k in classes]
+            assert per_class(df, model, "spark") == want, (c, l)
+
+
+# --- thresholds the definitions exclude: typed errors ------------------------------------------
+
+
+@pytest.mark.parametrize("factory", [
+    lambda: EntropyLDiversity(float("inf")),
+    lambda: RecursiveCLDiversity(float("inf"), 2),
+    lambda: RecursiveCLDiversity(2, float("inf")),
+    lambda: PositiveDisclosureRecursive(float("inf"), 2, ["a"]),
+    lambda: NegativePositiveDisclosureRecursive(float("inf"), 10, 2, ["a"], ["b"]),
+    lambda: EntropyLDiversityDontCare(float("inf"), ["a"]),
+    lambda: BinaryLDiversity(float("-inf"), ["a"]),
+    lambda: BinaryLDiversity(float("inf"), ["a"]),
+])
+def test_infinite_l_or_c_is_a_typed_error(factory):
+    # l and c are real constants (Defs 4.1-4.5); an infinite one used to escape as a bare
+    # ValueError from the exact threshold (CLI: "internal error", exit 3)
+    with pytest.raises(InvalidParameterError, match="l must|c must|c1 must"):
+        factory()
+
+
+@pytest.mark.parametrize("sql", [
+    "FROM ldiv_recursive_cl('t', ['q'], 's', 'inf'::DOUBLE, 2)",
+    "FROM ldiv_entropy_l('t', ['q'], 's', 'inf'::DOUBLE)",
+])
+def test_infinite_l_or_c_is_refused_by_the_sql_macros(con, sql):
+    con.register("t", pl.DataFrame({"q": [0, 0], "s": ["a", "b"]}).to_arrow())
+    with pytest.raises(duckdb.Error, match="must be in"):
+        con.sql(sql).fetchall()
+
+
+@pytest.mark.parametrize("args", [["--model", "recursive", "--c", "inf", "--l", "2"],
+                                  ["--model", "entropy", "--l", "inf"]])
+def test_cli_infinite_l_or_c_exits_2(tmp_path, capsys, args):
+    from ldiv_polars.cli import main
+
+    path = tmp_path / "t.csv"
+    pl.DataFrame({"q": [0, 0, 1, 1], "s": ["a", "b", "a", "b"]}).write_csv(path)
+    assert main(["check", str(path), "--qi", "q", "--sensitive", "s", *args]) == 2
+    err = capsys.readouterr().err
+    assert "must be a finite number" in err and "internal error" not in err
+
+
+# --- k-map at significance 0 -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("estimator", ["poisson", "zero_truncated_poisson"])
+def test_k_map_significance_zero_is_k_bounded_by_the_rows(estimator):
+    # level 1 - 0 = 1: no finite count reaches it (the quantile is infinite; ARX's loop stops
+    # at k), so k' = min(k, rows); it used to raise OverflowError
+    for k, rows in ((3, 9), (12, 9)):
+        m = KMap(k, 100, significance=0.0, estimator=estimator).for_rows(rows)
+        assert m.derived_k == min(k, rows)
+    df = pl.DataFrame({"q": [0] * 5 + [1] * 3 + [2], "s": ["a"] * 9})
+    res = lp.check(df, ["q"], "s", [KMap(3, 100, significance=0.0, estimator=estimator)])
+    assert not res.passed  # the class of 1 row is under k' = 3
+    assert lp.check(df, ["q"], "s", [KMap(1, 100, significance=0.0,
+                                          estimator=estimator)]).passed
