@@ -431,7 +431,8 @@ CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l, spec) AS TABLE
     FROM ldiv__recursive_cl_x('ldiv__x', c, l, spec);
 CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
-        FROM ldiv__fs_checked(tbl, qi, s, ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+        FROM ldiv__fs_checked(tbl, qi, s,
+                              ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
     FROM ldiv__recursive_cl_fs('ldiv__f', c, l,
                                to_json({'model': 'recursive_cl', 'c': c::DOUBLE, 'l': l}));
 
@@ -606,9 +607,11 @@ CREATE OR REPLACE MACRO ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2) AS 
                             THEN 0.0
                             ELSE min(n * 100.0 / size) FILTER (WHERE inw) END AS w_pct
                 FROM (SELECT cid, size, n,
+                             -- a NULL value is outside Y (as in_set on the Polars side)
                              CASE WHEN len(dont_care) = 0 THEN true
-                                  ELSE NOT list_contains(CAST(dont_care AS VARCHAR[]),
-                                                         CAST(sv AS VARCHAR)) END AS ny,
+                                  ELSE coalesce(NOT list_contains(CAST(dont_care AS VARCHAR[]),
+                                                                  CAST(sv AS VARCHAR)), true)
+                                  END AS ny,
                              coalesce(list_contains(CAST(w_values AS VARCHAR[]),
                                                     CAST(sv AS VARCHAR)), false) AS inw
                       FROM query_table(x))
@@ -623,7 +626,8 @@ CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_fs(f, c, l, dont_care, spec) AS TA
     FROM ldiv__pd_recursive_cl_x('ldiv__x', c, l, dont_care, spec);
 CREATE OR REPLACE MACRO ldiv_pd_recursive_cl(tbl, qi, s, c, l, dont_care := []) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
-        FROM ldiv__fs_checked(tbl, qi, s, ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+        FROM ldiv__fs_checked(tbl, qi, s,
+                              ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
     FROM ldiv__pd_recursive_cl_fs('ldiv__f', c, l, dont_care,
                                   to_json({'model': 'pd_recursive_cl', 'c': c::DOUBLE, 'l': l,
                                            'dont_care': CAST(dont_care AS VARCHAR[])}));

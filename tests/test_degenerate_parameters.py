@@ -75,18 +75,25 @@ def class_tables(draw):
     return out
 
 
+def _order(item):
+    return (item[0] is None, str(item[0]))
+
+
 def as_frame(classes: list[Counter]) -> pl.DataFrame:
-    rows = [(i, v) for i, c in enumerate(classes) for v, n in sorted(c.items()) for _ in range(n)]
+    rows = [(i, v) for i, c in enumerate(classes) for v, n in sorted(c.items(), key=_order)
+            for _ in range(n)]
     return pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.Utf8}, orient="row")
 
 
 def encoded(classes: list[Counter]) -> EncodedRows:
-    values = sorted({v for c in classes for v in c})
+    values = sorted({v for c in classes for v in c}, key=lambda v: _order((v,)))
     ids = {v: i for i, v in enumerate(values)}
-    trip = [(i, ids[v], n) for i, c in enumerate(classes) for v, n in sorted(c.items())]
+    trip = [(i, ids[v], n) for i, c in enumerate(classes)
+            for v, n in sorted(c.items(), key=_order)]
     cls, s, n = (np.array(x, dtype=np.int64) for x in zip(*trip))
+    domain = SensitiveDomain(pl.DataFrame({"s": values}, schema={"s": pl.Utf8}))
     return EncodedRows(cls, s.astype(np.int32), n, classes=len(classes),
-                       n_sensitive=len(values), domain=SensitiveDomain(pl.DataFrame({"s": values})))
+                       n_sensitive=len(values), domain=domain)
 
 
 def per_class(df: pl.DataFrame, model, engine: str | None = None) -> list[bool]:
@@ -251,3 +258,57 @@ def test_k_map_significance_zero_is_k_bounded_by_the_rows(estimator):
     assert not res.passed  # the class of 1 row is under k' = 3
     assert lp.check(df, ["q"], "s", [KMap(1, 100, significance=0.0,
                                           estimator=estimator)]).passed
+
+
+# --- a null sensitive value (nulls="value") is a value outside Y and W -------------------------
+
+
+@st.composite
+def null_tables(draw):
+    """Classes over a, b and null (some all null), and a don't-care set that may name a value
+    no class holds."""
+    classes = []
+    for _ in range(draw(st.integers(1, 5))):
+        vals = draw(st.lists(st.sampled_from(["a", "b", None]), min_size=1, max_size=3,
+                             unique=True))
+        classes.append(Counter({v: draw(st.integers(1, 5)) for v in vals}))
+    y = draw(st.sets(st.sampled_from(["a", "b", "zzz"]), max_size=2))
+    return classes, sorted(y)
+
+
+@SETTINGS
+@given(null_tables(), st.sampled_from([0.5, 1, 2, 3]), st.integers(2, 3))
+def test_null_is_a_value_outside_the_dont_care_set(con, data, c, l):
+    """pd-recursive (Def 4.3's two-case rule, tests/reference.py) and the adjusted entropy
+    (Algorithm 1) with null a value of its own, in no set: a null used to count as a
+    don't-care value (pd-recursive: adding an absent value to Y turned an all-null class from
+    failing to passing) or as no value at all (adjusted entropy)."""
+    from tests import reference as ref
+
+    classes, y = data
+    df = as_frame(classes)
+    pd = PositiveDisclosureRecursive(c, l, y)
+    want = [ref.pd_recursive_pass(k, c, l, set(y)) for k in classes]
+    got = lp.classes(df, ["q"], "s", [pd], nulls="value").collect().sort("q")
+    assert got[f"pass_{pd.key}"].to_list() == want
+    assert class_verdict(pd, encoded(classes)).tolist() == want
+    sql = ld.check(df, ["q"], "s", [pd], con=con, nulls="value")[0]
+    assert (sql["passed"], sql["failing_classes"]) == (all(want), want.count(False))
+    edc = EntropyLDiversityDontCare(1.0, y)
+    h = [ref.adjusted_entropy([n for v, n in k.items() if v in y],
+                              [n for v, n in k.items() if v not in y]) for k in classes]
+    finite = [v for v in h if v is not None]
+    res = lp.check(df, ["q"], "s", [edc], nulls="value").models[0]
+    sql = ld.check(df, ["q"], "s", [edc], con=con, nulls="value")[0]
+    if finite:
+        assert np.log(res.achieved) == pytest.approx(min(finite), rel=1e-9, abs=1e-12)
+        assert np.log(sql["achieved"]) == pytest.approx(min(finite), rel=1e-9, abs=1e-12)
+    else:
+        assert np.isinf(res.achieved) and sql["achieved"] is None
+
+
+def test_none_in_a_value_set_is_a_typed_error():
+    with pytest.raises(InvalidParameterError, match="cannot hold None"):
+        PositiveDisclosureRecursive(2, 2, ["a", None])
+    with pytest.raises(InvalidParameterError, match="cannot hold None"):
+        NegativePositiveDisclosureRecursive(2, 10, 2, ["a"], [None])

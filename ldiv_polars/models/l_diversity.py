@@ -434,7 +434,32 @@ def _value_set(values: Iterable[object] | None) -> list[object]:
         return []
     if isinstance(values, (str, bytes)):
         return [values]
-    return sorted(set(values), key=repr)
+    out = sorted(set(values), key=repr)
+    if None in out:
+        from ldiv_polars.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            "a value set (Y or W) cannot hold None: with nulls='value' a null sensitive value "
+            "is a value outside every set; fill the nulls with a value to name them")
+    return out
+
+
+def in_set(col: pl.Expr, values: Sequence[object]) -> pl.Expr:
+    """Whether ``col``'s value is in ``values`` (a don't-care set Y or a protected set W),
+    never null: with ``nulls="value"`` a null sensitive value is a value, and it is in no set
+    (:func:`_value_set` refuses None in one). The frame forms, the array forms (through
+    :meth:`~ldiv_polars.models.encoded.SensitiveDomain.matches`) and :func:`label_in` agree.
+
+    >>> pl.DataFrame({"s": ["a", None, "b"]}).select(in_set(pl.col("s"), ["a"]))["s"].to_list()
+    [True, False, False]
+    """
+    return col.is_in(values).fill_null(False)
+
+
+def label_in(values: Sequence[object], label: object) -> bool:
+    """``label in values`` for one class's label, as :func:`in_set` answers it (a null is in no
+    set)."""
+    return label is not None and label in values
 
 
 def _pd_tail(counts: Sequence[int], not_y: Sequence[bool], l: int) -> tuple[int, int]:
@@ -491,7 +516,7 @@ class PositiveDisclosureRecursive(Model):
     def _not_y(self, s: str) -> pl.Expr:
         if not self.dont_care:
             return pl.lit(True)
-        return ~pl.col(s).is_in(self.dont_care)
+        return ~in_set(pl.col(s), self.dont_care)
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         s = ctx.s
@@ -544,16 +569,11 @@ class PositiveDisclosureRecursive(Model):
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and self.c > achieved
 
-    def _in(self, values: Sequence[object], label: object) -> bool | None:
-        """``label in values`` as the engine's ``is_in`` answers it (null for a null)."""
-        return None if label is None else label in values
-
     def _decide_pd(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         if self.l == 1:
             return True, 0.0
         labels = cls.labels(ref)
-        not_y = [True if not self.dont_care else (self._in(self.dont_care, v) is False)
-                 for v in labels]
+        not_y = [not label_in(self.dont_care, v) for v in labels]
         r_y, tail = _pd_tail(cls.counts, not_y, self.l)
         if r_y == 0:
             return True, 0.0
@@ -576,7 +596,7 @@ class PositiveDisclosureRecursive(Model):
             if dom is None or dom.width != 1:
                 return None
             y = self.dont_care
-            not_y = dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~c.is_in(y)))
+            not_y = dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~in_set(c, y)))
             counts = np.where(not_y[rows.s], rows.n, 0)
         else:
             counts = rows.n
@@ -843,9 +863,7 @@ class EntropyLDiversityDontCare(Model):
     def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
         qi, s = list(ctx.qi), ctx.s
         n = pl.col(COUNT).cast(pl.Float64)
-        is_y = pl.col(s).is_in(self.dont_care) if self.dont_care else pl.lit(
-            False
-        )
+        is_y = in_set(pl.col(s), self.dont_care) if self.dont_care else pl.lit(False)
         rows = ctx.rows.select(*qi, s, COUNT).with_columns(is_y.alias("__y"))
         base = rows.filter(~pl.col("__y")).group_by(qi).agg(
             n.sum().alias("__A0"), (n * n.log()).sum().alias("__B0")
@@ -888,8 +906,8 @@ class EntropyLDiversityDontCare(Model):
         return h.is_not_null() & ((h - (math.log(self.l) - ENTROPY_TOLERANCE)).abs() <= band)
 
     def _y_flags(self, rows: EncodedRows) -> tuple[Any, Any] | None:
-        """Per sensitive id: in Y, not in Y (a null is neither, as the frame form's filters
-        drop it); None without a one-column domain."""
+        """Per sensitive id: in Y, not in Y (a null is not in Y: :func:`in_set`); None without
+        a one-column domain."""
         import numpy as np
 
         if not self.dont_care:
@@ -899,8 +917,8 @@ class EntropyLDiversityDontCare(Model):
         if dom is None or dom.width != 1:
             return None
         y = self.dont_care
-        return (dom.derived(self, "y", lambda: dom.matches(lambda c: c.is_in(y))),
-                dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~c.is_in(y))))
+        return (dom.derived(self, "y", lambda: dom.matches(lambda c: in_set(c, y))),
+                dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~in_set(c, y))))
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         import numpy as np
@@ -930,10 +948,9 @@ class EntropyLDiversityDontCare(Model):
         from ldiv_polars.models.adjusted_entropy import adjusted_entropy, adjusted_entropy_at_least
 
         labels = cls.labels(ref)
-        y = set(self.dont_care)
-        # with a don't-care set a null value is in neither part (the frame form's filters)
-        phis = [c for c, v in zip(cls.counts, labels) if v is not None and v in y]
-        rest = [c for c, v in zip(cls.counts, labels) if not y or (v is not None and v not in y)]
+        # a null value is outside Y (in_set), so it is one of the counts p
+        phis = [c for c, v in zip(cls.counts, labels) if label_in(self.dont_care, v)]
+        rest = [c for c, v in zip(cls.counts, labels) if not label_in(self.dont_care, v)]
         passed = adjusted_entropy_at_least(phis, rest, decimal(self.l),
                                            decimal(ENTROPY_TOLERANCE))
         with localcontext() as ctx:
