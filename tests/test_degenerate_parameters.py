@@ -173,7 +173,7 @@ def test_search_with_recursive_l1_finds_the_exhaustive_optimum(data, c, suppress
     alone = anonymize(df, qi, "s", hs, [KAnonymity(2)], suppression=suppression,
                       strategy="exhaustive")
     assert (ref.found, ref.value) == (alone.found, alone.value)
-    for strategy in ("flash", "bounded"):
+    for strategy in ("flash", "bounded", "anytime"):
         got = anonymize(df, qi, "s", hs, models, suppression=suppression, strategy=strategy)
         assert (got.found, got.value) == (ref.found, ref.value), strategy
 
