@@ -150,6 +150,22 @@ def test_recursive_cl_is_monotone_for_every_l(a, b, c, l):
     assert RecursiveCLDiversity(c, l).monotone
 
 
+@pytest.mark.parametrize("l", [1, 2, 3])
+def test_recursive_cl_is_union_closed_only_for_l1(l):
+    """``union_closed`` (a class containing a passing class passes; the search keeps Flash
+    with suppression on it): true for l = 1, which every class passes; for l >= 2 a passing
+    class merged with a one-value class fails, so the flag must stay false."""
+    model = RecursiveCLDiversity(1.5, l)
+    passing = Counter({"a": 1, "b": 1, "c": 1})
+    merged = passing + Counter({"a": 10})
+    assert recursive_definition(list(passing.values()), 1.5, l)
+    assert recursive_definition(list(merged.values()), 1.5, l) is (l == 1)
+    assert model.union_closed is (l == 1)
+    assert EntropyLDiversity(l).union_closed is (l == 1)
+    assert PositiveDisclosureRecursive(1.5, l, ["b"]).union_closed is (l == 1)
+    assert NegativePositiveDisclosureRecursive(1.5, 10, l, ["b"], ["c"]).union_closed is False
+
+
 @st.composite
 def lattice_tables(draw):
     rows = draw(st.integers(3, 14))
