@@ -42,7 +42,7 @@ from ldiv_polars.models import (
 from ldiv_polars.models.encoded import EncodedRows, SensitiveDomain, class_verdict
 from ldiv_polars.models.exact import decimal
 from ldiv_polars.search import anonymize
-from tests.lattice_brute import random_qi
+from tests.lattice_brute import random_table
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,
@@ -168,12 +168,7 @@ def test_recursive_cl_is_union_closed_only_for_l1(l):
 
 @st.composite
 def lattice_tables(draw):
-    rows = draw(st.integers(3, 14))
-    cols, hier = {}, {}
-    for i in range(draw(st.integers(1, 2))):
-        _, hier[f"q{i}"], cols[f"q{i}"] = random_qi(draw, st, i, rows)
-    cols["s"] = draw(st.lists(st.sampled_from("abc"), min_size=rows, max_size=rows))
-    return pl.DataFrame(cols), hier
+    return random_table(draw, st, draw(st.integers(3, 14)), draw(st.integers(1, 2)))
 
 
 @settings(max_examples=15, deadline=None)
