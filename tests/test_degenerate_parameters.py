@@ -323,3 +323,19 @@ def test_none_in_a_value_set_is_a_typed_error():
         PositiveDisclosureRecursive(2, 2, ["a", None])
     with pytest.raises(InvalidParameterError, match="cannot hold None"):
         NegativePositiveDisclosureRecursive(2, 10, 2, ["a"], [None])
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("model", [
+    PositiveDisclosureRecursive(1, 2, ["a"]), EntropyLDiversityDontCare(1.5, ["a"]),
+    BinaryLDiversity(2, ["a"]), NegativePositiveDisclosureRecursive(1, 0, 2, [], ["a"])])
+def test_a_value_set_of_another_type_is_named_in_a_typed_error(engine, model):
+    # strings against an integer column: it was an UnreadableInputError ("cannot read the
+    # input: 'is_in' cannot check ...") raised while evaluating, naming neither the set nor
+    # the column
+    df = pl.DataFrame({"q": [0, 0, 1, 1], "s": [1, 2, 1, 2]})
+    with pytest.raises(InvalidParameterError, match=r"set .*\['a'\] cannot be compared .*'s'"):
+        lp.check(df, ["q"], "s", [model], engine=engine)
+    with pytest.raises(InvalidParameterError, match="cannot be compared"):
+        anonymize(df, ["q"], "s", {"q": Hierarchy([["0", "*"], ["1", "*"]])}, [model])
+    assert lp.check(df, ["q"], "s", [PositiveDisclosureRecursive(1, 2, [1])]).models[0]

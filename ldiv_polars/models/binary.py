@@ -38,6 +38,7 @@ from ldiv_polars.models.exact import (
 )
 
 if TYPE_CHECKING:
+    from ldiv_polars.core.frequency import FrequencySet
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
@@ -62,6 +63,11 @@ class BinaryLDiversity(Model):
 
     def params(self) -> dict[str, object]:
         return {"l": self.l, "positive": self.positive}
+
+    def validate(self, fs: FrequencySet) -> None:
+        from ldiv_polars.models.l_diversity import check_value_set
+
+        check_value_set(fs, "the positive set", self.positive)
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved <= float(self._max_share)

@@ -62,6 +62,8 @@ from ldiv_polars.models.entropy_floor import capped_entropy_floor, entropy_band
 if TYPE_CHECKING:
     import numpy as np
 
+    from ldiv_polars.core.frequency import FrequencySet
+
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
@@ -456,6 +458,26 @@ def in_set(col: pl.Expr, values: Sequence[object]) -> pl.Expr:
     return col.is_in(values).fill_null(False)
 
 
+def check_value_set(fs: FrequencySet, label: str, values: Sequence[object]) -> None:
+    """Raise :class:`~ldiv_polars.errors.InvalidParameterError` when ``values`` (a model's Y, W
+    or positive set) cannot be compared with the values of ``fs``'s sensitive column: Polars
+    compares only values of the column's type (strings with an integer column fail, and so
+    does ``1`` with a float column). Nothing to check without values or without exactly one
+    sensitive column (the models' ``validate`` hook)."""
+    if not values or len(fs.sensitive) != 1:
+        return
+    s = fs.sensitive[0]
+    dtype = fs.frame.collect_schema()[s]
+    try:
+        pl.DataFrame(schema={s: dtype}).select(in_set(pl.col(s), values))
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        from ldiv_polars.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{label} {list(values)!r} cannot be compared with the values of {s!r} ({dtype}); "
+            f"give them as {dtype} values") from exc
+
+
 def label_in(values: Sequence[object], label: object) -> bool:
     """``label in values`` for one class's label, as :func:`in_set` answers it (a null is in no
     set)."""
@@ -512,6 +534,9 @@ class PositiveDisclosureRecursive(Model):
 
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l, "Y": self.dont_care}
+
+    def validate(self, fs: FrequencySet) -> None:
+        check_value_set(fs, "the don't-care set Y", self.dont_care)
 
     def _not_y(self, s: str) -> pl.Expr:
         if not self.dont_care:
@@ -688,6 +713,10 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
     def params(self) -> dict[str, object]:
         return {"c1": self.c, "c2": self.c2, "l": self.l, "Y": self.dont_care, "W": self.protected}
 
+    def validate(self, fs: FrequencySet) -> None:
+        super().validate(fs)
+        check_value_set(fs, "the protected set W", self.protected)
+
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         out = super().aggs(ctx)
         if self.protected:
@@ -848,6 +877,9 @@ class EntropyLDiversityDontCare(Model):
 
     def params(self) -> dict[str, object]:
         return {"l": self.l, "Y": self.dont_care}
+
+    def validate(self, fs: FrequencySet) -> None:
+        check_value_set(fs, "the don't-care set Y", self.dont_care)
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and math.log(achieved) >= math.log(self.l) - ENTROPY_TOLERANCE
