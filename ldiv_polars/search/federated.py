@@ -44,7 +44,7 @@ from ldiv_polars.core.frequency import COUNT, FrequencySet, merge_frequency_sets
 from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
 from ldiv_polars.core.inputs import check_input_path, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
+from ldiv_polars.errors import InputFormatError, InvalidParameterError, PlanMismatchError
 from ldiv_polars.hierarchy.hierarchy import Hierarchy
 from ldiv_polars.models.base import Model
 from ldiv_polars.search.anonymize import (
@@ -228,13 +228,83 @@ def apply_plan(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
                out: str | Path, *, engine: str | None = None) -> None:
     """Release a site's rows under ``plan`` (each QI generalized to its level, the plan's
     suppressed classes masked or dropped) with ``engine`` (default: the engine of ``data``'s
-    type, else Polars), written to ``out`` atomically (never over the input). The rows are not
+    type, else Polars), written to ``out`` atomically (never over the input). The rows are
+    first checked against the plan (:func:`check_site_rows`: a
+    :class:`~ldiv_polars.errors.PlanMismatchError` before anything is written). They are not
     re-verified here: the models hold on the union of the sites (the aggregator's check), not
     on one site's slice."""
     hs = prepare_hierarchies(plan.qi, hierarchies)
     eng = engine_for(data, engine)
+    check_site_rows(data, plan, hs, engine=engine)
     release = eng.release(data, plan.output_plan(hs))
     eng.write(release.output, out, inputs=eng.input_paths(data))
+
+
+def check_site_rows(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any], *,
+                    engine: str | None = None) -> None:
+    """Check that ``plan`` can release the site's rows ``data``: every QI value is a raw value
+    of its hierarchy, and every value the release would hold (a QI's label, masked where the
+    plan suppresses; a column of the plan's ``held``) is one of the plan's written dtype. One frequency set of the rows (``engine``), no row collected. Raises
+    :class:`~ldiv_polars.errors.PlanMismatchError` naming the first column that differs and
+    its values: the site's rows are not those it counted (a value it never reported, or a
+    value whose rows the plan suppressed everywhere now in a class it releases)."""
+    hs = prepare_hierarchies(plan.qi, hierarchies)
+    written = plan.output_plan(hs).dtypes or {}
+    schema = engine_for(data, engine).schema(data)
+    # a held column is checked whatever its dtype at this site (the Polars engine casts only
+    # Enums): a value outside it is a row the site did not count either way
+    extra = [c for c in written if c not in plan.qi and c in schema]
+    released, _ = _released_classes(data, plan, hs, extra, engine)
+    for c in [*plan.qi, *extra]:
+        if c not in written:
+            continue
+        categories = written[c].categories  # type: ignore[attr-defined]
+        bad = released.select(pl.col(c).drop_nulls().unique().sort()) \
+            .filter(~pl.col(c).is_in(categories.implode())).to_series()
+        if bad.len():
+            raise PlanMismatchError(c, bad.head(5).to_list(),
+                                    "in rows the plan releases, a value no released row of "
+                                    "the union holds")
+
+
+def _site_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
+                  extra: Sequence[str], engine: str | None) -> pl.DataFrame:
+    """The site's frequency set over the QIs (generalized to the plan's levels) and the
+    ``extra`` columns, every column a string, the count ``n``. Raises
+    :class:`~ldiv_polars.errors.PlanMismatchError` for a QI value its hierarchy lacks."""
+    fs = engine_for(data, engine).frequency_set(data, plan.qi, list(extra) or None,
+                                                nulls="value")
+    frame = fs.frame.collect().rename({fs.count: COUNT}) if fs.count != COUNT \
+        else fs.frame.collect()
+    labels = []
+    for q in plan.qi:
+        raw = frame.get_column(q).cast(pl.String)
+        lab = raw.replace_strict(hs[q].column(0).cast(pl.String),
+                                 hs[q].column(plan.levels[q]).cast(pl.String), default=None)
+        unknown = raw.filter(lab.is_null() & raw.is_not_null()).unique().sort()
+        if unknown.len():
+            raise PlanMismatchError(q, unknown.head(5).to_list(), "not a value of its hierarchy")
+        labels.append(lab.alias(q))
+    return frame.with_columns(*labels, *(pl.col(c).cast(pl.String) for c in extra)) \
+        .group_by([*plan.qi, *extra]).agg(pl.col(COUNT).sum())
+
+
+def _released_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
+                      extra: Sequence[str], engine: str | None) -> tuple[pl.DataFrame, int]:
+    """The classes of the site's release under ``plan`` (:func:`_site_classes`, the
+    suppressed classes' QIs masked, or the classes dropped), and the number of the site's
+    rows the plan suppresses."""
+    sizes = _site_classes(data, plan, hs, extra, engine)
+    supp = pl.DataFrame([pl.Series(q, [r[i] for r in plan.suppressed], pl.String)
+                         for i, q in enumerate(plan.qi)])
+    hit = sizes.join(supp, on=plan.qi, how="semi", nulls_equal=True)
+    kept = sizes.join(supp, on=plan.qi, how="anti", nulls_equal=True)
+    suppressed = int(hit[COUNT].sum())
+    if plan.mode == "mask" and suppressed:
+        masks = [pl.lit(plan.mask).cast(output_dtype(hs[q], plan.levels[q]), strict=False)
+                 .cast(pl.String).alias(q) for q in plan.qi]
+        kept = pl.concat([kept, hit.select(*masks, *extra, pl.col(COUNT))])
+    return kept, suppressed
 
 
 def _class_sizes(frame: pl.DataFrame | pl.LazyFrame, qi: Sequence[str]) -> pl.DataFrame:
@@ -247,20 +317,10 @@ def expected_release_sizes(data: Any, plan: ReleasePlan, hierarchies: Mapping[st
                            engine: str | None = None) -> tuple[pl.DataFrame, int]:
     """The class sizes (QIs as strings, ``n``) a site's release under ``plan`` must have,
     counted on the site's rows generalized to the plan's levels (the suppressed classes
-    masked or dropped), and the number of the site's rows the plan suppresses."""
+    masked or dropped), and the number of the site's rows the plan suppresses. Raises
+    :class:`~ldiv_polars.errors.PlanMismatchError` for a QI value outside its hierarchy."""
     hs = prepare_hierarchies(plan.qi, hierarchies)
-    fs = site_counts(data, plan.qi, None, hierarchies=hs, levels=plan.levels, engine=engine,
-                     nulls="value")
-    sizes = _class_sizes(fs.frame, plan.qi)
-    supp = pl.DataFrame([pl.Series(q, [r[i] for r in plan.suppressed], pl.String)
-                         for i, q in enumerate(plan.qi)])
-    hit = sizes.join(supp, on=plan.qi, how="semi", nulls_equal=True)
-    kept = sizes.join(supp, on=plan.qi, how="anti", nulls_equal=True)
-    suppressed = int(hit[COUNT].sum())
-    if plan.mode == "mask" and suppressed:
-        masks = [pl.lit(plan.mask).cast(output_dtype(hs[q], plan.levels[q]), strict=False)
-                 .cast(pl.String).alias(q) for q in plan.qi]
-        kept = pl.concat([kept, hit.select(*masks, pl.col(COUNT))])
+    kept, suppressed = _released_classes(data, plan, hs, (), engine)
     return _class_sizes(kept, plan.qi), suppressed
 
 
@@ -283,6 +343,6 @@ def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
     return suppressed
 
 
-__all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan",
+__all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan", "check_site_rows",
            "expected_release_sizes", "read_counts", "site_counts", "verify_site_release",
            "write_counts"]
