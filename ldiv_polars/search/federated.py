@@ -45,7 +45,7 @@ from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
 from ldiv_polars.core.inputs import check_input_path, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, PlanMismatchError
-from ldiv_polars.hierarchy.hierarchy import Hierarchy
+from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
 from ldiv_polars.models.base import Model
 from ldiv_polars.search.anonymize import (
     MASK,
@@ -75,11 +75,23 @@ def site_counts(data: Any, qi: str | Iterable[str], sensitive: str | Iterable[st
     lv = {q: int(v) for q, v in (levels or {}).items() if int(v) != 0}
     if lv:
         hs = prepare_hierarchies(list(lv), hierarchies or {})
-        frame = frame.with_columns(
-            pl.col(q).cast(pl.String).replace_strict(hs[q].column(0), hs[q].column(v))
-            for q, v in lv.items()
-        ).group_by([*fs.qi, *fs.sensitive]).agg(pl.col(COUNT).sum())
+        frame = _labels_at(frame, hs, lv).group_by([*fs.qi, *fs.sensitive]) \
+            .agg(pl.col(COUNT).sum())
     return FrequencySet(frame.lazy(), fs.qi, fs.sensitive)
+
+
+def _labels_at(frame: pl.DataFrame, hs: Mapping[str, Hierarchy],
+               levels: Mapping[str, int]) -> pl.DataFrame:
+    """A counts ``frame`` with each QI of ``levels`` replaced by its label at that level (a
+    string; a null stays null). Raises
+    :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` for a value its hierarchy lacks
+    (checked on the counts' distinct values, before the mapping)."""
+    for q in levels:
+        hs[q].check_covers(frame.get_column(q).drop_nulls(), column=q)
+    return frame.with_columns(
+        pl.col(q).cast(pl.String).replace_strict(hs[q].column(0).cast(pl.String),
+                                                 hs[q].column(v).cast(pl.String))
+        for q, v in levels.items())
 
 
 def write_counts(fs: FrequencySet, path: str | Path, *, levels: Mapping[str, int] | None = None,
@@ -276,16 +288,12 @@ def _site_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
                                                 nulls="value")
     frame = fs.frame.collect().rename({fs.count: COUNT}) if fs.count != COUNT \
         else fs.frame.collect()
-    labels = []
-    for q in plan.qi:
-        raw = frame.get_column(q).cast(pl.String)
-        lab = raw.replace_strict(hs[q].column(0).cast(pl.String),
-                                 hs[q].column(plan.levels[q]).cast(pl.String), default=None)
-        unknown = raw.filter(lab.is_null() & raw.is_not_null()).unique().sort()
-        if unknown.len():
-            raise PlanMismatchError(q, unknown.head(5).to_list(), "not a value of its hierarchy")
-        labels.append(lab.alias(q))
-    return frame.with_columns(*labels, *(pl.col(c).cast(pl.String) for c in extra)) \
+    try:
+        frame = _labels_at(frame, hs, plan.levels)
+    except HierarchyValueMissingError as exc:
+        raise PlanMismatchError(str(exc.column), exc.missing,
+                                "not a value of its hierarchy") from None
+    return frame.with_columns(pl.col(c).cast(pl.String) for c in extra) \
         .group_by([*plan.qi, *extra]).agg(pl.col(COUNT).sum())
 
 
