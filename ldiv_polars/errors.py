@@ -96,9 +96,9 @@ class PlanMismatchError(InvalidParameterError):
     released row of the union holds (the site's rows differ from the counts it sent). Raised
     before anything is written; ``column`` and ``values`` (up to five) name what differs.
 
-    >>> e = PlanMismatchError("zip", ["c"], "a label no released row of the union holds")
-    >>> print(e)  # doctest: +ELLIPSIS
-    the site's rows differ from the counts the plan was made from: column 'zip' holds 'c', ...
+    >>> e = PlanMismatchError("zip", ["c"], "not a value of its hierarchy")
+    >>> print(str(e).split(": ", 1)[1])  # doctest: +ELLIPSIS
+    column 'zip' holds 'c' (not a value of its hierarchy); nothing was written ...
     """
 
     def __init__(self, column: str, values: Sequence[object], why: str) -> None:
@@ -107,7 +107,7 @@ class PlanMismatchError(InvalidParameterError):
         shown = ", ".join(repr(v) for v in self.values)
         super().__init__(
             f"the site's rows differ from the counts the plan was made from: column "
-            f"{column!r} holds {shown}, {why}; nothing was written (count the rows again "
+            f"{column!r} holds {shown} ({why}); nothing was written (count the rows again "
             "with ldiv counts and plan again; verify_site_release checks a release against "
             "its plan)")
 

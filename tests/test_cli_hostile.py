@@ -55,6 +55,8 @@ def make_files(d: Path) -> None:
     _, plan = anonymize_counts([fs], hs, KAnonymity(2))
     assert plan is not None
     (d / "plan.json").write_text(plan.to_json())
+    plan.suppressed = [["zz"]]  # a class of another hierarchy's labels
+    (d / "plan_other.json").write_text(plan.to_json())
 
 
 def snapshot(d: Path) -> dict[str, str]:
@@ -128,12 +130,26 @@ CASES = [
     ("apply-plan, a value outside the hierarchy",
      "ldiv apply-plan other.csv plan.json out.parquet --hierarchies h", 2,
      "PlanMismatchError", "not a value of its hierarchy"),
+    # a plan naming a label its hierarchy's level lacks: was exit 3 (the Enum cast)
+    ("apply-plan, a plan for another hierarchy",
+     "ldiv apply-plan t.csv plan_other.json out.parquet --hierarchies hr", 2,
+     "InvalidParameterError", "'zz' for 'a', not a label of level 0"),
     ("apply-plan, output is the input (guard)",
      "ldiv apply-plan t.parquet plan.json t.parquet --hierarchies hr", 2,
      "OutputOverwritesInputError", "destroy"),
     ("apply-plan, a truncated Parquet site file (guard)",
      "ldiv apply-plan trunc.parquet plan.json out.parquet --hierarchies hr", 2,
      "UnreadableInputError", "trunc.parquet"),
+    # the same site's counts twice: every class looked twice its size (exit 0, a plan)
+    ("anonymize-counts, a counts file given twice",
+     "ldiv anonymize-counts c0.parquet ./c0.parquet --hierarchies hr --plan-out p.json --k 2",
+     2, "InvalidParameterError", "given twice"),
+    ("check-counts, a counts file and a link to it",
+     "ldiv check-counts c0.parquet c0link.parquet --k 2", 2, "InvalidParameterError",
+     "given twice"),
+    ("counts, a level given twice",
+     "ldiv counts t.csv --qi a --sensitive s --out c.parquet --levels a=1,a=0 --hierarchies h",
+     2, "InvalidParameterError", "'a' given twice"),
     ("anonymize-counts, plan directory missing (guard)",
      "ldiv anonymize-counts c0.parquet --hierarchies hr --plan-out nodir/p.json --k 2", 2,
      "OutputPathError", "nodir"),
@@ -150,6 +166,7 @@ def test_hostile_input(case, tmp_path, capsys, monkeypatch):
     if "c0.parquet" in command:
         assert cli.main(["counts", "t.csv", "--qi", "a", "--sensitive", "s",
                          "--out", "c0.parquet"]) == 0
+        (tmp_path / "c0link.parquet").symlink_to("c0.parquet")
     capsys.readouterr()
     before = snapshot(tmp_path)
     raised: list[str] = []  # the type of the error the CLI mapped (its debug hook)

@@ -32,6 +32,7 @@ aggregator only (docs/spark.md, "Federated counts").
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -113,8 +114,9 @@ def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, in
     :class:`~ldiv_polars.errors.InputFormatError` for a missing file or one without counts
     metadata, :class:`~ldiv_polars.errors.UnreadableInputError` for one that is not Parquet, and
     :class:`~ldiv_polars.errors.InvalidParameterError` when the files' roles or levels
-    differ."""
+    differ or a file is given twice."""
     metas, frames = [], []
+    _refuse_twice(paths)
     for p in paths:
         check_input_path(p)  # a missing or unreadable file: typed errors (exit 2)
         with translate_input_errors(p):
@@ -129,6 +131,25 @@ def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, in
     meta = metas[0]
     return (merge_frequency_sets(frames, meta["qi"], meta["sensitive"]),
             {q: int(v) for q, v in meta["levels"].items()})
+
+
+def _refuse_twice(paths: Sequence[str | Path]) -> None:
+    """Raise :class:`~ldiv_polars.errors.InvalidParameterError` when two of ``paths`` are the
+    same file (a path given twice, or a link to another): merged, its rows would count twice
+    and every class look twice as large as it is."""
+    seen: dict[tuple[int, int], str] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue  # check_input_path says why
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            also = "" if seen[key] == str(p) else f" (also as {str(p)!r})"
+            raise InvalidParameterError(
+                f"the counts file {seen[key]!r} is given twice{also}: its rows would count "
+                "twice")
+        seen[key] = str(p)
 
 
 @dataclass
@@ -181,6 +202,7 @@ class ReleasePlan:
             raise InvalidParameterError("the plan's suppressed classes do not have one label "
                                         "per QI")
         dtypes = {q: output_dtype(hs[q], self.levels[q]) for q in self.qi}
+        self._check_labels(dtypes)
         labels = {q: hs[q].column(self.levels[q]).cast(pl.String).cast(dtypes[q])
                   for q in self.qi}
         supp = None
@@ -194,6 +216,19 @@ class ReleasePlan:
         return OutputPlan(tuple(self.qi), {q: hs[q].column(0) for q in self.qi}, labels, supp,
                           mode="drop" if self.mode == "drop" else "mask", mask=self.mask,
                           dtypes=written)
+
+
+    def _check_labels(self, dtypes: Mapping[str, pl.DataType]) -> None:
+        """Raise :class:`InvalidParameterError` when a suppressed class or the held labels of
+        a QI name a label its level (``dtypes``: the level's Enum) does not have."""
+        for i, q in enumerate(self.qi):
+            known = set(dtypes[q].categories.to_list())  # type: ignore[attr-defined]
+            named = {r[i] for r in self.suppressed} | set((self.held or {}).get(q, ()))
+            if named - known:
+                shown = ", ".join(map(repr, sorted(named - known)[:5]))
+                raise InvalidParameterError(
+                    f"the plan names {shown} for {q!r}, not a label of level "
+                    f"{self.levels[q]} of its hierarchy: a plan for other hierarchies")
 
 
 def _cut(h: Hierarchy, level: int) -> Hierarchy:
@@ -275,8 +310,8 @@ def check_site_rows(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any]
             .filter(~pl.col(c).is_in(categories.implode())).to_series()
         if bad.len():
             raise PlanMismatchError(c, bad.head(5).to_list(),
-                                    "in rows the plan releases, a value no released row of "
-                                    "the union holds")
+                                    "in rows the plan releases; no released row of the union "
+                                    "holds it")
 
 
 def _site_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
