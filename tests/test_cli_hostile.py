@@ -31,6 +31,7 @@ def make_files(d: Path) -> None:
     t = pl.DataFrame({"a": ["p", "q"] * 6, "b": [1, 2, 3, 4] * 3,
                       "s": ["w", "x"] * 6, "g": [0] * 4 + [1] * 4 + [2] * 4})
     t.write_csv(d / "t.csv")
+    pl.concat([t, t]).select("a", "b").write_csv(d / "pop.csv")  # a population of t's QIs
     t.write_parquet(d / "t.parquet")
     t.with_columns(pl.col("b").cast(pl.Float64).replace(4.0, float("nan"))) \
         .write_csv(d / "nan.csv")
@@ -123,6 +124,18 @@ CASES = [
     ("attack, a list group column",
      "ldiv attack list.parquet --group a --sensitive s --l 2", 2, "InvalidParameterError",
      "not a list"),
+    # the output over the population table a model reads: it was overwritten (exit 0)
+    ("mondrian, output is the population table",
+     "ldiv mondrian t.csv pop.csv --qi a --sensitive s --k 1 --k-map 1 "
+     "--population-table pop.csv", 2, "OutputOverwritesInputError", "destroy"),
+    ("anonymize, output is the population table",
+     "ldiv anonymize t.csv pop.csv --qi a --sensitive s --hierarchies h --k 1 "
+     "--delta-presence 0,1 --population-table pop.csv", 2, "OutputOverwritesInputError",
+     "destroy"),
+    ("anonymize --method local, output is the population table",
+     "ldiv anonymize t.csv pop.csv --qi a --sensitive s --hierarchies h --k 2 --k-map 1 "
+     "--population-table pop.csv --method local", 2, "OutputOverwritesInputError",
+     "destroy"),
     # federated: a site's rows differ from the counts the plan was made from
     ("apply-plan, a value the plan never saw",
      "ldiv apply-plan other.csv plan.json out.parquet --hierarchies hr", 2,
@@ -192,3 +205,19 @@ def test_the_table_covers_the_commands_the_errors_table_leaves():
     commands = {shlex.split(c[1])[1] for c in CASES}
     assert commands >= {"counts", "apply-plan", "anonymize-counts", "microaggregate",
                         "attack", "mondrian", "check", "risk", "report"}
+
+
+def test_a_release_is_not_written_over_the_population_table_a_model_reads(tmp_path):
+    """The Python API's writer refuses it too (``AnonymizationResult.sink``)."""
+    import ldiv_polars as lp
+    from ldiv_polars.errors import OutputOverwritesInputError
+    from ldiv_polars.models import KMapPopulation
+
+    make_files(tmp_path)
+    pop = tmp_path / "pop.csv"
+    before = pop.read_bytes()
+    hs = {"a": Hierarchy([["p", "*"], ["q", "*"]], name="a")}
+    res = lp.anonymize(str(tmp_path / "t.csv"), ["a"], "s", hs, KMapPopulation(1, str(pop)))
+    with pytest.raises(OutputOverwritesInputError):
+        res.sink(pop)
+    assert pop.read_bytes() == before

@@ -62,6 +62,12 @@ class PopulationModel(Model):
         self.population_source: Any = population
         """The population as given (a path is read by the DuckDB engine itself)."""
 
+    def sources(self) -> tuple[str, ...]:
+        """The files of the population table (a path, or the scans of a LazyFrame)."""
+        from ldiv_polars.core.inputs import input_paths
+
+        return input_paths(self.population_source)
+
     @property
     def pop_col(self) -> str:
         """The per-class column holding the class's population count."""
