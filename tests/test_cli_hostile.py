@@ -136,6 +136,17 @@ CASES = [
      "ldiv anonymize t.csv pop.csv --qi a --sensitive s --hierarchies h --k 2 --k-map 1 "
      "--population-table pop.csv --method local", 2, "OutputOverwritesInputError",
      "destroy"),
+    # a list column in the population table: "cannot read 't.csv'" (Polars), exit 1 (DuckDB)
+    ("check, a list column in the population table",
+     "ldiv check t.csv --qi a --sensitive s --k-map 2 --population-table list.parquet", 2,
+     "InvalidParameterError", "(in the population table)"),
+    ("check, a list column in the population table, DuckDB",
+     "ldiv check t.csv --qi a --sensitive s --k-map 2 --population-table list.parquet "
+     "--engine duckdb", 2, "InvalidParameterError", "(in the population table)"),
+    ("mondrian, a list column in the population table",
+     "ldiv mondrian t.csv o.csv --qi a --sensitive s --k 1 --k-map 1 "
+     "--population-table list.parquet", 2, "InvalidParameterError",
+     "(in the population table)"),
     # federated: a site's rows differ from the counts the plan was made from
     ("apply-plan, a value the plan never saw",
      "ldiv apply-plan other.csv plan.json out.parquet --hierarchies hr", 2,

@@ -96,10 +96,10 @@ def validate_columns(
     return qi_t, s_t
 
 
-def reject_nested(schema: pl.Schema, columns: Iterable[str]) -> None:
+def reject_nested(schema: pl.Schema, columns: Iterable[str], where: str = "") -> None:
     """Raise :class:`InvalidParameterError` naming the ``columns`` of ``schema`` whose type is
     nested (list, array, struct) or an object: a quasi-identifier, sensitive or group column
-    holds one value per row.
+    holds one value per row. ``where``: the table named in the message, when not the data.
 
     >>> reject_nested(pl.Schema({"a": pl.Int64, "b": pl.List(pl.String)}), ["a"])
     >>> try:
@@ -112,7 +112,8 @@ def reject_nested(schema: pl.Schema, columns: Iterable[str]) -> None:
     if nested:
         raise InvalidParameterError(
             "a quasi-identifier, sensitive or group column holds one value per row (a string, "
-            f"a number, a date, ...), not a list, array or struct: {', '.join(nested)}")
+            f"a number, a date, ...), not a list, array or struct: {', '.join(nested)}"
+            + (f" (in {where})" if where else ""))
 
 
 def check_null_policy(nulls: str) -> None:
