@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -172,7 +173,8 @@ def anonymize_cmd(
     _start_engine(engine, spark_master, spark_remote, (method, compare, report))
     hs = _checked_paths_and_hierarchies(
         path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report,
-        global_search=(method, compare) == ("global", False), directory=engine == "spark")
+        global_search=(method, compare) == ("global", False), directory=engine == "spark",
+        models=models)
     if method != "global" or compare:
         return run_methods(
             path=path, out=out, qi=qi_cols, sensitive=s_cols, models=models,
@@ -225,13 +227,15 @@ def _requested_models(req: Requirements) -> list[Any]:
 def _checked_paths_and_hierarchies(
         path: Path, out: Path, qi: list[str], s_cols: list[str], hierarchies: Path | None,
         separator: str, report: Path | None, *, global_search: bool,
-        directory: bool = False) -> dict[str, Any]:
-    """Check the output paths before any work (``out`` and ``--report`` write over no input)
-    and read one hierarchy per QI from the ``--hierarchies`` directory (empty without it).
+        directory: bool = False, models: Sequence[Any] = ()) -> dict[str, Any]:
+    """Check the output paths before any work (``out`` and ``--report`` write over no input:
+    the table, the hierarchies, the files the ``models`` read such as a population table) and
+    read one hierarchy per QI from the ``--hierarchies`` directory (empty without it).
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``--report`` comes with
     another method than the global search or ``--hierarchies`` is missing for it.
     ``directory``: ``out`` is a Parquet directory (what Spark writes)."""
     from ldiv_polars.core.output import check_output, check_output_dir
+    from ldiv_polars.models.base import model_sources
 
     if report is not None and not global_search:
         raise InvalidParameterError("--report is available with --method global only "
@@ -239,9 +243,10 @@ def _checked_paths_and_hierarchies(
     if hierarchies is None and global_search:
         raise InvalidParameterError("--method global needs --hierarchies")
     files = {q: find_hierarchy(hierarchies, q) for q in qi} if hierarchies else {}
+    inputs = model_sources(models)
     (check_output_dir if directory else check_output)(
-        out, inputs=[path, *files.values()])  # before any work
-    _check_report_path(report, s_cols, [path, out, *files.values()])
+        out, inputs=[path, *files.values(), *inputs])  # before any work
+    _check_report_path(report, s_cols, [path, out, *files.values(), *inputs])
     return read_hierarchies(files, separator)
 
 

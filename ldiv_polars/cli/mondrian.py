@@ -61,6 +61,7 @@ def mondrian_cmd(
     atomically. Exit 1 (nothing written) when the whole table fails a model. The risk
     thresholds limit the splits: the largest partitions split first, as long as they hold."""
     from ldiv_polars.core.output import atomic_output, check_output
+    from ldiv_polars.models.base import model_sources
 
     qi_cols = split_columns(qi, "--qi")
     models = build_models(
@@ -68,11 +69,12 @@ def mondrian_cmd(
                                 positive=positive, risk=risk),
         choices=GROUPING_L_MODELS)
     weights_read(models, weight)  # (--weighted-k with --weight: F_k per group)
-    check_output(output, inputs=[input])  # before any work
+    inputs = [input, *model_sources(models)]  # (a population table)
+    check_output(output, inputs=inputs)  # before any work
     result, df = _partition(input, qi_cols, sensitive, models, relaxed=relaxed, raw=raw,
                             group=group, separator=separator, as_json=as_json,
                             weight=weight)
-    with atomic_output(output, inputs=[input], separator=separator) as out:
+    with atomic_output(output, inputs=inputs, separator=separator) as out:
         out.write(df)
         out.check_rows(df.height)
     summary = {**result.to_dict(), "output": str(output),
