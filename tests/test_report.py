@@ -208,3 +208,34 @@ def test_a_bad_release_column_is_reported_before_the_input_is_read(tmp_path):
     TABLE.drop("age").write_csv(release)
     with pytest.raises(lp.UnknownColumnError):
         report(str(tmp_path / "missing.csv"), QI, "disease", release=str(release))
+
+
+def test_release_verdicts_judge_the_retained_rows_as_the_anonymizer_does(tmp_path):
+    """A masked release holds its suppressed rows as one class of ``*``: the report judges the
+    rows outside it, as ``anonymize``'s re-verification (and ARX) do, and says how many it left
+    out; the statistics still describe every published row."""
+    h = {"zip": lp.Hierarchy([[z, z[:2] + "*", "*"] for z in TABLE["zip"].unique().sort()],
+                             name="zip")}
+    anon = lp.anonymize(TABLE, ["zip"], "disease", h, [lp.KAnonymity(3)], suppression=0.1)
+    assert anon.levels == {"zip": 0} and anon.suppressed_rows == 1 and anon.verification.passed
+    out = tmp_path / "release.parquet"
+    anon.sink(out)
+    released = pl.read_parquet(out).with_columns(pl.col("zip").cast(pl.String))
+    retained = released.filter(pl.col("zip") != "*")
+    expected = lp.check(retained, ["zip"], "disease", [lp.KAnonymity(3)])
+    naive = lp.check(released, ["zip"], "disease", [lp.KAnonymity(3)])
+    assert expected.passed and not naive.passed
+    for page in (report(TABLE, ["zip"], "disease", [lp.KAnonymity(3)], release=str(out)),
+                 report(TABLE, ["zip"], "disease", [lp.KAnonymity(3)], anonymization=anon,
+                        hierarchies=h)):
+        assert page.passed and page.verdict_on == "release"
+        assert [{"key": m.key, **m.to_dict()} for m in expected.models] == page.verdicts
+        assert "1 row masked to * in every quasi-identifier" in page
+        assert data_values(page)["release.k"] == 1  # the statistics count every published row
+
+
+def test_recursive_text_states_def_4_2():
+    """Def 4.2: r1 < c (r_l + ... + r_m), r_i the i-th *most* frequent value's count."""
+    text = plain_text(lp.RecursiveCLDiversity(3, 3))
+    assert "r1 < c (r_l + ... + r_m)" in text and "l-th most frequent" in text
+    assert "least frequent" not in text

@@ -138,16 +138,19 @@ def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
                    sensitive: str, models: list[Model], separator: str | None,
                    say: Callable[[str], None], **kw: Any) -> Any:
     """The facts of the release: the ``release`` table, else the anonymization's output (one
-    more pass over the input), else None."""
+    more pass over the input), else None; its rows masked to ``*`` in every QI are
+    suppressed records, which its verdicts leave out (``table_facts(suppressed=True)``)."""
     from ldiv_polars.reporting.facts import table_facts
 
     if release is not None:
         say("reading the release")
-        return table_facts(release, qi, sensitive, models, separator=separator, **kw)
+        return table_facts(release, qi, sensitive, models, separator=separator,
+                           suppressed=True, **kw)
     if anonymization is not None and anonymization.output is not None:
         say("generalizing the input (the anonymization's output)")
         return dataclasses.replace(
-            table_facts(anonymization.output, qi, sensitive, models, hash_files=False, **kw),
+            table_facts(anonymization.output, qi, sensitive, models, hash_files=False,
+                        suppressed=True, **kw),
             source="the anonymization's output (not written)")
     return None
 

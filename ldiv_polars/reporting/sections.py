@@ -87,6 +87,12 @@ def verdicts(inp: TableFacts, rel: TableFacts | None) -> str:
     note = ('<p class="muted">The release is what would be published: its verdict is the one '
             "that counts; the input's (below) shows what the anonymization had to fix.</p>"
             if rel is not None else "")
+    if rel is not None and rel.unjudged_rows:
+        note += (f"<p>The release's {_count(rel.unjudged_rows, 'row')} masked to * in every "
+                 "quasi-identifier are suppressed records: they belong to no class, so its "
+                 "verdicts judge the other rows (as the anonymization's re-verification and ARX "
+                 "do; models comparing a class with the table compare it with those rows). "
+                 "The statistics below count every published row.</p>")
     return section("verdicts", "Verdicts", note + "".join(parts))
 
 
