@@ -42,7 +42,9 @@ LOpt = Annotated[float | None, typer.Option(
     "--l", help="l of the l-diversity model(s) of --model (default: distinct)")]
 COpt = Annotated[float | None, typer.Option(
     "--c", help="c of recursive (c,l)-diversity (with --l and --model recursive)")]
-TOpt = Annotated[float | None, typer.Option("--t", help="t-closeness: largest EMD allowed")]
+TOpt = Annotated[float | None, typer.Option(
+    "--t", help="t-closeness: largest EMD allowed (ordered distance for a numeric or temporal "
+    "sensitive column, equal distance otherwise)")]
 AlphaOpt = Annotated[float | None, typer.Option(
     "--alpha", help="(alpha,k)-anonymity: largest share of one sensitive value in a class")]
 DeltaOpt = Annotated[float | None, typer.Option(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns, start_engine
-from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models, t_distance_for
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -123,19 +123,10 @@ def population_summary(fs: FrequencySet, population: int | str) -> dict[str, obj
     return population_figures(sizes, population)
 
 
-def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> str:
-    """The distance ``--t`` uses, the one the summary's ``t`` reports: ordered for a numeric
-    or temporal sensitive column, equal otherwise (read from the schema, no rows)."""
-    from ldiv_polars.core.inputs import to_lazyframe
-    from ldiv_polars.table_summary import is_ordered_dtype
-
-    dtype = to_lazyframe(data, separator=separator).collect_schema().get(sensitive)
-    return "ordered" if dtype is not None and is_ordered_dtype(dtype) else "equal"
-
-
 def models_for(req: Requirements, data: TableLike, sensitive: str, separator: str | None
                ) -> tuple[list[Model], int]:
-    """The models a check's flags ask for (``--t`` with :func:`t_distance_for`'s distance)
+    """The models a check's flags ask for (``--t`` with
+    :func:`~ldiv_polars.cli._models.t_distance_for`'s distance)
     and the ``l`` of the summary's ``recursive_c``: the requested l when it is an integer,
     else 2."""
     distance = t_distance_for(data, sensitive, separator) if req.t is not None else "equal"
