@@ -67,7 +67,8 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
                              nulls=nulls)  # type: ignore[arg-type]
         results = [ModelResult(m.key, m.name, m.params(), bool(r["passed"]),
                                r["achieved"], int(r["failing_classes"]),  # type: ignore[arg-type]
-                               int(r["failing_rows"]))  # type: ignore[call-overload]
+                               int(r["failing_rows"]),  # type: ignore[call-overload]
+                               details={k: v for k, v in r.items() if k not in _SQL_ROW})
                    for m, r in zip(models, rows)]
     else:
         from ldiv_polars.core.engines.base import engine_for
@@ -90,6 +91,11 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
         stats |= _population_summary(data, qi, None if sql else fs, population,
                                      separator, nulls)
     return stats, [{"key": m.key, **m.to_dict()} for m in results]
+
+
+_SQL_ROW = ("model", "key", "passed", "achieved", "failing_classes", "failing_rows")
+"""The keys of a verdict of :func:`ldiv_polars.duckdb.report` that :class:`ModelResult` has
+as fields; any other (``table_level``) is one of its ``details``."""
 
 
 def _population_summary(data: TableLike, qi: list[str], fs: object, population: int | str,
