@@ -112,13 +112,22 @@ def test_each_sites_release_is_its_slice(sites, mode):
     assert (got["optimum"], got["minimal"], got["rows"]) == \
         (want["optimum"], want["minimal"], want["rows"])
     whole = pl.read_parquet(tmp / f"whole_{mode}.parquet")
+    suppressed = []
     for i in range(3):
         out = tmp / f"out{i}_{mode}.parquet"
         r = _ldiv("apply-plan", tmp / f"site{i}.parquet", tmp / f"plan_{mode}.json", out,
-                  "--hierarchies", tmp / "h", *(["--engine", "duckdb"] if i == 2 else []))
+                  "--hierarchies", tmp / "h", *(["--engine", "duckdb"] if i == 2 else []),
+                  *(["--json"] if i else []))
         assert r.returncode == 0, r.stderr
-        assert "release matches the plan" in r.stdout
+        if i == 0:
+            assert "release matches the plan" in r.stdout
+            suppressed.append(int(r.stdout.split(" rows suppressed")[0].rsplit(" ", 1)[1]))
+        else:
+            site = json.loads(r.stdout)
+            assert (site["verified"], site["levels"], site["mode"]) == (True, plan.levels, mode)
+            suppressed.append(site["suppressed_rows"])
         assert _digest(pl.read_parquet(out)) == _digest(whole.filter(pl.col("site") == i))
+    assert sum(suppressed) == want["optimum"]["suppressed"]  # the sites' rows add up
     hs = {q: Hierarchy.from_csv(tmp / "h" / f"{q}.csv", name=q) for q in plan.qi}
     with pytest.raises(InvalidParameterError, match="not the plan applied"):
         verify_site_release(str(tmp / "site0.parquet"), str(tmp / f"out1_{mode}.parquet"),
