@@ -157,6 +157,7 @@ def test_cli_report_exit_codes_and_clean_json(tmp_path, csv, capsys, monkeypatch
     captured = capsys.readouterr()
     got = json.loads(captured.out)  # stdout is the JSON alone
     assert got["passed"] is False and got["models"][0]["achieved"] == 1
+    assert got["unjudged_rows"] == 0  # no release: every row judged
     assert "ldiv report: reading the input" in captured.err
     assert out.exists()
     assert main([*args, "--k", "1"]) == 0
@@ -230,7 +231,7 @@ def test_release_verdicts_judge_the_retained_rows_as_the_anonymizer_does(tmp_pat
                         hierarchies=h)):
         assert page.passed and page.verdict_on == "release"
         assert [{"key": m.key, **m.to_dict()} for m in expected.models] == page.verdicts
-        assert "1 row masked to * in every quasi-identifier" in page
+        assert "1 row masked to * in every quasi-identifier" in page and page.unjudged_rows == 1
         assert data_values(page)["release.k"] == 1  # the statistics count every published row
 
 

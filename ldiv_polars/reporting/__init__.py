@@ -32,18 +32,22 @@ REPORT_SUFFIXES = (".html", ".htm")
 class HtmlReport(str):
     """The report's HTML document (a ``str``) with its verdict: ``passed`` (every requested
     model holds on ``verdict_on``: ``"release"`` when there is one, else ``"input"``) and
-    ``verdicts`` (one dict per model, the ``models`` of ``ldiv check --json``). A notebook
+    ``verdicts`` (one dict per model, the ``models`` of ``ldiv check --json``);
+    ``unjudged_rows``: the release's rows masked to ``*`` in every QI, suppressed records the
+    verdicts leave out (0 without a release). A notebook
     shows the page inline, in a sandboxed frame so that its style sheet does not touch the
     notebook's."""
 
     passed: bool
     verdict_on: str
     verdicts: list[dict[str, object]]
+    unjudged_rows: int
 
     def __new__(cls, text: str, *, verdict_on: str = "input",
-                verdicts: Sequence[Any] = ()) -> HtmlReport:
+                verdicts: Sequence[Any] = (), unjudged_rows: int = 0) -> HtmlReport:
         obj = super().__new__(cls, text)
         obj.verdict_on = verdict_on
+        obj.unjudged_rows = unjudged_rows
         obj.verdicts = [{"key": v.key, **v.to_dict()} for v in verdicts]
         obj.passed = all(v.passed for v in verdicts)
         return obj
@@ -110,7 +114,8 @@ def _html_report(inp: Any, rel: Any, anonymization: Any, hierarchies: Any, *,
     """The page with its verdict, judged on the release when there is one, else the input."""
     return HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
                       verdict_on="input" if rel is None else "release",
-                      verdicts=(rel if rel is not None else inp).verdicts)
+                      verdicts=(rel if rel is not None else inp).verdicts,
+                      unjudged_rows=0 if rel is None else rel.unjudged_rows)
 
 
 def _write(page: str, out: str | Path, sources: list[Any]) -> None:
