@@ -177,7 +177,8 @@ def t_distance_of(dtype: object) -> str:
     """
     from ldiv_polars.table_summary import is_ordered_dtype
 
-    return "ordered" if dtype is not None and is_ordered_dtype(dtype) else "equal"  # type: ignore[arg-type]
+    ordered = dtype is not None and is_ordered_dtype(dtype)  # type: ignore[arg-type]
+    return "ordered" if ordered else "equal"
 
 
 def t_distance_for(data: Any, sensitive: str | None, separator: str | None) -> str:
