@@ -183,6 +183,9 @@ def test_cli_anonymize_report_and_wall_time(tmp_path, adult_dir, capsys, monkeyp
     shown = data_values(text)
     release = lp.summary(str(out), ["sex", "age", "race"], "occupation")
     assert {k: shown[f"release.{k}"] for k in lp.SUMMARY_KEYS} == release
+    for q in ("sex", "age", "race"):  # the hierarchy files that made the release, hashed
+        digest = hashlib.sha256((adult_dir / f"adult_hierarchy_{q}.csv").read_bytes())
+        assert f"hierarchy of {q} (its ARX CSV text)" in text and digest.hexdigest() in text
 
 
 def test_empty_table_reports_vacuous_verdicts():

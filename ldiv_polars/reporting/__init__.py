@@ -183,6 +183,7 @@ def _page(inp: Any, rel: Any, anonymization: Any, hierarchies: Mapping[str, Any]
           title: str | None, command: str | None) -> str:
     from ldiv_polars import __version__
     from ldiv_polars.reporting import sections as S
+    from ldiv_polars.reporting.facts import hierarchy_digest
     from ldiv_polars.reporting.markup import esc, page, section
 
     meta = {"engine": "polars (streaming group-by; the frequency set only is collected)",
@@ -191,10 +192,11 @@ def _page(inp: Any, rel: Any, anonymization: Any, hierarchies: Mapping[str, Any]
     if command:
         meta["command"] = command
     title = title or f"Privacy report: {Path(inp.source).name if inp.files else inp.source}"
+    digests = {q: hierarchy_digest(h) for q, h in (hierarchies or {}).items()}
     parts = [
         f"<h1>{esc(title)}</h1>",
         S.banner(inp, rel),
-        S.checked(inp, rel, meta),
+        S.checked(inp, rel, meta, digests),
         S.verdicts(inp, rel),
         S.model_texts(inp.models),
         S.risk(inp, rel),

@@ -22,6 +22,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any
 from pathlib import Path
 
 import polars as pl
@@ -101,6 +102,13 @@ def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def hierarchy_digest(hierarchy: Any) -> str:
+    """Hex SHA-256 of a hierarchy's ARX CSV text (``Hierarchy.to_csv()``: ``;``-separated,
+    ``\n``-terminated rows), which is the hash of the file it was read from when that file is
+    in this layout, so a report can be matched to the hierarchies that made the release."""
+    return hashlib.sha256(hierarchy.to_csv().encode("utf-8")).hexdigest()
 
 
 def _files(data: TableLike) -> list[str]:
