@@ -243,3 +243,15 @@ def test_recursive_text_states_def_4_2():
     text = plain_text(lp.RecursiveCLDiversity(3, 3))
     assert "r1 < c (r_l + ... + r_m)" in text and "l-th most frequent" in text
     assert "least frequent" not in text
+
+
+def test_a_null_cell_beside_masked_ones_is_judged_not_dropped():
+    """Only rows whose every QI is ``*`` are the suppressed records: a row with a null cell
+    (a cell-suppressed release, ``nulls="value"``) and ``*`` elsewhere stays in the verdicts."""
+    release = pl.DataFrame({"a": ["*", "*", None, "x", "x"], "b": ["*", "*", "*", "y", "y"],
+                            "s": ["p", "q", "p", "p", "q"]})
+    facts = table_facts(release, ["a", "b"], "s", [lp.KAnonymity(2)], nulls="value",
+                        suppressed=True)
+    assert facts.masked_rows == facts.unjudged_rows == 2
+    # judged: the class (null, *) of 1 row fails k = 2, the class (x, y) passes
+    assert [(v.passed, v.achieved, v.failing_rows) for v in facts.verdicts] == [(False, 1, 1)]

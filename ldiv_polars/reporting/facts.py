@@ -206,8 +206,10 @@ def _verdicts(fs: FrequencySet, models: list[Model]
 
 
 def _masked(qi: Sequence[str]) -> pl.Expr:
-    """Whether a row's every quasi-identifier is the suppression mask ``*``."""
-    return pl.all_horizontal([pl.col(q).cast(pl.String) == MASK for q in qi])
+    """Whether a row's every quasi-identifier is the suppression mask ``*`` (False for a row
+    with a null QI cell: a cell-suppressed record is judged, not left out)."""
+    return pl.all_horizontal([(pl.col(q).cast(pl.String) == MASK).fill_null(False)
+                              for q in qi])
 
 
 def _judged(fs: FrequencySet, models: Sequence[Model], classes: pl.DataFrame,
