@@ -193,3 +193,31 @@ def test_docs_flow_is_the_readmes():
     flow = docs[docs.index("```python\nimport polars as pl\n\nadult"):]
     flow = flow[:flow.index("```bash")] + flow[flow.index("```bash"):].split("```\n", 1)[0]
     assert "ldiv apply-plan" in flow and flow in readme
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_a_release_failing_its_verification_leaves_the_target_untouched(
+        sites, monkeypatch, capsys, engine):
+    """The release is verified against the plan before it is renamed into place: when that
+    fails (a bug) an existing file at the target keeps its bytes and no temporary is left."""
+    from ldiv_polars.cli import main
+    from ldiv_polars.search import federated
+
+    tmp, _ = sites
+    plan = tmp / f"plan_verify_{engine}.json"
+    assert main(["anonymize-counts", *map(str, _counts(tmp)), "--hierarchies", str(tmp / "h"),
+                 "--plan-out", str(plan), "--k", "3", "--suppression", "0.1"]) == 0
+    out = tmp / f"kept_{engine}.parquet"
+    out.write_bytes(b"an earlier release")
+
+    def mismatch(*args, **kwargs):
+        raise InvalidParameterError("the release is not the plan applied to the site's rows")
+
+    monkeypatch.setattr(federated, "verify_site_release", mismatch)
+    capsys.readouterr()
+    rc = main(["apply-plan", str(tmp / "site0.parquet"), str(plan), str(out), "--hierarchies",
+               str(tmp / "h"), "--engine", engine])
+    err = capsys.readouterr().err
+    assert rc == 3 and out.exists() and out.read_bytes() == b"an earlier release"
+    assert "re-verification failed, nothing written" in err
+    assert not [p for p in tmp.iterdir() if p.name.startswith(f".{out.name}.")]

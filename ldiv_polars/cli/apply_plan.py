@@ -45,7 +45,8 @@ def apply_plan_cmd(
     site's release alone (they hold on the union of the sites: the aggregator's check)."""
     from ldiv_polars.core.inputs import to_lazyframe
     from ldiv_polars.core.output import check_output, check_output_dir
-    from ldiv_polars.search.federated import ReleasePlan, apply_plan, verify_site_release
+    from ldiv_polars.search.anonymize import VerificationError
+    from ldiv_polars.search.federated import ReleasePlan, release_site
 
     rp = ReleasePlan.from_json(_read_text(plan))
     columns = to_lazyframe(path).collect_schema().names()
@@ -59,14 +60,13 @@ def apply_plan_cmd(
     hs = read_hierarchies(files, hierarchy_separator)
     start_engine(engine, spark_master, spark_remote)
     with Stages("apply-plan") as say:
-        say(f"releasing {path.name} ({engine})")
-        apply_plan(str(path), rp, hs, out, engine=engine)
-        say(f"re-verifying {out} against the plan")
+        say(f"releasing {path.name} ({engine}) and re-verifying it against the plan")
         try:
-            suppressed = verify_site_release(str(path), str(out), rp, hs, engine=engine)
-        except InvalidParameterError as exc:  # a bug, not bad input: no release is left
-            _remove(out)
-            raise RuntimeError(f"re-verification failed, release removed: {exc}") from None
+            suppressed = release_site(str(path), rp, hs, out, engine=engine)
+        except VerificationError as exc:  # a bug, not bad input: no release is left
+            if engine == "spark":  # (a local engine's release was never renamed into place)
+                _remove(out)
+            raise RuntimeError(f"re-verification failed, nothing written: {exc}") from None
     _show(out, rp.levels, suppressed, rp.mode, as_json=as_json)
 
 
