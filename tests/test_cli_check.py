@@ -135,3 +135,11 @@ def test_null_error_names_the_flag_that_accepts_nulls(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "--nulls value" in err and err.count("\n") == 1
     assert main([*base, "--nulls", "value"]) == 0
+
+
+def test_fractional_l_error_names_the_model_and_the_one_that_takes_it(capsys, csv):
+    base = ["check", str(csv), "--qi", "zip", "--sensitive", "disease", "--l", "2.5"]
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert "distinct_l" in err and "entropy" in err
+    assert main([*base, "--model", "entropy", "--json"]) == 1  # 2.5 is an entropy l
