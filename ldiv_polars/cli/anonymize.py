@@ -173,9 +173,8 @@ def anonymize_cmd(
                    time_limit=time_limit, budget=budget)
     _start_engine(engine, spark_master, spark_remote, (method, compare, report))
     hs = _checked_paths_and_hierarchies(
-        path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report,
-        global_search=(method, compare) == ("global", False), directory=engine == "spark",
-        models=models)
+        path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report, models=models,
+        global_search=(method, compare) == ("global", False), directory=engine == "spark")
     if method != "global" or compare:
         return run_methods(
             path=path, out=out, qi=qi_cols, sensitive=s_cols, models=models,
