@@ -39,7 +39,7 @@ def test_json_has_exactly_the_summary_keys_and_values(capsys, csv):
                        "--l", "2")
     assert rc == 1  # --l 2 is also a requirement (distinct l), which fails
     # the summary's keys, then the verdict of every requested model (which one failed)
-    assert list(got) == [*lp.SUMMARY_KEYS, "passed", "models"]
+    assert list(got) == [*lp.SUMMARY_KEYS, "unjudged_rows", "passed", "models"]
     assert got["passed"] is False
     assert got["models"] == [{"key": "distinct_l_2", "model": "distinct_l", "params": {"l": 2},
                               "passed": False, "achieved": 1, "failing_classes": 1,

@@ -5,7 +5,7 @@ frequency set: one pass over the rows for both)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -46,7 +46,7 @@ EMPTY_NOTE = "the table is empty (a header and no rows): every model holds vacuo
 def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Model], *,
                 l: int = 2, engine: str = "polars", separator: str | None = None,
                 nulls: str = "error", population: int | str | None = None,
-                weight: str | None = None
+                weight: str | None = None, release: bool | str | None = None
                 ) -> tuple[dict[str, object], list[dict[str, object]]]:
     """The summary of ``data`` (:data:`~ldiv_polars.SUMMARY_KEYS`) and one verdict per model
     (``key``, ``model``, ``params``, ``passed``, ``achieved``, ``failing_classes``,
@@ -56,24 +56,20 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
     the same frequency set (with DuckDB: from a second pass, by Polars). ``weight``: the
     column of sampling weights the frequency set also sums per class (for the models reading
     them; with DuckDB the frequency set is then DuckDB's, judged by Polars: the SQL macros read
-    no weights)."""
-    from ldiv_polars.models.base import ModelResult
+    no weights). ``release`` (:func:`~ldiv_polars.core.suppressed.release_mask`): the rows of
+    a release masked in every QI are left out of the verdicts, counted in the summary's
+    ``unjudged_rows`` (the statistics count every row, as the report's do)."""
+    from ldiv_polars.core.suppressed import release_mask
 
-    sql = engine == "duckdb" and weight is None
+    mask = release_mask(data, release)
+    sql = engine == "duckdb" and weight is None and mask is None
+    unjudged = 0
     if sql:
-        from ldiv_polars.duckdb import report
-
-        stats, rows = report(data, qi, sensitive, models, l, separator=separator,
-                             nulls=nulls)  # type: ignore[arg-type]
-        results = [ModelResult(m.key, m.name, m.params(), bool(r["passed"]),
-                               r["achieved"], int(r["failing_classes"]),  # type: ignore[arg-type]
-                               int(r["failing_rows"]),  # type: ignore[call-overload]
-                               details={k: v for k, v in r.items() if k not in _SQL_ROW})
-                   for m, r in zip(models, rows)]
+        stats, results = _sql_check(data, qi, sensitive, models, l, separator, nulls)
     else:
         from ldiv_polars.core.engines.base import engine_for
         from ldiv_polars.core.inputs import to_lazyframe, translate_input_errors
-        from ldiv_polars.models.verdict import WeightRows, check_frequency_set, check_models
+        from ldiv_polars.models.verdict import WeightRows, check_models
         from ldiv_polars.table_summary import frequency_set_summary
 
         with translate_input_errors(data):
@@ -86,11 +82,41 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
         exact = None if weight is None else WeightRows(  # weight sums near k: exact
             lambda: to_lazyframe(data, separator=separator), weight)
         with translate_input_errors(data):
-            results = check_frequency_set(fs, models, weight_rows=exact).models
+            results, unjudged = judged(fs, models, mask, exact)
     if population is not None:
         stats |= _population_summary(data, qi, None if sql else fs, population,
                                      separator, nulls)
+    stats["unjudged_rows"] = unjudged
     return stats, [{"key": m.key, **m.to_dict()} for m in results]
+
+
+def judged(fs: FrequencySet, models: list[Model], mask: str | None, exact: object
+            ) -> tuple[list[Any], int]:
+    """The verdicts of ``fs``'s rows (collected) outside the class masked to ``mask`` in
+    every QI (every row when ``mask`` is None) and how many rows that leaves out; ``exact``:
+    the :class:`~ldiv_polars.models.verdict.WeightRows` of the weighted models, or None."""
+    from ldiv_polars.core.suppressed import split_masked
+    from ldiv_polars.models.verdict import check_frequency_set
+
+    kept, unjudged = (fs, 0) if mask is None else split_masked(fs, mask)
+    return check_frequency_set(kept, models,
+                               weight_rows=exact).models, unjudged  # type: ignore[arg-type]
+
+
+def _sql_check(data: TableLike, qi: list[str], sensitive: str, models: list[Model], l: int,
+               separator: str | None, nulls: str) -> tuple[dict[str, object], list[Any]]:
+    """The summary and the models' results from DuckDB's SQL macros
+    (:func:`ldiv_polars.duckdb.report`)."""
+    from ldiv_polars.duckdb import report
+    from ldiv_polars.models.base import ModelResult
+
+    stats, rows = report(data, qi, sensitive, models, l, separator=separator,
+                         nulls=nulls)  # type: ignore[arg-type]
+    return stats, [ModelResult(m.key, m.name, m.params(), bool(r["passed"]),
+                               r["achieved"], int(r["failing_classes"]),  # type: ignore[arg-type]
+                               int(r["failing_rows"]),  # type: ignore[call-overload]
+                               details={k: v for k, v in r.items() if k not in _SQL_ROW})
+                   for m, r in zip(models, rows)]
 
 
 _SQL_ROW = ("model", "key", "passed", "achieved", "failing_classes", "failing_rows")
@@ -150,6 +176,12 @@ def summary_l(l: float | None) -> int:
 
 
 TableArg = Annotated[Path, typer.Argument(help="CSV or Parquet file")]
+ReleaseOpt = Annotated[bool | None, typer.Option(
+    "--release/--no-release", help="the table is a release (ldiv anonymize's output): its "
+    "rows masked to * in every QI are suppressed records, left out of the verdicts and "
+    "counted (unjudged_rows), as anonymize's verification and ldiv report judge them; "
+    "--no-release judges every row. Default: a release when the Parquet file records one "
+    "(anonymize writes it), else every row")]
 PopulationOpt = Annotated[str | None, typer.Option(
     "--population", help="population size or region (usa, uk, ...): adds the "
     "estimated share of population uniques (Dankar et al.'s rule); the population of "
@@ -168,7 +200,8 @@ def check_cmd(
     nulls: NullsOpt = "error", spark_master: SparkMasterOpt = None,
     spark_remote: SparkRemoteOpt = None,
     as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
-    weight: SamplingWeightOpt = None, risk: RiskFlags = RiskFlags(),
+    weight: SamplingWeightOpt = None, release: ReleaseOpt = None,
+    risk: RiskFlags = RiskFlags(),
 ) -> None:
     """Check a table: k, l (distinct/entropy/recursive), alpha, t, delta, risk and the risk
     thresholds, k on weights (--weighted-k with --weight), with a verdict per requested model.
@@ -184,7 +217,7 @@ def check_cmd(
         say(f"reading {path.name} ({engine})")
         stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
                                       engine=engine, separator=separator, nulls=nulls,
-                                      population=pop, weight=weight)
+                                      population=pop, weight=weight, release=release)
     emit(stats, verdicts, models, as_json=as_json,
          title=f"{path.name}: QI {', '.join(qi_cols)}; sensitive {sensitive}")
 
@@ -201,6 +234,17 @@ def emit(stats: dict[str, object], verdicts: list[dict[str, object]], models: li
         print_report(stats, verdicts, models, title=title)
     if not passed:
         raise typer.Exit(1)
+
+
+def unjudged_note(rows: object) -> str:
+    """The note under a release's statistics: how many suppressed rows its verdicts leave
+    out.
+
+    >>> unjudged_note(3)
+    'the verdicts leave out the 3 row(s) masked in every QI (suppressed records; --no-release judges them); the statistics above count every row'
+    """
+    return (f"the verdicts leave out the {rows} row(s) masked in every QI (suppressed "
+            "records; --no-release judges them); the statistics above count every row")
 
 
 def _shown(v: object) -> str:
@@ -227,6 +271,8 @@ def print_report(stats: dict[str, object], verdicts: list[dict[str, object]],
     console.print(table)
     if stats["rows"] == 0:
         console.print(f"[yellow]note[/yellow]: {EMPTY_NOTE}")
+    if stats.get("unjudged_rows"):
+        console.print(f"[yellow]note[/yellow]: {unjudged_note(stats['unjudged_rows'])}")
     if verdicts:
         vt = Table(show_header=True, header_style="bold")
         vt.add_column("model", overflow="fold", min_width=24)  # wraps, never cut

@@ -36,14 +36,19 @@ def check_counts_cmd(
     counts: CountsArg, l: LOpt = None, k: KOpt = None, c: COpt = None, model: ModelOpt = None,
     t: TOpt = None, alpha: AlphaOpt = None, delta: DeltaOpt = None,
     as_json: Annotated[bool, json_option("print the summary and the verdicts as JSON")] = False,
+    release: Annotated[bool, typer.Option(
+        "--release", help="the counts are of a release: its rows masked to * in every QI "
+        "are suppressed records, left out of the verdicts and counted (unjudged_rows)")
+    ] = False,
     risk: RiskFlags = RiskFlags(),
 ) -> None:
     """Check the union of the sites whose counts files are given: the summary and a verdict
     per requested model, as ``ldiv check`` gives for the whole table (the same model, risk
     and threshold flags; ``--population`` adds the population figures). Exit 1 when a model
     fails; exit 2 when the files differ in their columns or levels."""
-    from ldiv_polars.cli.check import emit, population_summary, summary_l
-    from ldiv_polars.models.verdict import check_frequency_set, check_models
+    from ldiv_polars.cli.check import emit, judged, population_summary, summary_l
+    from ldiv_polars.core.suppressed import MASK
+    from ldiv_polars.models.verdict import check_models
     from ldiv_polars.search.federated import read_counts
     from ldiv_polars.table_summary import frequency_set_summary
 
@@ -59,7 +64,7 @@ def check_counts_cmd(
         stats = frequency_set_summary(fs, summary_l(l))
         if risk.population is not None:
             stats |= population_summary(fs, risk.population)
-        results = check_frequency_set(fs, models).models
+        results, stats["unjudged_rows"] = judged(fs, models, MASK if release else None, None)
     verdicts = [{"key": m.key, **m.to_dict()} for m in results]
     emit(stats, verdicts, models, as_json=as_json, title=f"{len(counts)} sites: QI "
          f"{', '.join(fs.qi)}; sensitive {', '.join(fs.sensitive)}")

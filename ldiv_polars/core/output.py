@@ -180,6 +180,8 @@ class OutputFile:
     format: str
     target: Path
     separator: str = ","
+    metadata: dict[str, str] | None = None
+    """Key-value metadata a Parquet file records in its footer (a CSV file has none)."""
 
     def check_rows(self, expected: int) -> None:
         """Re-read the written file's row count (Parquet: its footer; CSV: one pass) and raise
@@ -201,7 +203,7 @@ class OutputFile:
         if isinstance(frame, pl.LazyFrame):
             self.sink(frame).collect(engine="streaming")
         elif self.format == "parquet":
-            frame.write_parquet(self.path)
+            frame.write_parquet(self.path, metadata=self.metadata)
         else:
             frame.write_csv(self.path, separator=self.separator)
 
@@ -221,6 +223,8 @@ class OutputFile:
         import pyarrow.parquet as pq
 
         arrow_schema = empty.to_arrow().schema
+        if self.metadata:
+            arrow_schema = arrow_schema.with_metadata(self.metadata)
         with pq.ParquetWriter(self.path, arrow_schema, compression="zstd") as writer:
             for df in frames:
                 table = df.to_arrow()
@@ -231,20 +235,23 @@ class OutputFile:
         """The lazy write of ``frame`` to the temporary file (collect it, possibly with other
         queries in ``pl.collect_all``)."""
         if self.format == "parquet":
-            return frame.sink_parquet(self.path, lazy=True)
+            return frame.sink_parquet(self.path, lazy=True, metadata=self.metadata)
         return frame.sink_csv(self.path, separator=self.separator, lazy=True)
 
 
 @contextmanager
 def atomic_output(path: str | Path, *, inputs: Iterable[object] = (),
                   suffixes: Sequence[str] = TABLE_SUFFIXES,
-                  separator: str | None = None) -> Iterator[OutputFile]:
+                  separator: str | None = None,
+                  metadata: dict[str, str] | None = None) -> Iterator[OutputFile]:
     """Check ``path`` (:func:`check_output`), yield an :class:`OutputFile` on a new temporary
     file beside the target, and rename it into place when the block completes. On any
     exception (a Ctrl-C included) the temporary file is removed and the target untouched;
     engine and OS errors raised in the block become :class:`OutputWriteError`. The file gets
     the permissions of the file it replaces, or the usual ones (0666 less the umask).
-    ``separator``: the CSV separator (default ``,``; tab for ``.tsv``)."""
+    ``separator``: the CSV separator (default ``,``; tab for ``.tsv``); ``metadata``: what a
+    Parquet file records in its footer (e.g. a release's mask,
+    :func:`~ldiv_polars.core.suppressed.release_metadata`)."""
     target = check_output(path, inputs=inputs, suffixes=suffixes)
     fmt = output_format(path, suffixes)
     sep = separator or ("\t" if Path(str(path)).suffix.lower() == ".tsv" else ",")
@@ -259,7 +266,7 @@ def atomic_output(path: str | Path, *, inputs: Iterable[object] = (),
         if target.exists():
             os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
         try:
-            yield OutputFile(tmp, fmt, target, sep)
+            yield OutputFile(tmp, fmt, target, sep, metadata)
             _fsync(tmp)
         except LdivError:
             raise

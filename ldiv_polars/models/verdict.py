@@ -15,12 +15,13 @@ Transforms re-verify their output through :func:`check`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet
 from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
+from ldiv_polars.core.suppressed import release_mask, split_masked
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InvalidParameterError
 from ldiv_polars.models.base import SIZE, Model, ModelResult
@@ -43,6 +44,9 @@ class CheckResult:
     rows: int
     classes: int
     models: list[ModelResult]
+    unjudged_rows: int = 0
+    """The rows of a release masked in every QI (suppressed records) that the verdicts leave
+    out (``check(release=...)``); ``rows`` counts the others."""
 
     @property
     def passed(self) -> bool:
@@ -74,11 +78,12 @@ class CheckResult:
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def to_dict(self) -> dict[str, object]:
-        """The result as a JSON-ready dict: rows, classes, passed and each model's verdict
-        by key."""
+        """The result as a JSON-ready dict: rows, classes, unjudged_rows, passed and each
+        model's verdict by key."""
         return {
             "rows": self.rows,
             "classes": self.classes,
+            "unjudged_rows": self.unjudged_rows,
             "passed": self.passed,
             "models": {m.key: m.to_dict() for m in self.models},
         }
@@ -178,9 +183,16 @@ def check(
     engine: str | None = None,
     reference: pl.DataFrame | pl.LazyFrame | None = None,
     weight: str | None = None,
+    release: bool | str | None = None,
 ) -> CheckResult:
     """Evaluate ``models`` on ``data``: one streaming pass builds the frequency set, everything
     else reads it. Columns, parameters and model compatibility are validated first.
+    ``release``: whether ``data`` is a release whose rows masked in every QI are suppressed
+    records, left out of the verdicts and counted (:attr:`CheckResult.unjudged_rows`), as
+    the anonymizer's re-verification and the report judge it: True (mask ``*``, or the one
+    the file records), a string (that mask), False (every row judged), or None (default:
+    a release when the Parquet file records one, as ``anonymize``'s ``sink`` writes it:
+    :func:`~ldiv_polars.core.suppressed.release_mask`).
     ``engine`` (``polars``, ``duckdb``, ``spark``) runs that pass; by default the engine
     whose native type ``data`` is (a Spark DataFrame: Spark), else Polars. ``weight`` names
     a column of sampling weights (finite, > 0): the pass also sums them per class, for the
@@ -190,7 +202,13 @@ def check(
     fs, models = _prepare(data, qi, sensitive, models, nulls, separator, engine, weight)
     rows = None if weight is None else WeightRows(
         lambda: to_lazyframe(data, separator=separator), weight)
-    return check_frequency_set(fs.materialize(), models, reference=reference, weight_rows=rows)
+    mask = release_mask(data, release)
+    if mask is None:
+        return check_frequency_set(fs.materialize(), models, reference=reference,
+                                   weight_rows=rows)
+    kept, unjudged = split_masked(fs, mask)
+    result = check_frequency_set(kept, models, reference=reference, weight_rows=rows)
+    return replace(result, unjudged_rows=unjudged)
 
 
 @dataclass(frozen=True)

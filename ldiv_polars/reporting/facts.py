@@ -21,7 +21,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
@@ -29,12 +29,12 @@ import polars as pl
 
 from ldiv_polars.core.frequency import COUNT, FrequencySet
 from ldiv_polars.core.inputs import TableLike, input_paths, reads_input
+from ldiv_polars.core.suppressed import masked_expr, split_masked
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.models.base import SIZE, Model, ModelResult
 from ldiv_polars.models.evaluate import evaluate_classes
 from ldiv_polars.models.results import table_results
 from ldiv_polars.models.verdict import bind_models, check_models
-from ldiv_polars.search.anonymize import MASK
 from ldiv_polars.table_summary import frequency_set_summary
 
 RISK_THRESHOLDS = (0.5, 0.2, 0.1, 0.05)
@@ -205,26 +205,18 @@ def _verdicts(fs: FrequencySet, models: list[Model]
     return classes, table_results(classes, models)
 
 
-def _masked(qi: Sequence[str]) -> pl.Expr:
-    """Whether a row's every quasi-identifier is the suppression mask ``*`` (False for a row
-    with a null QI cell: a cell-suppressed record is judged, not left out)."""
-    return pl.all_horizontal([(pl.col(q).cast(pl.String) == MASK).fill_null(False)
-                              for q in qi])
-
-
 def _judged(fs: FrequencySet, models: Sequence[Model], classes: pl.DataFrame,
-            verdicts: list[ModelResult], masked: int
+            verdicts: list[ModelResult]
             ) -> tuple[list[Model], pl.DataFrame, list[ModelResult], int]:
-    """The models, classes and verdicts of the rows outside the masked class (``masked``
-    rows, every QI ``*``), and how many rows that leaves out: a suppressed row belongs to no
-    class (docs/anonymize.md, "Suppression semantics"). Unchanged when nothing or every row
-    is masked (then the class of ``*`` is all there is: nothing tells suppressed rows apart)."""
-    total = int(classes.get_column(SIZE).sum() or 0)
-    if masked == 0 or masked == total:
+    """The models, classes and verdicts of the rows outside the masked class (every QI
+    ``*``), and how many rows that leaves out: a suppressed row belongs to no class
+    (:func:`~ldiv_polars.core.suppressed.split_masked`, docs/anonymize.md, "Suppression
+    semantics")."""
+    kept, unjudged = split_masked(fs)
+    if not unjudged:
         return list(models), classes, verdicts, 0
-    kept = replace(fs, frame=fs.frame.filter(~_masked(fs.qi))).materialize()
     bound = bind_models(models, kept)
-    return (bound, *_verdicts(kept, bound), masked)
+    return (bound, *_verdicts(kept, bound), unjudged)
 
 
 def population_facts(data: TableLike, qi: Sequence[str], classes: pl.DataFrame,
@@ -260,7 +252,7 @@ def _class_figures(classes: pl.DataFrame, qi: Sequence[str]
     risk_row = classes.select(
         *[f.filter(1.0 / f > t).sum().alias(str(t)) for t in RISK_THRESHOLDS],
         (f * f).sum().alias("discernibility"),
-        f.filter(_masked(qi)).sum().alias("masked")).row(0, named=True)
+        f.filter(masked_expr(qi)).sum().alias("masked")).row(0, named=True)
     buckets = pl.DataFrame({"bucket": bucket_labels()}).join(
         per_size, on="bucket", how="left").fill_null(0)
     return buckets, risk_row
@@ -294,7 +286,7 @@ def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
     buckets, risk_row = _class_figures(classes, fs.qi)
     masked = int(risk_row["masked"] or 0)
     judged, judged_classes, judged_verdicts, unjudged = (
-        _judged(fs, unbound, classes, verdicts, masked) if suppressed
+        _judged(fs, unbound, classes, verdicts) if suppressed
         else (models, classes, verdicts, 0))
     counts = pl.collect_all([_distribution(fs.frame, c) for c in columns])
     return TableFacts(

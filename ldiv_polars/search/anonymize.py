@@ -47,6 +47,7 @@ from ldiv_polars.core.inputs import (
     to_lazyframe,
 )
 from ldiv_polars.core.output import OutputFile, atomic_output
+from ldiv_polars.core.suppressed import MASK as SUPPRESSED_MASK, release_metadata
 from ldiv_polars.core.validate import NullPolicy, require_real, validate_weight
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize
@@ -150,13 +151,13 @@ class AnonymizationResult:
 
     def sink(self, path: str | Path, *, verify: bool = True) -> None:
         """Write ``output`` to ``path`` (Parquet, or CSV when ``path`` ends in ``.csv``, ``.tsv``
-        with tabs) in one
-        streaming pass. With ``verify``, the checker re-verifies the retained rows (the check
+        with tabs) in one streaming pass. With ``verify``, the checker re-verifies the retained rows (the check
         ``anonymize(verify=True)`` makes): on inputs of up to ``FUSED_VERIFY_MAX_ROWS`` rows
         their frequency set is built by the same pass as the write, on larger ones by a second
         pass (two consumers of one streamed input make Polars buffer rows: BENCHMARKS.md).
         ``verification`` is set; if it fails the file is removed and
-        :class:`VerificationError` raised.
+        :class:`VerificationError` raised. A Parquet file records its QIs and mask
+        (:func:`~ldiv_polars.core.suppressed.release_metadata`): ``ldiv check`` finds them.
 
         >>> import polars as pl, tempfile, pathlib
         >>> from ldiv_polars.hierarchy import Hierarchy
@@ -180,7 +181,8 @@ class AnonymizationResult:
                 self.verification = plan.verify_written(
                     path, self.output_plan, self.rows - self.suppressed_rows)
             return
-        with atomic_output(path, inputs=self.sources) as out:
+        with atomic_output(path, inputs=self.sources,
+                           metadata=release_metadata(self.qi, mode=self.suppression_mode)) as out:
             if verify and plan is not None and plan.count_output is not None \
                     and self.rows <= FUSED_VERIFY_MAX_ROWS:
                 self.verification = self._write_counted(out, plan)
@@ -974,8 +976,8 @@ def _kl_from_source(source: Any, choice: _Choice) -> float:
     return kl_suite.value("kl", full, choice.verdict.suppressed)
 
 
-MASK = "*"
-"""The value of every QI of a masked (suppressed) row."""
+MASK = SUPPRESSED_MASK
+"""The value of every QI of a masked (suppressed) row (:data:`ldiv_polars.core.suppressed.MASK`)."""
 
 
 def output_dtype(h: Hierarchy, level: int, held: Collection[str] | None = None) -> pl.Enum:

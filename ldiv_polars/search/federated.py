@@ -43,6 +43,7 @@ import polars as pl
 from ldiv_polars.core.engines.base import OutputPlan, engine_for
 from ldiv_polars.core.frequency import COUNT, FrequencySet, merge_frequency_sets
 from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
+from ldiv_polars.core.suppressed import release_metadata
 from ldiv_polars.core.inputs import check_input_path, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, PlanMismatchError
@@ -370,7 +371,8 @@ def release_site(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
         return _verified(data, out, plan, hs, engine=engine)
     check_site_rows(data, plan, hs, engine=engine)
     release = eng.release(data, plan.output_plan(hs))
-    with atomic_output(out, inputs=eng.input_paths(data)) as f:
+    meta = release_metadata(plan.qi, mode=plan.mode, mask=plan.mask)
+    with atomic_output(out, inputs=eng.input_paths(data), metadata=meta) as f:
         f.write(release.output)
         written = pl.scan_parquet(f.path) if f.format == "parquet" else \
             pl.scan_csv(f.path, separator=f.separator, infer_schema=False)
