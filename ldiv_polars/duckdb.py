@@ -471,20 +471,18 @@ def register_hierarchy(
     return name
 
 
-def _result_row(key: str, row: tuple[Any, ...]) -> dict[str, object]:
+def _result_row(m: Any, row: tuple[Any, ...]) -> dict[str, object]:
     """One ``ldiv__result`` row ``(model, passed, achieved, failing_classes, failing_rows,
-    undecided_classes)`` as the dict :func:`check` returns."""
+    undecided_classes)`` of model ``m`` as the dict :func:`check` returns (the verdict's one
+    shape, :meth:`~ldiv_polars.models.base.ModelResult.to_dict`; the achieved value's type
+    the model's, :meth:`~ldiv_polars.models.base.Model.achieved_value`)."""
+    from ldiv_polars.models.base import ModelResult
+
     model, passed, achieved, fc, fr, undecided = row
     if undecided:  # pragma: no cover - the exact step decides every class when installed
         raise InvalidParameterError(f"{model}: {undecided} class(es) left undecided")
-    return {
-        "model": model,
-        "key": key,
-        "passed": bool(passed),
-        "achieved": None if achieved is None else _finite(float(achieved)),
-        "failing_classes": int(fc),
-        "failing_rows": int(fr),
-    }
+    return ModelResult(m.key, model, m.params(), bool(passed), m.achieved_value(achieved),
+                       int(fc), int(fr)).to_dict()
 
 
 class _Calls:
@@ -627,8 +625,11 @@ def check(
     macro) reads it; the classes within rounding of a threshold are decided exactly by the
     model's own routine (the ``ldiv_decide`` UDF), as in the Polars engine.
 
-    Returns one dict per model: ``model``, ``key``, ``passed``, ``achieved`` (None where the
-    Polars side reports infinity), ``failing_classes``, ``failing_rows``. Every model with a
+    Returns one dict per model, the shape of :meth:`ModelResult.to_dict
+    <ldiv_polars.models.base.ModelResult.to_dict>` (``ldiv check --json``'s ``models``):
+    ``key``, ``model``, ``params``, ``passed``, ``achieved`` (None where the Polars side
+    reports infinity; an int for a count, as on Polars), ``failing_classes``,
+    ``failing_rows``. Every model with a
     SQL form is supported (a model without one raises
     :class:`~ldiv_polars.errors.NoSqlFormError`); with several sensitive columns, models that
     read no sensitive column and ``MultiAttribute`` around a model with a SQL form (one
@@ -639,7 +640,7 @@ def check(
     >>> from ldiv_polars.models import KAnonymity
     >>> df = pl.DataFrame({"q": [1, 1, 2], "s": ["a", "b", "a"]})
     >>> [(r["model"], r["passed"], r["achieved"]) for r in check(df, "q", "s", [KAnonymity(2)])]
-    [('k_anonymity', False, 1.0)]
+    [('k_anonymity', False, 1)]
     """
     check_null_policy(nulls)
     model_list = _model_list(models)
@@ -680,7 +681,7 @@ def _check_of(con: duckdb.DuckDBPyConnection, fs: str, model_list: list[Any]
         pairs = [(m, m.sql_call()) for m in model_list]
         per_class = iter(runner.verdicts([p for p in pairs if not p[0].table_level], x_name, fs))
         out = [_table_level_row(con, x_name, m, call) if m.table_level
-               else _result_row(m.key, next(per_class)) for m, call in pairs]
+               else _result_row(m, next(per_class)) for m, call in pairs]
     finally:
         runner.close()
         con.execute(f"DROP TABLE IF EXISTS {_quote(x_name)}")
@@ -710,10 +711,7 @@ def _table_level_row(con: duckdb.DuckDBPyConnection, x_name: str, m: Any, call: 
     hist = con.execute(f"FROM {call.macro}(?) ORDER BY size", [x_name]).fetchall()
     sizes = np.repeat(np.array([h[0] for h in hist], dtype=np.int64),
                       np.array([h[1] for h in hist], dtype=np.int64))
-    result = table_level_result(m, sizes)
-    return {"model": m.name, "key": m.key, "passed": result.passed,
-            "achieved": result.achieved, "failing_classes": result.failing_classes,
-            "failing_rows": result.failing_rows, **result.details}
+    return table_level_result(m, sizes).to_dict()
 
 
 @reads_input
@@ -780,7 +778,7 @@ def _multi_rows(runner: _Calls, model_list: list[Any], fs_names: list[str],
         cl = _tmp("cl")
         row = conn.execute(f"WITH {_quote(cl)} AS {sql} FROM ldiv__result(?, ?, ?)",
                            [*args, cl, m.name, m.higher_is_better]).fetchall()[0]
-        out.append(_result_row(m.key, row))
+        out.append(_result_row(m, row))
     return out
 
 

@@ -697,6 +697,18 @@ CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
 -- Violations and the summary
 -- ---------------------------------------------------------------------------------------------
 
+-- A violation's parameter and measured value as text, the same on every engine (the models'
+-- reason(): ldiv_polars.models.base.reason_param / reason_number): a parameter without an
+-- integral float's ".0"; a measured value with six decimals (half away from zero), or inf.
+CREATE OR REPLACE MACRO ldiv__reason_param(x) AS
+    CASE WHEN isinf(x::DOUBLE) THEN 'inf'
+         WHEN x::DOUBLE = floor(x::DOUBLE) THEN (x::DOUBLE)::BIGINT::VARCHAR
+         ELSE (x::DOUBLE)::VARCHAR END;
+CREATE OR REPLACE MACRO ldiv__reason_number(x) AS
+    CASE WHEN isinf(x::DOUBLE) THEN 'inf'
+         ELSE printf('%d.%06d', round(x::DOUBLE * 1000000)::BIGINT // 1000000,
+                     round(x::DOUBLE * 1000000)::BIGINT % 1000000) END;
+
 -- Classes that violate any of the requested models (NULL = not checked), with the reasons.
 -- Columns: the QI values, size, distinct_values, reasons (list of strings), undecided (the
 -- models whose verdict on the class floating point cannot decide; always empty when installed
@@ -758,33 +770,34 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                 LEFT JOIN alp_d USING (cid) LEFT JOIN tc_d USING (cid)
                 LEFT JOIN dl_d USING (cid) LEFT JOIN bt_d USING (cid)),
          r AS (SELECT ec, size, distinct_values, list_filter([
-                 CASE WHEN size < k THEN printf('k: size %d < %d', size, k) END,
+                 CASE WHEN size < k
+                      THEN printf('class size %d < k=%s', size, ldiv__reason_param(k)) END,
                  CASE WHEN distinct_values < l
-                      THEN printf('distinct-l: %d distinct value(s) < %s', distinct_values,
-                                  l::VARCHAR) END,
+                      THEN printf('%d distinct sensitive value(s) < l=%s', distinct_values,
+                                  ldiv__reason_param(l)) END,
                  CASE WHEN NOT ent_ok AND NOT ent_unc
-                      THEN printf('entropy-l: exp(entropy) %s < %s', round(exp(entropy), 6)::VARCHAR,
-                                  entropy_l::VARCHAR) END,
-                 CASE WHEN NOT rec_ok AND NOT rec_unc AND tail IS NULL
-                      THEN printf('recursive-(c,l): %d distinct value(s) < l = %d',
-                                  distinct_values, recursive_l)
-                      WHEN NOT rec_ok AND NOT rec_unc
-                      THEN printf('recursive-(c,l): r1 = %d >= c * tail = %s * %d',
-                                  max_count, c::VARCHAR, tail) END,
+                      THEN printf('entropy %s nats < ln(%s)', ldiv__reason_number(entropy),
+                                  ldiv__reason_param(entropy_l)) END,
+                 CASE WHEN NOT rec_ok AND NOT rec_unc
+                      THEN printf('r1=%d not < c=%s * (r_%d+...+r_m)=%d', max_count,
+                                  ldiv__reason_param(c), recursive_l, coalesce(tail, 0)) END,
                  CASE WHEN NOT alp_ok AND NOT alp_unc
-                      THEN printf('alpha: max n/size %s > %s', round(alp_v, 6)::VARCHAR,
-                                  alpha::VARCHAR) END,
+                      THEN printf('size %d (k=1), top share %s (alpha=%s)', size,
+                                  ldiv__reason_number(alp_v), ldiv__reason_param(alpha)) END,
                  CASE WHEN NOT tc_ok AND NOT tc_unc
-                      THEN printf('t-closeness: EMD %s > %s', round(emd, 6)::VARCHAR,
-                                  t::VARCHAR) END,
-                 CASE WHEN NOT dl_ok AND NOT dl_unc AND missing_values > 0
-                      THEN printf('delta-disclosure: %d value(s) of the table missing',
-                                  missing_values)
-                      WHEN NOT dl_ok AND NOT dl_unc
-                      THEN printf('delta-disclosure: max |ln(p/q)| %s >= %s',
-                                  round(delta_present, 6)::VARCHAR, delta::VARCHAR) END,
-                 CASE WHEN NOT bt_ok AND NOT bt_unc
-                      THEN printf('beta-likeness: (p-q)/q %s > bound', round(bt_v, 6)::VARCHAR)
+                      THEN printf('EMD (%s) %s > t=%s', ldiv__distance_of('ldiv__f', distance),
+                                  ldiv__reason_number(emd), ldiv__reason_param(t)) END,
+                 CASE WHEN NOT dl_ok AND NOT dl_unc
+                      THEN printf('max |ln(p/q)| %s not < delta=%s',
+                                  CASE WHEN missing_values > 0 THEN 'inf'
+                                       ELSE ldiv__reason_number(delta_present) END,
+                                  ldiv__reason_param(delta)) END,
+                 CASE WHEN NOT bt_ok AND NOT bt_unc AND isinf(bt_v)
+                      THEN printf('a relative gain (p-q)/q > -ln q (enhanced, beta=%s)',
+                                  ldiv__reason_param(beta))
+                      WHEN NOT bt_ok AND NOT bt_unc
+                      THEN printf('largest relative gain (p-q)/q %s > beta=%s',
+                                  ldiv__reason_number(bt_v), ldiv__reason_param(beta))
                  END
                ], lambda x: x IS NOT NULL) AS reasons,
                list_filter([CASE WHEN ent_unc THEN 'entropy-l' END,

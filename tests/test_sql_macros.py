@@ -252,7 +252,8 @@ def test_frequency_set_classes_and_violations_match_polars(con) -> None:
     pv = lp.violations(df, ["zip", "age"], "s", [KAnonymity(3), DistinctLDiversity(2)]
                        ).sort("zip").collect()
     assert [(z, a, n) for z, a, n, _ in viol] == list(pv.select("zip", "age", "size").iter_rows())
-    assert viol[0][3] == ["k: size 2 < 3", "distinct-l: 1 distinct value(s) < 2"]
+    assert viol[0][3] == ["class size 2 < k=3", "1 distinct sensitive value(s) < l=2"]
+    assert viol[0][3] == pv.get_column("reasons").to_list()[0]  # the models' own texts
     assert none == [(0,)]
 
 

@@ -87,7 +87,7 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
         stats |= _population_summary(data, qi, None if sql else fs, population,
                                      separator, nulls)
     stats["unjudged_rows"] = unjudged
-    return stats, [{"key": m.key, **m.to_dict()} for m in results]
+    return stats, [m.to_dict() for m in results]
 
 
 def judged(fs: FrequencySet, models: list[Model], mask: str | None, exact: object
@@ -112,16 +112,7 @@ def _sql_check(data: TableLike, qi: list[str], sensitive: str, models: list[Mode
 
     stats, rows = report(data, qi, sensitive, models, l, separator=separator,
                          nulls=nulls)  # type: ignore[arg-type]
-    return stats, [ModelResult(m.key, m.name, m.params(), bool(r["passed"]),
-                               r["achieved"], int(r["failing_classes"]),  # type: ignore[arg-type]
-                               int(r["failing_rows"]),  # type: ignore[call-overload]
-                               details={k: v for k, v in r.items() if k not in _SQL_ROW})
-                   for m, r in zip(models, rows)]
-
-
-_SQL_ROW = ("model", "key", "passed", "achieved", "failing_classes", "failing_rows")
-"""The keys of a verdict of :func:`ldiv_polars.duckdb.report` that :class:`ModelResult` has
-as fields; any other (``table_level``) is one of its ``details``."""
+    return stats, [ModelResult.from_dict(r) for r in rows]
 
 
 def _population_summary(data: TableLike, qi: list[str], fs: object, population: int | str,

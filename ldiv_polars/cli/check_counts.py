@@ -65,6 +65,6 @@ def check_counts_cmd(
         if risk.population is not None:
             stats |= population_summary(fs, risk.population)
         results, stats["unjudged_rows"] = judged(fs, models, MASK if release else None, None)
-    verdicts = [{"key": m.key, **m.to_dict()} for m in results]
+    verdicts = [m.to_dict() for m in results]
     emit(stats, verdicts, models, as_json=as_json, title=f"{len(counts)} sites: QI "
          f"{', '.join(fs.qi)}; sensitive {', '.join(fs.sensitive)}")

@@ -148,6 +148,9 @@ class Model(ABC):
     sizes_only: ClassVar[bool] = False
     table_level: ClassVar[bool] = False
     population_based: ClassVar[bool] = False
+    integer_achieved: ClassVar[bool] = False
+    """The achieved value is a count (k, distinct l): an int on every engine, else a float
+    (:meth:`achieved_value`)."""
     needs_weight: ClassVar[bool] = False
     name: ClassVar[str] = "model"
 
@@ -206,6 +209,20 @@ class Model(ABC):
         :func:`evaluate_classes` (its value column)."""
         v = pl.col(value_col(self))
         return v.min() if self.higher_is_better else v.max()
+
+    def achieved_value(self, raw: float | int | None) -> float | int | None:
+        """``raw``, an engine's achieved value, as every engine reports it: None stays None,
+        an int when :attr:`integer_achieved` (and ``raw`` is finite), else a float.
+
+        >>> from ldiv_polars.models import KAnonymity, TCloseness
+        >>> KAnonymity(2).achieved_value(3.0), TCloseness(0.2).achieved_value(0)
+        (3, 0.0)
+        """
+        if raw is None:
+            return None
+        if self.integer_achieved and math.isfinite(raw):
+            return int(raw)
+        return float(raw)
 
     def uncertain(self) -> pl.Expr | None:
         """Per-class: the float statistic lies within its rounding bound of the threshold, so
@@ -335,6 +352,30 @@ class Model(ABC):
         return self.describe()
 
 
+def reason_param(v: object) -> str:
+    """A parameter as a violation's reason writes it on every engine (as :meth:`Model.describe`
+    does: an integral float without its ``.0``); the SQL macros' ``ldiv__reason_param``
+    writes the same.
+
+    >>> reason_param(2.0), reason_param(0.25), reason_param(5)
+    ('2', '0.25', '5')
+    """
+    return _fmt(v)
+
+
+def reason_number(value: pl.Expr) -> pl.Expr:
+    """A measured value (non-negative) as a violation's reason writes it on every engine: six
+    decimals, rounded half away from zero, ``inf`` when infinite; the SQL macros'
+    ``ldiv__reason_number`` writes the same.
+
+    >>> pl.select(reason_number(pl.lit(2 / 3))).item(), pl.select(reason_number(pl.lit(1e-5))).item()
+    ('0.666667', '0.000010')
+    """
+    micro = (value * 1_000_000).round(0, mode="half_away_from_zero").cast(pl.Int64, strict=False)
+    return pl.when(value.is_infinite()).then(pl.lit("inf")).otherwise(pl.format(
+        "{}.{}", micro // 1_000_000, (micro % 1_000_000).cast(pl.String).str.zfill(6)))
+
+
 def _fmt(v: object) -> str:
     if isinstance(v, float):
         if math.isinf(v):
@@ -387,12 +428,16 @@ class ModelResult:
     details: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
-        """The verdict as a JSON-ready dict (an infinite or NaN achieved value becomes
-        None)."""
+        """The verdict as a JSON-ready dict, the one shape of a verdict on every surface (an
+        entry of ``ldiv check --json``'s ``models``, of :meth:`CheckResult.to_dict`'s, of
+        ``ldiv_polars.duckdb.check``'s list and of the report's ``verdicts``): ``key``,
+        ``model``, ``params``, ``passed``, ``achieved`` (an infinite or NaN value becomes
+        None), ``failing_classes``, ``failing_rows``, then the ``details``."""
         achieved = self.achieved
         if achieved is not None and (math.isinf(achieved) or math.isnan(achieved)):
             achieved = None
         return {
+            "key": self.key,
             "model": self.model,
             "params": {k: (list(v) if isinstance(v, (set, frozenset, tuple)) else v)
                        for k, v in self.params.items()},
@@ -402,3 +447,17 @@ class ModelResult:
             "failing_rows": self.failing_rows,
             **self.details,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ModelResult:
+        """The verdict of a dict of :meth:`to_dict`'s shape (keys beyond its fields are
+        ``details``; an achieved None stays None).
+
+        >>> r = ModelResult("k_anonymity_2", "k_anonymity", {"k": 2}, True, 3, 0, 0)
+        >>> ModelResult.from_dict(r.to_dict()) == r
+        True
+        """
+        fields = ("key", "model", "params", "passed", "achieved", "failing_classes",
+                  "failing_rows")
+        return cls(*(d[f] for f in fields),  # type: ignore[arg-type]
+                   details={k: v for k, v in d.items() if k not in fields})

@@ -42,6 +42,8 @@ from ldiv_polars.models.base import (
     ClassContext,
     Model,
     SqlCall,
+    reason_number,
+    reason_param,
 )
 from ldiv_polars.models.exact import (
     EPS,
@@ -122,9 +124,10 @@ class AlphaKAnonymity(Model):
 
     def reason(self) -> pl.Expr:
         return pl.format(
-            f"size {{}} (k={self.k}), top share {{}} (alpha={self.alpha})",
+            f"size {{}} (k={reason_param(self.k)}), top share {{}} "
+            f"(alpha={reason_param(self.alpha)})",
             pl.col(SIZE),
-            self.value().round(6),
+            reason_number(self.value()),
         )
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
@@ -232,7 +235,8 @@ class DeltaDisclosure(Model):
             (v - self.delta).abs() <= ratio_band(v))
 
     def reason(self) -> pl.Expr:
-        return pl.format(f"max |ln(p/q)| {{}} not < delta={self.delta}", self.value().round(6))
+        return pl.format(f"max |ln(p/q)| {{}} not < delta={reason_param(self.delta)}",
+                         reason_number(self.value()))
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved < self.delta
@@ -352,11 +356,10 @@ class BetaLikeness(Model):
         return None if self._exact_beta is None else pl.col(self.col("near"))
 
     def reason(self) -> pl.Expr:
-        return pl.format(
-            f"largest relative gain (p-q)/q {{}} > beta={self.beta}"
-            + (" or -ln q" if self.enhanced else ""),
-            pl.col(self.col("gain")).round(6),
-        )
+        beta, v = reason_param(self.beta), self.value()
+        return pl.when(v.is_infinite()).then(pl.lit(
+            f"a relative gain (p-q)/q > -ln q (enhanced, beta={beta})")).otherwise(
+            pl.format(f"largest relative gain (p-q)/q {{}} > beta={beta}", reason_number(v)))
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved <= self.beta

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ldiv_polars.core.validate import require_int_at_least
-from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall
+from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall, reason_param
 
 if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
@@ -29,6 +29,7 @@ class KAnonymity(Model):
     name = "k_anonymity"
     monotone = True
     higher_is_better = True
+    integer_achieved = True
     needs_sensitive = False
     union_closed = True
     identity_only = True
@@ -50,7 +51,7 @@ class KAnonymity(Model):
         return pl.col(SIZE) >= self.k
 
     def reason(self) -> pl.Expr:
-        return pl.format(f"class size {{}} < k={self.k}", pl.col(SIZE))
+        return pl.format(f"class size {{}} < k={reason_param(self.k)}", pl.col(SIZE))
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved >= self.k

@@ -71,6 +71,7 @@ class KMap(Model):
     name = "k_map"
     monotone = True
     higher_is_better = True
+    integer_achieved = True
     needs_sensitive = False
     union_closed = True
     identity_only = True

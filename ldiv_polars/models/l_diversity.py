@@ -43,6 +43,8 @@ from ldiv_polars.models.base import (
     ClassContext,
     Model,
     SqlCall,
+    reason_number,
+    reason_param,
 )
 from ldiv_polars.models.exact import (
     EPS,
@@ -100,6 +102,7 @@ class DistinctLDiversity(Model):
 
     name = "distinct_l"
     higher_is_better = True
+    integer_achieved = True
     union_closed = True
     identity_only = True
 
@@ -119,7 +122,8 @@ class DistinctLDiversity(Model):
         return pl.col(DISTINCT) >= self.l
 
     def reason(self) -> pl.Expr:
-        return pl.format(f"{{}} distinct sensitive value(s) < l={self.l}", pl.col(DISTINCT))
+        return pl.format(f"{{}} distinct sensitive value(s) < l={reason_param(self.l)}",
+                         pl.col(DISTINCT))
 
     @property
     def count_bounds(self) -> tuple[int, int]:
@@ -206,9 +210,8 @@ class EntropyLDiversity(Model):
             (pl.col(self.col("H")) - math.log(self.l)).abs() <= band)
 
     def reason(self) -> pl.Expr:
-        return pl.format(
-            f"entropy {{}} nats < ln({self.l})", pl.col(self.col("H")).round(6)
-        )
+        return pl.format(f"entropy {{}} nats < ln({reason_param(self.l)})",
+                         reason_number(pl.col(self.col("H"))))
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved >= self.l
@@ -366,7 +369,7 @@ class RecursiveCLDiversity(Model):
 
     def reason(self) -> pl.Expr:
         return pl.format(
-            f"r1={{}} not < c={self.c} * (r_{self.l}+...+r_m)={{}}",
+            f"r1={{}} not < c={reason_param(self.c)} * (r_{self.l}+...+r_m)={{}}",
             pl.col(self.col("r1")),
             pl.col(self.col("tail")),
         )

@@ -69,6 +69,7 @@ class MultiAttribute(Model):
             )
         self.inner = inner
         self.higher_is_better = inner.higher_is_better  # type: ignore[misc]
+        self.integer_achieved = inner.integer_achieved  # type: ignore[misc]
 
     def params(self) -> dict[str, object]:
         return {"model": self.inner.key}

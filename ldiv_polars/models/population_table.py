@@ -148,6 +148,7 @@ class KMapPopulation(PopulationModel):
     """
 
     name = "k_map_population"
+    integer_achieved = True
     monotone = True
     union_closed = True
 

@@ -41,7 +41,7 @@ def table_results(classes: pl.DataFrame, models: Sequence[Model]) -> list[ModelR
                 model=m.name,
                 params=m.params(),
                 passed=fc == 0,
-                achieved=None if ach is None else (ach if isinstance(ach, int) else float(ach)),
+                achieved=m.achieved_value(ach),
                 failing_classes=fc,
                 failing_rows=int(row[f"{m.key}::fr"] or 0),
             )
@@ -65,5 +65,5 @@ def table_level_result(m: Model, sizes: Any) -> ModelResult:
         fc = len(sizes) if count is None else count
         fr = total if count is None else int(np.sort(sizes)[:count].sum())
     return ModelResult(key=m.key, model=m.name, params=m.params(), passed=passed,
-                       achieved=m.table_value(sizes),  # type: ignore[attr-defined]
+                       achieved=m.achieved_value(m.table_value(sizes)),  # type: ignore[attr-defined]
                        failing_classes=fc, failing_rows=fr, details={"table_level": True})

@@ -37,6 +37,8 @@ from ldiv_polars.models.base import (
     ClassContext,
     Model,
     SqlCall,
+    reason_number,
+    reason_param,
 )
 from ldiv_polars.models.exact import EPS, ClassCounts, Reference, agreeing, decimal
 
@@ -376,7 +378,8 @@ class TCloseness(Model):
 
     def reason(self) -> pl.Expr:
         return pl.format(
-            f"EMD ({self.distance}) {{}} > t={self.t}", pl.col(self.col("emd")).round(6)
+            f"EMD ({self.distance}) {{}} > t={reason_param(self.t)}",
+            reason_number(pl.col(self.col("emd")))
         )
 
 

@@ -78,14 +78,15 @@ class CheckResult:
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def to_dict(self) -> dict[str, object]:
-        """The result as a JSON-ready dict: rows, classes, unjudged_rows, passed and each
-        model's verdict by key."""
+        """The result as a JSON-ready dict: rows, classes, unjudged_rows, passed and
+        ``models``, the list of the models' verdicts (:meth:`ModelResult.to_dict`, each with
+        its ``key``): the shape of ``ldiv check --json``'s ``models``."""
         return {
             "rows": self.rows,
             "classes": self.classes,
             "unjudged_rows": self.unjudged_rows,
             "passed": self.passed,
-            "models": {m.key: m.to_dict() for m in self.models},
+            "models": [m.to_dict() for m in self.models],
         }
 
 

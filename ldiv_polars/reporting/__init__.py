@@ -48,7 +48,7 @@ class HtmlReport(str):
         obj = super().__new__(cls, text)
         obj.verdict_on = verdict_on
         obj.unjudged_rows = unjudged_rows
-        obj.verdicts = [{"key": v.key, **v.to_dict()} for v in verdicts]
+        obj.verdicts = [v.to_dict() for v in verdicts]
         obj.passed = all(v.passed for v in verdicts)
         return obj
 
