@@ -20,7 +20,15 @@ class LdivError(Exception):
 
 
 class UnknownColumnError(LdivError, KeyError):
-    """A column named by the caller is not in the data."""
+    """A column named by the caller is not in the data. The message says what the user most
+    likely meant: a list given where one column is expected (``'a,b'``), or a table read with
+    the wrong separator (one column whose name holds another separator).
+
+    >>> print(UnknownColumnError(["a,b"], ["a", "b", "c"]))
+    unknown column(s): 'a,b' (available: 'a', 'b', 'c'); 'a,b' names several columns ('a', 'b') where one is expected (ldiv check's --sensitive takes one: check each column in a run of its own)
+    >>> print(UnknownColumnError(["a"], ["a;b;c"]))
+    unknown column(s): 'a' (available: 'a;b;c'); the table has one column, 'a;b;c': is it separated by ';'? (give --separator ';', or separator=';')
+    """
 
     def __init__(self, missing: Sequence[str], available: Sequence[str]) -> None:
         self.missing = list(missing)
@@ -30,10 +38,34 @@ class UnknownColumnError(LdivError, KeyError):
             shown += ", ..."
         super().__init__(
             f"unknown column(s): {', '.join(repr(c) for c in self.missing)} (available: {shown})"
-        )
+            + "".join(f"; {h}" for h in _column_hints(self.missing, self.available)))
 
     def __str__(self) -> str:  # KeyError would add quotes around the message
         return str(self.args[0])
+
+
+SEPARATORS = (";", "\t", "|", ",")
+"""The separators a one-column header is searched for (:class:`UnknownColumnError`)."""
+
+
+def _column_hints(missing: Sequence[str], available: Sequence[str]) -> list[str]:
+    """What an unknown column most likely means: a list where one column is expected (every
+    part a column), or a table read with the wrong separator (one column whose name holds a
+    common separator)."""
+    hints = []
+    for name in missing:
+        parts = [p.strip() for p in str(name).split(",")]
+        if len(parts) > 1 and all(p in available for p in parts):
+            hints.append(f"{name!r} names several columns ({', '.join(map(repr, parts))}) "
+                         "where one is expected (ldiv check's --sensitive takes one: check each column "
+                         "in a run of its own)")
+    if len(available) == 1:
+        seps = [s for s in SEPARATORS if s in str(available[0])]
+        if seps:
+            hints.append(f"the table has one column, {available[0]!r}: is it separated by "
+                         f"{seps[0]!r}? (give --separator {seps[0]!r}, or separator="
+                         f"{seps[0]!r})")
+    return hints
 
 
 class EmptyQuasiIdentifierError(LdivError, ValueError):

@@ -49,11 +49,13 @@ class _LdivFrame:
     def check(
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
         models: Sequence[Model] | Model, *, nulls: NullPolicy = "error",
-        weight: str | None = None,
+        weight: str | None = None, release: bool | str | None = None,
     ) -> CheckResult:
-        """Verdicts of ``models`` (``weight``: sampling weights); see
+        """Verdicts of ``models`` (``weight``: sampling weights; ``release=True``: the frame is
+        a release, its rows masked to ``*`` in every QI left out and counted); see
         :func:`ldiv_polars.check`."""
-        return check(self._frame, qi, sensitive, models, nulls=nulls, weight=weight)
+        return check(self._frame, qi, sensitive, models, nulls=nulls, weight=weight,
+                     release=release)
 
     def classes(
         self, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,

@@ -72,6 +72,8 @@ def test_python_check_and_report_agree(release):
                 lp.check(str(d / "r.csv"), "zip", "disease", MODELS, release="*")):
         assert res.passed and res.unjudged_rows == 1 and res.rows == 9
         assert res.models == by_hand.models
+    frame = pl.read_csv(d / "r.csv").lazy()
+    assert frame.ldiv.check("zip", "disease", MODELS, release=True).models == by_hand.models
     plain = lp.check(str(d / "r.parquet"), "zip", "disease", MODELS, release=False)
     assert not plain.passed and plain.unjudged_rows == 0 and plain.rows == 10
     pytest.importorskip("matplotlib")

@@ -461,6 +461,59 @@ def test_spark_applies_the_local_release_plan_as_polars_does(spark, seed, k, met
         sorted(ref.cast(pl.String).rows(), key=order)
 
 
+def test_check_t_and_release_of_a_spark_directory(spark, tmp_path, capsys):
+    """``check --t --engine spark`` reads the sensitive column's type through Spark (a
+    directory Spark wrote: Polars cannot scan it) and judges a Spark release's retained rows
+    as its verification did, the mask recorded beside the part files."""
+    from ldiv_polars.hierarchy import Hierarchy
+
+    rows = ["1301"] * 3 + ["1302"] * 3 + ["1411"]
+    df = pl.DataFrame({"zip": rows, "s": [1, 2, 3, 1, 2, 3, 9]})
+    df.write_parquet(tmp_path / "in.parquet")
+    h = {"zip": Hierarchy([["1301", "130*", "*"], ["1302", "130*", "*"], ["1411", "141*", "*"]],
+                          name="zip")}
+    got = lp.anonymize(tmp_path / "in.parquet", "zip", "s", h, [KAnonymity(3)],
+                       suppression=0.2, engine="spark", verify=False)
+    got.sink(tmp_path / "rel.parquet")
+    assert got.suppressed_rows == 1 and got.verification.passed
+    args = ["--qi", "zip", "--sensitive", "s", "--k", "3", "--t", "0.5", "--json"]
+    assert main(["check", str(tmp_path / "rel.parquet"), *args, "--engine", "spark"]) == 0
+    spark_json = json.loads(capsys.readouterr().out)
+    assert spark_json["unjudged_rows"] == 1
+    assert spark_json["models"][1]["key"] == "t_closeness_0.5_ordered"  # Int64: ordered
+    by_hand = lp.check(pl.read_parquet(str(tmp_path / "rel.parquet" / "*.parquet"))
+                       .filter(pl.col("zip").cast(pl.String) != "*"), "zip", "s",
+                       [KAnonymity(3), lp.TCloseness(0.5, distance="ordered")])
+    assert spark_json["models"] == by_hand.to_dict()["models"]
+
+
+def test_spark_release_that_fails_verification_leaves_out_untouched(spark, tmp_path,
+                                                                     monkeypatch):
+    """``apply-plan --engine spark`` verifies the temporary directory before the rename: a
+    failing verification leaves an existing OUT as it was and no temporary directory."""
+    from ldiv_polars.search import federated
+    from ldiv_polars.search.anonymize import VerificationError
+
+    df = pl.DataFrame({"zip": ["1301", "1302", "1301", "1302", "1411", "1411"],
+                       "s": ["a", "b", "a", "c", "a", "b"]})
+    _site_plan(tmp_path, df, "t.parquet", k=3, suppression=0.4)
+    out = tmp_path / "out.parquet"
+    run = ["apply-plan", str(tmp_path / "t.parquet"), str(tmp_path / "plan.json"), str(out),
+           "--hierarchies", str(tmp_path / "h"), "--engine", "spark"]
+    assert main(run) == 0  # an earlier release at OUT
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert "_ldiv_release.json" in before  # the release records its mask
+
+    def failing(*args, **kwargs):
+        raise VerificationError("made to fail")
+
+    monkeypatch.setattr(federated, "_verified", failing)
+    assert main(run) == 3
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.parquet", "h", "out.parquet",
+                                                          "plan.json", "t.parquet"]
+
+
 def test_spark_connect_session(tmp_path):
     """A local Spark Connect server (``remote("local[1]")``, started by pyspark) serves the
     same check and anonymize. pyspark refuses a local Connect server beside a classic session
@@ -490,18 +543,25 @@ def test_spark_connect_session(tmp_path):
         connect.stop()
 
 
+def _site_plan(tmp_path: Path, df: pl.DataFrame, name: str, *, k: int,
+               suppression: float) -> None:
+    """The site's rows ``df`` written to ``name``, the zip hierarchy to ``h/``, and the plan
+    of the aggregator (one site: its own counts) to ``plan.json``."""
+    df.write_parquet(tmp_path / name)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "zip.csv").write_text("1301;130*;*\n1302;130*;*\n1411;141*;*\n")
+    assert main(["counts", str(tmp_path / name), "--qi", "zip", "--sensitive", "s",
+                 "--out", str(tmp_path / "c.parquet")]) == 0
+    assert main(["anonymize-counts", str(tmp_path / "c.parquet"), "--hierarchies",
+                 str(tmp_path / "h"), "--plan-out", str(tmp_path / "plan.json"), "--k", str(k),
+                 "--suppression", str(suppression)]) == 0
+
+
 def _apply_plan_over_connect(tmp_path: Path, df: pl.DataFrame) -> None:
     """``ldiv apply-plan --engine spark --spark-remote local[1]`` (the Connect server running)
     releases a site's rows as the Polars engine does, re-verified against the plan by the
     Connect session's class sizes; a release that is not the plan's is refused."""
-    df.write_parquet(tmp_path / "site.parquet")
-    (tmp_path / "h").mkdir()
-    (tmp_path / "h" / "zip.csv").write_text("1301;130*;*\n1302;130*;*\n1411;141*;*\n")
-    assert main(["counts", str(tmp_path / "site.parquet"), "--qi", "zip", "--sensitive", "s",
-                 "--out", str(tmp_path / "c.parquet")]) == 0
-    assert main(["anonymize-counts", str(tmp_path / "c.parquet"), "--hierarchies",
-                 str(tmp_path / "h"), "--plan-out", str(tmp_path / "plan.json"), "--k", "2",
-                 "--suppression", "0.2"]) == 0
+    _site_plan(tmp_path, df, "site.parquet", k=2, suppression=0.2)
     for engine, extra in (("polars", []), ("spark", ["--spark-remote", "local[1]"])):
         assert main(["apply-plan", str(tmp_path / "site.parquet"), str(tmp_path / "plan.json"),
                      str(tmp_path / f"{engine}.parquet"), "--hierarchies", str(tmp_path / "h"),
@@ -516,3 +576,4 @@ def _apply_plan_over_connect(tmp_path: Path, df: pl.DataFrame) -> None:
     with pytest.raises(InvalidParameterError, match="not the plan applied"):  # rows as read
         verify_site_release(str(tmp_path / "site.parquet"), str(tmp_path / "site.parquet"),
                             plan, hs, engine="spark")
+

@@ -181,15 +181,16 @@ def t_distance_of(dtype: object) -> str:
     return "ordered" if ordered else "equal"
 
 
-def t_distance_for(data: Any, sensitive: str | None, separator: str | None) -> str:
-    """:func:`t_distance_of` the column ``sensitive`` of ``data`` (read from the schema, no
-    rows; ``equal`` without a sensitive column). Raises the input errors of
-    :func:`~ldiv_polars.core.inputs.to_lazyframe`."""
-    from ldiv_polars.core.inputs import to_lazyframe
+def t_distance_for(data: Any, sensitive: str | None, separator: str | None,
+                   engine: str = "polars") -> str:
+    """:func:`t_distance_of` the column ``sensitive`` of ``data`` as ``engine`` reads it
+    (:meth:`~ldiv_polars.core.engines.base.Engine.schema`: no rows; a directory Spark wrote is
+    read by Spark; ``equal`` without a sensitive column). Raises the engine's input errors."""
+    from ldiv_polars.core.engines.base import engine_for
 
     if sensitive is None:
         return "equal"
-    return t_distance_of(to_lazyframe(data, separator=separator).collect_schema().get(sensitive))
+    return t_distance_of(engine_for(data, engine).schema(data, separator).get(sensitive))
 
 
 def build_models(req: Requirements, *, choices: tuple[str, ...] = L_MODELS,

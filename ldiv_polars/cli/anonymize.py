@@ -158,20 +158,20 @@ def anonymize_cmd(
     (atomically, after re-verifying it). Exit 1 when no generalization satisfies them.
     ``--method``/``--compare``: cell suppression, local recoding, Mondrian (docs/local.md);
     ``--engine spark``: counted, released and re-verified by Spark (docs/spark.md);
-    ``--weighted-k`` with ``--weight``: k on the classes' sums of sampling weights (the
-    global search only)."""
+    ``--weighted-k`` with ``--weight``: k on the classes' weight sums (global search only)."""
     from ldiv_polars.cli._methods import refuse_ignored, run_methods
 
     started = time.perf_counter()
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
-    models = _requested_models(Requirements.from_flags(
-        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk),
-        t_distance_for(path, s_cols[0], separator) if t is not None and s_cols else "equal")
-    _refuse_weight(models, weight, method != "global" or compare)
+    req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
+                                  risk=risk)
+    _refuse_weight(_requested_models(req), weight, method != "global" or compare)  # (first)
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
     _start_engine(engine, spark_master, spark_remote, (method, compare, report))
+    models = _requested_models(req, t_distance_for(path, s_cols[0], separator, engine)
+                               if t is not None and s_cols else "equal")  # as the engine reads
     hs = _checked_paths_and_hierarchies(
         path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report, models=models,
         global_search=(method, compare) == ("global", False), directory=engine == "spark")

@@ -63,9 +63,8 @@ def apply_plan_cmd(
         say(f"releasing {path.name} ({engine}) and re-verifying it against the plan")
         try:
             suppressed = release_site(str(path), rp, hs, out, engine=engine)
-        except VerificationError as exc:  # a bug, not bad input: no release is left
-            if engine == "spark":  # (a local engine's release was never renamed into place)
-                _remove(out)
+        except VerificationError as exc:  # a bug, not bad input: the release was verified
+            # before its rename (every engine), so OUT is as it was
             raise RuntimeError(f"re-verification failed, nothing written: {exc}") from None
     _show(out, rp.levels, suppressed, rp.mode, as_json=as_json)
 
@@ -93,13 +92,3 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFormatError(f"cannot read the plan {str(path)!r}: {exc}") from None
-
-
-def _remove(out: Path) -> None:
-    """Remove a written release (a file, or the Parquet directory Spark writes)."""
-    import shutil
-
-    if out.is_dir():
-        shutil.rmtree(out)
-    else:
-        out.unlink(missing_ok=True)

@@ -146,13 +146,14 @@ def population_summary(fs: FrequencySet, population: int | str) -> dict[str, obj
     return population_figures(sizes, population)
 
 
-def models_for(req: Requirements, data: TableLike, sensitive: str, separator: str | None
-               ) -> tuple[list[Model], int]:
+def models_for(req: Requirements, data: TableLike, sensitive: str, separator: str | None,
+               engine: str = "polars") -> tuple[list[Model], int]:
     """The models a check's flags ask for (``--t`` with
     :func:`~ldiv_polars.cli._models.t_distance_for`'s distance)
     and the ``l`` of the summary's ``recursive_c``: the requested l when it is an integer,
     else 2."""
-    distance = t_distance_for(data, sensitive, separator) if req.t is not None else "equal"
+    distance = t_distance_for(data, sensitive, separator, engine) if req.t is not None \
+        else "equal"
     return build_models(req, t_distance=distance), summary_l(req.l)
 
 
@@ -202,7 +203,7 @@ def check_cmd(
     start_engine(engine, spark_master, spark_remote)
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                   risk=risk)
-    models, summary_l = models_for(req, path, sensitive, separator)
+    models, summary_l = models_for(req, path, sensitive, separator, engine)
     weights_read(models, weight)
     with Stages("check") as say:
         say(f"reading {path.name} ({engine})")

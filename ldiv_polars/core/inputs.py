@@ -148,9 +148,11 @@ def check_separator(separator: str | None) -> None:
         return
     if not isinstance(separator, str) or len(separator.encode("utf-8")) != 1 \
             or separator in "\"\r\n":
+        tab = "; for a tab, give the character itself (--separator $'\\t' in bash)" \
+            if separator in ("\\t", "tab", "TAB") else ""
         raise InvalidParameterError(
             f"the CSV separator must be one single-byte character (not a quote or a line "
-            f"break), got {separator!r}"
+            f"break), got {separator!r}{tab}"
         )
 
 

@@ -32,6 +32,9 @@ MASK = "*"
 
 RELEASE_META_KEY = "ldiv_release"
 """The Parquet metadata key of a release: JSON ``{"qi", "mask", "mode"}``."""
+RELEASE_META_FILE = "_ldiv_release.json"
+"""The file a release directory (Spark's part files) records its metadata in: the JSON of the
+metadata dict (Spark's and Hadoop's readers skip names starting with ``_``)."""
 
 
 def release_metadata(qi: Sequence[str], *, mode: str = "mask", mask: str = MASK
@@ -45,20 +48,31 @@ def release_metadata(qi: Sequence[str], *, mode: str = "mask", mask: str = MASK
     return {RELEASE_META_KEY: json.dumps({"qi": list(qi), "mask": mask, "mode": mode})}
 
 
+def write_directory_metadata(directory: str | Path, metadata: dict[str, str]) -> None:
+    """Record ``metadata`` in a release directory (:data:`RELEASE_META_FILE`), where a
+    distributed engine cannot write a Parquet footer's."""
+    Path(directory, RELEASE_META_FILE).write_text(json.dumps(metadata), encoding="utf-8")
+
+
 def recorded_mask(data: object) -> str | None:
-    """The mask a release records in its Parquet metadata (:func:`release_metadata`) when
-    ``data`` is the path of one such Parquet file; None for anything else (a CSV file, a
-    glob, a frame, a Parquet file that records none or cannot be read: the check that
-    follows reports an unreadable file).
+    """The mask a release records (:func:`release_metadata`) when ``data`` is the path of a
+    Parquet file recording it in its metadata or of a directory recording it in
+    :data:`RELEASE_META_FILE`; None for anything else (a CSV file, a glob, a frame, a file
+    that records none or cannot be read: the check that follows reports an unreadable file).
 
     >>> recorded_mask("t.csv") is None
     True
     """
-    if not isinstance(data, (str, Path)) or not Path(data).is_file() \
-            or Path(data).suffix.lower() not in (".parquet", ".pq"):
+    if not isinstance(data, (str, Path)):
         return None
+    path = Path(data)
     try:
-        raw = pl.read_parquet_metadata(data).get(RELEASE_META_KEY)
+        if path.is_dir() and (path / RELEASE_META_FILE).is_file():
+            raw = json.loads((path / RELEASE_META_FILE).read_text("utf-8")).get(RELEASE_META_KEY)
+        elif path.is_file() and path.suffix.lower() in (".parquet", ".pq"):
+            raw = pl.read_parquet_metadata(path).get(RELEASE_META_KEY)
+        else:
+            return None
         mask = json.loads(raw)["mask"] if raw is not None else None
     except Exception:  # noqa: BLE001 - not a release's metadata: nothing recorded
         return None

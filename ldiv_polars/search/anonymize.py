@@ -175,11 +175,7 @@ class AnonymizationResult:
         expected = self.rows - (self.suppressed_rows if self.suppression_mode == "drop" else 0)
         plan = self._plan
         if plan is not None and plan.engine is not None:
-            plan.engine.write(self.output, path, inputs=self.sources, expected_rows=expected)
-            if verify:
-                assert self.output_plan is not None
-                self.verification = plan.verify_written(
-                    path, self.output_plan, self.rows - self.suppressed_rows)
+            self._write_engine(plan, path, expected, verify)
             return
         with atomic_output(path, inputs=self.sources,
                            metadata=release_metadata(self.qi, mode=self.suppression_mode)) as out:
@@ -199,6 +195,21 @@ class AnonymizationResult:
                     fs = plan.fs.materialize()
                 self.verification = plan.verify(fs)
             out.check_rows(expected)
+
+    def _write_engine(self, plan: _VerificationPlan, path: str | Path, expected: int,
+                      verify: bool) -> None:
+        """Write the release with the input's (distributed) engine, re-verified from the
+        written temporary directory before it is renamed into place (a failure leaves
+        ``path`` untouched), the release's metadata recorded beside its part files."""
+        assert plan.engine is not None and self.output_plan is not None
+        out_plan, retained = self.output_plan, self.rows - self.suppressed_rows
+
+        def check(tmp: Path) -> None:
+            self.verification = plan.verify_written(tmp, out_plan, retained)
+
+        plan.engine.write(self.output, path, inputs=self.sources, expected_rows=expected,
+                          check=check if verify else None,
+                          metadata=release_metadata(self.qi, mode=self.suppression_mode))
 
     def _write_counted(self, out: OutputFile, plan: _VerificationPlan) -> CheckResult:
         """Write the release and re-verify the rows written (an in-memory input's QI-only

@@ -286,7 +286,8 @@ def apply_plan(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
     eng = engine_for(data, engine)
     check_site_rows(data, plan, hs, engine=engine)
     release = eng.release(data, plan.output_plan(hs))
-    eng.write(release.output, out, inputs=eng.input_paths(data))
+    eng.write(release.output, out, inputs=eng.input_paths(data),
+              metadata=release_metadata(plan.qi, mode=plan.mode, mask=plan.mask))
 
 
 def check_site_rows(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any], *,
@@ -357,21 +358,23 @@ def release_site(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
     """:func:`apply_plan` and :func:`verify_site_release` in one: the site's release written
     to ``out`` and checked to be ``plan`` applied to ``data``. Returns the number of the
     site's rows suppressed. With a local engine (Polars, DuckDB: a Polars plan written by
-    :func:`~ldiv_polars.core.output.atomic_output`) the temporary file is verified before
-    it is renamed, so a release that fails leaves ``out`` untouched (an existing file
-    included); a distributed engine's directory is verified once written (the caller removes
-    it when this raises). Raises :class:`~ldiv_polars.search.anonymize.VerificationError`
+    :func:`~ldiv_polars.core.output.atomic_output`) the temporary file, with Spark the
+    temporary directory, is verified before it is renamed, so a release that fails leaves
+    ``out`` untouched (an existing file or directory included). Raises :class:`~ldiv_polars.search.anonymize.VerificationError`
     when the release is not the plan applied to the rows (a bug); before anything is
     written, the typed input errors of :func:`apply_plan` (a
     :class:`~ldiv_polars.errors.PlanMismatchError` for rows that are not those counted)."""
     hs = prepare_hierarchies(plan.qi, hierarchies)
     eng = engine_for(data, engine)
-    if eng.distributed:
-        apply_plan(data, plan, hs, out, engine=engine)
-        return _verified(data, out, plan, hs, engine=engine)
     check_site_rows(data, plan, hs, engine=engine)
     release = eng.release(data, plan.output_plan(hs))
     meta = release_metadata(plan.qi, mode=plan.mode, mask=plan.mask)
+    if eng.distributed:  # verified in its temporary directory, before the rename
+        verified: list[int] = []
+        eng.write(release.output, out, inputs=eng.input_paths(data), metadata=meta,
+                  check=lambda tmp: verified.append(_verified(data, str(tmp), plan, hs,
+                                                              engine=engine)))
+        return verified[0]
     with atomic_output(out, inputs=eng.input_paths(data), metadata=meta) as f:
         f.write(release.output)
         written = pl.scan_parquet(f.path) if f.format == "parquet" else \

@@ -299,9 +299,13 @@ class Engine(Protocol):
         """The output of ``plan`` over ``data`` and its retained rows."""
 
     def write(self, output: Any, path: Any, *, inputs: Any = (),
-              expected_rows: int | None = None) -> None:
+              expected_rows: int | None = None, check: Any = None,
+              metadata: dict[str, str] | None = None) -> None:
         """Write a release's ``output`` to ``path`` atomically (never over one of ``inputs``;
-        its rows counted back against ``expected_rows``)."""
+        its rows counted back against ``expected_rows``; ``check``, when given, called with
+        the written temporary file or directory before it is renamed into place: raising
+        there leaves ``path`` untouched, an existing file or directory included;
+        ``metadata``: what a Parquet file records, where the engine can write it)."""
 
     def input_paths(self, data: Any) -> tuple[str, ...]:
         """The files ``data`` reads (a writer refuses to overwrite them)."""

@@ -155,9 +155,11 @@ class DuckDBEngine:
         return polars_engine.ENGINE.release(data, plan)
 
     def write(self, output: Any, path: str | Path, *, inputs: Iterable[object] = (),
-              expected_rows: int | None = None) -> None:
+              expected_rows: int | None = None, check: Any = None,
+              metadata: dict[str, str] | None = None) -> None:
         """The Polars engine's write (the release is a Polars plan)."""
-        polars_engine.ENGINE.write(output, path, inputs=inputs, expected_rows=expected_rows)
+        polars_engine.ENGINE.write(output, path, inputs=inputs, expected_rows=expected_rows,
+                                   check=check, metadata=metadata)
 
     def input_paths(self, data: Any) -> tuple[str, ...]:
         """The files ``data`` reads (:func:`~ldiv_polars.core.inputs.input_paths`)."""

@@ -14,7 +14,7 @@ one, whose fixed cost is lower).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,13 +92,17 @@ class PolarsEngine:
         return _release(to_lazyframe(data), plan)
 
     def write(self, output: Any, path: str | Path, *, inputs: Iterable[object] = (),
-              expected_rows: int | None = None) -> None:
+              expected_rows: int | None = None, check: Callable[[Path], object] | None = None,
+              metadata: dict[str, str] | None = None) -> None:
         """Stream ``output`` (a LazyFrame) to ``path`` (Parquet or CSV by its suffix) through
-        :func:`~ldiv_polars.core.output.atomic_output`."""
-        with atomic_output(path, inputs=inputs) as out:
+        :func:`~ldiv_polars.core.output.atomic_output` (``check`` and ``metadata`` as
+        :meth:`Engine.write <ldiv_polars.core.engines.base.Engine.write>` says)."""
+        with atomic_output(path, inputs=inputs, metadata=metadata) as out:
             out.write(output)
             if expected_rows is not None:
                 out.check_rows(expected_rows)
+            if check is not None:
+                check(out.path)
 
     def input_paths(self, data: Any) -> tuple[str, ...]:
         """The files ``data`` reads (:func:`~ldiv_polars.core.inputs.input_paths`)."""

@@ -71,6 +71,7 @@ from ldiv_polars.core.inputs import (
     translate_input_errors,
 )
 from ldiv_polars.core.output import TEMP_MARK, check_output_dir
+from ldiv_polars.core.suppressed import write_directory_metadata
 from ldiv_polars.core.validate import (
     NullPolicy,
     check_null_policy,
@@ -344,12 +345,16 @@ class SparkEngine:
             return _release(read(data), plan)
 
     def write(self, output: Any, path: str | Path, *, inputs: Iterable[object] = (),
-              expected_rows: int | None = None) -> None:
+              expected_rows: int | None = None, check: Any = None,
+              metadata: dict[str, str] | None = None) -> None:
         """Write ``output`` (a Spark DataFrame) to the Parquet directory ``path``: into a
         temporary directory beside it, its rows counted (``expected_rows``: else
-        :class:`~ldiv_polars.errors.OutputWriteError`), then renamed into place (a directory
-        or file already there is replaced only then). The path is checked first like every
-        output (:func:`~ldiv_polars.core.output.check_output_dir`: never over an input)."""
+        :class:`~ldiv_polars.errors.OutputWriteError`) and ``check`` called on it (a
+        verification: raising leaves ``path`` untouched), then renamed into place (a
+        directory or file already there is replaced only then). The path is checked first
+        like every output (:func:`~ldiv_polars.core.output.check_output_dir`: never over an
+        input). ``metadata`` is written beside the part files, as the JSON file
+        :data:`~ldiv_polars.core.suppressed.RELEASE_META_FILE` (Spark's readers skip it)."""
         target = check_output_dir(path, inputs=inputs)
         tmp = target.parent / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}{TEMP_MARK}"
         try:
@@ -360,6 +365,10 @@ class SparkEngine:
                     raise OutputWriteError(
                         f"the written output holds {got} rows, {expected_rows} were "
                         f"expected: {str(target)!r} was not written")
+            if metadata:
+                write_directory_metadata(tmp, metadata)
+            if check is not None:
+                check(tmp)
             _replace(tmp, target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
