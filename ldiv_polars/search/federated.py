@@ -217,7 +217,6 @@ class ReleasePlan:
                           mode="drop" if self.mode == "drop" else "mask", mask=self.mask,
                           dtypes=written)
 
-
     def _check_labels(self, dtypes: Mapping[str, pl.DataType]) -> None:
         """Raise :class:`InvalidParameterError` when a suppressed class or the held labels of
         a QI name a label its level (``dtypes``: the level's Enum) does not have."""
@@ -291,7 +290,8 @@ def check_site_rows(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any]
                     engine: str | None = None) -> None:
     """Check that ``plan`` can release the site's rows ``data``: every QI value is a raw value
     of its hierarchy, and every value the release would hold (a QI's label, masked where the
-    plan suppresses; a column of the plan's ``held``) is one of the plan's written dtype. One frequency set of the rows (``engine``), no row collected. Raises
+    plan suppresses; a column of the plan's ``held``) is one of the plan's written dtype. One
+    frequency set of the rows (``engine``), no row collected. Raises
     :class:`~ldiv_polars.errors.PlanMismatchError` naming the first column that differs and
     its values: the site's rows are not those it counted (a value it never reported, or a
     value whose rows the plan suppressed everywhere now in a class it releases)."""
