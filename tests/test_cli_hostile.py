@@ -27,7 +27,7 @@ from ldiv_polars.search.federated import anonymize_counts, site_counts
 def make_files(d: Path) -> None:
     """``t.csv`` / ``t.parquet`` (a: codes p/q, b: integers 1-4, s: sensitive, g: group ids
     in runs), files named for their defect, hierarchies in ``h/`` (``hm/``: one missing 'q';
-    ``hr/``: a, b and r), a population table, a release plan made from ``t.csv`` and one
+    ``hr/``: a's values p, q, r), a population table, a release plan made from ``t.csv`` and one
     naming a label of other hierarchies."""
     t = pl.DataFrame({"a": ["p", "q"] * 6, "b": [1, 2, 3, 4] * 3,
                       "s": ["w", "x"] * 6, "g": [0] * 4 + [1] * 4 + [2] * 4})
