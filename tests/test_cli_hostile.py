@@ -158,6 +158,24 @@ CASES = [
     ("anonymize --compare, a header-only table",
      "ldiv anonymize header.csv out.parquet --qi a --sensitive s --hierarchies h --k 2 "
      "--compare", 0, None, ""),
+    # parameters with no exact value or past an engine's domain: exit 3 ("no exact value for
+    # inf"), or an engine's error reported as "cannot read"
+    ("check, recursive (c,l) with c = inf",
+     "ldiv check t.csv --qi a --sensitive s --l 2 --model recursive --c inf", 2,
+     "InvalidParameterError", "c must be in (0.0, inf)"),
+    ("check, entropy l = inf",
+     "ldiv check t.csv --qi a --sensitive s --l inf --model entropy", 2,
+     "InvalidParameterError", "l must be in"),
+    ("mondrian, binary l = inf",
+     "ldiv mondrian t.csv o.csv --qi a --sensitive s --k 2 --l inf --positive w", 2,
+     "InvalidParameterError", "l must be in"),
+    ("check, l = 1e308", "ldiv check t.csv --qi a --sensitive s --l 1e308", 2,
+     "InvalidParameterError", "l must be in"),
+    ("check, l past DuckDB's top-n, DuckDB",
+     "ldiv check t.csv --qi a --sensitive s --l 2000000 --engine duckdb", 2,
+     "InvalidParameterError", "l must be in [1.0, 999999.0]"),
+    ("check, the largest l, DuckDB (guard: a model failing)",
+     "ldiv check t.csv --qi a --sensitive s --l 999999 --engine duckdb", 1, None, ""),
     # federated: a site's rows differ from the counts the plan was made from
     ("apply-plan, a value the plan never saw",
      "ldiv apply-plan other.csv plan.json out.parquet --hierarchies hr", 2,
@@ -220,6 +238,9 @@ def test_hostile_input(case, tmp_path, capsys, monkeypatch):
             assert pl.read_parquet(tmp_path / "out.parquet").height == 0
         return
     assert after == before  # nothing written
+    if code == 1:  # a model fails: the verdicts on stdout, nothing on stderr
+        assert err == "" and raised == []
+        return
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], err
     assert raised == [error]

@@ -17,6 +17,7 @@ False
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -51,7 +52,7 @@ class BinaryLDiversity(Model):
     monotone = True
 
     def __init__(self, l: float, positive: Iterable[object]) -> None:
-        self.l = require_real("l", l, low=1.0)
+        self.l = require_real("l", l, low=1.0, high=math.inf, high_open=True)
         if isinstance(positive, (str, bytes)):
             positive = [positive]
         self.positive = tuple(sorted(set(positive), key=str))

@@ -64,8 +64,15 @@ if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
+L_MAX = 999_999
+"""The largest l of the l-diversity models (DuckDB's top-n aggregate ranks at most this many
+values; a class with more distinct sensitive values than that is beyond any real l)."""
+
+
 def _require_l(l: float, *, integer: bool) -> float:
-    v = require_real("l", l, low=1.0)
+    # the engines' common domain: an infinite l has no exact value, and DuckDB ranks at most
+    # L_MAX values of a class (its top-n aggregate); refused here, typed, on every engine
+    v = require_real("l", l, low=1.0, high=float(L_MAX))
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
@@ -287,7 +294,7 @@ class RecursiveCLDiversity(Model):
     identity_only = True
 
     def __init__(self, c: float, l: int) -> None:
-        self.c = require_real("c", c, low=0.0, low_open=True)
+        self.c = require_real("c", c, low=0.0, low_open=True, high=math.inf, high_open=True)
         self.l = int(_require_l(l, integer=True))
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
@@ -449,7 +456,7 @@ class PositiveDisclosureRecursive(Model):
     higher_is_better = False
 
     def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
-        self.c = require_real("c", c, low=0.0, low_open=True)
+        self.c = require_real("c", c, low=0.0, low_open=True, high=math.inf, high_open=True)
         self.l = int(_require_l(l, integer=True))
         self.dont_care = _value_set(dont_care)
         self._exact_c = decimal(c)
