@@ -33,6 +33,7 @@ def make_files(d: Path) -> None:
                       "s": ["w", "x"] * 6, "g": [0] * 4 + [1] * 4 + [2] * 4})
     t.write_csv(d / "t.csv")
     (d / "header.csv").write_text("a,b,s,g\n")
+    t.write_csv(d / "semi.csv", separator=";")
     pl.concat([t, t]).select("a", "b").write_csv(d / "pop.csv")  # a population of t's QIs
     t.write_parquet(d / "t.parquet")
     t.with_columns(pl.col("b").cast(pl.Float64).replace(4.0, float("nan"))) \
@@ -176,6 +177,10 @@ CASES = [
      "InvalidParameterError", "l must be in [1.0, 999999.0]"),
     ("check, the largest l, DuckDB (guard: a model failing)",
      "ldiv check t.csv --qi a --sensitive s --l 999999 --engine duckdb", 1, None, ""),
+    # a CSV read with the wrong delimiter: one column, named in the error (guard)
+    ("check, a ';' CSV read with ','",
+     "ldiv check semi.csv --qi a --sensitive s --k 2 --separator ,", 2,
+     "UnknownColumnError", "available: 'a;b;s;g'"),
     # federated: a site's rows differ from the counts the plan was made from
     ("apply-plan, a value the plan never saw",
      "ldiv apply-plan other.csv plan.json out.parquet --hierarchies hr", 2,
