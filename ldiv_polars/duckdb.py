@@ -713,7 +713,7 @@ def _table_level_row(con: duckdb.DuckDBPyConnection, x_name: str, m: Any, call: 
     result = table_level_result(m, sizes)
     return {"model": m.name, "key": m.key, "passed": result.passed,
             "achieved": result.achieved, "failing_classes": result.failing_classes,
-            "failing_rows": result.failing_rows}
+            "failing_rows": result.failing_rows, **result.details}
 
 
 @reads_input

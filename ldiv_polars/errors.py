@@ -55,7 +55,8 @@ class NullValuesError(LdivError, ValueError):
         self.counts = dict(counts)
         parts = ", ".join(f"{c!r}: {n} null(s)" for c, n in self.counts.items())
         super().__init__(
-            f"null values in {parts}; pass nulls='value' to treat null as a value of its own"
+            f"null values in {parts}; pass nulls='value' (--nulls value in ldiv check, report, "
+            "risk, counts) to treat null as a value of its own"
         )
 
 

@@ -95,7 +95,10 @@ CREATE OR REPLACE MACRO ldiv__count_ok(x, name) AS
          ELSE true END;
 CREATE OR REPLACE MACRO ldiv__positive_ok(x, name) AS
     ldiv__number(x, name, 0.0, 'inf'::DOUBLE, true, false, false);
-CREATE OR REPLACE MACRO ldiv__l_ok(x) AS ldiv__number(x, 'l', 1.0, 'inf'::DOUBLE, false, false,
+-- l and c of the l-diversity family are finite (as the models' validation says)
+CREATE OR REPLACE MACRO ldiv__finite_positive_ok(x, name) AS
+    ldiv__number(x, name, 0.0, 'inf'::DOUBLE, true, true, false);
+CREATE OR REPLACE MACRO ldiv__l_ok(x) AS ldiv__number(x, 'l', 1.0, 'inf'::DOUBLE, false, true,
                                                      false);
 CREATE OR REPLACE MACRO ldiv__distance_ok(distance) AS
     ldiv__need(distance IN ('auto', 'equal', 'ordered'),
@@ -428,7 +431,8 @@ CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l, spec) AS TABLE
     FROM ldiv__recursive_cl_x('ldiv__x', c, l, spec);
 CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
-        FROM ldiv__fs_checked(tbl, qi, s, ldiv__positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+        FROM ldiv__fs_checked(tbl, qi, s,
+                              ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
     FROM ldiv__recursive_cl_fs('ldiv__f', c, l,
                                to_json({'model': 'recursive_cl', 'c': c::DOUBLE, 'l': l}));
 
@@ -603,9 +607,11 @@ CREATE OR REPLACE MACRO ldiv__pd_classes_x(x, c, l, dont_care, w_values, c2) AS 
                             THEN 0.0
                             ELSE min(n * 100.0 / size) FILTER (WHERE inw) END AS w_pct
                 FROM (SELECT cid, size, n,
+                             -- a NULL value is outside Y (as in_set on the Polars side)
                              CASE WHEN len(dont_care) = 0 THEN true
-                                  ELSE NOT list_contains(CAST(dont_care AS VARCHAR[]),
-                                                         CAST(sv AS VARCHAR)) END AS ny,
+                                  ELSE coalesce(NOT list_contains(CAST(dont_care AS VARCHAR[]),
+                                                                  CAST(sv AS VARCHAR)), true)
+                                  END AS ny,
                              coalesce(list_contains(CAST(w_values AS VARCHAR[]),
                                                     CAST(sv AS VARCHAR)), false) AS inw
                       FROM query_table(x))
@@ -620,7 +626,8 @@ CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_fs(f, c, l, dont_care, spec) AS TA
     FROM ldiv__pd_recursive_cl_x('ldiv__x', c, l, dont_care, spec);
 CREATE OR REPLACE MACRO ldiv_pd_recursive_cl(tbl, qi, s, c, l, dont_care := []) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
-        FROM ldiv__fs_checked(tbl, qi, s, ldiv__positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+        FROM ldiv__fs_checked(tbl, qi, s,
+                              ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
     FROM ldiv__pd_recursive_cl_fs('ldiv__f', c, l, dont_care,
                                   to_json({'model': 'pd_recursive_cl', 'c': c::DOUBLE, 'l': l,
                                            'dont_care': CAST(dont_care AS VARCHAR[])}));
@@ -640,7 +647,7 @@ CREATE OR REPLACE MACRO ldiv_npd_recursive_cl(tbl, qi, s, c1, c2, l, dont_care :
                                               w_values := []) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
         FROM ldiv__fs_checked(tbl, qi, s,
-                              ldiv__positive_ok(c1, 'c1') AND ldiv__count_ok(l, 'l')
+                              ldiv__finite_positive_ok(c1, 'c1') AND ldiv__count_ok(l, 'l')
                               AND ldiv__number(c2, 'c2', 0.0, 100.0, false, true, false)))
     FROM ldiv__npd_recursive_cl_fs('ldiv__f', c1, c2, l, dont_care, w_values,
                                    to_json({'model': 'npd_recursive_cl', 'c1': c1::DOUBLE,
@@ -703,7 +710,7 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
              FROM ldiv__fs_checked(tbl, qi, s,
                  (k IS NULL OR ldiv__count_ok(k, 'k')) AND (l IS NULL OR ldiv__count_ok(l, 'l'))
                  AND (entropy_l IS NULL OR ldiv__l_ok(entropy_l))
-                 AND (c IS NULL OR (ldiv__positive_ok(c, 'c')
+                 AND (c IS NULL OR (ldiv__finite_positive_ok(c, 'c')
                                     AND ldiv__count_ok(recursive_l, 'recursive_l')))
                  AND (alpha IS NULL OR ldiv__number(alpha, 'alpha', 0.0, 1.0, true, false, false))
                  AND (t IS NULL OR (ldiv__number(t, 't', 0.0, 1.0, false, false, false)

@@ -45,10 +45,11 @@ CREATE OR REPLACE MACRO ldiv__decide_x(cl, x, spec) AS TABLE
 -- achieved = exp(smallest adjusted entropy) (NULL = infinite when every class is all don't-care).
 CREATE OR REPLACE MACRO ldiv__entropy_l_dont_care_classes_x(x, l, dont_care) AS TABLE
     WITH r AS (SELECT cid, size, n,
-                      -- NULL for a NULL value when Y is not empty: such rows count on neither
-                      -- side, as on the Polars side (is_in gives null)
+                      -- a NULL value is a value outside Y (Y holds no NULL), as on the
+                      -- Polars side (ldiv_polars.models.l_diversity.in_set)
                       CASE WHEN len(dont_care) = 0 THEN false
-                           ELSE list_contains(CAST(dont_care AS VARCHAR[]), CAST(sv AS VARCHAR))
+                           ELSE coalesce(list_contains(CAST(dont_care AS VARCHAR[]),
+                                                       CAST(sv AS VARCHAR)), false)
                       END AS y
                FROM query_table(x)),
          c AS (SELECT cid, any_value(size) AS size,

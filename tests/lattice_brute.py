@@ -21,6 +21,16 @@ def random_qi(draw, st, i: int, rows: int) -> tuple[list[str], list[list[str]], 
     return vals, hier, draw(st.lists(st.sampled_from(vals), min_size=rows, max_size=rows))
 
 
+def random_table(draw, st, rows: int, n_qi: int) -> tuple[pl.DataFrame, dict[str, list]]:
+    """A table of ``rows`` rows: QIs ``q0..`` (:func:`random_qi`, ``n_qi`` of them) and a
+    sensitive column ``s`` over a, b and c; with the hierarchies by QI."""
+    cols, hier = {}, {}
+    for i in range(n_qi):
+        _, hier[f"q{i}"], cols[f"q{i}"] = random_qi(draw, st, i, rows)
+    cols["s"] = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=rows, max_size=rows))
+    return pl.DataFrame(cols), hier
+
+
 def nodes(hier: dict[str, list[list[str]]]) -> Iterator[tuple[int, ...]]:
     """Every node of the lattice of ``hier`` (one level per QI, in order)."""
     return itertools.product(*(range(len(rows[0])) for rows in hier.values()))

@@ -40,7 +40,7 @@ from ldiv_polars.search.state import SearchState
 from ldiv_polars.search.strategies import search_lattice
 from ldiv_polars.search.suppression import suppression_limit_rows
 from ldiv_polars.search.tuning import TUNING, tuned
-from tests.lattice_brute import random_qi
+from tests.lattice_brute import random_table
 from tests.test_search_pruning import FAMILIES, _efs, _unpruned, draw_case
 
 METRICS = ["loss", "height", "discernibility", "aecs", "precision", "entropy"]
@@ -145,12 +145,8 @@ def test_bounds_from_levels_equal_the_per_node_bound(metric):
 @st.composite
 def tables(draw):
     """A random table of 1-3 QIs (random hierarchies of height 1-2) and a sensitive column."""
-    rows = draw(st.integers(4, 40))
-    cols, hier = {}, {}
-    for i in range(draw(st.integers(1, 3))):
-        _, hier[f"q{i}"], cols[f"q{i}"] = random_qi(draw, st, i, rows)
-    cols["s"] = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=rows, max_size=rows))
-    return pl.DataFrame(cols), {q: Hierarchy(h) for q, h in hier.items()}
+    df, hier = random_table(draw, st, draw(st.integers(4, 40)), draw(st.integers(1, 3)))
+    return df, {q: Hierarchy(h) for q, h in hier.items()}
 
 
 def _model(name: str):

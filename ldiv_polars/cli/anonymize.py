@@ -22,7 +22,7 @@ from ldiv_polars.cli._common import (
     split_columns,
     start_engine,
 )
-from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models, t_distance_for
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -165,16 +165,16 @@ def anonymize_cmd(
     started = time.perf_counter()
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
-        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk))
+        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk),
+        t_distance_for(path, s_cols[0], separator) if t is not None and s_cols else "equal")
     _refuse_weight(models, weight, method != "global" or compare)
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
     _start_engine(engine, spark_master, spark_remote, (method, compare, report))
     hs = _checked_paths_and_hierarchies(
-        path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report,
-        global_search=(method, compare) == ("global", False), directory=engine == "spark",
-        models=models)
+        path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report, models=models,
+        global_search=(method, compare) == ("global", False), directory=engine == "spark")
     if method != "global" or compare:
         return run_methods(
             path=path, out=out, qi=qi_cols, sensitive=s_cols, models=models,
@@ -214,14 +214,15 @@ def _refuse_weight(models: list[Any], weight: str | None, other_method: bool) ->
                                     "only, without --compare")
 
 
-def _requested_models(req: Requirements) -> list[Any]:
-    """The models of the flags; at least one is required."""
+def _requested_models(req: Requirements, t_distance: str = "equal") -> list[Any]:
+    """The models of the flags (``--t`` with ``t_distance``: the sensitive column's, as
+    :func:`~ldiv_polars.cli._models.t_distance_of` says); at least one is required."""
     if req.empty:
         raise InvalidParameterError(
             "give at least one requirement: --k, --l, --t, --alpha, --delta, --average-risk, "
             "--sample-uniques, --population-uniques, --k-map, --delta-presence or "
             "--weighted-k")
-    return build_models(req)
+    return build_models(req, t_distance=t_distance)
 
 
 def _checked_paths_and_hierarchies(

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import GROUPING_L_MODELS, Requirements, RiskFlags, build_models
+from ldiv_polars.cli._models import (
+    GROUPING_L_MODELS,
+    Requirements,
+    RiskFlags,
+    build_models,
+    t_distance_for,
+)
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -67,7 +73,8 @@ def mondrian_cmd(
     models = build_models(
         Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                 positive=positive, risk=risk),
-        choices=GROUPING_L_MODELS)
+        choices=GROUPING_L_MODELS,
+        t_distance=t_distance_for(input, sensitive, separator) if t is not None else "equal")
     weights_read(models, weight)  # (--weighted-k with --weight: F_k per group)
     inputs = [input, *model_sources(models)]  # (a population table)
     check_output(output, inputs=inputs)  # before any work

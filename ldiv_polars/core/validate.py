@@ -225,16 +225,23 @@ def require_int_at_least(name: str, value: object, low: int) -> int:
 
 
 def require_real(name: str, value: object, *, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False) -> float:
-    """``value`` as a float, checked to be a real number (not bool, not NaN) in the given range
-    (bounds inclusive unless ``low_open``/``high_open``); else
+                 low_open: bool = False, high_open: bool = False, finite: bool = False) -> float:
+    """``value`` as a float, checked to be a real number (not bool, not NaN; not infinite when
+    ``finite``) in the given range (bounds inclusive unless ``low_open``/``high_open``); else
     :class:`~ldiv_polars.errors.InvalidParameterError` naming ``name``.
 
     >>> require_real("t", 0.5, low=0.0, high=1.0)
-    0.5"""
+    0.5
+    >>> try:
+    ...     require_real("c", float("inf"), low=0.0, finite=True)
+    ... except ValueError as e:
+    ...     print(e)
+    c must be a finite number, got inf"""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(float(value)):
         raise InvalidParameterError(f"{name} must be a number, got {value!r}")
     v = float(value)
+    if finite and math.isinf(v):
+        raise InvalidParameterError(f"{name} must be a finite number, got {value!r}")
     bad = False
     if low is not None and (v < low or (low_open and v == low)):
         bad = True
@@ -242,7 +249,7 @@ def require_real(name: str, value: object, *, low: float | None = None, high: fl
         bad = True
     if bad:
         lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
+        hi = ")" if high_open or (high is None and finite) else "]"
         rng = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
         raise InvalidParameterError(f"{name} must be in {rng}, got {value!r}")
     return v

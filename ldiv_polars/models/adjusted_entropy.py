@@ -39,8 +39,8 @@ def adjusted_entropy_band(distinct: object, log_size: object) -> object:
 def adjusted_entropy_rows(rows: EncodedRows, is_y: np.ndarray, not_y: np.ndarray
                           ) -> np.ndarray:
     """The adjusted entropy (nats) of every class of ``rows``, NaN where it is undefined (no
-    count outside Y, or no rows); ``is_y`` / ``not_y`` flag each sensitive id (a null value
-    is neither: the frame form's filters drop it)."""
+    count outside Y, or no rows); ``is_y`` / ``not_y`` flag each sensitive id (one of the
+    two; a null value is not in Y)."""
     n = rows.n.astype(np.float64)
     nlogn = n * np.log(n)
     base = not_y[rows.s]

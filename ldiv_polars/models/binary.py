@@ -17,7 +17,6 @@ False
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -39,6 +38,7 @@ from ldiv_polars.models.exact import (
 )
 
 if TYPE_CHECKING:
+    from ldiv_polars.core.frequency import FrequencySet
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
@@ -52,7 +52,7 @@ class BinaryLDiversity(Model):
     monotone = True
 
     def __init__(self, l: float, positive: Iterable[object]) -> None:
-        self.l = require_real("l", l, low=1.0, high=math.inf, high_open=True)
+        self.l = require_real("l", l, low=1.0, finite=True)
         if isinstance(positive, (str, bytes)):
             positive = [positive]
         self.positive = tuple(sorted(set(positive), key=str))
@@ -63,6 +63,11 @@ class BinaryLDiversity(Model):
 
     def params(self) -> dict[str, object]:
         return {"l": self.l, "positive": self.positive}
+
+    def validate(self, fs: FrequencySet) -> None:
+        from ldiv_polars.models.l_diversity import check_value_set
+
+        check_value_set(fs, "the positive set", self.positive)
 
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and achieved <= float(self._max_share)
@@ -118,5 +123,5 @@ def simple_l_diversity(l: float, k: int = 1) -> AlphaKAnonymity:
     """Simple l-diversity of the paper: every sensitive value at most 1/l of each class
     ((1/l, k)-anonymity with alpha the exact fraction 1/l: a class holding 1 of 3 rows of a
     value passes l = 3)."""
-    require_real("l", l, low=1.0)
+    require_real("l", l, low=1.0, finite=True)
     return AlphaKAnonymity(Fraction(1) / decimal(l), k)

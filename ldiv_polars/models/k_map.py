@@ -42,7 +42,8 @@ def derived_k(k: int, sampling_fraction: float, significance: float, estimator: 
     smallest count whose Poisson CDF at mean ``lambda = pi * k`` reaches ``1 - significance``
     (``calculateKPoisson``); for the zero-truncated one, ``c + 1`` with ``c >= 1`` the smallest
     count whose zero-truncated CDF reaches it (``calculateKZeroPoisson``). Quantiles from
-    scipy.
+    scipy, capped at ``k`` as ARX's loops are (so significance 0, where no finite count
+    reaches the level, gives more than ``k``: the caller's bound ``min(k, rows, ...)``).
 
     >>> derived_k(5, 0.01, 0.01, "poisson"), derived_k(5, 0.01, 0.01, "zero_truncated_poisson")
     (3, 3)
@@ -51,11 +52,13 @@ def derived_k(k: int, sampling_fraction: float, significance: float, estimator: 
 
     lam = sampling_fraction * k
     level = 1.0 - significance
+    # ARX's loops stop at the count k (the result is then at least k + 1, above every bound):
+    # the quantile is capped there, which also keeps it finite at significance 0 (level 1)
     if estimator == "poisson":
-        return int(poisson.ppf(level, lam)) + 2
+        return int(min(poisson.ppf(level, lam), k)) + 2
     p0 = float(poisson.pmf(0, lam))
     # zero-truncated CDF(c) = (CDF(c) - p0) / (1 - p0) >= level  <=>  CDF(c) >= level (1-p0) + p0
-    c = int(poisson.ppf(min(1.0, level * (1.0 - p0) + p0), lam))
+    c = int(min(poisson.ppf(min(1.0, level * (1.0 - p0) + p0), lam), k))
     return max(c, 1) + 1
 
 

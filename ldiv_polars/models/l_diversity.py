@@ -5,7 +5,8 @@
 - :class:`EntropyLDiversity` (Def 4.1): ``-sum p ln p >= ln l`` (natural log, ``>=``; decided
   exactly: a class spread uniformly over l values passes).
 - :class:`RecursiveCLDiversity` (Def 4.2): ``r1 < c (r_l + ... + r_m)``, strict; a class with
-  fewer than l values fails; l = 1 always passes.
+  fewer than l values fails; l = 1 always passes (the definition's own last sentence, "We say
+  that 1-diversity is always satisfied", not the formula with l = 1).
 - :class:`PositiveDisclosureRecursive` (Def 4.3) with a don't-care set Y, and
   :class:`NegativePositiveDisclosureRecursive` (Def 4.4) adding the c2-percent rule for W.
 - :class:`EntropyLDiversityDontCare`: adjusted entropy (Def 4.5, Algorithm 1) >= ln l.
@@ -61,6 +62,8 @@ from ldiv_polars.models.entropy_floor import capped_entropy_floor, entropy_band
 if TYPE_CHECKING:
     import numpy as np
 
+    from ldiv_polars.core.frequency import FrequencySet
+
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
@@ -69,14 +72,16 @@ L_MAX = 999_999
 values; a class with more distinct sensitive values than that is beyond any real l)."""
 
 
-def _require_l(l: float, *, integer: bool) -> float:
+def _require_l(l: float, *, integer: bool, model: str = "this model") -> float:
     # the engines' common domain: an infinite l has no exact value, and DuckDB ranks at most
     # L_MAX values of a class (its top-n aggregate); refused here, typed, on every engine
     v = require_real("l", l, low=1.0, high=float(L_MAX))
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
-        raise InvalidParameterError(f"l must be an integer >= 1 for this model, got {l!r}")
+        raise InvalidParameterError(
+            f"l must be an integer >= 1 for {model}, got {l!r} (entropy l-diversity takes a "
+            "fractional l)")
     return int(v) if float(v).is_integer() else v
 
 
@@ -106,7 +111,7 @@ class DistinctLDiversity(Model):
     identity_only = True
 
     def __init__(self, l: int) -> None:
-        self.l = int(_require_l(l, integer=True))
+        self.l = int(_require_l(l, integer=True, model=self.name))
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -174,6 +179,12 @@ class EntropyLDiversity(Model):
     def __init__(self, l: float) -> None:
         self.l = _require_l(l, integer=False)
         self._exact_l = decimal(l)
+
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """Only for l = 1, which every class passes (``H >= 0``); for l > 1 a passing class
+        merged with a one-value class can fail."""
+        return self.l == 1
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -286,16 +297,34 @@ class RecursiveCLDiversity(Model):
     """Recursive (c,l)-diversity (Def 4.2): ``r1 < c * (r_l + ... + r_m)`` (strict).
 
     Achieved value: the largest ``r1 / (r_l + ... + r_m)`` over classes (the table passes iff
-    ``c`` exceeds it); infinite when some class has fewer than l distinct values; 0 for
-    ``l = 1``, which every class passes whatever c."""
+    ``c`` exceeds it); infinite when some class has fewer than l distinct values.
+
+    ``l = 1``: every class passes whatever c, achieved 0, as Def 4.2 stipulates ("We say that
+    1-diversity is always satisfied"); the bare formula ``r1 < c * n`` would fail a one-value
+    class for ``c <= 1`` (ARX applies it; docs/models.md). ``l`` and ``c`` are finite, ``c > 0``
+    (else :class:`~ldiv_polars.errors.InvalidParameterError`).
+
+    >>> import polars as pl
+    >>> from ldiv_polars import check
+    >>> one_value = pl.DataFrame({"q": [1, 1, 1], "s": ["a", "a", "a"]})
+    >>> r = check(one_value, ["q"], "s", [RecursiveCLDiversity(0.5, 1)]).models[0]
+    >>> r.passed, r.achieved
+    (True, 0.0)
+    """
 
     name = "recursive_cl"
     higher_is_better = False
     identity_only = True
 
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """Only for l = 1, which every class passes (Def 4.2: "1-diversity is always
+        satisfied"); for l >= 2 a passing class merged with a one-value class can fail."""
+        return self.l == 1
+
     def __init__(self, c: float, l: int) -> None:
-        self.c = require_real("c", c, low=0.0, low_open=True, high=math.inf, high_open=True)
-        self.l = int(_require_l(l, integer=True))
+        self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
+        self.l = int(_require_l(l, integer=True, model=self.name))
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
         self._ratio = int64_ratio(self._exact_c)
@@ -416,7 +445,52 @@ def _value_set(values: Iterable[object] | None) -> list[object]:
         return []
     if isinstance(values, (str, bytes)):
         return [values]
-    return sorted(set(values), key=repr)
+    out = sorted(set(values), key=repr)
+    if None in out:
+        from ldiv_polars.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            "a value set (Y or W) cannot hold None: with nulls='value' a null sensitive value "
+            "is a value outside every set; fill the nulls with a value to name them")
+    return out
+
+
+def in_set(col: pl.Expr, values: Sequence[object]) -> pl.Expr:
+    """Whether ``col``'s value is in ``values`` (a don't-care set Y or a protected set W),
+    never null: with ``nulls="value"`` a null sensitive value is a value, and it is in no set
+    (:func:`_value_set` refuses None in one). The frame forms, the array forms (through
+    :meth:`~ldiv_polars.models.encoded.SensitiveDomain.matches`) and :func:`label_in` agree.
+
+    >>> pl.DataFrame({"s": ["a", None, "b"]}).select(in_set(pl.col("s"), ["a"]))["s"].to_list()
+    [True, False, False]
+    """
+    return col.is_in(values).fill_null(False)
+
+
+def check_value_set(fs: FrequencySet, label: str, values: Sequence[object]) -> None:
+    """Raise :class:`~ldiv_polars.errors.InvalidParameterError` when ``values`` (a model's Y, W
+    or positive set) cannot be compared with the values of ``fs``'s sensitive column: Polars
+    compares only values of the column's type (strings with an integer column fail, and so
+    does ``1`` with a float column). Nothing to check without values or without exactly one
+    sensitive column (the models' ``validate`` hook)."""
+    if not values or len(fs.sensitive) != 1:
+        return
+    s = fs.sensitive[0]
+    dtype = fs.frame.collect_schema()[s]
+    try:
+        pl.DataFrame(schema={s: dtype}).select(in_set(pl.col(s), values))
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        from ldiv_polars.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{label} {list(values)!r} cannot be compared with the values of {s!r} ({dtype}); "
+            f"give them as {dtype} values") from exc
+
+
+def label_in(values: Sequence[object], label: object) -> bool:
+    """``label in values`` for one class's label, as :func:`in_set` answers it (a null is in no
+    set)."""
+    return label is not None and label in values
 
 
 def _pd_tail(counts: Sequence[int], not_y: Sequence[bool], l: int) -> tuple[int, int]:
@@ -455,9 +529,14 @@ class PositiveDisclosureRecursive(Model):
     name = "pd_recursive_cl"
     higher_is_better = False
 
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """Only for l = 1, which every class passes (as recursive (c,1)-diversity)."""
+        return self.l == 1
+
     def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
-        self.c = require_real("c", c, low=0.0, low_open=True, high=math.inf, high_open=True)
-        self.l = int(_require_l(l, integer=True))
+        self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
+        self.l = int(_require_l(l, integer=True, model=self.name))
         self.dont_care = _value_set(dont_care)
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
@@ -465,10 +544,13 @@ class PositiveDisclosureRecursive(Model):
     def params(self) -> dict[str, object]:
         return {"c": self.c, "l": self.l, "Y": self.dont_care}
 
+    def validate(self, fs: FrequencySet) -> None:
+        check_value_set(fs, "the don't-care set Y", self.dont_care)
+
     def _not_y(self, s: str) -> pl.Expr:
         if not self.dont_care:
             return pl.lit(True)
-        return ~pl.col(s).is_in(self.dont_care)
+        return ~in_set(pl.col(s), self.dont_care)
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         s = ctx.s
@@ -521,16 +603,11 @@ class PositiveDisclosureRecursive(Model):
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and self.c > achieved
 
-    def _in(self, values: Sequence[object], label: object) -> bool | None:
-        """``label in values`` as the engine's ``is_in`` answers it (null for a null)."""
-        return None if label is None else label in values
-
     def _decide_pd(self, cls: ClassCounts, ref: Reference) -> tuple[bool, float]:
         if self.l == 1:
             return True, 0.0
         labels = cls.labels(ref)
-        not_y = [True if not self.dont_care else (self._in(self.dont_care, v) is False)
-                 for v in labels]
+        not_y = [not label_in(self.dont_care, v) for v in labels]
         r_y, tail = _pd_tail(cls.counts, not_y, self.l)
         if r_y == 0:
             return True, 0.0
@@ -553,7 +630,7 @@ class PositiveDisclosureRecursive(Model):
             if dom is None or dom.width != 1:
                 return None
             y = self.dont_care
-            not_y = dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~c.is_in(y)))
+            not_y = dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~in_set(c, y)))
             counts = np.where(not_y[rows.s], rows.n, 0)
         else:
             counts = rows.n
@@ -623,6 +700,12 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
 
     name = "npd_recursive_cl"
 
+    @property
+    def union_closed(self) -> bool:  # type: ignore[override]
+        """As pd-recursive's when no share of W is required (l = 1 with no W or c2 = 0); else
+        never: a class containing a passing one can hold a value of W below c2 percent."""
+        return super().union_closed and (not self.protected or self.c2 == 0)
+
     def __init__(
         self,
         c1: float,
@@ -638,6 +721,10 @@ class NegativePositiveDisclosureRecursive(PositiveDisclosureRecursive):
 
     def params(self) -> dict[str, object]:
         return {"c1": self.c, "c2": self.c2, "l": self.l, "Y": self.dont_care, "W": self.protected}
+
+    def validate(self, fs: FrequencySet) -> None:
+        super().validate(fs)
+        check_value_set(fs, "the protected set W", self.protected)
 
     def aggs(self, ctx: ClassContext) -> list[pl.Expr]:
         out = super().aggs(ctx)
@@ -800,6 +887,9 @@ class EntropyLDiversityDontCare(Model):
     def params(self) -> dict[str, object]:
         return {"l": self.l, "Y": self.dont_care}
 
+    def validate(self, fs: FrequencySet) -> None:
+        check_value_set(fs, "the don't-care set Y", self.dont_care)
+
     def satisfied_by(self, achieved: float | int | None) -> bool:
         return achieved is not None and math.log(achieved) >= math.log(self.l) - ENTROPY_TOLERANCE
 
@@ -814,9 +904,7 @@ class EntropyLDiversityDontCare(Model):
     def frames(self, ctx: ClassContext) -> list[pl.LazyFrame]:
         qi, s = list(ctx.qi), ctx.s
         n = pl.col(COUNT).cast(pl.Float64)
-        is_y = pl.col(s).is_in(self.dont_care) if self.dont_care else pl.lit(
-            False
-        )
+        is_y = in_set(pl.col(s), self.dont_care) if self.dont_care else pl.lit(False)
         rows = ctx.rows.select(*qi, s, COUNT).with_columns(is_y.alias("__y"))
         base = rows.filter(~pl.col("__y")).group_by(qi).agg(
             n.sum().alias("__A0"), (n * n.log()).sum().alias("__B0")
@@ -859,8 +947,8 @@ class EntropyLDiversityDontCare(Model):
         return h.is_not_null() & ((h - (math.log(self.l) - ENTROPY_TOLERANCE)).abs() <= band)
 
     def _y_flags(self, rows: EncodedRows) -> tuple[Any, Any] | None:
-        """Per sensitive id: in Y, not in Y (a null is neither, as the frame form's filters
-        drop it); None without a one-column domain."""
+        """Per sensitive id: in Y, not in Y (a null is not in Y: :func:`in_set`); None without
+        a one-column domain."""
         import numpy as np
 
         if not self.dont_care:
@@ -870,8 +958,8 @@ class EntropyLDiversityDontCare(Model):
         if dom is None or dom.width != 1:
             return None
         y = self.dont_care
-        return (dom.derived(self, "y", lambda: dom.matches(lambda c: c.is_in(y))),
-                dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~c.is_in(y))))
+        return (dom.derived(self, "y", lambda: dom.matches(lambda c: in_set(c, y))),
+                dom.derived(self, "not_y", lambda: dom.matches(lambda c: ~in_set(c, y))))
 
     def array_verdict(self, rows: EncodedRows) -> ClassVerdict | None:
         import numpy as np
@@ -901,10 +989,9 @@ class EntropyLDiversityDontCare(Model):
         from ldiv_polars.models.adjusted_entropy import adjusted_entropy, adjusted_entropy_at_least
 
         labels = cls.labels(ref)
-        y = set(self.dont_care)
-        # with a don't-care set a null value is in neither part (the frame form's filters)
-        phis = [c for c, v in zip(cls.counts, labels) if v is not None and v in y]
-        rest = [c for c, v in zip(cls.counts, labels) if not y or (v is not None and v not in y)]
+        # a null value is outside Y (in_set), so it is one of the counts p
+        phis = [c for c, v in zip(cls.counts, labels) if label_in(self.dont_care, v)]
+        rest = [c for c, v in zip(cls.counts, labels) if not label_in(self.dont_care, v)]
         passed = adjusted_entropy_at_least(phis, rest, decimal(self.l),
                                            decimal(ENTROPY_TOLERANCE))
         with localcontext() as ctx:

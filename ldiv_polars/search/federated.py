@@ -51,6 +51,7 @@ from ldiv_polars.models.base import Model
 from ldiv_polars.search.anonymize import (
     MASK,
     AnonymizationResult,
+    VerificationError,
     anonymize,
     output_dtype,
     prepare_hierarchies,
@@ -350,6 +351,41 @@ def _released_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
     return kept, suppressed
 
 
+def release_site(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
+                 out: str | Path, *, engine: str | None = None) -> int:
+    """:func:`apply_plan` and :func:`verify_site_release` in one: the site's release written
+    to ``out`` and checked to be ``plan`` applied to ``data``. Returns the number of the
+    site's rows suppressed. With a local engine (Polars, DuckDB: a Polars plan written by
+    :func:`~ldiv_polars.core.output.atomic_output`) the temporary file is verified before
+    it is renamed, so a release that fails leaves ``out`` untouched (an existing file
+    included); a distributed engine's directory is verified once written (the caller removes
+    it when this raises). Raises :class:`~ldiv_polars.search.anonymize.VerificationError`
+    when the release is not the plan applied to the rows (a bug); before anything is
+    written, the typed input errors of :func:`apply_plan` (a
+    :class:`~ldiv_polars.errors.PlanMismatchError` for rows that are not those counted)."""
+    hs = prepare_hierarchies(plan.qi, hierarchies)
+    eng = engine_for(data, engine)
+    if eng.distributed:
+        apply_plan(data, plan, hs, out, engine=engine)
+        return _verified(data, out, plan, hs, engine=engine)
+    check_site_rows(data, plan, hs, engine=engine)
+    release = eng.release(data, plan.output_plan(hs))
+    with atomic_output(out, inputs=eng.input_paths(data)) as f:
+        f.write(release.output)
+        written = pl.scan_parquet(f.path) if f.format == "parquet" else \
+            pl.scan_csv(f.path, separator=f.separator, infer_schema=False)
+        return _verified(data, written, plan, hs, engine=engine, release_engine="polars")
+
+
+def _verified(data: Any, release: Any, plan: ReleasePlan, hs: Mapping[str, Any],
+              **engines: str | None) -> int:
+    """:func:`verify_site_release`, its mismatch raised as a ``VerificationError``."""
+    try:
+        return verify_site_release(data, release, plan, hs, **engines)
+    except InvalidParameterError as exc:
+        raise VerificationError(str(exc)) from None
+
+
 def _class_sizes(frame: pl.DataFrame | pl.LazyFrame, qi: Sequence[str]) -> pl.DataFrame:
     """A counts frame's class sizes (column ``n``), every QI as a string, sorted."""
     return frame.lazy().group_by([pl.col(q).cast(pl.String) for q in qi]) \
@@ -368,16 +404,18 @@ def expected_release_sizes(data: Any, plan: ReleasePlan, hierarchies: Mapping[st
 
 
 def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
-                        hierarchies: Mapping[str, Any], *, engine: str | None = None) -> int:
+                        hierarchies: Mapping[str, Any], *, engine: str | None = None,
+                        release_engine: str | None = None) -> int:
     """Check that ``release`` is ``plan`` applied to the site's rows ``data``: its class sizes
     over the QIs equal the site's rows generalized to the plan's levels with the plan's
     suppressed classes masked or dropped (two frequency sets, no rows collected). Returns the
     number of the site's rows suppressed; raises
     :class:`~ldiv_polars.errors.InvalidParameterError` when the release differs. This cannot
     prove the models hold: they hold on the union of the sites' releases (the aggregator's
-    check on the merged counts), a site's slice alone may have small classes."""
+    check on the merged counts), a site's slice alone may have small classes.
+    ``release_engine``: the engine counting ``release`` (default: ``engine``)."""
     want, suppressed = expected_release_sizes(data, plan, hierarchies, engine=engine)
-    got = _class_sizes(engine_for(release, engine).frequency_set(
+    got = _class_sizes(engine_for(release, release_engine or engine).frequency_set(
         release, plan.qi, None, nulls="value").frame, plan.qi)
     if not got.equals(want):
         raise InvalidParameterError("the release is not the plan applied to the site's rows "
@@ -387,5 +425,5 @@ def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
 
 
 __all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan", "check_site_rows",
-           "expected_release_sizes", "read_counts", "site_counts", "verify_site_release",
-           "write_counts"]
+           "expected_release_sizes", "read_counts", "release_site", "site_counts",
+           "verify_site_release", "write_counts"]
