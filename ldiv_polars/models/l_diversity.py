@@ -75,7 +75,7 @@ values; a class with more distinct sensitive values than that is beyond any real
 def _require_l(l: float, *, integer: bool, model: str = "this model") -> float:
     # the engines' common domain: an infinite l has no exact value, and DuckDB ranks at most
     # L_MAX values of a class (its top-n aggregate); refused here, typed, on every engine
-    v = require_real("l", l, low=1.0, high=float(L_MAX))
+    v = require_real("l", l, low=1.0, high=float(L_MAX), finite=True)
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
