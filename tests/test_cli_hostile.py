@@ -168,6 +168,12 @@ CASES = [
      "InvalidParameterError", "l must be in [1.0, 999999.0]"),
     ("check, the largest l, DuckDB (guard: a model failing)",
      "ldiv check t.csv --qi a --sensitive s --l 999999 --engine duckdb", 1, None, ""),
+    # more rows than Polars holds: exit 3 (a MemoryError building the list of chunks)
+    ("synth, more rows than a table holds",
+     "ldiv synth --rows 99999999999999999999 --out o.parquet", 2, "InvalidParameterError",
+     "rows must be at most"),
+    ("demo, more rows than a table holds", "ldiv demo --rows 99999999999999999999", 2,
+     "InvalidParameterError", "rows must be at most"),
     # a CSV read with the wrong delimiter: one column, named in the error (guard)
     ("check, a ';' CSV read with ','",
      "ldiv check semi.csv --qi a --sensitive s --k 2 --separator ,", 2,
