@@ -339,3 +339,46 @@ def test_a_value_set_of_another_type_is_named_in_a_typed_error(engine, model):
     with pytest.raises(InvalidParameterError, match="cannot be compared"):
         anonymize(df, ["q"], "s", {"q": Hierarchy([["0", "*"], ["1", "*"]])}, [model])
     assert lp.check(df, ["q"], "s", [PositiveDisclosureRecursive(1, 2, [1])]).models[0]
+
+
+# --- t-closeness at t = 0 and t = 1 ------------------------------------------------------------
+
+
+@st.composite
+def proportional_tables(draw):
+    """Classes that are multiples of one distribution over integers (so equal to the table's),
+    and maybe one class that is not."""
+    vals = draw(st.lists(st.integers(1, 60), min_size=1, max_size=6, unique=True))
+    base = {v: draw(st.integers(1, 5)) for v in vals}
+    mults = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
+    classes = [Counter({v: n * m for v, n in base.items()}) for m in mults]
+    if draw(st.booleans()):
+        classes.append(Counter({draw(st.sampled_from(vals)): draw(st.integers(1, 3))}))
+    return classes
+
+
+@SETTINGS
+@given(proportional_tables(), st.sampled_from(["equal", "ordered"]))
+def test_t_closeness_at_0_and_1_is_the_definition(con, classes, distance):
+    """t = 0 passes exactly the classes whose distribution is the table's (EMD 0, compared in
+    fractions here), t = 1 every class (an EMD is at most 1), in Polars, SQL and arrays."""
+    from ldiv_polars.models import TCloseness
+
+    total = sum(classes, Counter())
+    n = sum(total.values())
+    same = [all(Fraction(k.get(v, 0), sum(k.values())) == Fraction(m, n)
+                for v, m in total.items()) for k in classes]
+    rows = [(i, v) for i, k in enumerate(classes) for v, c in sorted(k.items()) for _ in range(c)]
+    df = pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.Int64}, orient="row")
+    values = sorted(total)
+    cls, ids, cnt = (np.array(x, dtype=np.int64) for x in zip(
+        *[(i, values.index(v), c) for i, k in enumerate(classes) for v, c in sorted(k.items())]))
+    enc = EncodedRows(cls, ids.astype(np.int32), cnt, classes=len(classes),
+                      n_sensitive=len(values), domain=SensitiveDomain(pl.DataFrame({"s": values})))
+    for t, want in ((0.0, same), (1.0, [True] * len(classes))):
+        model = TCloseness(t, distance)
+        got = lp.classes(df, ["q"], "s", [model]).collect().sort("q")
+        assert got[f"pass_{model.key}"].to_list() == want, t
+        assert class_verdict(model, enc).tolist() == want, t
+        sql = ld.check(df, ["q"], "s", [model], con=con)[0]
+        assert (sql["passed"], sql["failing_classes"]) == (all(want), want.count(False)), t
