@@ -67,8 +67,14 @@ if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
-def _require_l(l: float, *, integer: bool) -> float:
-    v = require_real("l", l, low=1.0, finite=True)
+MAX_TOP_L = 10**6
+"""The largest l of the models that sum the l - 1 largest counts of a class (recursive,
+pd- and npd-recursive): DuckDB's ``max(n, k)`` takes ``k < 10^6`` (Polars' ``top_k`` a 32-bit
+k); a larger l is refused in every engine alike."""
+
+
+def _require_l(l: float, *, integer: bool, most: int | None = None) -> float:
+    v = require_real("l", l, low=1.0, high=most, finite=True)
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
@@ -315,7 +321,7 @@ class RecursiveCLDiversity(Model):
 
     def __init__(self, c: float, l: int) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
-        self.l = int(_require_l(l, integer=True))
+        self.l = int(_require_l(l, integer=True, most=MAX_TOP_L))
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
         self._ratio = int64_ratio(self._exact_c)
@@ -527,7 +533,7 @@ class PositiveDisclosureRecursive(Model):
 
     def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
-        self.l = int(_require_l(l, integer=True))
+        self.l = int(_require_l(l, integer=True, most=MAX_TOP_L))
         self.dont_care = _value_set(dont_care)
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
