@@ -44,6 +44,7 @@ from ldiv_polars.core.validate import (
     as_names,
     check_null_policy,
     raise_null_counts,
+    reject_nested,
     require_int_at_least,
 )
 from ldiv_polars.errors import InputFormatError, InvalidParameterError, UnknownColumnError
@@ -512,7 +513,8 @@ class _Calls:
     def _population(self, population: Any, fs: str) -> list[Any]:
         """The population table of a model judged against one, as a relation on the
         connection (kept until :meth:`close`), and the class key's field names; raises
-        :class:`~ldiv_polars.errors.UnknownColumnError` when it lacks one."""
+        :class:`~ldiv_polars.errors.UnknownColumnError` when it lacks one,
+        :class:`~ldiv_polars.errors.InvalidParameterError` when one is nested."""
         qi = [d[0] for d in self.con.execute(
             f"SELECT unnest(ec) FROM {_quote(fs)} LIMIT 0").description]
         if isinstance(population, pl.LazyFrame):  # collect the QI columns only
@@ -524,6 +526,10 @@ class _Calls:
         missing = [q for q in qi if q.lower() not in known]
         if missing:
             raise UnknownColumnError(missing, src.columns)
+        reject_nested(pl.Schema({c: pl.List(pl.Null) if c in src.nested else pl.Null
+                                 for c in src.columns}),
+                      [c for c in src.columns if c.lower() in {q.lower() for q in qi}],
+                      "the population table")
         return [src.name, qi]
 
     def classes(self, call: Any, x_name: str, fs: str) -> tuple[str, list[Any]]:
@@ -707,7 +713,7 @@ def _table_level_row(con: duckdb.DuckDBPyConnection, x_name: str, m: Any, call: 
     result = table_level_result(m, sizes)
     return {"model": m.name, "key": m.key, "passed": result.passed,
             "achieved": result.achieved, "failing_classes": result.failing_classes,
-            "failing_rows": result.failing_rows}
+            "failing_rows": result.failing_rows, **result.details}
 
 
 @reads_input

@@ -55,7 +55,8 @@ class NullValuesError(LdivError, ValueError):
         self.counts = dict(counts)
         parts = ", ".join(f"{c!r}: {n} null(s)" for c, n in self.counts.items())
         super().__init__(
-            f"null values in {parts}; pass nulls='value' to treat null as a value of its own"
+            f"null values in {parts}; pass nulls='value' (--nulls value in ldiv check, report, "
+            "risk, counts) to treat null as a value of its own"
         )
 
 
@@ -88,6 +89,28 @@ class UnreadableInputError(InputFormatError):
         else:
             where = "one of " + ", ".join(map(repr, source))
         super().__init__(f"cannot read {where}: {reason}")
+
+
+class PlanMismatchError(InvalidParameterError):
+    """A site's rows hold a value its federated release plan cannot release: a value outside
+    the plan's hierarchy, or a label (a sensitive value) in rows the plan releases that no
+    released row of the union holds (the site's rows differ from the counts it sent). Raised
+    before anything is written; ``column`` and ``values`` (up to five) name what differs.
+
+    >>> e = PlanMismatchError("zip", ["c"], "not a value of its hierarchy")
+    >>> print(str(e).split(": ", 1)[1])  # doctest: +ELLIPSIS
+    column 'zip' holds 'c' (not a value of its hierarchy); nothing was written ...
+    """
+
+    def __init__(self, column: str, values: Sequence[object], why: str) -> None:
+        self.column = column
+        self.values = list(values)
+        shown = ", ".join(repr(v) for v in self.values)
+        super().__init__(
+            f"the site's rows differ from the counts the plan was made from: column "
+            f"{column!r} holds {shown} ({why}); nothing was written (count the rows again "
+            "with ldiv counts and plan again; verify_site_release checks a release against "
+            "its plan)")
 
 
 class OutputPathError(LdivError, ValueError):

@@ -122,3 +122,24 @@ def test_demo_runs(capsys):
     assert main(["demo", "--rows", "3000"]) == 0
     out = capsys.readouterr().out
     assert "Raw data" in out and "k_anonymity(k=5)" in out
+
+
+def test_null_error_names_the_flag_that_accepts_nulls(capsys, tmp_path):
+    """A cell-suppressed release holds nulls: the error tells a command-line user the flag
+    (not only the Python keyword), and the flag it names is accepted."""
+    path = tmp_path / "cells.csv"
+    TABLE.with_columns(pl.when(pl.col("zip") == "149").then(None).otherwise(pl.col("zip"))
+                       .alias("zip")).write_csv(path)
+    base = ["check", str(path), "--qi", "zip", "--sensitive", "disease", "--k", "1"]
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert "--nulls value" in err and err.count("\n") == 1
+    assert main([*base, "--nulls", "value"]) == 0
+
+
+def test_fractional_l_error_names_the_model_and_the_one_that_takes_it(capsys, csv):
+    base = ["check", str(csv), "--qi", "zip", "--sensitive", "disease", "--l", "2.5"]
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert "distinct_l" in err and "entropy" in err
+    assert main([*base, "--model", "entropy", "--json"]) == 1  # 2.5 is an entropy l

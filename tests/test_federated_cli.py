@@ -112,13 +112,22 @@ def test_each_sites_release_is_its_slice(sites, mode):
     assert (got["optimum"], got["minimal"], got["rows"]) == \
         (want["optimum"], want["minimal"], want["rows"])
     whole = pl.read_parquet(tmp / f"whole_{mode}.parquet")
+    suppressed = []
     for i in range(3):
         out = tmp / f"out{i}_{mode}.parquet"
         r = _ldiv("apply-plan", tmp / f"site{i}.parquet", tmp / f"plan_{mode}.json", out,
-                  "--hierarchies", tmp / "h", *(["--engine", "duckdb"] if i == 2 else []))
+                  "--hierarchies", tmp / "h", *(["--engine", "duckdb"] if i == 2 else []),
+                  *(["--json"] if i else []))
         assert r.returncode == 0, r.stderr
-        assert "release matches the plan" in r.stdout
+        if i == 0:
+            assert "release matches the plan" in r.stdout
+            suppressed.append(int(r.stdout.split(" rows suppressed")[0].rsplit(" ", 1)[1]))
+        else:
+            site = json.loads(r.stdout)
+            assert (site["verified"], site["levels"], site["mode"]) == (True, plan.levels, mode)
+            suppressed.append(site["suppressed_rows"])
         assert _digest(pl.read_parquet(out)) == _digest(whole.filter(pl.col("site") == i))
+    assert sum(suppressed) == want["optimum"]["suppressed"]  # the sites' rows add up
     hs = {q: Hierarchy.from_csv(tmp / "h" / f"{q}.csv", name=q) for q in plan.qi}
     with pytest.raises(InvalidParameterError, match="not the plan applied"):
         verify_site_release(str(tmp / "site0.parquet"), str(tmp / f"out1_{mode}.parquet"),
@@ -184,3 +193,31 @@ def test_docs_flow_is_the_readmes():
     flow = docs[docs.index("```python\nimport polars as pl\n\nadult"):]
     flow = flow[:flow.index("```bash")] + flow[flow.index("```bash"):].split("```\n", 1)[0]
     assert "ldiv apply-plan" in flow and flow in readme
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_a_release_failing_its_verification_leaves_the_target_untouched(
+        sites, monkeypatch, capsys, engine):
+    """The release is verified against the plan before it is renamed into place: when that
+    fails (a bug) an existing file at the target keeps its bytes and no temporary is left."""
+    from ldiv_polars.cli import main
+    from ldiv_polars.search import federated
+
+    tmp, _ = sites
+    plan = tmp / f"plan_verify_{engine}.json"
+    assert main(["anonymize-counts", *map(str, _counts(tmp)), "--hierarchies", str(tmp / "h"),
+                 "--plan-out", str(plan), "--k", "3", "--suppression", "0.1"]) == 0
+    out = tmp / f"kept_{engine}.parquet"
+    out.write_bytes(b"an earlier release")
+
+    def mismatch(*args, **kwargs):
+        raise InvalidParameterError("the release is not the plan applied to the site's rows")
+
+    monkeypatch.setattr(federated, "verify_site_release", mismatch)
+    capsys.readouterr()
+    rc = main(["apply-plan", str(tmp / "site0.parquet"), str(plan), str(out), "--hierarchies",
+               str(tmp / "h"), "--engine", engine])
+    err = capsys.readouterr().err
+    assert rc == 3 and out.exists() and out.read_bytes() == b"an earlier release"
+    assert "re-verification failed, nothing written" in err
+    assert not [p for p in tmp.iterdir() if p.name.startswith(f".{out.name}.")]

@@ -157,6 +157,7 @@ def test_cli_report_exit_codes_and_clean_json(tmp_path, csv, capsys, monkeypatch
     captured = capsys.readouterr()
     got = json.loads(captured.out)  # stdout is the JSON alone
     assert got["passed"] is False and got["models"][0]["achieved"] == 1
+    assert got["unjudged_rows"] == 0  # no release: every row judged
     assert "ldiv report: reading the input" in captured.err
     assert out.exists()
     assert main([*args, "--k", "1"]) == 0
@@ -182,6 +183,9 @@ def test_cli_anonymize_report_and_wall_time(tmp_path, adult_dir, capsys, monkeyp
     shown = data_values(text)
     release = lp.summary(str(out), ["sex", "age", "race"], "occupation")
     assert {k: shown[f"release.{k}"] for k in lp.SUMMARY_KEYS} == release
+    for q in ("sex", "age", "race"):  # the hierarchy files that made the release, hashed
+        digest = hashlib.sha256((adult_dir / f"adult_hierarchy_{q}.csv").read_bytes())
+        assert f"hierarchy of {q} (its ARX CSV text)" in text and digest.hexdigest() in text
 
 
 def test_empty_table_reports_vacuous_verdicts():
@@ -208,3 +212,46 @@ def test_a_bad_release_column_is_reported_before_the_input_is_read(tmp_path):
     TABLE.drop("age").write_csv(release)
     with pytest.raises(lp.UnknownColumnError):
         report(str(tmp_path / "missing.csv"), QI, "disease", release=str(release))
+
+
+def test_release_verdicts_judge_the_retained_rows_as_the_anonymizer_does(tmp_path):
+    """A masked release holds its suppressed rows as one class of ``*``: the report judges the
+    rows outside it, as ``anonymize``'s re-verification (and ARX) do, and says how many it left
+    out; the statistics still describe every published row."""
+    h = {"zip": lp.Hierarchy([[z, z[:2] + "*", "*"] for z in TABLE["zip"].unique().sort()],
+                             name="zip")}
+    anon = lp.anonymize(TABLE, ["zip"], "disease", h, [lp.KAnonymity(3)], suppression=0.1)
+    assert anon.levels == {"zip": 0} and anon.suppressed_rows == 1 and anon.verification.passed
+    out = tmp_path / "release.parquet"
+    anon.sink(out)
+    released = pl.read_parquet(out).with_columns(pl.col("zip").cast(pl.String))
+    retained = released.filter(pl.col("zip") != "*")
+    expected = lp.check(retained, ["zip"], "disease", [lp.KAnonymity(3)])
+    naive = lp.check(released, ["zip"], "disease", [lp.KAnonymity(3)])
+    assert expected.passed and not naive.passed
+    for page in (report(TABLE, ["zip"], "disease", [lp.KAnonymity(3)], release=str(out)),
+                 report(TABLE, ["zip"], "disease", [lp.KAnonymity(3)], anonymization=anon,
+                        hierarchies=h)):
+        assert page.passed and page.verdict_on == "release"
+        assert [{"key": m.key, **m.to_dict()} for m in expected.models] == page.verdicts
+        assert "1 row masked to * in every quasi-identifier" in page and page.unjudged_rows == 1
+        assert data_values(page)["release.k"] == 1  # the statistics count every published row
+
+
+def test_recursive_text_states_def_4_2():
+    """Def 4.2: r1 < c (r_l + ... + r_m), r_i the i-th *most* frequent value's count."""
+    text = plain_text(lp.RecursiveCLDiversity(3, 3))
+    assert "r1 < c (r_l + ... + r_m)" in text and "l-th most frequent" in text
+    assert "least frequent" not in text
+
+
+def test_a_null_cell_beside_masked_ones_is_judged_not_dropped():
+    """Only rows whose every QI is ``*`` are the suppressed records: a row with a null cell
+    (a cell-suppressed release, ``nulls="value"``) and ``*`` elsewhere stays in the verdicts."""
+    release = pl.DataFrame({"a": ["*", "*", None, "x", "x"], "b": ["*", "*", "*", "y", "y"],
+                            "s": ["p", "q", "p", "p", "q"]})
+    facts = table_facts(release, ["a", "b"], "s", [lp.KAnonymity(2)], nulls="value",
+                        suppressed=True)
+    assert facts.masked_rows == facts.unjudged_rows == 2
+    # judged: the class (null, *) of 1 row fails k = 2, the class (x, y) passes
+    assert [(v.passed, v.achieved, v.failing_rows) for v in facts.verdicts] == [(False, 1, 1)]

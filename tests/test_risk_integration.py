@@ -145,3 +145,16 @@ def test_population_parameter_errors(adult: pl.DataFrame) -> None:
         lp.risk_profile(adult, ["sex"], population_size=10)
     with pytest.raises(InvalidParameterError):
         lp.population_uniqueness(adult, ["sex"], population_size="atlantis")
+
+
+def test_cli_risk_takes_checks_population_model_flag(capsys: pytest.CaptureFixture[str],
+                                                     weighted: Path) -> None:
+    """``ldiv check`` names the estimator ``--population-model``; ``ldiv risk`` takes that
+    spelling too (beside its ``--model``), with the same answer."""
+    base = ["risk", str(weighted), "--qi", "a,b", "--population", "1000"]
+    rc, short = _run_json(capsys, *base, "--model", "zayatz")
+    rc2, long = _run_json(capsys, *base, "--population-model", "zayatz")
+    assert rc == rc2 == 0 and long == short
+    df = pl.read_csv(weighted)
+    expected = lp.population_uniqueness(df, ["a", "b"], population_size=1000, model="zayatz")
+    assert long["profile"]["population_model"] == expected.used == "zayatz"

@@ -350,3 +350,21 @@ def test_every_strategy_finds_the_exhaustive_optimum(data, name, x, suppression,
         assert got.found == ref.found
         if ref.found:
             assert math.isclose(got.value, ref.value, rel_tol=1e-9), strategy
+
+
+def test_cli_check_json_is_the_same_on_both_engines(tmp_path):
+    """``ldiv check --json`` prints one document whatever the engine: the table-level models'
+    verdicts carried ``table_level`` on Polars only."""
+    import json
+
+    path = tmp_path / "t.csv"
+    _table([1, 1, 2, 3, 5, 8]).with_columns(s=pl.lit("x")).write_csv(path)
+    flags = ["check", path, "--qi", "q", "--sensitive", "s", "--k", 2, "--average-risk", 0.3,
+             "--sample-uniques", 0.1, "--population", 1000, "--population-uniques", 0.5,
+             "--json"]
+    got = {e: _cli(*flags, "--engine", e) for e in ("polars", "duckdb")}
+    assert {r.exit_code for r in got.values()} == {1}
+    polars_side, duck_side = (json.loads(got[e].stdout) for e in ("polars", "duckdb"))
+    assert polars_side == duck_side
+    assert [m.get("table_level", False) for m in duck_side["models"]] == [
+        False, True, True, True]

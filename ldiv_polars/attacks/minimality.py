@@ -37,7 +37,12 @@ import numpy as np
 import polars as pl
 
 from ldiv_polars.core.inputs import TableLike, reads_input, to_lazyframe
-from ldiv_polars.core.validate import as_names, require_int_at_least, require_real
+from ldiv_polars.core.validate import (
+    as_names,
+    reject_nested,
+    require_int_at_least,
+    require_real,
+)
 from ldiv_polars.attacks import ALGORITHMS
 from ldiv_polars.errors import InvalidParameterError, LdivError, UnknownColumnError
 
@@ -900,9 +905,11 @@ def _read_release(release: TableLike, group: str, sensitive: str, qi: tuple[str,
         raise UnknownColumnError(missing, names)
     if group == sensitive or group in qi or sensitive in qi:
         raise InvalidParameterError("group, sensitive and qi columns must be distinct")
+    reject_nested(lf.collect_schema(), wanted)
 
     cols = [group, sensitive, *qi]
-    plan = lf.select(*cols, *([order] if order else []))
+    # the order may be one of those columns (e.g. the group ids): selected once
+    plan = lf.select(*cols, *([order] if order and order not in cols else []))
     plan = plan.with_row_index("row")
     if order:
         plan = plan.sort(order, "row", maintain_order=True)

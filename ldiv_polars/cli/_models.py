@@ -15,7 +15,7 @@ exactly as the Python API does). A flag that would be silently ignored is an err
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ldiv_polars.errors import InvalidParameterError
 
@@ -164,6 +164,32 @@ class Requirements:
         """No model asked for."""
         return all(v is None for v in (self.k, self.l, self.t, self.alpha, self.delta)) \
             and self.risk.empty
+
+
+def t_distance_of(dtype: object) -> str:
+    """The EMD distance ``--t`` means for a sensitive column of ``dtype`` (None: unknown), in
+    every command, the one the summary's ``t`` reports: ordered for a numeric or temporal
+    column, equal otherwise.
+
+    >>> import polars as pl
+    >>> t_distance_of(pl.Int64), t_distance_of(pl.String), t_distance_of(None)
+    ('ordered', 'equal', 'equal')
+    """
+    from ldiv_polars.table_summary import is_ordered_dtype
+
+    ordered = dtype is not None and is_ordered_dtype(dtype)  # type: ignore[arg-type]
+    return "ordered" if ordered else "equal"
+
+
+def t_distance_for(data: Any, sensitive: str | None, separator: str | None) -> str:
+    """:func:`t_distance_of` the column ``sensitive`` of ``data`` (read from the schema, no
+    rows; ``equal`` without a sensitive column). Raises the input errors of
+    :func:`~ldiv_polars.core.inputs.to_lazyframe`."""
+    from ldiv_polars.core.inputs import to_lazyframe
+
+    if sensitive is None:
+        return "equal"
+    return t_distance_of(to_lazyframe(data, separator=separator).collect_schema().get(sensitive))
 
 
 def build_models(req: Requirements, *, choices: tuple[str, ...] = L_MODELS,

@@ -42,9 +42,12 @@ LOpt = Annotated[float | None, typer.Option(
     "--l", help="l of the l-diversity model(s) of --model (default: distinct)")]
 COpt = Annotated[float | None, typer.Option(
     "--c", help="c of recursive (c,l)-diversity (with --l and --model recursive)")]
-TOpt = Annotated[float | None, typer.Option("--t", help="t-closeness: largest EMD allowed")]
+TOpt = Annotated[float | None, typer.Option(
+    "--t", help="t-closeness: largest EMD allowed (ordered distance for a numeric or temporal "
+    "sensitive column, equal distance otherwise)")]
 AlphaOpt = Annotated[float | None, typer.Option(
-    "--alpha", help="(alpha,k)-anonymity: largest share of one sensitive value in a class")]
+    "--alpha", help="(alpha,1)-anonymity: largest share of one sensitive value in a class "
+    "(with --k: (alpha,k)-anonymity, as the two models alpha_k(alpha, k=1) and k_anonymity)")]
 DeltaOpt = Annotated[float | None, typer.Option(
     "--delta", help="delta-disclosure: bound on |ln(p(s|class) / p(s))|")]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -21,7 +22,7 @@ from ldiv_polars.cli._common import (
     split_columns,
     start_engine,
 )
-from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models, t_distance_for
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -164,14 +165,15 @@ def anonymize_cmd(
     started = time.perf_counter()
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
-        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk))
+        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk),
+        t_distance_for(path, s_cols[0], separator) if t is not None and s_cols else "equal")
     _refuse_weight(models, weight, method != "global" or compare)
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
     _start_engine(engine, spark_master, spark_remote, (method, compare, report))
     hs = _checked_paths_and_hierarchies(
-        path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report,
+        path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report, models=models,
         global_search=(method, compare) == ("global", False), directory=engine == "spark")
     if method != "global" or compare:
         return run_methods(
@@ -212,26 +214,29 @@ def _refuse_weight(models: list[Any], weight: str | None, other_method: bool) ->
                                     "only, without --compare")
 
 
-def _requested_models(req: Requirements) -> list[Any]:
-    """The models of the flags; at least one is required."""
+def _requested_models(req: Requirements, t_distance: str = "equal") -> list[Any]:
+    """The models of the flags (``--t`` with ``t_distance``: the sensitive column's, as
+    :func:`~ldiv_polars.cli._models.t_distance_of` says); at least one is required."""
     if req.empty:
         raise InvalidParameterError(
             "give at least one requirement: --k, --l, --t, --alpha, --delta, --average-risk, "
             "--sample-uniques, --population-uniques, --k-map, --delta-presence or "
             "--weighted-k")
-    return build_models(req)
+    return build_models(req, t_distance=t_distance)
 
 
 def _checked_paths_and_hierarchies(
         path: Path, out: Path, qi: list[str], s_cols: list[str], hierarchies: Path | None,
         separator: str, report: Path | None, *, global_search: bool,
-        directory: bool = False) -> dict[str, Any]:
-    """Check the output paths before any work (``out`` and ``--report`` write over no input)
-    and read one hierarchy per QI from the ``--hierarchies`` directory (empty without it).
+        directory: bool = False, models: Sequence[Any] = ()) -> dict[str, Any]:
+    """Check the output paths before any work (``out`` and ``--report`` write over no input:
+    the table, the hierarchies, the files the ``models`` read such as a population table) and
+    read one hierarchy per QI from the ``--hierarchies`` directory (empty without it).
     Raises :class:`~ldiv_polars.errors.InvalidParameterError` when ``--report`` comes with
     another method than the global search or ``--hierarchies`` is missing for it.
     ``directory``: ``out`` is a Parquet directory (what Spark writes)."""
     from ldiv_polars.core.output import check_output, check_output_dir
+    from ldiv_polars.models.base import model_sources
 
     if report is not None and not global_search:
         raise InvalidParameterError("--report is available with --method global only "
@@ -239,9 +244,10 @@ def _checked_paths_and_hierarchies(
     if hierarchies is None and global_search:
         raise InvalidParameterError("--method global needs --hierarchies")
     files = {q: find_hierarchy(hierarchies, q) for q in qi} if hierarchies else {}
+    inputs = model_sources(models)
     (check_output_dir if directory else check_output)(
-        out, inputs=[path, *files.values()])  # before any work
-    _check_report_path(report, s_cols, [path, out, *files.values()])
+        out, inputs=[path, *files.values(), *inputs])  # before any work
+    _check_report_path(report, s_cols, [path, out, *files.values(), *inputs])
     return read_hierarchies(files, separator)
 
 

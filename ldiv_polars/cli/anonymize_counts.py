@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, find_hierarchy, read_hierarchies
-from ldiv_polars.cli._models import Requirements
+from ldiv_polars.cli._models import Requirements, t_distance_of
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -57,9 +57,10 @@ def anonymize_counts_cmd(
     from ldiv_polars.search.federated import anonymize_counts, read_counts
 
     started = time.perf_counter()
-    models = _requested_models(Requirements.from_flags(
-        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta))
     fs, levels = read_counts(counts)  # the counts' roles, before any work
+    dtype = fs.frame.collect_schema().get(fs.sensitive[0]) if fs.sensitive else None
+    models = _requested_models(Requirements.from_flags(
+        k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta), t_distance_of(dtype))
     files = {q: find_hierarchy(hierarchies, q) for q in fs.qi}
     check_output(plan_out, inputs=[*counts, *files.values()], suffixes=(".json",))
     hs = read_hierarchies(files, hierarchy_separator)

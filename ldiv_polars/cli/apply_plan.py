@@ -12,6 +12,7 @@ import typer
 from ldiv_polars.cli._common import Stages, find_hierarchy, read_hierarchies, start_engine
 from ldiv_polars.cli._options import (
     EngineOpt,
+    json_option,
     HierarchiesDirOpt,
     HierarchySeparatorOpt,
     InputArg,
@@ -22,6 +23,8 @@ from ldiv_polars.cli._options import (
 from ldiv_polars.errors import InvalidParameterError
 
 PlanArg = Annotated[Path, typer.Argument(help="release plan (.json, from ldiv anonymize-counts)")]
+JsonOpt = Annotated[bool, json_option(
+    "print the release's figures as JSON: output, levels, suppressed_rows, mode, verified")]
 
 
 def register(app: typer.Typer) -> None:
@@ -33,6 +36,7 @@ def apply_plan_cmd(
     path: InputArg, plan: PlanArg, out: OutArg, hierarchies: HierarchiesDirOpt,
     hierarchy_separator: HierarchySeparatorOpt = ";", engine: EngineOpt = "polars",
     spark_master: SparkMasterOpt = None, spark_remote: SparkRemoteOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Release the site's rows ``PATH`` under ``PLAN`` (each QI generalized to the plan's
     level, the plan's classes masked or dropped) to ``OUT``, atomically, then re-verify that
@@ -41,7 +45,8 @@ def apply_plan_cmd(
     site's release alone (they hold on the union of the sites: the aggregator's check)."""
     from ldiv_polars.core.inputs import to_lazyframe
     from ldiv_polars.core.output import check_output, check_output_dir
-    from ldiv_polars.search.federated import ReleasePlan, apply_plan, verify_site_release
+    from ldiv_polars.search.anonymize import VerificationError
+    from ldiv_polars.search.federated import ReleasePlan, release_site
 
     rp = ReleasePlan.from_json(_read_text(plan))
     columns = to_lazyframe(path).collect_schema().names()
@@ -55,16 +60,29 @@ def apply_plan_cmd(
     hs = read_hierarchies(files, hierarchy_separator)
     start_engine(engine, spark_master, spark_remote)
     with Stages("apply-plan") as say:
-        say(f"releasing {path.name} ({engine})")
-        apply_plan(str(path), rp, hs, out, engine=engine)
-        say(f"re-verifying {out} against the plan")
+        say(f"releasing {path.name} ({engine}) and re-verifying it against the plan")
         try:
-            suppressed = verify_site_release(str(path), str(out), rp, hs, engine=engine)
-        except InvalidParameterError as exc:  # a bug, not bad input: no release is left
-            _remove(out)
-            raise RuntimeError(f"re-verification failed, release removed: {exc}") from None
-    typer.echo(f"wrote {out}: levels {', '.join(f'{q}={v}' for q, v in rp.levels.items())}; "
-               f"{suppressed} rows suppressed ({rp.mode}); release matches the plan")
+            suppressed = release_site(str(path), rp, hs, out, engine=engine)
+        except VerificationError as exc:  # a bug, not bad input: no release is left
+            if engine == "spark":  # (a local engine's release was never renamed into place)
+                _remove(out)
+            raise RuntimeError(f"re-verification failed, nothing written: {exc}") from None
+    _show(out, rp.levels, suppressed, rp.mode, as_json=as_json)
+
+
+def _show(out: Path, levels: dict[str, int], suppressed: int, mode: str, *,
+          as_json: bool) -> None:
+    """Print what was released: one line, or with ``as_json`` its figures as JSON (the
+    release was re-verified against the plan, else nothing is printed)."""
+    if as_json:
+        import json
+
+        typer.echo(json.dumps({"output": str(out), "levels": levels,
+                               "suppressed_rows": suppressed, "mode": mode, "verified": True},
+                              indent=2))
+        return
+    typer.echo(f"wrote {out}: levels {', '.join(f'{q}={v}' for q, v in levels.items())}; "
+               f"{suppressed} rows suppressed ({mode}); release matches the plan")
 
 
 def _read_text(path: Path) -> str:

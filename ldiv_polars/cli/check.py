@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns, start_engine
-from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models, t_distance_for
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -67,7 +67,8 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
                              nulls=nulls)  # type: ignore[arg-type]
         results = [ModelResult(m.key, m.name, m.params(), bool(r["passed"]),
                                r["achieved"], int(r["failing_classes"]),  # type: ignore[arg-type]
-                               int(r["failing_rows"]))  # type: ignore[call-overload]
+                               int(r["failing_rows"]),  # type: ignore[call-overload]
+                               details={k: v for k, v in r.items() if k not in _SQL_ROW})
                    for m, r in zip(models, rows)]
     else:
         from ldiv_polars.core.engines.base import engine_for
@@ -90,6 +91,11 @@ def check_table(data: TableLike, qi: list[str], sensitive: str, models: list[Mod
         stats |= _population_summary(data, qi, None if sql else fs, population,
                                      separator, nulls)
     return stats, [{"key": m.key, **m.to_dict()} for m in results]
+
+
+_SQL_ROW = ("model", "key", "passed", "achieved", "failing_classes", "failing_rows")
+"""The keys of a verdict of :func:`ldiv_polars.duckdb.report` that :class:`ModelResult` has
+as fields; any other (``table_level``) is one of its ``details``."""
 
 
 def _population_summary(data: TableLike, qi: list[str], fs: object, population: int | str,
@@ -123,19 +129,10 @@ def population_summary(fs: FrequencySet, population: int | str) -> dict[str, obj
     return population_figures(sizes, population)
 
 
-def t_distance_for(data: TableLike, sensitive: str, separator: str | None) -> str:
-    """The distance ``--t`` uses, the one the summary's ``t`` reports: ordered for a numeric
-    or temporal sensitive column, equal otherwise (read from the schema, no rows)."""
-    from ldiv_polars.core.inputs import to_lazyframe
-    from ldiv_polars.table_summary import is_ordered_dtype
-
-    dtype = to_lazyframe(data, separator=separator).collect_schema().get(sensitive)
-    return "ordered" if dtype is not None and is_ordered_dtype(dtype) else "equal"
-
-
 def models_for(req: Requirements, data: TableLike, sensitive: str, separator: str | None
                ) -> tuple[list[Model], int]:
-    """The models a check's flags ask for (``--t`` with :func:`t_distance_for`'s distance)
+    """The models a check's flags ask for (``--t`` with
+    :func:`~ldiv_polars.cli._models.t_distance_for`'s distance)
     and the ``l`` of the summary's ``recursive_c``: the requested l when it is an integer,
     else 2."""
     distance = t_distance_for(data, sensitive, separator) if req.t is not None else "equal"

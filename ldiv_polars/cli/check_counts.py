@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages
-from ldiv_polars.cli._models import Requirements, RiskFlags, build_models
+from ldiv_polars.cli._models import Requirements, RiskFlags, build_models, t_distance_of
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -45,7 +45,7 @@ def check_counts_cmd(
     from ldiv_polars.cli.check import emit, population_summary, summary_l
     from ldiv_polars.models.verdict import check_frequency_set, check_models
     from ldiv_polars.search.federated import read_counts
-    from ldiv_polars.table_summary import frequency_set_summary, is_ordered_dtype
+    from ldiv_polars.table_summary import frequency_set_summary
 
     req = Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                   risk=risk)
@@ -54,9 +54,7 @@ def check_counts_cmd(
         fs, _ = read_counts(counts)
         fs = fs.materialize()
         dtype = fs.frame.collect_schema().get(fs.sensitive[0]) if fs.sensitive else None
-        models = check_models(build_models(req, t_distance="ordered" if dtype is not None
-                                           and is_ordered_dtype(dtype) else "equal"),
-                              fs.sensitive)
+        models = check_models(build_models(req, t_distance=t_distance_of(dtype)), fs.sensitive)
         weights_read(models, None)  # a counts file holds no weights
         stats = frequency_set_summary(fs, summary_l(l))
         if risk.population is not None:

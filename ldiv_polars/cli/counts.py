@@ -55,6 +55,8 @@ def parse_levels(text: str | None) -> dict[str, int]:
         name, sep, value = part.partition("=")
         if not sep or not value.strip().isdigit():
             raise InvalidParameterError(f"--levels: expected column=level, got {part.strip()!r}")
+        if name.strip() in out:
+            raise InvalidParameterError(f"--levels: {name.strip()!r} given twice")
         out[name.strip()] = int(value)
     return out
 

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ldiv_polars.cli._common import Stages, echo_json, split_columns
-from ldiv_polars.cli._models import GROUPING_L_MODELS, Requirements, RiskFlags, build_models
+from ldiv_polars.cli._models import (
+    GROUPING_L_MODELS,
+    Requirements,
+    RiskFlags,
+    build_models,
+    t_distance_for,
+)
 from ldiv_polars.cli._options import (
     AlphaOpt,
     COpt,
@@ -61,18 +67,21 @@ def mondrian_cmd(
     atomically. Exit 1 (nothing written) when the whole table fails a model. The risk
     thresholds limit the splits: the largest partitions split first, as long as they hold."""
     from ldiv_polars.core.output import atomic_output, check_output
+    from ldiv_polars.models.base import model_sources
 
     qi_cols = split_columns(qi, "--qi")
     models = build_models(
         Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                 positive=positive, risk=risk),
-        choices=GROUPING_L_MODELS)
+        choices=GROUPING_L_MODELS,
+        t_distance=t_distance_for(input, sensitive, separator) if t is not None else "equal")
     weights_read(models, weight)  # (--weighted-k with --weight: F_k per group)
-    check_output(output, inputs=[input])  # before any work
+    inputs = [input, *model_sources(models)]  # (a population table)
+    check_output(output, inputs=inputs)  # before any work
     result, df = _partition(input, qi_cols, sensitive, models, relaxed=relaxed, raw=raw,
                             group=group, separator=separator, as_json=as_json,
                             weight=weight)
-    with atomic_output(output, inputs=[input], separator=separator) as out:
+    with atomic_output(output, inputs=inputs, separator=separator) as out:
         out.write(df)
         out.check_rows(df.height)
     summary = {**result.to_dict(), "output": str(output),

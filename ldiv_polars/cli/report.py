@@ -94,7 +94,8 @@ def _show(page: HtmlReport, models: list[Model], out: Path, *, as_json: bool) ->
     """The page's size and verdicts: JSON with ``as_json``, one line otherwise."""
     if as_json:
         echo_json({"out": str(out), "bytes": len(page.encode()), "passed": page.passed,
-                   "verdict_on": page.verdict_on, "models": page.verdicts})
+                   "verdict_on": page.verdict_on, "unjudged_rows": page.unjudged_rows,
+                   "models": page.verdicts})
         return
     failing = [m.describe() for m, v in zip(models, page.verdicts) if not v["passed"]]
     verdict = (f"FAILS {', '.join(failing)}" if failing else

@@ -111,7 +111,9 @@ def register(app: typer.Typer) -> None:
             "--population", help="population size, or a region (usa, uk, germany, ...): "
             "adds the estimated share of population uniques")] = None,
         model: Annotated[str, typer.Option(
-            "--model", help="population-uniqueness model: dankar, pitman, zayatz, snb")
+            "--model", "--population-model",
+            help="population-uniqueness model: dankar, pitman, zayatz, snb (--population-model "
+                 "as in ldiv check)")
         ] = "dankar",
         weight: Annotated[str | None, typer.Option(
             "--weight", help="column of sampling weights: individual and global risk "

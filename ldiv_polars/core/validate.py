@@ -59,8 +59,9 @@ def validate_columns(
     """Check the column lists against ``lf``'s schema and return them as tuples.
 
     Raises :class:`EmptyQuasiIdentifierError`, :class:`DuplicateColumnError`,
-    :class:`SensitiveInQuasiIdentifierError` or :class:`UnknownColumnError`. ``reserved`` names
-    columns the caller will create under a name the user chose (e.g. an output column), which
+    :class:`SensitiveInQuasiIdentifierError`, :class:`UnknownColumnError`, or
+    :class:`InvalidParameterError` for a column of a nested type (list, array, struct).
+    ``reserved`` names columns the caller will create under a name the user chose (e.g. an output column), which
     therefore may not be used; the library's own helper columns never need it (they pick
     names that do not clash, :func:`~ldiv_polars.core.frequency.unique_name`).
     """
@@ -91,7 +92,28 @@ def validate_columns(
             f"column(s) {', '.join(map(repr, clash))} clash with a column name the caller "
             f"creates ({', '.join(map(repr, reserved))}); rename them or pick another name"
         )
+    reject_nested(schema, (*qi_t, *s_t))
     return qi_t, s_t
+
+
+def reject_nested(schema: pl.Schema, columns: Iterable[str], where: str = "") -> None:
+    """Raise :class:`InvalidParameterError` naming the ``columns`` of ``schema`` whose type is
+    nested (list, array, struct) or an object: a quasi-identifier, sensitive or group column
+    holds one value per row. ``where``: the table named in the message, when not the data.
+
+    >>> reject_nested(pl.Schema({"a": pl.Int64, "b": pl.List(pl.String)}), ["a"])
+    >>> try:
+    ...     reject_nested(pl.Schema({"a": pl.Int64, "b": pl.List(pl.String)}), ["a", "b"])
+    ... except InvalidParameterError as e:
+    ...     print(str(e)[-32:])
+    not a list, array or struct: 'b'
+    """
+    nested = [repr(c) for c in columns if schema[c].is_nested() or schema[c] == pl.Object]
+    if nested:
+        raise InvalidParameterError(
+            "a quasi-identifier, sensitive or group column holds one value per row (a string, "
+            f"a number, a date, ...), not a list, array or struct: {', '.join(nested)}"
+            + (f" (in {where})" if where else ""))
 
 
 def check_null_policy(nulls: str) -> None:

@@ -38,9 +38,10 @@ UTILITY_METRICS = ("precision", "loss", "entropy", "discernibility", "aecs")
 
 
 def flat_hierarchies(table: KeyTable) -> dict[str, Hierarchy]:
-    """The two-level hierarchy (raw value -> ``*``) of every QI."""
-    return {q: Hierarchy([[v, "*"] for v in table.values[i].cast(pl.String).to_list()],
-                         name=q) for i, q in enumerate(table.qi)}
+    """The two-level hierarchy (raw value -> ``*``) of every QI; a QI of an empty table (no
+    value) gets the mask alone (``* -> *``), which no row holds."""
+    return {q: Hierarchy([[v, "*"] for v in table.values[i].cast(pl.String).to_list()]
+                         or [["*", "*"]], name=q) for i, q in enumerate(table.qi)}
 
 
 class CellCosts:

@@ -96,13 +96,29 @@ class Microaggregation:
         return out
 
 
-def _numeric_columns(lf: pl.LazyFrame, columns: tuple[str, ...]) -> None:
+def _numeric_columns(lf: pl.LazyFrame, columns: tuple[str, ...],
+                     role: str = "quasi-identifiers") -> None:
+    """Raise :class:`InvalidParameterError` naming the ``columns`` (in their ``role``) that are
+    not numeric."""
     schema = lf.collect_schema()
     bad = [f"{c!r} ({schema[c]})" for c in columns if not schema[c].is_numeric()]
     if bad:
         raise InvalidParameterError(
-            f"microaggregation needs numeric quasi-identifiers; not numeric: {', '.join(bad)}"
+            f"microaggregation needs numeric {role}; not numeric: {', '.join(bad)}"
         )
+
+
+def _check_weights(df: pl.DataFrame, weights: str | None) -> None:
+    """Raise :class:`InvalidParameterError` when the ``weights`` column of the rows read holds
+    a NaN, an infinite or a negative value (a centroid weighted by it means nothing)."""
+    if weights is None:
+        return
+    w = df.get_column(weights).cast(pl.Float64)
+    bad = int((~w.is_finite() | (w < 0)).sum())
+    if bad:
+        raise InvalidParameterError(
+            f"the weights column {weights!r} holds {bad} NaN, infinite or negative value(s); "
+            "weights must be finite and >= 0")
 
 
 @reads_input
@@ -130,6 +146,7 @@ def microaggregate_details(
 
     extra = [c for c in dict.fromkeys([weights, pi_col]) if c is not None]
     df = _read_columns(lf, [*cols, *extra])
+    _check_weights(df, weights)
     if df.height < n_min:
         need = f"n_min = {n_min} (k = {k}, pi = {pi}, p_bar = {p_bar})" if part else f"k = {k}"
         raise InsufficientRecordsError(
@@ -165,6 +182,7 @@ def _checked_names(lf: pl.LazyFrame, cols: tuple[str, ...], cell_column: str,
     if weights is not None:
         (w_col,) = as_names(weights) or (None,)
         _check_extra_column(str(w_col), "weights", names, cols)
+        _numeric_columns(lf, (str(w_col),), "weights")
     _numeric_columns(lf, cols)
     return names
 
@@ -198,7 +216,7 @@ def _participation(lf: pl.LazyFrame, names: list[str], qi: tuple[str, ...], k: i
     p_bar = require_real("p_bar", p_bar, low=0.0, high=1.0, low_open=True)
     if isinstance(pi, str):  # per-record participation probabilities
         _check_extra_column(pi, "pi", names, qi)
-        _numeric_columns(lf, (pi,))
+        _numeric_columns(lf, (pi,), "participation probabilities")
         return None, k, pi, pi, p_bar
     pi = require_real("pi", pi, low=0.0, high=1.0, low_open=True)
     part = effective_anonymity(k, pi, p_bar)

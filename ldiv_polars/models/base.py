@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -252,6 +252,11 @@ class Model(ABC):
         inner = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
         return f"{self.name}({inner})"
 
+    def sources(self) -> tuple[str, ...]:
+        """The files this model reads besides the table (a population table), for a writer
+        to refuse to write over them (:func:`model_sources`); default none."""
+        return ()
+
     # --- optional: what the search and the other engines ask the model ------------------------
 
     @property
@@ -338,6 +343,12 @@ def _fmt(v: object) -> str:
     if isinstance(v, (list, tuple, set, frozenset)):
         return "+".join(sorted(str(x) for x in v))
     return str(v)
+
+
+def model_sources(models: Iterable[Model]) -> tuple[str, ...]:
+    """The files the ``models`` read besides the table (:meth:`Model.sources`), in order, each
+    once: the inputs a writer must not overwrite along with the table's own."""
+    return tuple(dict.fromkeys(p for m in models for p in m.sources()))
 
 
 def value_col(m: Model) -> str:

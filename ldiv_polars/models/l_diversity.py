@@ -73,12 +73,15 @@ pd- and npd-recursive): DuckDB's ``max(n, k)`` takes ``k < 10^6`` (Polars' ``top
 k); a larger l is refused in every engine alike."""
 
 
-def _require_l(l: float, *, integer: bool, most: int | None = None) -> float:
+def _require_l(l: float, *, integer: bool, model: str = "this model",
+               most: int | None = None) -> float:
     v = require_real("l", l, low=1.0, high=most, finite=True)
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
-        raise InvalidParameterError(f"l must be an integer >= 1 for this model, got {l!r}")
+        raise InvalidParameterError(
+            f"l must be an integer >= 1 for {model}, got {l!r} (entropy l-diversity takes a "
+            "fractional l)")
     return int(v) if float(v).is_integer() else v
 
 
@@ -108,7 +111,7 @@ class DistinctLDiversity(Model):
     identity_only = True
 
     def __init__(self, l: int) -> None:
-        self.l = int(_require_l(l, integer=True))
+        self.l = int(_require_l(l, integer=True, model=self.name))
 
     def params(self) -> dict[str, object]:
         return {"l": self.l}
@@ -321,7 +324,7 @@ class RecursiveCLDiversity(Model):
 
     def __init__(self, c: float, l: int) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
-        self.l = int(_require_l(l, integer=True, most=MAX_TOP_L))
+        self.l = int(_require_l(l, integer=True, model=self.name, most=MAX_TOP_L))
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
         self._ratio = int64_ratio(self._exact_c)
@@ -533,7 +536,7 @@ class PositiveDisclosureRecursive(Model):
 
     def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
-        self.l = int(_require_l(l, integer=True, most=MAX_TOP_L))
+        self.l = int(_require_l(l, integer=True, model=self.name, most=MAX_TOP_L))
         self.dont_care = _value_set(dont_care)
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)

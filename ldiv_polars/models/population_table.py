@@ -29,12 +29,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import polars as pl
 
-from ldiv_polars.core.validate import require_int_at_least, require_real
+from ldiv_polars.core.validate import reject_nested, require_int_at_least, require_real
 from ldiv_polars.errors import InvalidParameterError, UnknownColumnError
 from ldiv_polars.models.base import SIZE, ClassContext, Model, SqlCall
 
@@ -42,6 +42,19 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ldiv_polars.core.frequency import FrequencySet
+
+
+def check_population_columns(schema: pl.Schema, qi: Sequence[str]) -> None:
+    """Raise :class:`UnknownColumnError` when a population table of ``schema`` lacks a QI
+    column, :class:`InvalidParameterError` when one is a list, array or struct.
+
+    >>> check_population_columns(pl.Schema({"zip": pl.String}), ["zip"])
+    """
+    names = schema.names()
+    missing = [q for q in qi if q not in names]
+    if missing:
+        raise UnknownColumnError(missing, names)
+    reject_nested(schema, qi, "the population table")
 
 
 class PopulationModel(Model):
@@ -62,17 +75,22 @@ class PopulationModel(Model):
         self.population_source: Any = population
         """The population as given (a path is read by the DuckDB engine itself)."""
 
+    def sources(self) -> tuple[str, ...]:
+        """The files of the population table (a path, or the scans of a LazyFrame)."""
+        from ldiv_polars.core.inputs import input_paths
+
+        return input_paths(self.population_source)
+
     @property
     def pop_col(self) -> str:
         """The per-class column holding the class's population count."""
         return self.col("population")
 
     def population_columns(self, qi: tuple[str, ...] | list[str]) -> None:
-        """Raise :class:`UnknownColumnError` when the population table lacks a QI column."""
-        names = self.population.collect_schema().names()
-        missing = [q for q in qi if q not in names]
-        if missing:
-            raise UnknownColumnError(missing, names)
+        """Raise :class:`UnknownColumnError` when the population table lacks a QI column,
+        :class:`InvalidParameterError` when one is a list, array or struct (its keys are
+        compared as strings)."""
+        check_population_columns(self.population.collect_schema(), qi)
 
     def at_node(self, generalize: Callable[[pl.LazyFrame], pl.LazyFrame]) -> PopulationModel:
         """A copy whose population table is generalized by ``generalize`` (as the anonymized

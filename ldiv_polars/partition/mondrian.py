@@ -224,7 +224,8 @@ def _plan(lf: pl.LazyFrame, qi: str | Iterable[str], sensitive: str | Iterable[s
 
 def _work_table(lf: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
     """The rows Mondrian partitions: row id, encoded QIs, sensitive values (and ordinal ranks
-    when relaxed), collected once. Raises :class:`NullValuesError` on a null QI or sensitive."""
+    when relaxed), collected once. Raises :class:`NullValuesError` on a null QI or sensitive,
+    :class:`InvalidParameterError` on a non-finite numeric QI."""
     enc = [
         (pl.col(c).cast(pl.Float64) if c in plan.numeric
          else pl.col(c).rank("dense").cast(pl.Float64)).alias(x)
@@ -247,7 +248,22 @@ def _work_table(lf: pl.LazyFrame, plan: _Plan) -> pl.DataFrame:
              if work[x].null_count()}
     if nulls:
         raise NullValuesError(nulls)
+    _raise_on_non_finite(work, plan)
     return work
+
+
+def _raise_on_non_finite(work: pl.DataFrame, plan: _Plan) -> None:
+    """Raise :class:`InvalidParameterError` when a numeric QI holds NaN or an infinity: a
+    split on value cannot place NaN, and a group's range ``lo-hi`` would not contain it (an
+    infinite bound has no certainty penalty either)."""
+    bad = {c: int((~work[x].is_finite()).sum()) for c, x in zip(plan.qi, plan.dims)
+           if c in plan.numeric}
+    bad = {c: n for c, n in bad.items() if n}
+    if bad:
+        parts = ", ".join(f"{c!r}: {n}" for c, n in bad.items())
+        raise InvalidParameterError(
+            f"Mondrian needs finite numeric quasi-identifiers; NaN or infinite values in "
+            f"{parts}; drop or impute them (or cast the column to strings: categories)")
 
 
 class _Judge:
@@ -521,9 +537,9 @@ def mondrian(
     distinct values; released as category sets). ``relaxed=True`` gives the even-split variant
     (children differ by at most one row). A model judged against a population table counts
     the population records inside each group's ranges and sets (see the module). Raises
-    :class:`PartitionInfeasibleError` when the whole table fails a model,
-    :class:`~ldiv_polars.errors.NullValuesError` on nulls and
-    :class:`~ldiv_polars.errors.UnknownColumnError` when a population table lacks a QI.
+    :class:`PartitionInfeasibleError` when the whole table fails a model, ``NullValuesError``
+    on nulls, ``InvalidParameterError`` on a NaN or an infinity in a numeric QI and
+    ``UnknownColumnError`` when a population table lacks a QI (:mod:`ldiv_polars.errors`).
     ``weight``: sampling weights (finite, > 0), summed per candidate child for the models
     reading them. An empty table (no rows) has zero groups (every model holds vacuously).
 

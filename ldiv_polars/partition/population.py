@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from ldiv_polars.core.frequency import unique_prefix
-from ldiv_polars.errors import UnknownColumnError
+from ldiv_polars.models.population_table import check_population_columns
 
 
 def child_pid(index: pl.Expr, left: pl.Expr) -> pl.Expr:
@@ -52,16 +52,13 @@ class PopulationBoxes:
     ``sample``: the rows partitioned (for the categorical values' ranks); ``qi``, ``numeric``
     (the numeric QIs), ``dims`` (the work table's encoded column of each QI) and ``pid`` (its
     partition id column) name the work table's columns; ``whole``: the work table, whose box
-    (the whole table's) the first partition is. Raises :class:`UnknownColumnError` when the
-    population lacks a QI."""
+    (the whole table's) the first partition is. Raises the errors of
+    :func:`~ldiv_polars.models.population_table.check_population_columns`."""
 
     def __init__(self, population: pl.LazyFrame, sample: pl.LazyFrame, qi: Sequence[str],
                  numeric: Sequence[str], dims: Sequence[str], pid: str,
                  whole: pl.DataFrame) -> None:
-        names = population.collect_schema().names()
-        missing = [q for q in qi if q not in names]
-        if missing:
-            raise UnknownColumnError(missing, names)
+        check_population_columns(population.collect_schema(), qi)
         self.dims, self.pid = list(dims), pid
         self.numeric = [d for c, d in zip(qi, dims) if c in numeric]
         self.sets = [d for c, d in zip(qi, dims) if c not in numeric]

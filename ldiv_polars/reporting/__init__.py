@@ -32,18 +32,22 @@ REPORT_SUFFIXES = (".html", ".htm")
 class HtmlReport(str):
     """The report's HTML document (a ``str``) with its verdict: ``passed`` (every requested
     model holds on ``verdict_on``: ``"release"`` when there is one, else ``"input"``) and
-    ``verdicts`` (one dict per model, the ``models`` of ``ldiv check --json``). A notebook
+    ``verdicts`` (one dict per model, the ``models`` of ``ldiv check --json``);
+    ``unjudged_rows``: the release's rows masked to ``*`` in every QI, suppressed records the
+    verdicts leave out (0 without a release). A notebook
     shows the page inline, in a sandboxed frame so that its style sheet does not touch the
     notebook's."""
 
     passed: bool
     verdict_on: str
     verdicts: list[dict[str, object]]
+    unjudged_rows: int
 
     def __new__(cls, text: str, *, verdict_on: str = "input",
-                verdicts: Sequence[Any] = ()) -> HtmlReport:
+                verdicts: Sequence[Any] = (), unjudged_rows: int = 0) -> HtmlReport:
         obj = super().__new__(cls, text)
         obj.verdict_on = verdict_on
+        obj.unjudged_rows = unjudged_rows
         obj.verdicts = [{"key": v.key, **v.to_dict()} for v in verdicts]
         obj.passed = all(v.passed for v in verdicts)
         return obj
@@ -110,7 +114,8 @@ def _html_report(inp: Any, rel: Any, anonymization: Any, hierarchies: Any, *,
     """The page with its verdict, judged on the release when there is one, else the input."""
     return HtmlReport(_page(inp, rel, anonymization, hierarchies, title=title, command=command),
                       verdict_on="input" if rel is None else "release",
-                      verdicts=(rel if rel is not None else inp).verdicts)
+                      verdicts=(rel if rel is not None else inp).verdicts,
+                      unjudged_rows=0 if rel is None else rel.unjudged_rows)
 
 
 def _write(page: str, out: str | Path, sources: list[Any]) -> None:
@@ -138,16 +143,19 @@ def _release_facts(release: TableLike | None, anonymization: Any, qi: list[str],
                    sensitive: str, models: list[Model], separator: str | None,
                    say: Callable[[str], None], **kw: Any) -> Any:
     """The facts of the release: the ``release`` table, else the anonymization's output (one
-    more pass over the input), else None."""
+    more pass over the input), else None; its rows masked to ``*`` in every QI are
+    suppressed records, which its verdicts leave out (``table_facts(suppressed=True)``)."""
     from ldiv_polars.reporting.facts import table_facts
 
     if release is not None:
         say("reading the release")
-        return table_facts(release, qi, sensitive, models, separator=separator, **kw)
+        return table_facts(release, qi, sensitive, models, separator=separator,
+                           suppressed=True, **kw)
     if anonymization is not None and anonymization.output is not None:
         say("generalizing the input (the anonymization's output)")
         return dataclasses.replace(
-            table_facts(anonymization.output, qi, sensitive, models, hash_files=False, **kw),
+            table_facts(anonymization.output, qi, sensitive, models, hash_files=False,
+                        suppressed=True, **kw),
             source="the anonymization's output (not written)")
     return None
 
@@ -175,6 +183,7 @@ def _page(inp: Any, rel: Any, anonymization: Any, hierarchies: Mapping[str, Any]
           title: str | None, command: str | None) -> str:
     from ldiv_polars import __version__
     from ldiv_polars.reporting import sections as S
+    from ldiv_polars.reporting.facts import hierarchy_digest
     from ldiv_polars.reporting.markup import esc, page, section
 
     meta = {"engine": "polars (streaming group-by; the frequency set only is collected)",
@@ -183,10 +192,11 @@ def _page(inp: Any, rel: Any, anonymization: Any, hierarchies: Mapping[str, Any]
     if command:
         meta["command"] = command
     title = title or f"Privacy report: {Path(inp.source).name if inp.files else inp.source}"
+    digests = {q: hierarchy_digest(h) for q, h in (hierarchies or {}).items()}
     parts = [
         f"<h1>{esc(title)}</h1>",
         S.banner(inp, rel),
-        S.checked(inp, rel, meta),
+        S.checked(inp, rel, meta, digests),
         S.verdicts(inp, rel),
         S.model_texts(inp.models),
         S.risk(inp, rel),

@@ -21,7 +21,8 @@ import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 from pathlib import Path
 
 import polars as pl
@@ -79,6 +80,10 @@ class TableFacts:
     """Sum of squared class sizes (the discernibility metric of the table's classes)."""
     masked_rows: int = 0
     """Rows whose every quasi-identifier is ``*`` (suppressed by masking)."""
+    unjudged_rows: int = 0
+    """Rows the verdicts leave out: with ``suppressed=True``, the :attr:`masked_rows` (the
+    suppressed records of a masked release, judged as no class, as ``anonymize``'s
+    re-verification and ARX judge them); 0 otherwise."""
     population: dict[str, object] = field(default_factory=dict)
     """With a population size: :data:`~ldiv_polars.models.risk.POPULATION_KEYS`; with sampling
     weights also ``weight``, ``individual_risk_max``, ``expected_reidentifications`` and
@@ -97,6 +102,13 @@ def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def hierarchy_digest(hierarchy: Any) -> str:
+    """Hex SHA-256 of a hierarchy's ARX CSV text (``Hierarchy.to_csv()``: ``;``-separated,
+    ``\n``-terminated rows), which is the hash of the file it was read from when that file is
+    in this layout, so a report can be matched to the hierarchies that made the release."""
+    return hashlib.sha256(hierarchy.to_csv().encode("utf-8")).hexdigest()
 
 
 def _files(data: TableLike) -> list[str]:
@@ -193,6 +205,28 @@ def _verdicts(fs: FrequencySet, models: list[Model]
     return classes, table_results(classes, models)
 
 
+def _masked(qi: Sequence[str]) -> pl.Expr:
+    """Whether a row's every quasi-identifier is the suppression mask ``*`` (False for a row
+    with a null QI cell: a cell-suppressed record is judged, not left out)."""
+    return pl.all_horizontal([(pl.col(q).cast(pl.String) == MASK).fill_null(False)
+                              for q in qi])
+
+
+def _judged(fs: FrequencySet, models: Sequence[Model], classes: pl.DataFrame,
+            verdicts: list[ModelResult], masked: int
+            ) -> tuple[list[Model], pl.DataFrame, list[ModelResult], int]:
+    """The models, classes and verdicts of the rows outside the masked class (``masked``
+    rows, every QI ``*``), and how many rows that leaves out: a suppressed row belongs to no
+    class (docs/anonymize.md, "Suppression semantics"). Unchanged when nothing or every row
+    is masked (then the class of ``*`` is all there is: nothing tells suppressed rows apart)."""
+    total = int(classes.get_column(SIZE).sum() or 0)
+    if masked == 0 or masked == total:
+        return list(models), classes, verdicts, 0
+    kept = replace(fs, frame=fs.frame.filter(~_masked(fs.qi))).materialize()
+    bound = bind_models(models, kept)
+    return (bound, *_verdicts(kept, bound), masked)
+
+
 def population_facts(data: TableLike, qi: Sequence[str], classes: pl.DataFrame,
                      population_size: int | str | None, weight: str | None, *,
                      nulls: NullPolicy = "error", separator: str | None = None
@@ -216,15 +250,34 @@ def population_facts(data: TableLike, qi: Sequence[str], classes: pl.DataFrame,
     return out
 
 
+def _class_figures(classes: pl.DataFrame, qi: Sequence[str]
+                   ) -> tuple[pl.DataFrame, dict[str, object]]:
+    """From the evaluated classes: the rows and classes per :data:`SIZE_BUCKETS` entry, and
+    one row of the rows above each risk threshold, the discernibility and the masked rows."""
+    f = pl.col(SIZE)
+    per_size = classes.group_by(_bucket_expr(SIZE).alias("bucket")).agg(
+        pl.len().alias("classes"), f.sum().alias("rows"))
+    risk_row = classes.select(
+        *[f.filter(1.0 / f > t).sum().alias(str(t)) for t in RISK_THRESHOLDS],
+        (f * f).sum().alias("discernibility"),
+        f.filter(_masked(qi)).sum().alias("masked")).row(0, named=True)
+    buckets = pl.DataFrame({"bucket": bucket_labels()}).join(
+        per_size, on="bucket", how="left").fill_null(0)
+    return buckets, risk_row
+
+
 @reads_input
 def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
                 models: Sequence[Model] = (), *, l: int = 2, nulls: NullPolicy = "error",
                 separator: str | None = None, hash_files: bool = True,
-                population_size: int | str | None = None, weight: str | None = None
-                ) -> TableFacts:
+                population_size: int | str | None = None, weight: str | None = None,
+                suppressed: bool = False) -> TableFacts:
     """Every figure of the report for one table (see :class:`TableFacts`), from one pass over
     its rows (with ``weight``, one more: :func:`population_facts`; a model reading weights
-    reads their sums from the first). Raises :func:`~ldiv_polars.check`'s typed errors first."""
+    reads their sums from the first). ``suppressed``: the table is a release whose rows
+    masked to ``*`` in every QI are suppressed records, which the verdicts and the failing
+    classes leave out (:attr:`TableFacts.unjudged_rows`); the statistics count every row.
+    Raises :func:`~ldiv_polars.check`'s typed errors first."""
     fs = FrequencySet.build(data, qi, sensitive, nulls=nulls, separator=separator,
                             require_sensitive=True,
                             weight=weight if any(m.needs_weight for m in models) else None)
@@ -235,34 +288,30 @@ def table_facts(data: TableLike, qi: Sequence[str], sensitive: str,
         fs = fs.materialize()
         digests = dict(zip(files, hashes))
     stats = frequency_set_summary(fs, l)
-    models = bind_models(models, fs)
+    unbound, models = models, bind_models(models, fs)
     classes, verdicts = _verdicts(fs, models)
     columns = [*fs.qi, fs.sensitive[0]]
-    f = pl.col(SIZE)
-    per_size = classes.group_by(_bucket_expr(SIZE).alias("bucket")).agg(
-        pl.len().alias("classes"), f.sum().alias("rows"))
-    risk_row = classes.select(
-        *[f.filter(1.0 / f > t).sum().alias(str(t)) for t in RISK_THRESHOLDS],
-        (f * f).sum().alias("discernibility"),
-        f.filter(pl.all_horizontal([pl.col(q).cast(pl.String) == MASK for q in fs.qi]))
-        .sum().alias("masked")).row(0, named=True)
+    buckets, risk_row = _class_figures(classes, fs.qi)
+    masked = int(risk_row["masked"] or 0)
+    judged, judged_classes, judged_verdicts, unjudged = (
+        _judged(fs, unbound, classes, verdicts, masked) if suppressed
+        else (models, classes, verdicts, 0))
     counts = pl.collect_all([_distribution(fs.frame, c) for c in columns])
-    buckets = pl.DataFrame({"bucket": bucket_labels()}).join(
-        per_size, on="bucket", how="left").fill_null(0)
     return TableFacts(
         source=", ".join(input_paths(data)) or f"a {type(data).__name__}",
         files=digests,
         qi=fs.qi,
         sensitive=fs.sensitive[0],
         summary=stats,
-        models=models,
-        verdicts=verdicts,
-        failing=_failing(classes, fs.qi, models, verdicts),
+        models=judged,
+        verdicts=judged_verdicts,
+        failing=_failing(judged_classes, fs.qi, judged, judged_verdicts),
         size_buckets=buckets,
         at_risk={t: int(risk_row[str(t)] or 0) for t in RISK_THRESHOLDS},
         distributions={c: _top(d) for c, d in zip(columns, counts)},
         distinct={c: d.height for c, d in zip(columns, counts)},
         discernibility=int(risk_row["discernibility"] or 0),
-        masked_rows=int(risk_row["masked"] or 0),
+        masked_rows=masked,
+        unjudged_rows=unjudged,
         population=population_facts(data, qi, classes, population_size, weight, nulls=nulls,
                                     separator=separator))

@@ -8,7 +8,7 @@ result objects show in a notebook (``_repr_html_``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ldiv_polars.models.base import Model, ModelResult
@@ -58,8 +58,11 @@ def banner(inp: TableFacts, rel: TableFacts | None) -> str:
             f"{esc(', '.join(failed))}.</p>")
 
 
-def checked(inp: TableFacts, rel: TableFacts | None, meta: dict[str, str]) -> str:
-    """What was checked: files, rows, columns, models, engine, version, date, hashes."""
+def checked(inp: TableFacts, rel: TableFacts | None, meta: dict[str, str],
+            hierarchies: Mapping[str, str] | None = None) -> str:
+    """What was checked: files, rows, columns, models, engine, version, date, hashes (of the
+    files read, and per QI of ``hierarchies``: the SHA-256 of the hierarchy's ARX CSV text,
+    :func:`~ldiv_polars.reporting.facts.hierarchy_digest`)."""
     items = [("input", esc(inp.source)), ("input rows", fmt(inp.summary["rows"]))]
     if rel is not None:
         items += [("release", esc(rel.source)), ("release rows", fmt(rel.summary["rows"]))]
@@ -74,6 +77,9 @@ def checked(inp: TableFacts, rel: TableFacts | None, meta: dict[str, str]) -> st
         for path, digest in facts.files.items():
             items.append(("SHA-256", f'{esc(path)}<br><span class="hash">'
                                      f'{esc(digest or "not a regular file")}</span>'))
+    for q, digest in (hierarchies or {}).items():
+        items.append(("SHA-256", f"hierarchy of {esc(q)} (its ARX CSV text)<br>"
+                                 f'<span class="hash">{esc(digest)}</span>'))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
     return section("checked", "What was checked", f"<dl>{body}</dl>")
 
@@ -87,6 +93,12 @@ def verdicts(inp: TableFacts, rel: TableFacts | None) -> str:
     note = ('<p class="muted">The release is what would be published: its verdict is the one '
             "that counts; the input's (below) shows what the anonymization had to fix.</p>"
             if rel is not None else "")
+    if rel is not None and rel.unjudged_rows:
+        note += (f"<p>The release's {_count(rel.unjudged_rows, 'row')} masked to * in every "
+                 "quasi-identifier are suppressed records: they belong to no class, so its "
+                 "verdicts judge the other rows (as the anonymization's re-verification and ARX "
+                 "do; models comparing a class with the table compare it with those rows). "
+                 "The statistics below count every published row.</p>")
     return section("verdicts", "Verdicts", note + "".join(parts))
 
 

@@ -45,10 +45,10 @@ MODEL_TEXTS: dict[str, str] = {
     ),
     "RecursiveCLDiversity": (
         "Recursive (c,l)-diversity: in every class the most frequent sensitive value is less "
-        "common than c times the values after the l-1 most frequent ones (the l-th, (l+1)-th, "
-        "... most frequent together), so an attacker who can rule out l-2 values still cannot "
-        "infer the remaining one with confidence; l = 1 asks nothing (the paper's definition "
-        "says 1-diversity always holds). It does "
+        "common than c times the l-th most frequent value and all rarer ones together (r1 < "
+        "c (r_l + ... + r_m)), so an attacker who can rule out l-2 values still cannot infer "
+        "the remaining one with confidence; l = 1 asks nothing (the paper's definition says "
+        "1-diversity always holds). It does "
         "NOT protect against an attacker who already knows much about the person, or against "
         "inference from semantically similar values." + _MINIMALITY
     ),

@@ -51,7 +51,7 @@ from ldiv_polars.core.validate import NullPolicy, require_real, validate_weight
 from ldiv_polars.errors import InvalidParameterError, LdivError
 from ldiv_polars.hierarchy.generalize import generalize
 from ldiv_polars.hierarchy.hierarchy import Hierarchy, as_hierarchy
-from ldiv_polars.models.base import Model
+from ldiv_polars.models.base import Model, model_sources
 from ldiv_polars.models.verdict import (
     CheckResult,
     WeightRows,
@@ -418,7 +418,7 @@ def anonymize(
         result = _result(inp, counts, outcome, limit, metric, suppression_mode, verify, t0)
     finally:
         counts.close()
-    result.sources = inp.sources
+    result.sources = (*inp.sources, *model_sources(inp.models))  # (a population table)
     return result
 
 

@@ -32,6 +32,7 @@ aggregator only (docs/spark.md, "Federated counts").
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,12 +45,13 @@ from ldiv_polars.core.frequency import COUNT, FrequencySet, merge_frequency_sets
 from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
 from ldiv_polars.core.inputs import check_input_path, translate_input_errors
 from ldiv_polars.core.validate import NullPolicy
-from ldiv_polars.errors import InputFormatError, InvalidParameterError
-from ldiv_polars.hierarchy.hierarchy import Hierarchy
+from ldiv_polars.errors import InputFormatError, InvalidParameterError, PlanMismatchError
+from ldiv_polars.hierarchy.hierarchy import Hierarchy, HierarchyValueMissingError
 from ldiv_polars.models.base import Model
 from ldiv_polars.search.anonymize import (
     MASK,
     AnonymizationResult,
+    VerificationError,
     anonymize,
     output_dtype,
     prepare_hierarchies,
@@ -75,11 +77,23 @@ def site_counts(data: Any, qi: str | Iterable[str], sensitive: str | Iterable[st
     lv = {q: int(v) for q, v in (levels or {}).items() if int(v) != 0}
     if lv:
         hs = prepare_hierarchies(list(lv), hierarchies or {})
-        frame = frame.with_columns(
-            pl.col(q).cast(pl.String).replace_strict(hs[q].column(0), hs[q].column(v))
-            for q, v in lv.items()
-        ).group_by([*fs.qi, *fs.sensitive]).agg(pl.col(COUNT).sum())
+        frame = _labels_at(frame, hs, lv).group_by([*fs.qi, *fs.sensitive]) \
+            .agg(pl.col(COUNT).sum())
     return FrequencySet(frame.lazy(), fs.qi, fs.sensitive)
+
+
+def _labels_at(frame: pl.DataFrame, hs: Mapping[str, Hierarchy],
+               levels: Mapping[str, int]) -> pl.DataFrame:
+    """A counts ``frame`` with each QI of ``levels`` replaced by its label at that level (a
+    string; a null stays null). Raises
+    :class:`~ldiv_polars.hierarchy.HierarchyValueMissingError` for a value its hierarchy lacks
+    (checked on the counts' distinct values, before the mapping)."""
+    for q in levels:
+        hs[q].check_covers(frame.get_column(q).drop_nulls(), column=q)
+    return frame.with_columns(
+        pl.col(q).cast(pl.String).replace_strict(hs[q].column(0).cast(pl.String),
+                                                 hs[q].column(v).cast(pl.String))
+        for q, v in levels.items())
 
 
 def write_counts(fs: FrequencySet, path: str | Path, *, levels: Mapping[str, int] | None = None,
@@ -101,8 +115,9 @@ def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, in
     :class:`~ldiv_polars.errors.InputFormatError` for a missing file or one without counts
     metadata, :class:`~ldiv_polars.errors.UnreadableInputError` for one that is not Parquet, and
     :class:`~ldiv_polars.errors.InvalidParameterError` when the files' roles or levels
-    differ."""
+    differ or a file is given twice."""
     metas, frames = [], []
+    _refuse_twice(paths)
     for p in paths:
         check_input_path(p)  # a missing or unreadable file: typed errors (exit 2)
         with translate_input_errors(p):
@@ -117,6 +132,25 @@ def read_counts(paths: Sequence[str | Path]) -> tuple[FrequencySet, dict[str, in
     meta = metas[0]
     return (merge_frequency_sets(frames, meta["qi"], meta["sensitive"]),
             {q: int(v) for q, v in meta["levels"].items()})
+
+
+def _refuse_twice(paths: Sequence[str | Path]) -> None:
+    """Raise :class:`~ldiv_polars.errors.InvalidParameterError` when two of ``paths`` are the
+    same file (a path given twice, or a link to another): merged, its rows would count twice
+    and every class look twice as large as it is."""
+    seen: dict[tuple[int, int], str] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue  # check_input_path says why
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            also = "" if seen[key] == str(p) else f" (also as {str(p)!r})"
+            raise InvalidParameterError(
+                f"the counts file {seen[key]!r} is given twice{also}: its rows would count "
+                "twice")
+        seen[key] = str(p)
 
 
 @dataclass
@@ -169,6 +203,7 @@ class ReleasePlan:
             raise InvalidParameterError("the plan's suppressed classes do not have one label "
                                         "per QI")
         dtypes = {q: output_dtype(hs[q], self.levels[q]) for q in self.qi}
+        self._check_labels(dtypes)
         labels = {q: hs[q].column(self.levels[q]).cast(pl.String).cast(dtypes[q])
                   for q in self.qi}
         supp = None
@@ -182,6 +217,19 @@ class ReleasePlan:
         return OutputPlan(tuple(self.qi), {q: hs[q].column(0) for q in self.qi}, labels, supp,
                           mode="drop" if self.mode == "drop" else "mask", mask=self.mask,
                           dtypes=written)
+
+
+    def _check_labels(self, dtypes: Mapping[str, pl.DataType]) -> None:
+        """Raise :class:`InvalidParameterError` when a suppressed class or the held labels of
+        a QI name a label its level (``dtypes``: the level's Enum) does not have."""
+        for i, q in enumerate(self.qi):
+            known = set(dtypes[q].categories.to_list())  # type: ignore[attr-defined]
+            named = {r[i] for r in self.suppressed} | set((self.held or {}).get(q, ()))
+            if named - known:
+                shown = ", ".join(map(repr, sorted(named - known)[:5]))
+                raise InvalidParameterError(
+                    f"the plan names {shown} for {q!r}, not a label of level "
+                    f"{self.levels[q]} of its hierarchy: a plan for other hierarchies")
 
 
 def _cut(h: Hierarchy, level: int) -> Hierarchy:
@@ -228,13 +276,114 @@ def apply_plan(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
                out: str | Path, *, engine: str | None = None) -> None:
     """Release a site's rows under ``plan`` (each QI generalized to its level, the plan's
     suppressed classes masked or dropped) with ``engine`` (default: the engine of ``data``'s
-    type, else Polars), written to ``out`` atomically (never over the input). The rows are not
+    type, else Polars), written to ``out`` atomically (never over the input). The rows are
+    first checked against the plan (:func:`check_site_rows`: a
+    :class:`~ldiv_polars.errors.PlanMismatchError` before anything is written). They are not
     re-verified here: the models hold on the union of the sites (the aggregator's check), not
     on one site's slice."""
     hs = prepare_hierarchies(plan.qi, hierarchies)
     eng = engine_for(data, engine)
+    check_site_rows(data, plan, hs, engine=engine)
     release = eng.release(data, plan.output_plan(hs))
     eng.write(release.output, out, inputs=eng.input_paths(data))
+
+
+def check_site_rows(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any], *,
+                    engine: str | None = None) -> None:
+    """Check that ``plan`` can release the site's rows ``data``: every QI value is a raw value
+    of its hierarchy, and every value the release would hold (a QI's label, masked where the
+    plan suppresses; a column of the plan's ``held``) is one of the plan's written dtype. One frequency set of the rows (``engine``), no row collected. Raises
+    :class:`~ldiv_polars.errors.PlanMismatchError` naming the first column that differs and
+    its values: the site's rows are not those it counted (a value it never reported, or a
+    value whose rows the plan suppressed everywhere now in a class it releases)."""
+    hs = prepare_hierarchies(plan.qi, hierarchies)
+    written = plan.output_plan(hs).dtypes or {}
+    schema = engine_for(data, engine).schema(data)
+    # a held column is checked whatever its dtype at this site (the Polars engine casts only
+    # Enums): a value outside it is a row the site did not count either way
+    extra = [c for c in written if c not in plan.qi and c in schema]
+    released, _ = _released_classes(data, plan, hs, extra, engine)
+    for c in [*plan.qi, *extra]:
+        if c not in written:
+            continue
+        categories = written[c].categories  # type: ignore[attr-defined]
+        bad = released.select(pl.col(c).drop_nulls().unique().sort()) \
+            .filter(~pl.col(c).is_in(categories.implode())).to_series()
+        if bad.len():
+            raise PlanMismatchError(c, bad.head(5).to_list(),
+                                    "in rows the plan releases; no released row of the union "
+                                    "holds it")
+
+
+def _site_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
+                  extra: Sequence[str], engine: str | None) -> pl.DataFrame:
+    """The site's frequency set over the QIs (generalized to the plan's levels) and the
+    ``extra`` columns, every column a string, the count ``n``. Raises
+    :class:`~ldiv_polars.errors.PlanMismatchError` for a QI value its hierarchy lacks."""
+    fs = engine_for(data, engine).frequency_set(data, plan.qi, list(extra) or None,
+                                                nulls="value")
+    frame = fs.frame.collect().rename({fs.count: COUNT}) if fs.count != COUNT \
+        else fs.frame.collect()
+    try:
+        frame = _labels_at(frame, hs, plan.levels)
+    except HierarchyValueMissingError as exc:
+        raise PlanMismatchError(str(exc.column), exc.missing,
+                                "not a value of its hierarchy") from None
+    return frame.with_columns(pl.col(c).cast(pl.String) for c in extra) \
+        .group_by([*plan.qi, *extra]).agg(pl.col(COUNT).sum())
+
+
+def _released_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
+                      extra: Sequence[str], engine: str | None) -> tuple[pl.DataFrame, int]:
+    """The classes of the site's release under ``plan`` (:func:`_site_classes`, the
+    suppressed classes' QIs masked, or the classes dropped), and the number of the site's
+    rows the plan suppresses."""
+    sizes = _site_classes(data, plan, hs, extra, engine)
+    supp = pl.DataFrame([pl.Series(q, [r[i] for r in plan.suppressed], pl.String)
+                         for i, q in enumerate(plan.qi)])
+    hit = sizes.join(supp, on=plan.qi, how="semi", nulls_equal=True)
+    kept = sizes.join(supp, on=plan.qi, how="anti", nulls_equal=True)
+    suppressed = int(hit[COUNT].sum())
+    if plan.mode == "mask" and suppressed:
+        masks = [pl.lit(plan.mask).cast(output_dtype(hs[q], plan.levels[q]), strict=False)
+                 .cast(pl.String).alias(q) for q in plan.qi]
+        kept = pl.concat([kept, hit.select(*masks, *extra, pl.col(COUNT))])
+    return kept, suppressed
+
+
+def release_site(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
+                 out: str | Path, *, engine: str | None = None) -> int:
+    """:func:`apply_plan` and :func:`verify_site_release` in one: the site's release written
+    to ``out`` and checked to be ``plan`` applied to ``data``. Returns the number of the
+    site's rows suppressed. With a local engine (Polars, DuckDB: a Polars plan written by
+    :func:`~ldiv_polars.core.output.atomic_output`) the temporary file is verified before
+    it is renamed, so a release that fails leaves ``out`` untouched (an existing file
+    included); a distributed engine's directory is verified once written (the caller removes
+    it when this raises). Raises :class:`~ldiv_polars.search.anonymize.VerificationError`
+    when the release is not the plan applied to the rows (a bug); before anything is
+    written, the typed input errors of :func:`apply_plan` (a
+    :class:`~ldiv_polars.errors.PlanMismatchError` for rows that are not those counted)."""
+    hs = prepare_hierarchies(plan.qi, hierarchies)
+    eng = engine_for(data, engine)
+    if eng.distributed:
+        apply_plan(data, plan, hs, out, engine=engine)
+        return _verified(data, out, plan, hs, engine=engine)
+    check_site_rows(data, plan, hs, engine=engine)
+    release = eng.release(data, plan.output_plan(hs))
+    with atomic_output(out, inputs=eng.input_paths(data)) as f:
+        f.write(release.output)
+        written = pl.scan_parquet(f.path) if f.format == "parquet" else \
+            pl.scan_csv(f.path, separator=f.separator, infer_schema=False)
+        return _verified(data, written, plan, hs, engine=engine, release_engine="polars")
+
+
+def _verified(data: Any, release: Any, plan: ReleasePlan, hs: Mapping[str, Any],
+              **engines: str | None) -> int:
+    """:func:`verify_site_release`, its mismatch raised as a ``VerificationError``."""
+    try:
+        return verify_site_release(data, release, plan, hs, **engines)
+    except InvalidParameterError as exc:
+        raise VerificationError(str(exc)) from None
 
 
 def _class_sizes(frame: pl.DataFrame | pl.LazyFrame, qi: Sequence[str]) -> pl.DataFrame:
@@ -247,34 +396,26 @@ def expected_release_sizes(data: Any, plan: ReleasePlan, hierarchies: Mapping[st
                            engine: str | None = None) -> tuple[pl.DataFrame, int]:
     """The class sizes (QIs as strings, ``n``) a site's release under ``plan`` must have,
     counted on the site's rows generalized to the plan's levels (the suppressed classes
-    masked or dropped), and the number of the site's rows the plan suppresses."""
+    masked or dropped), and the number of the site's rows the plan suppresses. Raises
+    :class:`~ldiv_polars.errors.PlanMismatchError` for a QI value outside its hierarchy."""
     hs = prepare_hierarchies(plan.qi, hierarchies)
-    fs = site_counts(data, plan.qi, None, hierarchies=hs, levels=plan.levels, engine=engine,
-                     nulls="value")
-    sizes = _class_sizes(fs.frame, plan.qi)
-    supp = pl.DataFrame([pl.Series(q, [r[i] for r in plan.suppressed], pl.String)
-                         for i, q in enumerate(plan.qi)])
-    hit = sizes.join(supp, on=plan.qi, how="semi", nulls_equal=True)
-    kept = sizes.join(supp, on=plan.qi, how="anti", nulls_equal=True)
-    suppressed = int(hit[COUNT].sum())
-    if plan.mode == "mask" and suppressed:
-        masks = [pl.lit(plan.mask).cast(output_dtype(hs[q], plan.levels[q]), strict=False)
-                 .cast(pl.String).alias(q) for q in plan.qi]
-        kept = pl.concat([kept, hit.select(*masks, pl.col(COUNT))])
+    kept, suppressed = _released_classes(data, plan, hs, (), engine)
     return _class_sizes(kept, plan.qi), suppressed
 
 
 def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
-                        hierarchies: Mapping[str, Any], *, engine: str | None = None) -> int:
+                        hierarchies: Mapping[str, Any], *, engine: str | None = None,
+                        release_engine: str | None = None) -> int:
     """Check that ``release`` is ``plan`` applied to the site's rows ``data``: its class sizes
     over the QIs equal the site's rows generalized to the plan's levels with the plan's
     suppressed classes masked or dropped (two frequency sets, no rows collected). Returns the
     number of the site's rows suppressed; raises
     :class:`~ldiv_polars.errors.InvalidParameterError` when the release differs. This cannot
     prove the models hold: they hold on the union of the sites' releases (the aggregator's
-    check on the merged counts), a site's slice alone may have small classes."""
+    check on the merged counts), a site's slice alone may have small classes.
+    ``release_engine``: the engine counting ``release`` (default: ``engine``)."""
     want, suppressed = expected_release_sizes(data, plan, hierarchies, engine=engine)
-    got = _class_sizes(engine_for(release, engine).frequency_set(
+    got = _class_sizes(engine_for(release, release_engine or engine).frequency_set(
         release, plan.qi, None, nulls="value").frame, plan.qi)
     if not got.equals(want):
         raise InvalidParameterError("the release is not the plan applied to the site's rows "
@@ -283,6 +424,6 @@ def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
     return suppressed
 
 
-__all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan",
-           "expected_release_sizes", "read_counts", "site_counts", "verify_site_release",
-           "write_counts"]
+__all__ = ["META_KEY", "ReleasePlan", "anonymize_counts", "apply_plan", "check_site_rows",
+           "expected_release_sizes", "read_counts", "release_site", "site_counts",
+           "verify_site_release", "write_counts"]

@@ -217,6 +217,9 @@ class Source:
     count_reads_rows: bool = False
     """Whether counting its rows reads the whole input (a CSV file), where a DuckDB table, a
     Parquet file or an Arrow table answer from metadata."""
+    nested: tuple[str, ...] = ()
+    """The columns of a nested type (list, array, struct, map, union), which no QI or
+    sensitive column may be (:func:`validate`)."""
 
 
 def temp_name(prefix: str) -> str:
@@ -253,15 +256,26 @@ def null_counts(con: duckdb.DuckDBPyConnection, table: str, columns: Mapping[str
     return {c: int(v) for c, v in zip(columns, row)}
 
 
-def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
-    """The column names of relation ``name``; :class:`InputFormatError` when there is none."""
+_NESTED = frozenset({"list", "array", "struct", "map", "union"})
+
+
+def columns_of(con: duckdb.DuckDBPyConnection, name: str) -> tuple[list[str], tuple[str, ...]]:
+    """The column names of relation ``name`` and those of a nested type;
+    :class:`InputFormatError` when there is no such relation.
+
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE t AS SELECT 1 AS a, [1] AS b, {'x': 1} AS c")
+    >>> columns_of(con, "t")
+    (['a', 'b', 'c'], ('b', 'c'))
+    """
     try:
         cur = con.execute("SELECT * FROM query_table(?) LIMIT 0", [name])
     except duckdb.CatalogException as exc:
         raise InputFormatError(f"no table or view named {name!r} on this connection") from exc
     names = [d[0] for d in cur.description]
+    nested = tuple(d[0] for d in cur.description if getattr(d[1], "id", "") in _NESTED)
     cur.fetchall()  # complete the result: DuckDB 2 refuses other work on a pending one
-    return names
+    return names, nested
 
 
 def _csv_file(data: Any, con: duckdb.DuckDBPyConnection | None) -> bool:
@@ -307,7 +321,8 @@ def source(data: Any, con: duckdb.DuckDBPyConnection | None, separator: str | No
                 f"DataFrame/LazyFrame, a pyarrow Table or a DuckDB relation, got "
                 f"{type(data).__name__}"
             )
-        yield Source(conn, name, columns_of(conn, name), _csv_file(data, con))
+        names, nested = columns_of(conn, name)
+        yield Source(conn, name, names, _csv_file(data, con), nested)
     finally:
         for kind, name in reversed(cleanup):
             try:
@@ -363,8 +378,10 @@ def file_relation(
 def validate(src: Source, qi: str | Iterable[str], sensitive: str | Iterable[str] | None,
              *, require_sensitive: bool = True, reserved: Sequence[str] = ()
              ) -> tuple[list[str], list[str]]:
-    """The foundation's column checks (same errors and messages), on the table's names."""
-    schema = pl.LazyFrame(schema={c: pl.Null for c in src.columns})
+    """The foundation's column checks (same errors and messages), on the table's names (a
+    nested column stands in as a list)."""
+    schema = pl.LazyFrame(schema={c: pl.List(pl.Null) if c in src.nested else pl.Null
+                                  for c in src.columns})
     qi_t, s_t = validate_columns(schema, qi, sensitive, require_sensitive=require_sensitive,
                                  reserved=reserved)
     return list(qi_t), list(s_t)

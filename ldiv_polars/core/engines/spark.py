@@ -182,8 +182,10 @@ def _quote(name: str) -> str:
 def validate(df: DataFrame, qi: Any, sensitive: Any, *, require_sensitive: bool = False
              ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The columns checked by :func:`~ldiv_polars.core.validate.validate_columns` (same errors
-    and messages) on the DataFrame's names."""
-    names = pl.LazyFrame(schema={c: pl.Null for c in df.columns})
+    and messages) on the DataFrame's names (a nested column stands in as a list)."""
+    nested = {c for c, t in df.dtypes if t.startswith(("array<", "struct<", "map<"))}
+    names = pl.LazyFrame(schema={c: pl.List(pl.Null) if c in nested else pl.Null
+                                 for c in df.columns})
     return validate_columns(names, qi, sensitive, require_sensitive=require_sensitive)
 
 
