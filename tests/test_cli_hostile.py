@@ -165,9 +165,9 @@ CASES = [
      "InvalidParameterError", "l must be in"),
     ("check, l past DuckDB's top-n, DuckDB",
      "ldiv check t.csv --qi a --sensitive s --l 2000000 --engine duckdb", 2,
-     "InvalidParameterError", "l must be in [1.0, 999999.0]"),
+     "InvalidParameterError", "l must be in [1.0, 1000000.0]"),
     ("check, the largest l, DuckDB (guard: a model failing)",
-     "ldiv check t.csv --qi a --sensitive s --l 999999 --engine duckdb", 1, None, ""),
+     "ldiv check t.csv --qi a --sensitive s --l 1000000 --engine duckdb", 1, None, ""),
     # more rows than Polars holds: exit 3 (a MemoryError building the list of chunks)
     ("synth, more rows than a table holds",
      "ldiv synth --rows 99999999999999999999 --out o.parquet", 2, "InvalidParameterError",

@@ -409,12 +409,14 @@ def test_recursive_l_beyond_the_engines_is_a_typed_error_in_python_and_sql(con):
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
-def test_cli_distinct_l_beyond_the_summarys_l_still_checks(tmp_path, capsys, engine):
-    # the summary's recursive_c falls back to l = 2 (as for a fractional l); the DuckDB engine
-    # used to stop with "Invalid input for MIN/MAX" (exit 2)
+def test_cli_distinct_at_the_largest_l_checks(tmp_path, capsys, engine):
+    # the summary's recursive_c at l = L_MAX ranks L_MAX - 1 counts, within DuckDB's top-n
+    # (it used to stop with "Invalid input for MIN/MAX", exit 2, past it); one more is refused
     from ldiv_polars.cli import main
+    from ldiv_polars.models.l_diversity import L_MAX
 
     path = tmp_path / "t.csv"
     pl.DataFrame({"q": [0, 0, 1, 1], "s": ["a", "b", "a", "b"]}).write_csv(path)
-    assert main(["check", str(path), "--qi", "q", "--sensitive", "s", "--l", "2000000",
-                 "--engine", engine]) == 1
+    args = ["check", str(path), "--qi", "q", "--sensitive", "s", "--engine", engine, "--l"]
+    assert main([*args, str(L_MAX)]) == 1
+    assert main([*args, str(L_MAX + 1)]) == 2
