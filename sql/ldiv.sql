@@ -93,6 +93,10 @@ CREATE OR REPLACE MACRO ldiv__count_ok(x, name) AS
     CASE WHEN x IS NULL OR isnan(x::DOUBLE) OR x::DOUBLE < 1 OR x::DOUBLE <> floor(x::DOUBLE)
              THEN error(name || ' must be an integer >= 1, got ' || coalesce(x::VARCHAR, 'NULL'))
          ELSE true END;
+-- the l of the models that sum the l - 1 largest counts (max(n, k) takes k < 10^6), as
+-- ldiv_polars.models.l_diversity.MAX_TOP_L
+CREATE OR REPLACE MACRO ldiv__top_l_ok(x, name) AS
+    ldiv__number(x, name, 1, 1000000, false, false, true);
 CREATE OR REPLACE MACRO ldiv__positive_ok(x, name) AS
     ldiv__number(x, name, 0.0, 'inf'::DOUBLE, true, false, false);
 -- l and c of the l-diversity family are finite (as the models' validation says)
@@ -276,7 +280,7 @@ CREATE OR REPLACE MACRO ldiv__emd_ordered_x(x, distance) AS TABLE
 -- l_entropy = exp(entropy), max_count, counts (descending), tail (r_l + ... + r_m), alpha,
 -- emd_equal, delta_present, missing_values, beta.
 CREATE OR REPLACE MACRO ldiv_classes(tbl, qi, s, l := 2) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l'))),
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__top_l_ok(l, 'l'))),
          "ldiv__x" AS MATERIALIZED (FROM ldiv__fsx('ldiv__f')),
          cn AS (SELECT cid, any_value(ec) AS ec, list_sort(list(n), 'DESC') AS counts
                 FROM "ldiv__x" GROUP BY cid)
@@ -432,7 +436,7 @@ CREATE OR REPLACE MACRO ldiv__recursive_cl_fs(f, c, l, spec) AS TABLE
 CREATE OR REPLACE MACRO ldiv_recursive_cl(tbl, qi, s, c, l) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
         FROM ldiv__fs_checked(tbl, qi, s,
-                              ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+                              ldiv__finite_positive_ok(c, 'c') AND ldiv__top_l_ok(l, 'l')))
     FROM ldiv__recursive_cl_fs('ldiv__f', c, l,
                                to_json({'model': 'recursive_cl', 'c': c::DOUBLE, 'l': l}));
 
@@ -627,7 +631,7 @@ CREATE OR REPLACE MACRO ldiv__pd_recursive_cl_fs(f, c, l, dont_care, spec) AS TA
 CREATE OR REPLACE MACRO ldiv_pd_recursive_cl(tbl, qi, s, c, l, dont_care := []) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
         FROM ldiv__fs_checked(tbl, qi, s,
-                              ldiv__finite_positive_ok(c, 'c') AND ldiv__count_ok(l, 'l')))
+                              ldiv__finite_positive_ok(c, 'c') AND ldiv__top_l_ok(l, 'l')))
     FROM ldiv__pd_recursive_cl_fs('ldiv__f', c, l, dont_care,
                                   to_json({'model': 'pd_recursive_cl', 'c': c::DOUBLE, 'l': l,
                                            'dont_care': CAST(dont_care AS VARCHAR[])}));
@@ -647,7 +651,7 @@ CREATE OR REPLACE MACRO ldiv_npd_recursive_cl(tbl, qi, s, c1, c2, l, dont_care :
                                               w_values := []) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
         FROM ldiv__fs_checked(tbl, qi, s,
-                              ldiv__finite_positive_ok(c1, 'c1') AND ldiv__count_ok(l, 'l')
+                              ldiv__finite_positive_ok(c1, 'c1') AND ldiv__top_l_ok(l, 'l')
                               AND ldiv__number(c2, 'c2', 0.0, 100.0, false, true, false)))
     FROM ldiv__npd_recursive_cl_fs('ldiv__f', c1, c2, l, dont_care, w_values,
                                    to_json({'model': 'npd_recursive_cl', 'c1': c1::DOUBLE,
@@ -723,7 +727,7 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                  (k IS NULL OR ldiv__count_ok(k, 'k')) AND (l IS NULL OR ldiv__count_ok(l, 'l'))
                  AND (entropy_l IS NULL OR ldiv__l_ok(entropy_l))
                  AND (c IS NULL OR (ldiv__finite_positive_ok(c, 'c')
-                                    AND ldiv__count_ok(recursive_l, 'recursive_l')))
+                                    AND ldiv__top_l_ok(recursive_l, 'recursive_l')))
                  AND (alpha IS NULL OR ldiv__number(alpha, 'alpha', 0.0, 1.0, true, false, false))
                  AND (t IS NULL OR (ldiv__number(t, 't', 0.0, 1.0, false, false, false)
                                     AND ldiv__distance_ok(distance)))
@@ -898,7 +902,7 @@ CREATE OR REPLACE MACRO ldiv__sql_packed_fs(tbl, qi, s, l) AS
            ldiv__sql_col(qi[i]) || ' AS "ldiv__q' || i::VARCHAR || '", '), '')
     || ldiv__sql_col(s) || ' AS "ldiv__qs" FROM ' || ldiv__sql_scan(tbl)
     || ' WHERE (SELECT fits FROM "ldiv__w") AND (SELECT ldiv__args_ok(' || ldiv__sql_str(tbl)
-    || ', ' || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ')) AND ldiv__count_ok('
+    || ', ' || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ')) AND ldiv__top_l_ok('
     || ldiv__sql_value(l) || ', ''l'')) "ldiv__t"'
     || array_to_string(list_transform(range(1, len(qi) + 1), lambda i:
            ' JOIN "ldiv__e' || i::VARCHAR || '" ON "ldiv__t"."ldiv__q' || i::VARCHAR
@@ -942,7 +946,7 @@ CREATE OR REPLACE MACRO ldiv__summary_sql(tbl, qi, s, l, min_cells := 1048576, g
                        CASE WHEN go IS NULL THEN 'true' ELSE '(SELECT go FROM "ldiv__go")' END)
     || ', ' || ldiv__sql_packed_fs(tbl, qi, s, l)
     || ', "ldiv__f0" AS MATERIALIZED (FROM ldiv__fs_checked(' || ldiv__sql_str(tbl) || ', '
-    || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ', ldiv__count_ok('
+    || ldiv__sql_list(qi) || ', ' || ldiv__sql_str(s) || ', ldiv__top_l_ok('
     || ldiv__sql_value(l) || ', ''l'') AND NOT (SELECT fits FROM "ldiv__w")))'
     || ' FROM ldiv__summary_packed(''ldiv__f'', ''ldiv__s'', ''ldiv__w'', ' || ldiv__sql_value(l)
     || ') WHERE (SELECT fits FROM "ldiv__w") UNION ALL FROM ldiv__summary_fs(''ldiv__f0'', '
@@ -1140,7 +1144,7 @@ CREATE OR REPLACE MACRO ldiv_summary(tbl, qi, s, l, min_rows := 1000000, probe_r
 -- the smallest statement (the least planning), the plan for a small table or a small
 -- frequency set.
 CREATE OR REPLACE MACRO ldiv_summary_struct(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l')))
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__top_l_ok(l, 'l')))
     FROM ldiv__summary_fs('ldiv__f', l);
 
 -- ldiv_summary (same row, same values up to rounding) with the packed class key (see

@@ -339,3 +339,84 @@ def test_a_value_set_of_another_type_is_named_in_a_typed_error(engine, model):
     with pytest.raises(InvalidParameterError, match="cannot be compared"):
         anonymize(df, ["q"], "s", {"q": Hierarchy([["0", "*"], ["1", "*"]])}, [model])
     assert lp.check(df, ["q"], "s", [PositiveDisclosureRecursive(1, 2, [1])]).models[0]
+
+
+# --- t-closeness at t = 0 and t = 1 ------------------------------------------------------------
+
+
+@st.composite
+def proportional_tables(draw):
+    """Classes that are multiples of one distribution over integers (so equal to the table's),
+    and maybe one class that is not."""
+    vals = draw(st.lists(st.integers(1, 60), min_size=1, max_size=6, unique=True))
+    base = {v: draw(st.integers(1, 5)) for v in vals}
+    mults = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
+    classes = [Counter({v: n * m for v, n in base.items()}) for m in mults]
+    if draw(st.booleans()):
+        classes.append(Counter({draw(st.sampled_from(vals)): draw(st.integers(1, 3))}))
+    return classes
+
+
+@SETTINGS
+@given(proportional_tables(), st.sampled_from(["equal", "ordered"]))
+def test_t_closeness_at_0_and_1_is_the_definition(con, classes, distance):
+    """t = 0 passes exactly the classes whose distribution is the table's (EMD 0, compared in
+    fractions here), t = 1 every class (an EMD is at most 1), in Polars, SQL and arrays."""
+    from ldiv_polars.models import TCloseness
+
+    total = sum(classes, Counter())
+    n = sum(total.values())
+    same = [all(Fraction(k.get(v, 0), sum(k.values())) == Fraction(m, n)
+                for v, m in total.items()) for k in classes]
+    rows = [(i, v) for i, k in enumerate(classes) for v, c in sorted(k.items()) for _ in range(c)]
+    df = pl.DataFrame(rows, schema={"q": pl.Int64, "s": pl.Int64}, orient="row")
+    values = sorted(total)
+    cls, ids, cnt = (np.array(x, dtype=np.int64) for x in zip(
+        *[(i, values.index(v), c) for i, k in enumerate(classes) for v, c in sorted(k.items())]))
+    enc = EncodedRows(cls, ids.astype(np.int32), cnt, classes=len(classes),
+                      n_sensitive=len(values), domain=SensitiveDomain(pl.DataFrame({"s": values})))
+    for t, want in ((0.0, same), (1.0, [True] * len(classes))):
+        model = TCloseness(t, distance)
+        got = lp.classes(df, ["q"], "s", [model]).collect().sort("q")
+        assert got[f"pass_{model.key}"].to_list() == want, t
+        assert class_verdict(model, enc).tolist() == want, t
+        sql = ld.check(df, ["q"], "s", [model], con=con)[0]
+        assert (sql["passed"], sql["failing_classes"]) == (all(want), want.count(False)), t
+
+
+# --- l beyond what the engines can sum the largest counts of -----------------------------------
+
+
+def test_recursive_l_beyond_the_engines_is_a_typed_error_in_python_and_sql(con):
+    # the l - 1 largest counts: DuckDB's max(n, k) takes k < 10^6, Polars' top_k a 32-bit k;
+    # a larger l was an UnreadableInputError ("cannot read the input: conversion from i64 to
+    # u32 failed") in Polars and an "Invalid input for MIN/MAX" in SQL
+    from ldiv_polars.models.l_diversity import L_MAX
+
+    for factory in (lambda l: RecursiveCLDiversity(2, l),
+                    lambda l: PositiveDisclosureRecursive(2, l, ["a"]),
+                    lambda l: NegativePositiveDisclosureRecursive(2, 10, l, ["a"], ["b"])):
+        with pytest.raises(InvalidParameterError, match="l must be in"):
+            factory(L_MAX + 1)
+    df = pl.DataFrame({"q": [0, 0, 1], "s": ["a", "b", "a"]})
+    res = lp.check(df, ["q"], "s", [RecursiveCLDiversity(2, L_MAX)]).models[0]
+    assert (res.passed, res.achieved) == (False, float("inf"))  # fewer than l values
+    got = ld.check(df, ["q"], "s", [RecursiveCLDiversity(2, L_MAX)], con=con)[0]
+    assert (got["passed"], got["achieved"]) == (False, None)
+    con.register("t", df.to_arrow())
+    with pytest.raises(duckdb.Error, match="l must be in"):
+        con.sql(f"FROM ldiv_recursive_cl('t', ['q'], 's', 2, {L_MAX + 1})").fetchall()
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_cli_distinct_at_the_largest_l_checks(tmp_path, capsys, engine):
+    # the summary's recursive_c at l = L_MAX ranks L_MAX - 1 counts, within DuckDB's top-n
+    # (it used to stop with "Invalid input for MIN/MAX", exit 2, past it); one more is refused
+    from ldiv_polars.cli import main
+    from ldiv_polars.models.l_diversity import L_MAX
+
+    path = tmp_path / "t.csv"
+    pl.DataFrame({"q": [0, 0, 1, 1], "s": ["a", "b", "a", "b"]}).write_csv(path)
+    args = ["check", str(path), "--qi", "q", "--sensitive", "s", "--engine", engine, "--l"]
+    assert main([*args, str(L_MAX)]) == 1
+    assert main([*args, str(L_MAX + 1)]) == 2

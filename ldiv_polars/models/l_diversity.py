@@ -69,8 +69,17 @@ if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
+L_MAX = 10**6
+"""The largest l of the l-diversity models, on every engine: the recursive models sum the
+l - 1 largest counts of a class, and DuckDB's ``max(n, k)`` takes ``k < 10^6`` (Polars'
+``top_k`` a 32-bit k); a class with more distinct sensitive values than that is beyond any
+real l."""
+
+
 def _require_l(l: float, *, integer: bool, model: str = "this model") -> float:
-    v = require_real("l", l, low=1.0, finite=True)
+    # the engines' common domain: an infinite l has no exact value, and L_MAX bounds what the
+    # engines can rank; refused here, typed, on every engine
+    v = require_real("l", l, low=1.0, high=float(L_MAX), finite=True)
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
