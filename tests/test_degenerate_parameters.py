@@ -418,3 +418,17 @@ def test_cli_distinct_l_beyond_the_summarys_l_still_checks(tmp_path, capsys, eng
     pl.DataFrame({"q": [0, 0, 1, 1], "s": ["a", "b", "a", "b"]}).write_csv(path)
     assert main(["check", str(path), "--qi", "q", "--sensitive", "s", "--l", "2000000",
                  "--engine", engine]) == 1
+
+
+def test_sql_check_refuses_a_value_set_of_another_type_as_polars_does(con):
+    # the macros compare Y as text: Y = [1] named no row of a DOUBLE column (its text is
+    # '1.0') and the class failed silently, where the Polars side raises
+    df = pl.DataFrame({"q": [0, 0, 1], "s": [1.0, 1.0, 2.0]})
+    for y in ([1], ["1"]):
+        with pytest.raises(InvalidParameterError, match="cannot be compared"):
+            ld.check(df, ["q"], "s", [PositiveDisclosureRecursive(1, 2, y)], con=con)
+        with pytest.raises(InvalidParameterError, match="cannot be compared"):
+            lp.check(df, ["q"], "s", [PositiveDisclosureRecursive(1, 2, y)])
+    ok = PositiveDisclosureRecursive(1, 2, [1.0])
+    assert ld.check(df, ["q"], "s", [ok], con=con)[0]["passed"] \
+        == lp.check(df, ["q"], "s", [ok]).models[0].passed
