@@ -25,13 +25,15 @@ from ldiv_polars.search.federated import anonymize_counts, site_counts
 
 
 def make_files(d: Path) -> None:
-    """``t.csv`` / ``t.parquet`` (a: codes p/q, b: integers 1-4, s: sensitive, g: group ids in runs),
-    files named for their defect, hierarchies in ``h/`` (``hm/``: one missing 'q'), a counts
-    file and a release plan made from ``t.csv``."""
+    """``t.csv`` / ``t.parquet`` (a: codes p/q, b: integers 1-4, s: sensitive, g: group ids
+    in runs), files named for their defect, hierarchies in ``h/`` (``hm/``: one missing 'q';
+    ``hr/``: a's values p, q, r), a population table, a release plan made from ``t.csv`` and one
+    naming a label of other hierarchies."""
     t = pl.DataFrame({"a": ["p", "q"] * 6, "b": [1, 2, 3, 4] * 3,
                       "s": ["w", "x"] * 6, "g": [0] * 4 + [1] * 4 + [2] * 4})
     t.write_csv(d / "t.csv")
     (d / "header.csv").write_text("a,b,s,g\n")
+    t.write_csv(d / "semi.csv", separator=";")
     pl.concat([t, t]).select("a", "b").write_csv(d / "pop.csv")  # a population of t's QIs
     t.write_parquet(d / "t.parquet")
     t.with_columns(pl.col("b").cast(pl.Float64).replace(4.0, float("nan"))) \
@@ -157,6 +159,25 @@ CASES = [
     ("anonymize --compare, a header-only table",
      "ldiv anonymize header.csv out.parquet --qi a --sensitive s --hierarchies h --k 2 "
      "--compare", 0, None, ""),
+    # l past an engine's domain (docs/errors.md's table holds the infinite l and c): an
+    # engine's error reported as "cannot read"
+    ("check, l = 1e308", "ldiv check t.csv --qi a --sensitive s --l 1e308", 2,
+     "InvalidParameterError", "l must be in"),
+    ("check, l past DuckDB's top-n, DuckDB",
+     "ldiv check t.csv --qi a --sensitive s --l 2000000 --engine duckdb", 2,
+     "InvalidParameterError", "l must be in [1.0, 1000000.0]"),
+    ("check, the largest l, DuckDB (guard: a model failing)",
+     "ldiv check t.csv --qi a --sensitive s --l 1000000 --engine duckdb", 1, None, ""),
+    # more rows than Polars holds: exit 3 (a MemoryError building the list of chunks)
+    ("synth, more rows than a table holds",
+     "ldiv synth --rows 99999999999999999999 --out o.parquet", 2, "InvalidParameterError",
+     "rows must be at most"),
+    ("demo, more rows than a table holds", "ldiv demo --rows 99999999999999999999", 2,
+     "InvalidParameterError", "rows must be at most"),
+    # a CSV read with the wrong delimiter: one column, named in the error (guard)
+    ("check, a ';' CSV read with ','",
+     "ldiv check semi.csv --qi a --sensitive s --k 2 --separator ,", 2,
+     "UnknownColumnError", "available: 'a;b;s;g'"),
     # federated: a site's rows differ from the counts the plan was made from
     ("apply-plan, a value the plan never saw",
      "ldiv apply-plan other.csv plan.json out.parquet --hierarchies hr", 2,
@@ -219,6 +240,9 @@ def test_hostile_input(case, tmp_path, capsys, monkeypatch):
             assert pl.read_parquet(tmp_path / "out.parquet").height == 0
         return
     assert after == before  # nothing written
+    if code == 1:  # a model fails: the verdicts on stdout, nothing on stderr
+        assert err == "" and raised == []
+        return
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], err
     assert raised == [error]

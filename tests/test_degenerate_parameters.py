@@ -391,33 +391,35 @@ def test_recursive_l_beyond_the_engines_is_a_typed_error_in_python_and_sql(con):
     # the l - 1 largest counts: DuckDB's max(n, k) takes k < 10^6, Polars' top_k a 32-bit k;
     # a larger l was an UnreadableInputError ("cannot read the input: conversion from i64 to
     # u32 failed") in Polars and an "Invalid input for MIN/MAX" in SQL
-    from ldiv_polars.models.l_diversity import MAX_TOP_L
+    from ldiv_polars.models.l_diversity import L_MAX
 
     for factory in (lambda l: RecursiveCLDiversity(2, l),
                     lambda l: PositiveDisclosureRecursive(2, l, ["a"]),
                     lambda l: NegativePositiveDisclosureRecursive(2, 10, l, ["a"], ["b"])):
         with pytest.raises(InvalidParameterError, match="l must be in"):
-            factory(MAX_TOP_L + 1)
+            factory(L_MAX + 1)
     df = pl.DataFrame({"q": [0, 0, 1], "s": ["a", "b", "a"]})
-    res = lp.check(df, ["q"], "s", [RecursiveCLDiversity(2, MAX_TOP_L)]).models[0]
+    res = lp.check(df, ["q"], "s", [RecursiveCLDiversity(2, L_MAX)]).models[0]
     assert (res.passed, res.achieved) == (False, float("inf"))  # fewer than l values
-    got = ld.check(df, ["q"], "s", [RecursiveCLDiversity(2, MAX_TOP_L)], con=con)[0]
+    got = ld.check(df, ["q"], "s", [RecursiveCLDiversity(2, L_MAX)], con=con)[0]
     assert (got["passed"], got["achieved"]) == (False, None)
     con.register("t", df.to_arrow())
     with pytest.raises(duckdb.Error, match="l must be in"):
-        con.sql(f"FROM ldiv_recursive_cl('t', ['q'], 's', 2, {MAX_TOP_L + 1})").fetchall()
+        con.sql(f"FROM ldiv_recursive_cl('t', ['q'], 's', 2, {L_MAX + 1})").fetchall()
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
-def test_cli_distinct_l_beyond_the_summarys_l_still_checks(tmp_path, capsys, engine):
-    # the summary's recursive_c falls back to l = 2 (as for a fractional l); the DuckDB engine
-    # used to stop with "Invalid input for MIN/MAX" (exit 2)
+def test_cli_distinct_at_the_largest_l_checks(tmp_path, capsys, engine):
+    # the summary's recursive_c at l = L_MAX ranks L_MAX - 1 counts, within DuckDB's top-n
+    # (it used to stop with "Invalid input for MIN/MAX", exit 2, past it); one more is refused
     from ldiv_polars.cli import main
+    from ldiv_polars.models.l_diversity import L_MAX
 
     path = tmp_path / "t.csv"
     pl.DataFrame({"q": [0, 0, 1, 1], "s": ["a", "b", "a", "b"]}).write_csv(path)
-    assert main(["check", str(path), "--qi", "q", "--sensitive", "s", "--l", "2000000",
-                 "--engine", engine]) == 1
+    args = ["check", str(path), "--qi", "q", "--sensitive", "s", "--engine", engine, "--l"]
+    assert main([*args, str(L_MAX)]) == 1
+    assert main([*args, str(L_MAX + 1)]) == 2
 
 
 def test_sql_check_refuses_a_value_set_of_another_type_as_polars_does(con):

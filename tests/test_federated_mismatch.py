@@ -105,3 +105,24 @@ def test_cli_apply_plan_to_mismatched_rows_is_exit_2_one_line(tmp_path, capsys, 
     assert err.startswith("error: ") and "\n" not in err and "'zip'" in err and "'c'" in err
     assert site.read_bytes() == before and not out.exists()
     assert not [p for p in tmp_path.iterdir() if ".ldiv-tmp" in p.name]
+
+
+@pytest.mark.parametrize("mode", ["mask", "drop"])
+def test_release_site_counts_the_site_rows_once(tmp_path, monkeypatch, mode):
+    """``release_site`` (``ldiv apply-plan``) checks the rows against the plan and
+    re-verifies the release from one frequency set of the rows (it counted them twice)."""
+    from ldiv_polars.search import federated
+
+    plan = _plan(mode)
+    _frame(UNION[:3] + [("b", "q", "y")]).write_parquet(tmp_path / "site.parquet")
+    calls = []
+    counted = federated._site_classes
+    monkeypatch.setattr(federated, "_site_classes",
+                        lambda *a, **k: calls.append(1) or counted(*a, **k))
+    assert federated.release_site(str(tmp_path / "site.parquet"), plan, HS,
+                                  tmp_path / "out.parquet") == 0
+    assert len(calls) == 1
+    # and the release is still verified against the rows: a release of other rows fails
+    with pytest.raises(Exception, match="not the plan applied"):
+        federated.verify_site_release(str(tmp_path / "site.parquet"),
+                                      pl.DataFrame({"zip": ["a"], "g": ["p"]}), plan, HS)

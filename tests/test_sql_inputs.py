@@ -351,7 +351,7 @@ BAD_CALLS = [
     ("FROM ldiv_entropy_l('a', ['zip'], 's', 'nan'::DOUBLE)", "l must be a number"),
     ("FROM ldiv_recursive_cl('a', ['zip'], 's', -1, 2)", "c must be in"),
     ("FROM ldiv_recursive_cl('a', ['zip'], 's', 'nan'::DOUBLE, 2)", "c must be a number"),
-    ("FROM ldiv_recursive_cl('a', ['zip'], 's', 2, 0)", "l must be an integer >= 1"),
+    ("FROM ldiv_recursive_cl('a', ['zip'], 's', 2, 0)", r"l must be in \[1, 1000000\]"),
     ("FROM ldiv_alpha_k('a', ['zip'], 's', 1.5, 1)", "alpha must be in"),
     ("FROM ldiv_alpha_k('a', ['zip'], 's', 0, 1)", "alpha must be in"),
     ("FROM ldiv_alpha_k('a', ['zip'], 's', 0.5, 0)", "k must be an integer >= 1"),
@@ -363,7 +363,7 @@ BAD_CALLS = [
     ("FROM ldiv_beta_likeness('a', ['zip'], 's', 0)", "beta must be in"),
     ("FROM ldiv_beta_likeness('a', ['zip'], 's', -1, enhanced := true)", "beta must be in"),
     ("FROM ldiv_npd_recursive_cl('a', ['zip'], 's', 2, 100, 2)", "c2 must be in"),
-    ("FROM ldiv_summary('a', ['zip'], 's', 0)", "l must be an integer >= 1"),
+    ("FROM ldiv_summary('a', ['zip'], 's', 0)", r"l must be in \[1, 1000000\]"),
     ("FROM ldiv_violations('a', ['zip'], 's', k := 0)", "k must be an integer >= 1"),
     ("FROM ldiv_violations('a', ['zip'], 's', t := 'nan'::DOUBLE)", "t must be a number"),
     # columns: the sensitive column among the QIs, duplicates (case-insensitive), unknown names

@@ -141,14 +141,14 @@ def models_for(req: Requirements, data: TableLike, sensitive: str, separator: st
 
 def summary_l(l: float | None) -> int:
     """The ``l`` of the summary's ``recursive_c``: the requested l when it is an integer in
-    [1, :data:`~ldiv_polars.models.l_diversity.MAX_TOP_L`], else 2.
+    [1, :data:`~ldiv_polars.models.l_diversity.L_MAX`], else 2.
 
     >>> summary_l(3.0), summary_l(2.5), summary_l(None), summary_l(2e6)
     (3, 2, 2, 2)
     """
-    from ldiv_polars.models.l_diversity import MAX_TOP_L
+    from ldiv_polars.models.l_diversity import L_MAX
 
-    if l is None or not float(l).is_integer() or not 1 <= l <= MAX_TOP_L:
+    if l is None or not float(l).is_integer() or not 1 <= l <= L_MAX:
         return 2
     return int(l)
 

@@ -61,9 +61,10 @@ def validate_columns(
     Raises :class:`EmptyQuasiIdentifierError`, :class:`DuplicateColumnError`,
     :class:`SensitiveInQuasiIdentifierError`, :class:`UnknownColumnError`, or
     :class:`InvalidParameterError` for a column of a nested type (list, array, struct).
-    ``reserved`` names columns the caller will create under a name the user chose (e.g. an output column), which
-    therefore may not be used; the library's own helper columns never need it (they pick
-    names that do not clash, :func:`~ldiv_polars.core.frequency.unique_name`).
+    ``reserved`` names columns the caller will create under a name the user chose (e.g. an
+    output column), which therefore may not be used; the library's own helper columns never
+    need it (they pick names that do not clash,
+    :func:`~ldiv_polars.core.frequency.unique_name`).
     """
     qi_t = as_names(qi)
     s_t = as_names(sensitive)

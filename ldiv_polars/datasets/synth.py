@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from ldiv_polars.core.output import PARQUET_SUFFIXES, atomic_output
 from ldiv_polars.core.validate import require_int_at_least
+from ldiv_polars.errors import InvalidParameterError
 
 SYNTH_COLUMNS = (
     "age",
@@ -40,6 +41,11 @@ SYNTH_COLUMNS = (
     "disease",
     "income",
 )
+
+MAX_ROWS = 2**32 - 1 if pl.get_index_type() == pl.UInt32 else 2**63 - 1
+"""The most rows :func:`synthesize` and :func:`write_synthetic` make: the largest table Polars
+holds (its row index: 32 bits by default). More is refused before anything is generated (it
+was a MemoryError building the list of chunks)."""
 
 SEXES = ("Male", "Female")
 RACES = ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")
@@ -177,10 +183,19 @@ def _chunks(rows: int, chunk_rows: int) -> list[int]:
     return sizes
 
 
+def _check_rows(rows: object) -> int:
+    """``rows`` as an int in ``[0, MAX_ROWS]``; :class:`InvalidParameterError` otherwise."""
+    n = require_int_at_least("rows", rows, 0)
+    if n > MAX_ROWS:
+        raise InvalidParameterError(f"rows must be at most {MAX_ROWS:,} (the largest table "
+                                    f"Polars holds), got {n:,}")
+    return n
+
+
 def synthesize(rows: int, seed: int = 0, *, chunk_rows: int = 1_000_000) -> pl.DataFrame:
     """The synthetic table as a DataFrame (in memory; use :func:`write_synthetic` for large
     tables)."""
-    rows = require_int_at_least("rows", rows, 0)
+    rows = _check_rows(rows)
     chunk_rows = require_int_at_least("chunk_rows", chunk_rows, 1)
     if rows == 0:
         return _chunk(1, seed, 0).clear()
@@ -199,7 +214,7 @@ def write_synthetic(
     run leaves no partial file and an existing file at ``path`` is replaced only once the new
     one is complete.
     """
-    rows = require_int_at_least("rows", rows, 0)
+    rows = _check_rows(rows)
     chunk_rows = require_int_at_least("chunk_rows", chunk_rows, 1)
     return write_chunks(path, rows, chunk_rows, lambda n, i: _chunk(n, seed, i))
 

@@ -67,15 +67,17 @@ if TYPE_CHECKING:
     from ldiv_polars.models.encoded import ClassVerdict, EncodedRows
 
 
-MAX_TOP_L = 10**6
-"""The largest l of the models that sum the l - 1 largest counts of a class (recursive,
-pd- and npd-recursive): DuckDB's ``max(n, k)`` takes ``k < 10^6`` (Polars' ``top_k`` a 32-bit
-k); a larger l is refused in every engine alike."""
+L_MAX = 10**6
+"""The largest l of the l-diversity models, on every engine: the recursive models sum the
+l - 1 largest counts of a class, and DuckDB's ``max(n, k)`` takes ``k < 10^6`` (Polars'
+``top_k`` a 32-bit k); a class with more distinct sensitive values than that is beyond any
+real l."""
 
 
-def _require_l(l: float, *, integer: bool, model: str = "this model",
-               most: int | None = None) -> float:
-    v = require_real("l", l, low=1.0, high=most, finite=True)
+def _require_l(l: float, *, integer: bool, model: str = "this model") -> float:
+    # the engines' common domain: an infinite l has no exact value, and L_MAX bounds what the
+    # engines can rank; refused here, typed, on every engine
+    v = require_real("l", l, low=1.0, high=float(L_MAX), finite=True)
     if integer and not float(v).is_integer():
         from ldiv_polars.errors import InvalidParameterError
 
@@ -324,7 +326,7 @@ class RecursiveCLDiversity(Model):
 
     def __init__(self, c: float, l: int) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
-        self.l = int(_require_l(l, integer=True, model=self.name, most=MAX_TOP_L))
+        self.l = int(_require_l(l, integer=True, model=self.name))
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)
         self._ratio = int64_ratio(self._exact_c)
@@ -536,7 +538,7 @@ class PositiveDisclosureRecursive(Model):
 
     def __init__(self, c: float, l: int, dont_care: Iterable[object] | None = None) -> None:
         self.c = require_real("c", c, low=0.0, low_open=True, finite=True)
-        self.l = int(_require_l(l, integer=True, model=self.name, most=MAX_TOP_L))
+        self.l = int(_require_l(l, integer=True, model=self.name))
         self.dont_care = _value_set(dont_care)
         self._exact_c = decimal(c)
         self._odd_c = dyadic_odd(self.c, self._exact_c)

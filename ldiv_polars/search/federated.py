@@ -218,7 +218,6 @@ class ReleasePlan:
                           mode="drop" if self.mode == "drop" else "mask", mask=self.mask,
                           dtypes=written)
 
-
     def _check_labels(self, dtypes: Mapping[str, pl.DataType]) -> None:
         """Raise :class:`InvalidParameterError` when a suppressed class or the held labels of
         a QI name a label its level (``dtypes``: the level's Enum) does not have."""
@@ -292,17 +291,24 @@ def check_site_rows(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any]
                     engine: str | None = None) -> None:
     """Check that ``plan`` can release the site's rows ``data``: every QI value is a raw value
     of its hierarchy, and every value the release would hold (a QI's label, masked where the
-    plan suppresses; a column of the plan's ``held``) is one of the plan's written dtype. One frequency set of the rows (``engine``), no row collected. Raises
+    plan suppresses; a column of the plan's ``held``) is one of the plan's written dtype. One
+    frequency set of the rows (``engine``), no row collected. Raises
     :class:`~ldiv_polars.errors.PlanMismatchError` naming the first column that differs and
     its values: the site's rows are not those it counted (a value it never reported, or a
     value whose rows the plan suppressed everywhere now in a class it releases)."""
-    hs = prepare_hierarchies(plan.qi, hierarchies)
+    _checked_sizes(data, plan, prepare_hierarchies(plan.qi, hierarchies), engine)
+
+
+def _checked_sizes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
+                   engine: str | None) -> tuple[pl.DataFrame, int]:
+    """:func:`check_site_rows`, then what :func:`expected_release_sizes` returns, from the
+    same frequency set of the rows."""
     written = plan.output_plan(hs).dtypes or {}
     schema = engine_for(data, engine).schema(data)
     # a held column is checked whatever its dtype at this site (the Polars engine casts only
     # Enums): a value outside it is a row the site did not count either way
     extra = [c for c in written if c not in plan.qi and c in schema]
-    released, _ = _released_classes(data, plan, hs, extra, engine)
+    released, suppressed = _released_classes(data, plan, hs, extra, engine)
     for c in [*plan.qi, *extra]:
         if c not in written:
             continue
@@ -313,6 +319,7 @@ def check_site_rows(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any]
             raise PlanMismatchError(c, bad.head(5).to_list(),
                                     "in rows the plan releases; no released row of the union "
                                     "holds it")
+    return _class_sizes(released, plan.qi), suppressed
 
 
 def _site_classes(data: Any, plan: ReleasePlan, hs: Mapping[str, Hierarchy],
@@ -365,20 +372,22 @@ def release_site(data: Any, plan: ReleasePlan, hierarchies: Mapping[str, Any],
     :class:`~ldiv_polars.errors.PlanMismatchError` for rows that are not those counted)."""
     hs = prepare_hierarchies(plan.qi, hierarchies)
     eng = engine_for(data, engine)
-    if eng.distributed:
-        apply_plan(data, plan, hs, out, engine=engine)
-        return _verified(data, out, plan, hs, engine=engine)
-    check_site_rows(data, plan, hs, engine=engine)
+    # one frequency set of the rows: checked against the plan, then the expected sizes
+    expected = _checked_sizes(data, plan, hs, engine)
     release = eng.release(data, plan.output_plan(hs))
+    if eng.distributed:
+        eng.write(release.output, out, inputs=eng.input_paths(data))
+        return _verified(data, out, plan, hs, engine=engine, expected=expected)
     with atomic_output(out, inputs=eng.input_paths(data)) as f:
         f.write(release.output)
         written = pl.scan_parquet(f.path) if f.format == "parquet" else \
             pl.scan_csv(f.path, separator=f.separator, infer_schema=False)
-        return _verified(data, written, plan, hs, engine=engine, release_engine="polars")
+        return _verified(data, written, plan, hs, engine=engine, release_engine="polars",
+                         expected=expected)
 
 
 def _verified(data: Any, release: Any, plan: ReleasePlan, hs: Mapping[str, Any],
-              **engines: str | None) -> int:
+              **engines: Any) -> int:
     """:func:`verify_site_release`, its mismatch raised as a ``VerificationError``."""
     try:
         return verify_site_release(data, release, plan, hs, **engines)
@@ -405,7 +414,8 @@ def expected_release_sizes(data: Any, plan: ReleasePlan, hierarchies: Mapping[st
 
 def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
                         hierarchies: Mapping[str, Any], *, engine: str | None = None,
-                        release_engine: str | None = None) -> int:
+                        release_engine: str | None = None,
+                        expected: tuple[pl.DataFrame, int] | None = None) -> int:
     """Check that ``release`` is ``plan`` applied to the site's rows ``data``: its class sizes
     over the QIs equal the site's rows generalized to the plan's levels with the plan's
     suppressed classes masked or dropped (two frequency sets, no rows collected). Returns the
@@ -413,8 +423,10 @@ def verify_site_release(data: Any, release: Any, plan: ReleasePlan,
     :class:`~ldiv_polars.errors.InvalidParameterError` when the release differs. This cannot
     prove the models hold: they hold on the union of the sites' releases (the aggregator's
     check on the merged counts), a site's slice alone may have small classes.
-    ``release_engine``: the engine counting ``release`` (default: ``engine``)."""
-    want, suppressed = expected_release_sizes(data, plan, hierarchies, engine=engine)
+    ``release_engine``: the engine counting ``release`` (default: ``engine``); ``expected``:
+    :func:`expected_release_sizes`' answer when already counted."""
+    want, suppressed = expected or expected_release_sizes(data, plan, hierarchies,
+                                                          engine=engine)
     got = _class_sizes(engine_for(release, release_engine or engine).frequency_set(
         release, plan.qi, None, nulls="value").frame, plan.qi)
     if not got.equals(want):
