@@ -181,14 +181,16 @@ def t_distance_of(dtype: object) -> str:
     return "ordered" if ordered else "equal"
 
 
-def t_distance_for(data: Any, sensitive: str | None, separator: str | None,
-                   engine: str = "polars") -> str:
-    """:func:`t_distance_of` the column ``sensitive`` of ``data`` as ``engine`` reads it
+def t_distance_for(t: float | None, data: Any, sensitive: str | None,
+                   separator: str | None, engine: str = "polars") -> str:
+    """The distance of ``--t`` (``t``; None: not asked): :func:`t_distance_of` the column
+    ``sensitive`` of ``data`` as ``engine`` reads it
     (:meth:`~ldiv_polars.core.engines.base.Engine.schema`: no rows; a directory Spark wrote is
-    read by Spark; ``equal`` without a sensitive column). Raises the engine's input errors."""
+    read by Spark), ``equal`` without ``--t`` or a sensitive column (nothing read). Raises
+    the engine's input errors."""
     from ldiv_polars.core.engines.base import engine_for
 
-    if sensitive is None:
+    if t is None or sensitive is None:
         return "equal"
     return t_distance_of(engine_for(data, engine).schema(data, separator).get(sensitive))
 

@@ -170,8 +170,8 @@ def anonymize_cmd(
                    importance=importance, semantics=semantics, exact=exact,
                    time_limit=time_limit, budget=budget)
     _start_engine(engine, spark_master, spark_remote, (method, compare, report))
-    models = _requested_models(req, t_distance_for(path, s_cols[0], separator, engine)
-                               if t is not None and s_cols else "equal")  # as the engine reads
+    models = _requested_models(req, t_distance_for(  # the sensitive type as the engine reads it
+        t, path, s_cols[0] if s_cols else None, separator, engine))
     hs = _checked_paths_and_hierarchies(
         path, out, qi_cols, s_cols, hierarchies, hierarchy_separator, report, models=models,
         global_search=(method, compare) == ("global", False), directory=engine == "spark")
