@@ -85,3 +85,18 @@ def test_the_parquet_release_records_its_mask(release):
     _, d = release
     meta = json.loads(pl.read_parquet_metadata(d / "r.parquet")["ldiv_release"])
     assert meta == {"qi": ["zip"], "mask": "*", "mode": "mask"}
+
+
+def test_a_failing_check_of_a_masked_csv_hints_at_release(capsys, release):
+    _, d = release
+    rc, _ = cli(capsys, str(d / "r.csv"))  # (cli reads stdout; the hint went to stderr)
+    assert rc == 1
+    args = ["check", str(d / "r.csv"), "--qi", "zip", "--sensitive", "disease", "--k", "3"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "hint: 1 row(s) are masked to * in every QI" in err and "--release" in err
+    assert main([*args, "--no-release"]) == 1  # asked for: no hint
+    assert "hint" not in capsys.readouterr().err
+    assert main(["check", str(d / "r.csv"), "--qi", "zip", "--sensitive", "disease",
+                 "--k", "1"]) == 0  # passing: no hint
+    assert "hint" not in capsys.readouterr().err

@@ -213,8 +213,32 @@ def check_cmd(
         stats, verdicts = check_table(path, qi_cols, sensitive, models, l=summary_l,
                                       engine=engine, separator=separator, nulls=nulls,
                                       population=pop, weight=weight, release=release)
+    if release is None and not all(v["passed"] for v in verdicts):
+        release_hint(path, qi_cols, separator)
     emit(stats, verdicts, models, as_json=as_json,
          title=f"{path.name}: QI {', '.join(qi_cols)}; sensitive {sensitive}")
+
+
+def release_hint(path: Path, qi: list[str], separator: str | None) -> None:
+    """After a failing check of a file that records no release: when some (not all) of its
+    rows are masked to ``*`` in every QI (what ``ldiv anonymize --mode mask`` writes for
+    suppressed rows), say on stderr that ``--release`` judges a release as its anonymizer
+    verified it. One more pass over the file, on failure only; nothing when the file cannot
+    be read by Polars (a directory Spark wrote)."""
+    import polars as pl
+
+    from ldiv_polars.core.inputs import to_lazyframe
+    from ldiv_polars.core.suppressed import masked_expr
+
+    try:
+        masked, total = to_lazyframe(path, separator=separator).select(
+            masked_expr(qi).sum(), pl.len()).collect(engine="streaming").row(0)
+    except Exception:  # noqa: BLE001 - only a hint: the verdicts are printed either way
+        return
+    if masked and masked < total:
+        typer.echo(f"hint: {masked} row(s) are masked to * in every QI: if {path.name} is a "
+                   "release (ldiv anonymize's output), --release leaves these suppressed "
+                   "records out of the verdicts, as anonymize's verification did", err=True)
 
 
 def emit(stats: dict[str, object], verdicts: list[dict[str, object]], models: list[Model], *,
