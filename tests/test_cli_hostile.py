@@ -61,6 +61,13 @@ def make_files(d: Path) -> None:
     (d / "plan.json").write_text(plan.to_json())
     plan.suppressed = [["zz"]]  # a class of another hierarchy's labels
     (d / "plan_other.json").write_text(plan.to_json())
+    # class maps for ``ldiv link`` (raw a -> a_class; t.csv's a holds the classes)
+    (d / "map.csv").write_text("a,a_class\np,p\nq,q\np,p\n")  # a row twice: one fact
+    (d / "map_dup.csv").write_text("a,a_class\np,p\nq,q\np,q\n")  # p in two classes
+    (d / "map_null.csv").write_text("a,a_class\np,p\nq,q\n,q\n")  # a null raw value
+    (d / "map_nullc.csv").write_text("a,a_class\np,p\nq,\n")  # q in no class
+    t.with_columns(pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col("s"))
+                   .alias("s")).write_csv(d / "s_null.csv")
 
 
 def snapshot(d: Path) -> dict[str, str]:
@@ -205,6 +212,25 @@ CASES = [
     ("counts, a level given twice",
      "ldiv counts t.csv --qi a --sensitive s --out c.parquet --levels a=1,a=0 --hierarchies h",
      2, "InvalidParameterError", "'a' given twice"),
+    # link: a class map that is not a partition, or null values, linked silently (exit 0)
+    ("link, a raw value in two classes",
+     "ldiv link --release t.csv --mapping map_dup.csv --qi a --sensitive s", 2,
+     "ReleaseError", "map_dup.csv: raw value 'p' of 'a' is in two classes"),
+    ("link, a null raw value",
+     "ldiv link --release t.csv --mapping map_null.csv --qi a --sensitive s", 2,
+     "ReleaseError", "map_null.csv: 1 null raw value(s) in 'a'"),
+    ("link, a null class value",
+     "ldiv link --release t.csv --mapping map_nullc.csv --qi a --sensitive s", 2,
+     "ReleaseError", "map_nullc.csv: 1 null class value(s) in 'a_class'"),
+    ("link, a null sensitive value",
+     "ldiv link --release s_null.csv --mapping map.csv --qi a --sensitive s", 2,
+     "ReleaseError", "s_null.csv: 1 null value(s) in the sensitive column 's'"),
+    ("link --target, a null sensitive value",
+     "ldiv link --release t.csv --mapping map.csv --release s_null.csv --mapping map.csv "
+     "--qi a --sensitive s --target a=q", 2,
+     "ReleaseError", "s_null.csv: 1 null value(s) in the sensitive column 's'"),
+    ("link, a class map row given twice (guard: one fact)",
+     "ldiv link --release t.csv --mapping map.csv --qi a --sensitive s --l 1", 0, None, ""),
     ("anonymize-counts, plan directory missing (guard)",
      "ldiv anonymize-counts c0.parquet --hierarchies hr --plan-out nodir/p.json --k 2", 2,
      "OutputPathError", "nodir"),

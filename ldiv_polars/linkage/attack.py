@@ -58,8 +58,14 @@ def _class_cols(r: Release, j: int) -> list[str]:
     return [f"{_prefix(j)}{k}" for k in range(len(r.class_columns))]
 
 
-def _counts_j(r: Release, j: int, s_name: str, s_dtype: pl.DataType) -> pl.LazyFrame:
-    return r.counts(prefix=_prefix(j)).rename({r.sensitive: s_name, COUNT: f"__n{j}"}).with_columns(
+def _counts_j(r: Release, j: int, s_name: str, s_dtype: pl.DataType,
+              counts: pl.LazyFrame | None = None) -> pl.LazyFrame:
+    """Release ``j``'s count table (``counts``, or its lazy :meth:`Release.counts`), its class
+    columns renamed by :func:`_prefix`, its sensitive column ``s_name`` of type ``s_dtype``
+    and its count ``__n<j>``."""
+    counts = r.counts() if counts is None else counts
+    ren = {c: f"{_prefix(j)}{k}" for k, c in enumerate(r.class_columns)}
+    return counts.rename({**ren, r.sensitive: s_name, COUNT: f"__n{j}"}).with_columns(
         pl.col(s_name).cast(s_dtype))
 
 
@@ -117,6 +123,7 @@ def link(releases: Sequence[Release], target: Mapping[str, Any] | pl.DataFrame) 
     hit: list[dict[str, Any] | None] = []
     joined: pl.LazyFrame | None = None
     for j, r in enumerate(rs):
+        r.require_sensitive()  # the count table below is filtered to the target's class
         cc = _class_cols(r, j)
         key_row = r.classify(tlf, _prefix(j)).select(cc).collect()
         vals = key_row.row(0)
@@ -265,8 +272,9 @@ def _linked_dataset(rs: list[Release], combos: pl.LazyFrame, all_cc: list[str]) 
         on = cc if j == 0 else [*cc, s_name]
         # counts first: each release's count table is one group-by in the engine, collected
         # (it is bounded by classes x |S|); the joins then run on small frames
-        counts = _counts_j(r, j, s_name, s_dtype).collect(engine=STREAMING)
-        lk = lk.join(counts.lazy(), on=on, how="inner", nulls_equal=True)
+        counts = r.counts().collect(engine=STREAMING)
+        r.require_sensitive(counts)
+        lk = lk.join(_counts_j(r, j, s_name, s_dtype, counts.lazy()), on=on, how="inner", nulls_equal=True)
     ncols = [f"__n{j}" for j in range(len(rs))]
     return (lk.select(*all_cc, s_name, pl.min_horizontal(ncols).alias(COUNT))
             .filter(pl.col(COUNT) > 0)

@@ -74,6 +74,7 @@ class Release:
     _map: Any = field(repr=False)
     count: str | None = None
     name: str | None = None
+    source: str | None = None  # the file the table was read from (named in errors)
 
     # --- constructors ---------------------------------------------------------------------------
 
@@ -90,6 +91,8 @@ class Release:
         mapping_class_columns: str | Iterable[str] | None = None,
         count: str | None = None,
         name: str | None = None,
+        source: str | None = None,
+        mapping_source: str | None = None,
     ) -> Release:
         """Explicit class map.
 
@@ -98,6 +101,13 @@ class Release:
         columns and the class columns; a class column named like a raw QI column appears in the
         mapping as ``<name>_class`` unless ``mapping_class_columns`` names them. A Python dict
         ``{raw: class}`` (tuples for several columns) is accepted too.
+
+        The map is a partition of the raw QI vectors (the paper's equivalence classes are
+        disjoint, §2.3): a raw vector in two classes, or a null raw or class value, is a
+        :class:`ReleaseError` naming ``mapping_source`` (the map's file, when given), the column
+        and the value; a row given twice is one fact. ``source`` (the table's file) is named
+        when the table holds a null sensitive value (raised by :func:`link` and
+        :func:`post_linkage`, which read it).
 
         >>> t = pl.DataFrame({"zip": ["1300*", "1300*"], "s": ["a", "b"]})
         >>> m = pl.DataFrame({"zip": ["13001", "13002"], "zip_class": ["1300*", "1300*"]})
@@ -108,9 +118,11 @@ class Release:
         cc = as_names(class_columns) if class_columns is not None else qi_t
         lf = _release_table(table, cc, sensitive, count)
         mlf, mcc = _mapping_frame(mapping, qi_t, cc, mapping_class_columns)
-        mlf = mlf.select(*qi_t, *mcc).unique()
+        mdf = _checked_class_map(mlf.select(*qi_t, *mcc).unique().collect(), qi_t, mcc,
+                                 mapping_source or name or "the class map")
         return cls(table=lf, qi=qi_t, sensitive=sensitive, class_columns=cc, kind="mapping",
-                   _map=_MappingMap(mlf, qi_t, mcc), count=count, name=name)
+                   _map=_MappingMap(mdf.lazy(), qi_t, mcc), count=count, name=name,
+                   source=source)
 
     @classmethod
     def from_intervals(
@@ -211,6 +223,23 @@ class Release:
             out = out.rename({c: f"{prefix}{k}" for k, c in enumerate(self.class_columns)})
         return out
 
+    def require_sensitive(self, counts: pl.DataFrame | None = None) -> None:
+        """Raise :class:`ReleaseError` naming the table's ``source`` (or the release's name)
+        when a record of the release has a null sensitive value: the paper's records hold a
+        value s_i of 𝒮 (§2.2), and a null would be linked as a value of its own. ``counts`` is
+        the release's collected :meth:`counts` when the caller has it (no second read);
+        without it the sensitive column is scanned once."""
+        s = self.sensitive
+        if counts is not None:
+            n = int(counts.filter(pl.col(s).is_null()).get_column(COUNT).sum())
+        else:
+            weight = pl.len() if self.count is None else pl.col(self.count).sum()
+            n = int(self.table.filter(pl.col(s).is_null()).select(weight).collect().item() or 0)
+        if n:
+            where = self.source or self.name or "a release"
+            raise ReleaseError(f"{where}: {n} null value(s) in the sensitive column {s!r}; "
+                               "every record of a release holds a sensitive value")
+
     def classify(self, lf: pl.LazyFrame, prefix: str) -> pl.LazyFrame:
         """``lf`` (holding the raw QI columns) with this release's class key added as columns
         ``prefix0, prefix1, ...`` (null where the map does not cover the QI vector).
@@ -302,6 +331,29 @@ def check_counts(counts: pl.LazyFrame, class_columns: Sequence[str], sensitive: 
     if classes.height == 0:
         raise ReleaseError("the count table is empty")
     return table_results(classes, [model])[0]
+
+
+def _checked_class_map(frame: pl.DataFrame, raw: tuple[str, ...], classes: tuple[str, ...],
+                       where: str) -> pl.DataFrame:
+    """``frame`` (the distinct rows of a class map) when it is a partition of its raw QI
+    vectors: no null raw or class value, no raw vector in two classes. Raises
+    :class:`ReleaseError` naming ``where``, the column and the value otherwise."""
+    for cols, what in ((raw, "raw"), (classes, "class")):
+        for c in cols:
+            n = frame.get_column(c).null_count()
+            if n:
+                raise ReleaseError(f"{where}: {n} null {what} value(s) in {c!r}; a class map "
+                                   "maps known raw QI values to classes")
+    dup = frame.filter(pl.len().over(list(raw)) > 1).sort(list(raw)).head(2)
+    if dup.height:
+        vec = dup.row(0)[: len(raw)]
+        shown = repr(vec[0]) if len(raw) == 1 else repr(vec)
+        cls_pair = [r[len(raw):] for r in dup.rows()]
+        cls_show = [repr(c[0]) if len(c) == 1 else repr(c) for c in cls_pair]
+        raise ReleaseError(
+            f"{where}: raw value {shown} of {', '.join(map(repr, raw))} is in two classes "
+            f"({cls_show[0]} and {cls_show[1]}); equivalence classes must be disjoint")
+    return frame
 
 
 def _mapping_frame(mapping: pl.DataFrame | pl.LazyFrame | Mapping[Any, Any],
