@@ -653,7 +653,24 @@ def check(
         if not _installed(src.con, udfs=True):
             install(src.con, udfs=True)
         with _frequency_set(src, qi_l, s_l[0], nulls) as fs:
+            _validate_models(src.con, fs, qi_l, s_l[0], model_list)
             return _check_of(src.con, fs, model_list)
+
+
+def _validate_models(con: duckdb.DuckDBPyConnection, fs: str, qi: list[str], s: str,
+                     model_list: list[Any]) -> None:
+    """The models' own checks (``Model.validate``: e.g. a value set against the sensitive
+    column's type) on an empty frame of the frequency set's schema, before any model runs,
+    as on the Polars side: the macros compare Y and W as text, where ``1`` and a DOUBLE
+    ``1.0`` differ."""
+    from ldiv_polars.core.frequency import FrequencySet, count_name
+
+    count = count_name([*qi, s])
+    empty = con.sql(f"SELECT unnest(ec), sv AS {_quote(s)}, n AS {_quote(count)} "
+                    f"FROM {_quote(fs)} LIMIT 0").pl()
+    frame = FrequencySet(empty.lazy(), tuple(qi), (s,), count)
+    for m in model_list:
+        m.validate(frame)
 
 
 def _require_sql_forms(model_list: list[Any]) -> None:

@@ -94,7 +94,7 @@ CREATE OR REPLACE MACRO ldiv__count_ok(x, name) AS
              THEN error(name || ' must be an integer >= 1, got ' || coalesce(x::VARCHAR, 'NULL'))
          ELSE true END;
 -- the l of the models that sum the l - 1 largest counts (max(n, k) takes k < 10^6), as
--- ldiv_polars.models.l_diversity.MAX_TOP_L
+-- ldiv_polars.models.l_diversity.L_MAX
 CREATE OR REPLACE MACRO ldiv__top_l_ok(x, name) AS
     ldiv__number(x, name, 1, 1000000, false, false, true);
 CREATE OR REPLACE MACRO ldiv__positive_ok(x, name) AS

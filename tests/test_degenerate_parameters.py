@@ -420,3 +420,17 @@ def test_cli_distinct_at_the_largest_l_checks(tmp_path, capsys, engine):
     args = ["check", str(path), "--qi", "q", "--sensitive", "s", "--engine", engine, "--l"]
     assert main([*args, str(L_MAX)]) == 1
     assert main([*args, str(L_MAX + 1)]) == 2
+
+
+def test_sql_check_refuses_a_value_set_of_another_type_as_polars_does(con):
+    # the macros compare Y as text: Y = [1] named no row of a DOUBLE column (its text is
+    # '1.0') and the class failed silently, where the Polars side raises
+    df = pl.DataFrame({"q": [0, 0, 1], "s": [1.0, 1.0, 2.0]})
+    for y in ([1], ["1"]):
+        with pytest.raises(InvalidParameterError, match="cannot be compared"):
+            ld.check(df, ["q"], "s", [PositiveDisclosureRecursive(1, 2, y)], con=con)
+        with pytest.raises(InvalidParameterError, match="cannot be compared"):
+            lp.check(df, ["q"], "s", [PositiveDisclosureRecursive(1, 2, y)])
+    ok = PositiveDisclosureRecursive(1, 2, [1.0])
+    assert ld.check(df, ["q"], "s", [ok], con=con)[0]["passed"] \
+        == lp.check(df, ["q"], "s", [ok]).models[0].passed

@@ -181,13 +181,15 @@ def t_distance_of(dtype: object) -> str:
     return "ordered" if ordered else "equal"
 
 
-def t_distance_for(data: Any, sensitive: str | None, separator: str | None) -> str:
-    """:func:`t_distance_of` the column ``sensitive`` of ``data`` (read from the schema, no
-    rows; ``equal`` without a sensitive column). Raises the input errors of
+def t_distance_for(t: float | None, data: Any, sensitive: str | None,
+                   separator: str | None) -> str:
+    """The distance of ``--t`` (``t``; None: not asked): :func:`t_distance_of` the column
+    ``sensitive`` of ``data`` (read from the schema, no rows), ``equal`` without ``--t`` or a
+    sensitive column (nothing read). Raises the input errors of
     :func:`~ldiv_polars.core.inputs.to_lazyframe`."""
     from ldiv_polars.core.inputs import to_lazyframe
 
-    if sensitive is None:
+    if t is None or sensitive is None:
         return "equal"
     return t_distance_of(to_lazyframe(data, separator=separator).collect_schema().get(sensitive))
 

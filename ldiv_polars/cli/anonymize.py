@@ -166,7 +166,7 @@ def anonymize_cmd(
     qi_cols, s_cols = split_columns(qi, "--qi"), split_columns(sensitive, "--sensitive")
     models = _requested_models(Requirements.from_flags(
         k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta, risk=risk),
-        t_distance_for(path, s_cols[0], separator) if t is not None and s_cols else "equal")
+        t_distance_for(t, path, s_cols[0] if s_cols else None, separator))
     _refuse_weight(models, weight, method != "global" or compare)
     refuse_ignored(method, compare, mode=mode, strategy=strategy, no_verify=no_verify,
                    importance=importance, semantics=semantics, exact=exact,

@@ -135,7 +135,7 @@ def models_for(req: Requirements, data: TableLike, sensitive: str, separator: st
     :func:`~ldiv_polars.cli._models.t_distance_for`'s distance)
     and the ``l`` of the summary's ``recursive_c``: the requested l when it is an integer,
     else 2."""
-    distance = t_distance_for(data, sensitive, separator) if req.t is not None else "equal"
+    distance = t_distance_for(req.t, data, sensitive, separator)
     return build_models(req, t_distance=distance), summary_l(req.l)
 
 

@@ -74,7 +74,7 @@ def mondrian_cmd(
         Requirements.from_flags(k=k, l=l, model=model, c=c, t=t, alpha=alpha, delta=delta,
                                 positive=positive, risk=risk),
         choices=GROUPING_L_MODELS,
-        t_distance=t_distance_for(input, sensitive, separator) if t is not None else "equal")
+        t_distance=t_distance_for(t, input, sensitive, separator))
     weights_read(models, weight)  # (--weighted-k with --weight: F_k per group)
     inputs = [input, *model_sources(models)]  # (a population table)
     check_output(output, inputs=inputs)  # before any work
