@@ -181,6 +181,18 @@ CASES = [
      "rows must be at most"),
     ("demo, more rows than a table holds", "ldiv demo --rows 99999999999999999999", 2,
      "InvalidParameterError", "rows must be at most"),
+    # k above what a table holds: participation was exit 3 (a MemoryError: a vector of k
+    # probabilities), demo an InputFormatError about NoneType (no anonymization found)
+    ("participation, k above the table: a verdict",
+     "ldiv participation --k 99999999999 --pi 0.5 --p-bar 0.1 --N 100", 1, None, ""),
+    ("participation, k past the search without a table size",
+     "ldiv participation --k 99999999999 --pi 0.5 --p-bar 0.1", 2, "InvalidParameterError",
+     "k = 99999999999 is above 100000"),
+    ("microaggregate under participation, k past the search",
+     "ldiv microaggregate t.csv out.parquet --columns b --k 99999999999 --pi 0.5 --p-bar 0.1",
+     2, "InvalidParameterError", "is above 100000"),
+    ("demo, k above the rows: no generalization, a verdict",
+     "ldiv demo --rows 50 --k 99999999999", 1, None, ""),
     # a CSV read with the wrong delimiter: one column, named in the error (guard)
     ("check, a ';' CSV read with ','",
      "ldiv check semi.csv --qi a --sensitive s --k 2 --separator ,", 2,
