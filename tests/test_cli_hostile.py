@@ -193,6 +193,16 @@ CASES = [
      2, "InvalidParameterError", "is above 100000"),
     ("demo, k above the rows: no generalization, a verdict",
      "ldiv demo --rows 50 --k 99999999999", 1, None, ""),
+    # a negative seed: exit 3 (numpy's "expected non-negative integer"); a negative --top
+    # showed every row but the last (exit 0)
+    ("synth, a negative seed", "ldiv synth --rows 10 --seed -1 --out o.parquet", 2,
+     "InvalidParameterError", "seed must be an integer >= 0"),
+    ("demo, a negative seed", "ldiv demo --rows 50 --seed -1", 2, "InvalidParameterError",
+     "seed must be an integer >= 0"),
+    ("attack, a negative seed", "ldiv attack t.csv --group g --sensitive s --l 2 --seed -1",
+     2, "InvalidParameterError", "seed must be an integer >= 0"),
+    ("risk, a negative --top", "ldiv risk t.csv --qi a,b --attributes --top -1", 2,
+     "InvalidParameterError", "--top must be >= 0"),
     # a CSV read with the wrong delimiter: one column, named in the error (guard)
     ("check, a ';' CSV read with ','",
      "ldiv check semi.csv --qi a --sensitive s --k 2 --separator ,", 2,

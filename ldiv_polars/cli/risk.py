@@ -138,6 +138,8 @@ def register(app: typer.Typer) -> None:
         (--population), individual and global risk with sampling weights (--weight), SUDA2
         (--suda) and the identifying QI combinations (--attributes). Exit 0 (it reports)."""
         qi_cols = split_columns(qi, "--qi")
+        if top < 0:
+            raise InvalidParameterError(f"--top must be >= 0, got {top}")
         start_engine(engine, spark_master, spark_remote, allowed=("polars", "spark"))
         _check_choice(model, "--model", MODELS)
         _check_choice(nulls, "--nulls", NULLS)
