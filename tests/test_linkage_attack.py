@@ -272,3 +272,20 @@ def test_class_map_is_a_partition_and_sensitive_values_are_not_null():
     for run in (lambda: post_linkage([bad]), lambda: link([once, bad], {"age": 3, "zip": 9})):
         with pytest.raises(ReleaseError, match="t.csv: 1 null value\\(s\\) in the sensitive"):
             run()
+
+
+def test_a_hierarchy_frame_is_a_partition_at_its_level():
+    """A hierarchy given as a DataFrame (ARX layout) is a class map too: a leaf under two nodes
+    at the chosen level counted its vector twice (3 targets for 2 leaves), a null leaf was a
+    target of its own."""
+    t = pl.DataFrame({"zip": ["1*", "2*", "1*", "2*"], "s": ["a", "b", "b", "a"]})
+    ok = pl.DataFrame({"raw": ["11", "12", "21"], "g": ["1*", "1*", "2*"]})
+    assert post_linkage([Release.from_hierarchy(t, "s", {"zip": ok}, {"zip": 1})]).to_dict()[
+        "targets"] == 3
+    two = pl.DataFrame({"raw": ["11", "12", "11"], "g": ["1*", "1*", "2*"]})
+    with pytest.raises(ReleaseError, match="the hierarchy of 'zip': raw value '11' of 'zip' is "
+                                           "in two classes"):
+        Release.from_hierarchy(t, "s", {"zip": two}, {"zip": 1})
+    null_leaf = ok.with_columns(pl.Series("raw", ["11", "12", None]))
+    with pytest.raises(ReleaseError, match="1 null raw value"):
+        Release.from_hierarchy(t, "s", {"zip": null_leaf}, {"zip": 1})

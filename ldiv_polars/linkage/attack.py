@@ -274,7 +274,8 @@ def _linked_dataset(rs: list[Release], combos: pl.LazyFrame, all_cc: list[str]) 
         # (it is bounded by classes x |S|); the joins then run on small frames
         counts = r.counts().collect(engine=STREAMING)
         r.require_sensitive(counts)
-        lk = lk.join(_counts_j(r, j, s_name, s_dtype, counts.lazy()), on=on, how="inner", nulls_equal=True)
+        lk = lk.join(_counts_j(r, j, s_name, s_dtype, counts.lazy()), on=on, how="inner",
+                     nulls_equal=True)
     ncols = [f"__n{j}" for j in range(len(rs))]
     return (lk.select(*all_cc, s_name, pl.min_horizontal(ncols).alias(COUNT))
             .filter(pl.col(COUNT) > 0)

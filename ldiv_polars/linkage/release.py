@@ -177,7 +177,8 @@ class Release:
         ``hierarchies[c]`` (a :class:`~ldiv_polars.hierarchy.Hierarchy` or a DataFrame in ARX
         layout). The table holds the generalized values under the QI column names.
         Raises :class:`ReleaseError` when no hierarchy is given, the hierarchies and levels name
-        different columns or a level is out of range, and
+        different columns, a level is out of range, or a hierarchy is not a partition at its
+        level (a leaf in two nodes, a null leaf or node: as :meth:`from_mapping`), and
         :class:`~ldiv_polars.errors.InvalidParameterError` on a hierarchy of another type."""
         if set(hierarchies) != set(levels):
             raise ReleaseError("hierarchies and levels must name the same QI columns")
@@ -196,10 +197,11 @@ class Release:
             if isinstance(lvl, bool) or not isinstance(lvl, int) or not 0 <= lvl < df.width:
                 raise ReleaseError(
                     f"level {lvl!r} out of range for the hierarchy of {c!r} (0..{df.width - 1})")
-            frames[c] = df.select(
-                pl.col(df.columns[0]).cast(pl.String).alias("raw"),
-                pl.col(df.columns[lvl]).cast(pl.String).alias("gen"),
-            ).unique()
+            pairs = df.select(pl.col(df.columns[0]).cast(pl.String).alias(c),
+                              pl.col(df.columns[lvl]).cast(pl.String).alias(f"{c} level {lvl}"))
+            frames[c] = _checked_class_map(pairs.unique(), (c,), (f"{c} level {lvl}",),
+                                           f"the hierarchy of {c!r}").rename(
+                {c: "raw", f"{c} level {lvl}": "gen"})
         lf = _release_table(table, qi_t, sensitive, count)
         lf = lf.with_columns([pl.col(c).cast(pl.String) for c in qi_t])
         return cls(table=lf, qi=qi_t, sensitive=sensitive, class_columns=qi_t, kind="hierarchy",
