@@ -225,22 +225,16 @@ class Release:
             out = out.rename({c: f"{prefix}{k}" for k, c in enumerate(self.class_columns)})
         return out
 
-    def require_sensitive(self, counts: pl.DataFrame | None = None) -> None:
+    def require_sensitive(self, nulls: int) -> None:
         """Raise :class:`ReleaseError` naming the table's ``source`` (or the release's name)
-        when a record of the release has a null sensitive value: the paper's records hold a
-        value s_i of 𝒮 (§2.2), and a null would be linked as a value of its own. ``counts`` is
-        the release's collected :meth:`counts` when the caller has it (no second read);
-        without it the sensitive column is scanned once."""
-        s = self.sensitive
-        if counts is not None:
-            n = int(counts.filter(pl.col(s).is_null()).get_column(COUNT).sum())
-        else:
-            weight = pl.len() if self.count is None else pl.col(self.count).sum()
-            n = int(self.table.filter(pl.col(s).is_null()).select(weight).collect().item() or 0)
-        if n:
+        when ``nulls`` (the number of the release's records with a null sensitive value, which
+        the caller counted in its own read of the table) is not 0: the paper's records hold a
+        value s_i of 𝒮 (§2.2), and a null would be linked as a value of its own."""
+        if nulls:
             where = self.source or self.name or "a release"
-            raise ReleaseError(f"{where}: {n} null value(s) in the sensitive column {s!r}; "
-                               "every record of a release holds a sensitive value")
+            raise ReleaseError(f"{where}: {nulls} null value(s) in the sensitive column "
+                               f"{self.sensitive!r}; every record of a release holds a "
+                               "sensitive value")
 
     def classify(self, lf: pl.LazyFrame, prefix: str) -> pl.LazyFrame:
         """``lf`` (holding the raw QI columns) with this release's class key added as columns

@@ -360,22 +360,26 @@ def effective_anonymity(k: int, pi: float | Sequence[float] | np.ndarray, p_bar:
         )
     if N is not None:
         N = require_int_at_least("N", N, 1)
-    cap = _search_cap(pis, p_bar, N, method)
-    if cap is not None and k > cap:
-        run = _run_unreachable(k, pis, cap)
-    elif k > SEARCH_K_MAX:
-        raise InvalidParameterError(
-            f"k = {k} is above {SEARCH_K_MAX}, the largest k Algorithm A searches for (it "
-            f"holds k probabilities over at least k steps); a table of N < k records is a "
-            f"verdict, no search")
-    elif method == "binom":
-        run = _run_binom(k, float(pis), p_bar, cap)  # type: ignore[arg-type]
-    else:
-        run = _run_recursion(k, pis, p_bar, cap, literal=(method == "paper"))
+    run = _run(k, pis, p_bar, _search_cap(pis, p_bar, N, method), method)
     u, r_bar = _metrics(k, run)
     r_act, t_bar = _active_and_table_failure(k, pis, run, r_bar, N, method)
     return EffectiveAnonymity(n_min=run.n, q_bar=run.q_bar, u=u, r_bar=r_bar, r_bar_active=r_act,
                               t_bar=t_bar, satisfied=run.satisfied, k=k, p_bar=p_bar, N=N)
+
+
+def _run(k: int, pis: float | np.ndarray, p_bar: float, cap: int | None, method: str) -> _Run:
+    """Algorithm A's run: closed form for ``k`` above ``cap``, else the search by ``method``.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` for ``k > SEARCH_K_MAX``."""
+    if cap is not None and k > cap:
+        return _run_unreachable(k, pis, cap)
+    if k > SEARCH_K_MAX:
+        raise InvalidParameterError(
+            f"k = {k} is above {SEARCH_K_MAX}, the largest k Algorithm A searches for (it "
+            f"holds k probabilities over at least k steps); a table of N < k records is a "
+            f"verdict, no search")
+    if method == "binom":
+        return _run_binom(k, float(pis), p_bar, cap)  # type: ignore[arg-type]
+    return _run_recursion(k, pis, p_bar, cap, literal=(method == "paper"))
 
 
 def _search_cap(pis: float | np.ndarray, p_bar: float, N: int | None, method: str) -> int | None:
