@@ -93,17 +93,20 @@ CREATE OR REPLACE MACRO ldiv__count_ok(x, name) AS
     CASE WHEN x IS NULL OR isnan(x::DOUBLE) OR x::DOUBLE < 1 OR x::DOUBLE <> floor(x::DOUBLE)
              THEN error(name || ' must be an integer >= 1, got ' || coalesce(x::VARCHAR, 'NULL'))
          ELSE true END;
--- the l of the models that sum the l - 1 largest counts (max(n, k) takes k < 10^6), as
--- ldiv_polars.models.l_diversity.L_MAX
-CREATE OR REPLACE MACRO ldiv__top_l_ok(x, name) AS
-    ldiv__number(x, name, 1, 1000000, false, false, true);
+-- the l of every l-diversity model: a finite number in [1, L_MAX], an integer unless integer
+-- is false (entropy l), message for message as ldiv_polars.models.l_diversity._require_l
+-- (L_MAX = 10^6: the recursive models sum the l - 1 largest counts, max(n, k) takes k < 10^6)
+CREATE OR REPLACE MACRO ldiv__l_in(x, name, integer) AS
+    CASE WHEN x IS NOT NULL AND isinf(x::DOUBLE)
+             THEN error(name || ' must be a finite number, got ' || x::VARCHAR)
+         ELSE ldiv__number(x, name, 1.0, 1000000.0, false, false, integer) END;
+CREATE OR REPLACE MACRO ldiv__top_l_ok(x, name) AS ldiv__l_in(x, name, true);
 CREATE OR REPLACE MACRO ldiv__positive_ok(x, name) AS
     ldiv__number(x, name, 0.0, 'inf'::DOUBLE, true, false, false);
 -- l and c of the l-diversity family are finite (as the models' validation says)
 CREATE OR REPLACE MACRO ldiv__finite_positive_ok(x, name) AS
     ldiv__number(x, name, 0.0, 'inf'::DOUBLE, true, true, false);
-CREATE OR REPLACE MACRO ldiv__l_ok(x) AS ldiv__number(x, 'l', 1.0, 'inf'::DOUBLE, false, true,
-                                                     false);
+CREATE OR REPLACE MACRO ldiv__l_ok(x, name := 'l') AS ldiv__l_in(x, name, false);
 CREATE OR REPLACE MACRO ldiv__distance_ok(distance) AS
     ldiv__need(distance IN ('auto', 'equal', 'ordered'),
                'distance must be ''auto'', ''equal'' or ''ordered''');
@@ -365,7 +368,7 @@ CREATE OR REPLACE MACRO ldiv__distinct_l_fs(f, l) AS TABLE
     WITH "ldiv__x" AS NOT MATERIALIZED (FROM ldiv__fsx(f))
     FROM ldiv__distinct_l_x('ldiv__x', l);
 CREATE OR REPLACE MACRO ldiv_distinct_l(tbl, qi, s, l) AS TABLE
-    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__count_ok(l, 'l')))
+    WITH "ldiv__f" AS MATERIALIZED (FROM ldiv__fs_checked(tbl, qi, s, ldiv__top_l_ok(l, 'l')))
     FROM ldiv__distinct_l_fs('ldiv__f', l);
 
 -- Entropy l-diversity: -sum p ln p >= ln(l) in every class, exact (a class spread uniformly
@@ -724,8 +727,8 @@ CREATE OR REPLACE MACRO ldiv_violations(tbl, qi, s, k := NULL, l := NULL, entrop
                                         beta := NULL, enhanced := false) AS TABLE
     WITH "ldiv__f" AS MATERIALIZED (
              FROM ldiv__fs_checked(tbl, qi, s,
-                 (k IS NULL OR ldiv__count_ok(k, 'k')) AND (l IS NULL OR ldiv__count_ok(l, 'l'))
-                 AND (entropy_l IS NULL OR ldiv__l_ok(entropy_l))
+                 (k IS NULL OR ldiv__count_ok(k, 'k')) AND (l IS NULL OR ldiv__top_l_ok(l, 'l'))
+                 AND (entropy_l IS NULL OR ldiv__l_ok(entropy_l, 'entropy_l'))
                  AND (c IS NULL OR (ldiv__finite_positive_ok(c, 'c')
                                     AND ldiv__top_l_ok(recursive_l, 'recursive_l')))
                  AND (alpha IS NULL OR ldiv__number(alpha, 'alpha', 0.0, 1.0, true, false, false))

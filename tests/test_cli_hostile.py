@@ -61,6 +61,13 @@ def make_files(d: Path) -> None:
     (d / "plan.json").write_text(plan.to_json())
     plan.suppressed = [["zz"]]  # a class of another hierarchy's labels
     (d / "plan_other.json").write_text(plan.to_json())
+    # class maps for ``ldiv link`` (raw a -> a_class; t.csv's a holds the classes)
+    (d / "map.csv").write_text("a,a_class\np,p\nq,q\np,p\n")  # a row twice: one fact
+    (d / "map_dup.csv").write_text("a,a_class\np,p\nq,q\np,q\n")  # p in two classes
+    (d / "map_null.csv").write_text("a,a_class\np,p\nq,q\n,q\n")  # a null raw value
+    (d / "map_nullc.csv").write_text("a,a_class\np,p\nq,\n")  # q in no class
+    t.with_columns(pl.when(pl.int_range(pl.len()) == 1).then(None).otherwise(pl.col("s"))
+                   .alias("s")).write_csv(d / "s_null.csv")
 
 
 def snapshot(d: Path) -> dict[str, str]:
@@ -174,6 +181,28 @@ CASES = [
      "rows must be at most"),
     ("demo, more rows than a table holds", "ldiv demo --rows 99999999999999999999", 2,
      "InvalidParameterError", "rows must be at most"),
+    # k above what a table holds: participation was exit 3 (a MemoryError: a vector of k
+    # probabilities), demo an InputFormatError about NoneType (no anonymization found)
+    ("participation, k above the table: a verdict",
+     "ldiv participation --k 99999999999 --pi 0.5 --p-bar 0.1 --N 100", 1, None, ""),
+    ("participation, k past the search without a table size",
+     "ldiv participation --k 99999999999 --pi 0.5 --p-bar 0.1", 2, "InvalidParameterError",
+     "k = 99999999999 is above 100000"),
+    ("microaggregate under participation, k past the search",
+     "ldiv microaggregate t.csv out.parquet --columns b --k 99999999999 --pi 0.5 --p-bar 0.1",
+     2, "InvalidParameterError", "is above 100000"),
+    ("demo, k above the rows: no generalization, a verdict",
+     "ldiv demo --rows 50 --k 99999999999", 1, None, ""),
+    # a negative seed: exit 3 (numpy's "expected non-negative integer"); a negative --top
+    # showed every row but the last (exit 0)
+    ("synth, a negative seed", "ldiv synth --rows 10 --seed -1 --out o.parquet", 2,
+     "InvalidParameterError", "seed must be an integer >= 0"),
+    ("demo, a negative seed", "ldiv demo --rows 50 --seed -1", 2, "InvalidParameterError",
+     "seed must be an integer >= 0"),
+    ("attack, a negative seed", "ldiv attack t.csv --group g --sensitive s --l 2 --seed -1",
+     2, "InvalidParameterError", "seed must be an integer >= 0"),
+    ("risk, a negative --top", "ldiv risk t.csv --qi a,b --attributes --top -1", 2,
+     "InvalidParameterError", "--top must be >= 0"),
     # a CSV read with the wrong delimiter: one column, named in the error (guard)
     ("check, a ';' CSV read with ','",
      "ldiv check semi.csv --qi a --sensitive s --k 2 --separator ,", 2,
@@ -205,6 +234,25 @@ CASES = [
     ("counts, a level given twice",
      "ldiv counts t.csv --qi a --sensitive s --out c.parquet --levels a=1,a=0 --hierarchies h",
      2, "InvalidParameterError", "'a' given twice"),
+    # link: a class map that is not a partition, or null values, linked silently (exit 0)
+    ("link, a raw value in two classes",
+     "ldiv link --release t.csv --mapping map_dup.csv --qi a --sensitive s", 2,
+     "ReleaseError", "map_dup.csv: raw value 'p' of 'a' is in two classes"),
+    ("link, a null raw value",
+     "ldiv link --release t.csv --mapping map_null.csv --qi a --sensitive s", 2,
+     "ReleaseError", "map_null.csv: 1 null raw value(s) in 'a'"),
+    ("link, a null class value",
+     "ldiv link --release t.csv --mapping map_nullc.csv --qi a --sensitive s", 2,
+     "ReleaseError", "map_nullc.csv: 1 null class value(s) in 'a_class'"),
+    ("link, a null sensitive value",
+     "ldiv link --release s_null.csv --mapping map.csv --qi a --sensitive s", 2,
+     "ReleaseError", "s_null.csv: 1 null value(s) in the sensitive column 's'"),
+    ("link --target, a null sensitive value",
+     "ldiv link --release t.csv --mapping map.csv --release s_null.csv --mapping map.csv "
+     "--qi a --sensitive s --target a=q", 2,
+     "ReleaseError", "s_null.csv: 1 null value(s) in the sensitive column 's'"),
+    ("link, a class map row given twice (guard: one fact)",
+     "ldiv link --release t.csv --mapping map.csv --qi a --sensitive s --l 1", 0, None, ""),
     ("anonymize-counts, plan directory missing (guard)",
      "ldiv anonymize-counts c0.parquet --hierarchies hr --plan-out nodir/p.json --k 2", 2,
      "OutputPathError", "nodir"),

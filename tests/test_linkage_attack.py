@@ -244,3 +244,48 @@ def test_post_linkage_matches_duckdb_sql():
     assert ours["diversity"].to_list() == got["diversity"].cast(pl.Int64).to_list()
     assert ours.select("age", "zip").rows() == got.select("age", "zip").rows()
     assert post.l_t == int(got["diversity"].min())
+
+
+def test_class_map_is_a_partition_and_sensitive_values_are_not_null():
+    """A class map is a partition of the raw QI vectors (the paper's classes are disjoint):
+    a raw vector in two classes or a null raw/class value is refused, naming the map, the
+    column and the value; a row given twice is one fact; a null sensitive value is refused by
+    link and post_linkage, naming the table."""
+    t = pl.DataFrame({"ac": ["A", "A", "B"], "zc": ["Z", "Z", "Z"], "s": ["x", "y", "x"]})
+    m = pl.DataFrame({"age": [1, 2, 3, 1], "zip": [9, 9, 9, 9],
+                      "ac": ["A", "A", "B", "B"], "zc": ["Z"] * 4})
+    kw = {"class_columns": ["ac", "zc"], "mapping_class_columns": ["ac", "zc"]}
+    with pytest.raises(ReleaseError, match=r"m\.csv: raw value \(1, 9\) of 'age', 'zip' "
+                                           r"is in two classes \(\('A', 'Z'\) and \('B', 'Z'\)\)"):
+        Release.from_mapping(t, ["age", "zip"], "s", m, mapping_source="m.csv", **kw)
+    with pytest.raises(ReleaseError, match="R: 1 null raw value"):
+        Release.from_mapping(t, ["age", "zip"], "s", m.head(3).with_columns(
+            pl.Series("zip", [9, None, 9])), name="R", **kw)
+    with pytest.raises(ReleaseError, match="1 null class value\\(s\\) in 'q_class'"):
+        Release.from_mapping(t.rename({"ac": "q"}), "q", "s", {1: "A", 2: None})
+    once = Release.from_mapping(t, ["age", "zip"], "s", m.head(3), **kw)
+    twice = Release.from_mapping(t, ["age", "zip"], "s", pl.concat([m.head(3)] * 2), **kw)
+    assert post_linkage([twice]).l_t == post_linkage([once]).l_t == 1
+    assert link([twice], {"age": 1, "zip": 9}).diversity == 2
+    bad = Release.from_mapping(t.with_columns(pl.Series("s", ["x", None, "x"])),
+                               ["age", "zip"], "s", m.head(3), source="t.csv", **kw)
+    for run in (lambda: post_linkage([bad]), lambda: link([once, bad], {"age": 3, "zip": 9})):
+        with pytest.raises(ReleaseError, match="t.csv: 1 null value\\(s\\) in the sensitive"):
+            run()
+
+
+def test_a_hierarchy_frame_is_a_partition_at_its_level():
+    """A hierarchy given as a DataFrame (ARX layout) is a class map too: a leaf under two nodes
+    at the chosen level counted its vector twice (3 targets for 2 leaves), a null leaf was a
+    target of its own."""
+    t = pl.DataFrame({"zip": ["1*", "2*", "1*", "2*"], "s": ["a", "b", "b", "a"]})
+    ok = pl.DataFrame({"raw": ["11", "12", "21"], "g": ["1*", "1*", "2*"]})
+    assert post_linkage([Release.from_hierarchy(t, "s", {"zip": ok}, {"zip": 1})]).to_dict()[
+        "targets"] == 3
+    two = pl.DataFrame({"raw": ["11", "12", "11"], "g": ["1*", "1*", "2*"]})
+    with pytest.raises(ReleaseError, match="the hierarchy of 'zip': raw value '11' of 'zip' is "
+                                           "in two classes"):
+        Release.from_hierarchy(t, "s", {"zip": two}, {"zip": 1})
+    null_leaf = ok.with_columns(pl.Series("raw", ["11", "12", None]))
+    with pytest.raises(ReleaseError, match="1 null raw value"):
+        Release.from_hierarchy(t, "s", {"zip": null_leaf}, {"zip": 1})

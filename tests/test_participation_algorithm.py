@@ -300,3 +300,40 @@ def test_zero_participation_and_zero_failure() -> None:
 def test_bad_input(kwargs: dict, match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
         effective_anonymity(**kwargs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(pis=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=8), extra=st.integers(1, 3),
+       method=st.sampled_from(["recursion", "paper"]))
+def test_k_above_the_table_is_a_verdict_in_closed_form(pis: list[float], extra: int,
+                                                       method: str) -> None:
+    """k above the cap (N, or the probabilities given): the whole table is one cell and never
+    reaches k active records; every metric equals the enumeration over all 2^n participation
+    sets, and a k far beyond any vector (it was a MemoryError) costs nothing."""
+    n = len(pis)
+    q, uq, u, rec = _enumerate(n + extra, pis)
+    for k in (n + extra, 10**11):
+        r = effective_anonymity(k, pis, 0.5, method=method)  # type: ignore[arg-type]
+        assert r.n_min == n and not r.satisfied
+        assert r.q_bar == pytest.approx(q, abs=1e-12) and r.t_bar == pytest.approx(q, abs=1e-12)
+        assert r.u == pytest.approx(u, abs=1e-9) and r.r_bar == pytest.approx(uq / n, abs=1e-12)
+        # P{fail | I_j = 1} = 1 for every record that can take part (the mean is over records)
+        assert all(x / p == pytest.approx(1.0) for x, p in zip(rec, pis) if p > 1e-6)
+        assert r.r_bar_active == 1.0
+        c = effective_anonymity(k, pis[0], 0.5, N=n, method=method)  # type: ignore[arg-type]
+        qc, _, uc, _ = _enumerate(n + extra, [pis[0]] * n)
+        assert c.n_min == n and not c.satisfied and c.q_bar == pytest.approx(qc, abs=1e-12)
+        assert c.u == pytest.approx(uc, abs=1e-9) and c.t_bar == pytest.approx(qc, abs=1e-12)
+
+
+def test_k_beyond_the_search_is_refused() -> None:
+    """Without a cap below it, k above SEARCH_K_MAX is refused before anything is allocated
+    (k = 10^11 was a MemoryError); the bound itself is searched (binom: one block)."""
+    from ldiv_polars.microagg.participation import SEARCH_K_MAX
+
+    for k in (SEARCH_K_MAX + 1, 10**11):
+        with pytest.raises(InvalidParameterError, match=f"k = {k} is above {SEARCH_K_MAX}"):
+            effective_anonymity(k, 0.5, 0.1)
+        with pytest.raises(InvalidParameterError, match="is above"):
+            effective_anonymity(k, 0.5, 0.1, N=10**12)
+    assert effective_anonymity(SEARCH_K_MAX, 1.0, 0.1, method="binom").n_min == SEARCH_K_MAX

@@ -346,12 +346,12 @@ def test_adult_parity(adult_csv) -> None:
 BAD_CALLS = [
     ("FROM ldiv_k_anonymity('a', ['zip'], 0)", "k must be an integer >= 1"),
     ("FROM ldiv_k_anonymity('a', ['zip'], 1.5)", "k must be an integer >= 1"),
-    ("FROM ldiv_distinct_l('a', ['zip'], 's', -1)", "l must be an integer >= 1"),
+    ("FROM ldiv_distinct_l('a', ['zip'], 's', -1)", r"l must be in \[1.0, 1000000.0\]"),
     ("FROM ldiv_entropy_l('a', ['zip'], 's', -2)", "l must be in"),
     ("FROM ldiv_entropy_l('a', ['zip'], 's', 'nan'::DOUBLE)", "l must be a number"),
     ("FROM ldiv_recursive_cl('a', ['zip'], 's', -1, 2)", "c must be in"),
     ("FROM ldiv_recursive_cl('a', ['zip'], 's', 'nan'::DOUBLE, 2)", "c must be a number"),
-    ("FROM ldiv_recursive_cl('a', ['zip'], 's', 2, 0)", r"l must be in \[1, 1000000\]"),
+    ("FROM ldiv_recursive_cl('a', ['zip'], 's', 2, 0)", r"l must be in \[1.0, 1000000.0\]"),
     ("FROM ldiv_alpha_k('a', ['zip'], 's', 1.5, 1)", "alpha must be in"),
     ("FROM ldiv_alpha_k('a', ['zip'], 's', 0, 1)", "alpha must be in"),
     ("FROM ldiv_alpha_k('a', ['zip'], 's', 0.5, 0)", "k must be an integer >= 1"),
@@ -363,7 +363,7 @@ BAD_CALLS = [
     ("FROM ldiv_beta_likeness('a', ['zip'], 's', 0)", "beta must be in"),
     ("FROM ldiv_beta_likeness('a', ['zip'], 's', -1, enhanced := true)", "beta must be in"),
     ("FROM ldiv_npd_recursive_cl('a', ['zip'], 's', 2, 100, 2)", "c2 must be in"),
-    ("FROM ldiv_summary('a', ['zip'], 's', 0)", r"l must be in \[1, 1000000\]"),
+    ("FROM ldiv_summary('a', ['zip'], 's', 0)", r"l must be in \[1.0, 1000000.0\]"),
     ("FROM ldiv_violations('a', ['zip'], 's', k := 0)", "k must be an integer >= 1"),
     ("FROM ldiv_violations('a', ['zip'], 's', t := 'nan'::DOUBLE)", "t must be a number"),
     # columns: the sensitive column among the QIs, duplicates (case-insensitive), unknown names
@@ -460,3 +460,39 @@ def test_names_are_case_insensitive_as_in_duckdb(con) -> None:
                            ).fetchall() == [(DF.select("age", "s").unique().height,)]
     finally:
         con.unregister("ci")
+
+
+# every l-diversity macro, its l argument spelled as a call with {l}
+L_MACROS = [
+    "FROM ldiv_distinct_l('a', ['zip'], 's', {l})",
+    "FROM ldiv_entropy_l('a', ['zip'], 's', {l})",
+    "FROM ldiv_recursive_cl('a', ['zip'], 's', 2, {l})",
+    "FROM ldiv_summary('a', ['zip'], 's', {l})",
+    "FROM ldiv_violations('a', ['zip'], 's', l := {l})",
+    "FROM ldiv_violations('a', ['zip'], 's', entropy_l := {l})",
+    "FROM ldiv_violations('a', ['zip'], 's', c := 2, recursive_l := {l})",
+]
+
+
+@pytest.mark.parametrize("sql", L_MACROS)
+def test_every_l_macro_has_the_models_domain_and_message(con, sql) -> None:
+    """l lies in [1, L_MAX] for every l-diversity model (models/l_diversity.py): each macro
+    refuses 0, L_MAX + 1 and an infinite l with Python's own message, and takes L_MAX (a
+    verdict). ldiv_distinct_l and ldiv_entropy_l took any l above L_MAX."""
+    from ldiv_polars.models import EntropyLDiversity
+    from ldiv_polars.models.l_diversity import L_MAX
+
+    con.register("a", DF.to_arrow())
+    try:
+        for bad in (0, L_MAX + 1, float("inf")):
+            with pytest.raises(InvalidParameterError) as py:
+                EntropyLDiversity(bad)
+            literal = "'inf'::DOUBLE" if math.isinf(bad) else str(bad)
+            with pytest.raises(duckdb.InvalidInputException) as sq:
+                con.execute(sql.format(l=literal)).fetchall()
+            name = "recursive_l" if "recursive_l :=" in sql else \
+                "entropy_l" if "entropy_l :=" in sql else "l"
+            assert str(py.value).replace("l must", f"{name} must", 1) in str(sq.value)
+        con.execute(sql.format(l=L_MAX)).fetchall()
+    finally:
+        con.unregister("a")

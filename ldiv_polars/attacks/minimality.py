@@ -811,6 +811,7 @@ def minimality_attack(
     ([1.0, 1.0, 0.0, 0.0], 2.0)
     """
     a = _checked_parameters(algorithm, l, p, k, qi, samples, tolerance, mc_tolerance, positive)
+    seed = require_int_at_least("seed", seed, 0)  # numpy's seeds are non-negative
     df = _read_release(release, group, sensitive, a.qi, order)
     s_codes, n_values, req = _sensitive_codes(df[sensitive], a.positive, requirement, a.l, a.k)
     post, vul, results = _posteriors(df[group], s_codes, req, algorithm, a, n_values,

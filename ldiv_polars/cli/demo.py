@@ -42,6 +42,10 @@ def register(app: typer.Typer) -> None:
             print_report(before, verdicts, models, console=console, title="Raw data")
             console.print()
             result = demo_step(path, QI, SENSITIVE, k, l, console=console)
+            if not result.found:  # e.g. k above the rows: a model that cannot hold
+                console.print(f"no generalization satisfies k={k}, distinct l={l} with at "
+                              "most 1% of the rows suppressed")
+                raise typer.Exit(1)
             after, verdicts = check_table(result.output, QI, SENSITIVE, models, l=l)
             console.print()
             print_report(after, verdicts, models, console=console,

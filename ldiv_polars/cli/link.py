@@ -106,7 +106,8 @@ def _releases(tables: list[Path], mappings: list[Path], qi: list[str], sensitive
         mframe = to_lazyframe(str(mp), separator=separator)
         rels.append(Release.from_mapping(
             table, qi, sensitive, mframe, class_columns=class_columns,
-            name=tp.stem if tp.stem else f"release_{j + 1}"))
+            name=tp.stem if tp.stem else f"release_{j + 1}", source=str(tp),
+            mapping_source=str(mp)))
     return rels
 
 

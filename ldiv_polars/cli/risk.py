@@ -92,9 +92,11 @@ RiskEngineOpt = Annotated[str, typer.Option(
     "--engine", help="polars or spark: the engine of the one pass over the rows")]
 
 
-def _check_bounds(max_size: int | None, threshold: float | None) -> None:
-    """``--max-size`` at least 1, ``--threshold`` within [0, 1]; else
+def _check_bounds(max_size: int | None, threshold: float | None, top: int = 0) -> None:
+    """``--max-size`` at least 1, ``--threshold`` within [0, 1], ``--top`` at least 0; else
     :class:`~ldiv_polars.errors.InvalidParameterError`."""
+    if top < 0:
+        raise InvalidParameterError(f"--top must be >= 0, got {top}")
     if max_size is not None and max_size < 1:
         raise InvalidParameterError("--max-size must be at least 1")
     if threshold is not None and not 0.0 <= threshold <= 1.0:
@@ -142,7 +144,7 @@ def register(app: typer.Typer) -> None:
         _check_choice(model, "--model", MODELS)
         _check_choice(nulls, "--nulls", NULLS)
         pop = parse_population(population)
-        _check_bounds(max_size, threshold)
+        _check_bounds(max_size, threshold, top)
         figures = risk_figures(path, qi_cols, population=pop, model=model, weight=weight,
                                threshold=threshold, nulls=nulls, suda=suda,
                                attributes=attributes, max_size=max_size, separator=separator,

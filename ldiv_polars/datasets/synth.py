@@ -197,6 +197,7 @@ def synthesize(rows: int, seed: int = 0, *, chunk_rows: int = 1_000_000) -> pl.D
     tables)."""
     rows = _check_rows(rows)
     chunk_rows = require_int_at_least("chunk_rows", chunk_rows, 1)
+    seed = require_int_at_least("seed", seed, 0)  # numpy's seeds are non-negative
     if rows == 0:
         return _chunk(1, seed, 0).clear()
     return pl.concat([_chunk(n, seed, i) for i, n in enumerate(_chunks(rows, chunk_rows))])
@@ -216,6 +217,7 @@ def write_synthetic(
     """
     rows = _check_rows(rows)
     chunk_rows = require_int_at_least("chunk_rows", chunk_rows, 1)
+    seed = require_int_at_least("seed", seed, 0)  # numpy's seeds are non-negative
     return write_chunks(path, rows, chunk_rows, lambda n, i: _chunk(n, seed, i))
 
 

@@ -58,9 +58,30 @@ def _class_cols(r: Release, j: int) -> list[str]:
     return [f"{_prefix(j)}{k}" for k in range(len(r.class_columns))]
 
 
-def _counts_j(r: Release, j: int, s_name: str, s_dtype: pl.DataType) -> pl.LazyFrame:
-    return r.counts(prefix=_prefix(j)).rename({r.sensitive: s_name, COUNT: f"__n{j}"}).with_columns(
+def _counts_j(r: Release, j: int, s_name: str, s_dtype: pl.DataType,
+              counts: pl.LazyFrame | None = None) -> pl.LazyFrame:
+    """Release ``j``'s count table (``counts``, or its lazy :meth:`Release.counts`), its class
+    columns renamed by :func:`_prefix`, its sensitive column ``s_name`` of type ``s_dtype``
+    and its count ``__n<j>``."""
+    counts = r.counts() if counts is None else counts
+    ren = {c: f"{_prefix(j)}{k}" for k, c in enumerate(r.class_columns)}
+    return counts.rename({**ren, r.sensitive: s_name, COUNT: f"__n{j}"}).with_columns(
         pl.col(s_name).cast(s_dtype))
+
+
+def _target_counts(r: Release, j: int, key: tuple[Any, ...] | None, s_name: str,
+                   s_dtype: pl.DataType) -> pl.LazyFrame:
+    """``(s_name, __n<j>)`` of release ``j``'s class ``key`` (empty when None), read once: the
+    filter (the key, or a null sensitive value anywhere, which
+    :meth:`~ldiv_polars.linkage.release.Release.require_sensitive` refuses) is pushed below
+    the release's group-by."""
+    n = f"__n{j}"
+    hit = pl.all_horizontal([pl.col(c) == pl.lit(v) for c, v in zip(_class_cols(r, j), key)]) \
+        if key is not None else pl.lit(False)
+    counts = (_counts_j(r, j, s_name, s_dtype).filter(hit | pl.col(s_name).is_null())
+              .collect(engine=STREAMING))
+    r.require_sensitive(int(counts.filter(pl.col(s_name).is_null()).get_column(n).sum()))
+    return counts.lazy().filter(hit).select(s_name, n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,13 +143,7 @@ def link(releases: Sequence[Release], target: Mapping[str, Any] | pl.DataFrame) 
         vals = key_row.row(0)
         covered = not any(v is None for v in vals)
         hit.append(dict(zip(r.class_columns, vals)) if covered else None)
-        counts = _counts_j(r, j, s_name, s_dtype)
-        if covered:  # the key filter is pushed below the release's group-by
-            counts = counts.filter(pl.all_horizontal(
-                [pl.col(c) == pl.lit(v) for c, v in zip(cc, vals)]))
-        else:
-            counts = counts.head(0)
-        part = counts.collect(engine=STREAMING).lazy().select(s_name, f"__n{j}")
+        part = _target_counts(r, j, vals if covered else None, s_name, s_dtype)
         joined = part if joined is None else joined.join(part, on=s_name, how="inner",
                                                          nulls_equal=True)
     assert joined is not None
@@ -265,8 +280,11 @@ def _linked_dataset(rs: list[Release], combos: pl.LazyFrame, all_cc: list[str]) 
         on = cc if j == 0 else [*cc, s_name]
         # counts first: each release's count table is one group-by in the engine, collected
         # (it is bounded by classes x |S|); the joins then run on small frames
-        counts = _counts_j(r, j, s_name, s_dtype).collect(engine=STREAMING)
-        lk = lk.join(counts.lazy(), on=on, how="inner", nulls_equal=True)
+        counts = r.counts().collect(engine=STREAMING)
+        r.require_sensitive(int(counts.filter(pl.col(r.sensitive).is_null())
+                                .get_column(COUNT).sum()))
+        lk = lk.join(_counts_j(r, j, s_name, s_dtype, counts.lazy()), on=on, how="inner",
+                     nulls_equal=True)
     ncols = [f"__n{j}" for j in range(len(rs))]
     return (lk.select(*all_cc, s_name, pl.min_horizontal(ncols).alias(COUNT))
             .filter(pl.col(COUNT) > 0)

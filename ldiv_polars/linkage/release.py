@@ -74,6 +74,7 @@ class Release:
     _map: Any = field(repr=False)
     count: str | None = None
     name: str | None = None
+    source: str | None = None  # the file the table was read from (named in errors)
 
     # --- constructors ---------------------------------------------------------------------------
 
@@ -90,6 +91,8 @@ class Release:
         mapping_class_columns: str | Iterable[str] | None = None,
         count: str | None = None,
         name: str | None = None,
+        source: str | None = None,
+        mapping_source: str | None = None,
     ) -> Release:
         """Explicit class map.
 
@@ -98,6 +101,13 @@ class Release:
         columns and the class columns; a class column named like a raw QI column appears in the
         mapping as ``<name>_class`` unless ``mapping_class_columns`` names them. A Python dict
         ``{raw: class}`` (tuples for several columns) is accepted too.
+
+        The map is a partition of the raw QI vectors (the paper's equivalence classes are
+        disjoint, §2.3): a raw vector in two classes, or a null raw or class value, is a
+        :class:`ReleaseError` naming ``mapping_source`` (the map's file, when given), the column
+        and the value; a row given twice is one fact. ``source`` (the table's file) is named
+        when the table holds a null sensitive value (raised by :func:`link` and
+        :func:`post_linkage`, which read it).
 
         >>> t = pl.DataFrame({"zip": ["1300*", "1300*"], "s": ["a", "b"]})
         >>> m = pl.DataFrame({"zip": ["13001", "13002"], "zip_class": ["1300*", "1300*"]})
@@ -108,9 +118,11 @@ class Release:
         cc = as_names(class_columns) if class_columns is not None else qi_t
         lf = _release_table(table, cc, sensitive, count)
         mlf, mcc = _mapping_frame(mapping, qi_t, cc, mapping_class_columns)
-        mlf = mlf.select(*qi_t, *mcc).unique()
+        mdf = _checked_class_map(mlf.select(*qi_t, *mcc).unique().collect(), qi_t, mcc,
+                                 mapping_source or name or "the class map")
         return cls(table=lf, qi=qi_t, sensitive=sensitive, class_columns=cc, kind="mapping",
-                   _map=_MappingMap(mlf, qi_t, mcc), count=count, name=name)
+                   _map=_MappingMap(mdf.lazy(), qi_t, mcc), count=count, name=name,
+                   source=source)
 
     @classmethod
     def from_intervals(
@@ -165,7 +177,8 @@ class Release:
         ``hierarchies[c]`` (a :class:`~ldiv_polars.hierarchy.Hierarchy` or a DataFrame in ARX
         layout). The table holds the generalized values under the QI column names.
         Raises :class:`ReleaseError` when no hierarchy is given, the hierarchies and levels name
-        different columns or a level is out of range, and
+        different columns, a level is out of range, or a hierarchy is not a partition at its
+        level (a leaf in two nodes, a null leaf or node: as :meth:`from_mapping`), and
         :class:`~ldiv_polars.errors.InvalidParameterError` on a hierarchy of another type."""
         if set(hierarchies) != set(levels):
             raise ReleaseError("hierarchies and levels must name the same QI columns")
@@ -184,10 +197,11 @@ class Release:
             if isinstance(lvl, bool) or not isinstance(lvl, int) or not 0 <= lvl < df.width:
                 raise ReleaseError(
                     f"level {lvl!r} out of range for the hierarchy of {c!r} (0..{df.width - 1})")
-            frames[c] = df.select(
-                pl.col(df.columns[0]).cast(pl.String).alias("raw"),
-                pl.col(df.columns[lvl]).cast(pl.String).alias("gen"),
-            ).unique()
+            pairs = df.select(pl.col(df.columns[0]).cast(pl.String).alias(c),
+                              pl.col(df.columns[lvl]).cast(pl.String).alias(f"{c} level {lvl}"))
+            frames[c] = _checked_class_map(pairs.unique(), (c,), (f"{c} level {lvl}",),
+                                           f"the hierarchy of {c!r}").rename(
+                {c: "raw", f"{c} level {lvl}": "gen"})
         lf = _release_table(table, qi_t, sensitive, count)
         lf = lf.with_columns([pl.col(c).cast(pl.String) for c in qi_t])
         return cls(table=lf, qi=qi_t, sensitive=sensitive, class_columns=qi_t, kind="hierarchy",
@@ -210,6 +224,17 @@ class Release:
         if prefix is not None:
             out = out.rename({c: f"{prefix}{k}" for k, c in enumerate(self.class_columns)})
         return out
+
+    def require_sensitive(self, nulls: int) -> None:
+        """Raise :class:`ReleaseError` naming the table's ``source`` (or the release's name)
+        when ``nulls`` (the number of the release's records with a null sensitive value, which
+        the caller counted in its own read of the table) is not 0: the paper's records hold a
+        value s_i of 𝒮 (§2.2), and a null would be linked as a value of its own."""
+        if nulls:
+            where = self.source or self.name or "a release"
+            raise ReleaseError(f"{where}: {nulls} null value(s) in the sensitive column "
+                               f"{self.sensitive!r}; every record of a release holds a "
+                               "sensitive value")
 
     def classify(self, lf: pl.LazyFrame, prefix: str) -> pl.LazyFrame:
         """``lf`` (holding the raw QI columns) with this release's class key added as columns
@@ -302,6 +327,29 @@ def check_counts(counts: pl.LazyFrame, class_columns: Sequence[str], sensitive: 
     if classes.height == 0:
         raise ReleaseError("the count table is empty")
     return table_results(classes, [model])[0]
+
+
+def _checked_class_map(frame: pl.DataFrame, raw: tuple[str, ...], classes: tuple[str, ...],
+                       where: str) -> pl.DataFrame:
+    """``frame`` (the distinct rows of a class map) when it is a partition of its raw QI
+    vectors: no null raw or class value, no raw vector in two classes. Raises
+    :class:`ReleaseError` naming ``where``, the column and the value otherwise."""
+    for cols, what in ((raw, "raw"), (classes, "class")):
+        for c in cols:
+            n = frame.get_column(c).null_count()
+            if n:
+                raise ReleaseError(f"{where}: {n} null {what} value(s) in {c!r}; a class map "
+                                   "maps known raw QI values to classes")
+    dup = frame.filter(pl.len().over(list(raw)) > 1).sort(list(raw)).head(2)
+    if dup.height:
+        vec = dup.row(0)[: len(raw)]
+        shown = repr(vec[0]) if len(raw) == 1 else repr(vec)
+        cls_pair = [r[len(raw):] for r in dup.rows()]
+        cls_show = [repr(c[0]) if len(c) == 1 else repr(c) for c in cls_pair]
+        raise ReleaseError(
+            f"{where}: raw value {shown} of {', '.join(map(repr, raw))} is in two classes "
+            f"({cls_show[0]} and {cls_show[1]}); equivalence classes must be disjoint")
+    return frame
 
 
 def _mapping_frame(mapping: pl.DataFrame | pl.LazyFrame | Mapping[Any, Any],

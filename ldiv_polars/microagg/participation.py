@@ -89,6 +89,13 @@ class EffectiveAnonymity:
 # --- validation ---------------------------------------------------------------------------------
 
 
+SEARCH_K_MAX = 100_000
+"""Largest k Algorithm A searches for: the search holds k probabilities and runs at least k
+steps over them (n_min >= k), k^2 operations (10^10 at this bound). A larger k is refused
+(:class:`~ldiv_polars.errors.InvalidParameterError`) unless it exceeds the table size ``N``:
+then no cell can reach it, and the verdict (``satisfied`` False) has a closed form."""
+
+
 def _check_k(k: object) -> int:
     return require_int_at_least("k", k, 1)
 
@@ -176,9 +183,26 @@ def naive_failure(k: int, pi: float) -> float:
 @dataclass
 class _Run:
     n: int
-    p: np.ndarray
+    p: np.ndarray | None  # (P{K_n = 0}, ..., P{K_n = k-1}); None for an unreachable k
     q_bar: float
     satisfied: bool
+    weighted: float | None = None  # E[K_n 1{K_n < k}] when p is None
+
+
+def _run_unreachable(k: int, pis: float | np.ndarray, cap: int) -> _Run:
+    """Algorithm A when ``k > cap``: no cell of at most ``cap`` records reaches k active ones,
+    so the search ends at ``n = cap`` unsatisfied, every active cell fails (``0 < K_n <= cap <
+    k``): ``q_bar = P{K_n > 0} = 1 - prod_j (1 - pi_j)`` and ``E[K_n 1{K_n < k}] = E[K_n] =
+    sum_j pi_j``, in closed form (no vector of k probabilities, no step per record)."""
+    if isinstance(pis, np.ndarray):
+        pis = pis[:cap]
+        with np.errstate(divide="ignore"):  # a certain participant: log(0) = -inf
+            log_none, mean = float(np.log1p(-pis).sum()), float(pis.sum())
+    else:
+        log_none = cap * math.log1p(-pis) if pis < 1 else -math.inf
+        mean = cap * float(pis)
+    q_bar = float(-math.expm1(log_none))
+    return _Run(cap, None, q_bar, False, weighted=mean)
 
 
 def _run_recursion(
@@ -210,7 +234,8 @@ def _binom_qbar(k: int, pi: float, ns: np.ndarray) -> np.ndarray:
 def _run_binom(k: int, pi: float, p_bar: float, cap: int | None) -> _Run:
     # every n with q_bar(n) <= p_bar satisfies the Markov bound n >= k (p - pi_bar^k) / pi
     # (p <= q <= n pi / k + pi_bar^n), so the scan may start there: O(1) blocks even for tiny pi
-    start, block = 1, 256
+    most = max(1, (1 << 24) // k)  # a block holds block x k probabilities: at most 2^24
+    start, block = 1, min(256, most)
     if pi > 0 and p_bar < 1:
         bound = k * ((1.0 - p_bar) - (1.0 - pi) ** k) / pi
         start = max(1, int(math.floor(bound)) - 1)
@@ -229,7 +254,7 @@ def _run_binom(k: int, pi: float, p_bar: float, cap: int | None) -> _Run:
             p = stats.binom.pmf(np.arange(k), n, pi)
             q = float(qb[hit[0]])
             return _Run(n, p, q, q <= p_bar)
-        start, block = stop, min(block * 2, 1 << 16)
+        start, block = stop, min(block * 2, 1 << 16, most)
 
 
 def leave_one_out_failure(k: int, pis: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -274,7 +299,9 @@ def failure_vector(k: int, pis: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def _metrics(k: int, run: _Run) -> tuple[float, float]:
-    weighted = float(np.dot(run.p, np.arange(k)))  # p_n^T (0, 1, ..., k-1)
+    """``(u, r_bar)`` of a run: ``u = E[K_n | 0 < K_n < k]`` and ``r_bar = u q_bar / n``."""
+    weighted = (run.weighted if run.p is None
+                else float(np.dot(run.p, np.arange(k))))  # p_n^T (0, 1, ..., k-1)
     u = weighted / run.q_bar if run.q_bar > 0 else 0.0
     return u, weighted / run.n
 
@@ -311,8 +338,13 @@ def effective_anonymity(k: int, pi: float | Sequence[float] | np.ndarray, p_bar:
         method: ``"recursion"`` (default, cancellation-free), ``"paper"`` (the literal line 6),
             or ``"binom"`` (constant pi: scipy's binomial pmf).
 
+    A ``k`` above the cap (``N``, or the probabilities given) is a model that cannot hold: the
+    result is the whole table as one cell, ``satisfied`` False, every metric in closed form
+    (any ``method``). Otherwise ``k`` is at most :data:`SEARCH_K_MAX`.
+
     Raises:
-        InvalidParameterError: an argument out of range or an unknown ``method``.
+        InvalidParameterError: an argument out of range, ``k > SEARCH_K_MAX`` not above the
+            cap, or an unknown ``method``.
 
     >>> effective_anonymity(20, 0.5, 0.1).n_min
     48
@@ -328,15 +360,26 @@ def effective_anonymity(k: int, pi: float | Sequence[float] | np.ndarray, p_bar:
         )
     if N is not None:
         N = require_int_at_least("N", N, 1)
-    cap = _search_cap(pis, p_bar, N, method)
-    if method == "binom":
-        run = _run_binom(k, float(pis), p_bar, cap)  # type: ignore[arg-type]
-    else:
-        run = _run_recursion(k, pis, p_bar, cap, literal=(method == "paper"))
+    run = _run(k, pis, p_bar, _search_cap(pis, p_bar, N, method), method)
     u, r_bar = _metrics(k, run)
     r_act, t_bar = _active_and_table_failure(k, pis, run, r_bar, N, method)
     return EffectiveAnonymity(n_min=run.n, q_bar=run.q_bar, u=u, r_bar=r_bar, r_bar_active=r_act,
                               t_bar=t_bar, satisfied=run.satisfied, k=k, p_bar=p_bar, N=N)
+
+
+def _run(k: int, pis: float | np.ndarray, p_bar: float, cap: int | None, method: str) -> _Run:
+    """Algorithm A's run: closed form for ``k`` above ``cap``, else the search by ``method``.
+    Raises :class:`~ldiv_polars.errors.InvalidParameterError` for ``k > SEARCH_K_MAX``."""
+    if cap is not None and k > cap:
+        return _run_unreachable(k, pis, cap)
+    if k > SEARCH_K_MAX:
+        raise InvalidParameterError(
+            f"k = {k} is above {SEARCH_K_MAX}, the largest k Algorithm A searches for (it "
+            f"holds k probabilities over at least k steps); a table of N < k records is a "
+            f"verdict, no search")
+    if method == "binom":
+        return _run_binom(k, float(pis), p_bar, cap)  # type: ignore[arg-type]
+    return _run_recursion(k, pis, p_bar, cap, literal=(method == "paper"))
 
 
 def _search_cap(pis: float | np.ndarray, p_bar: float, N: int | None, method: str) -> int | None:
@@ -364,6 +407,9 @@ def _active_and_table_failure(k: int, pis: float | np.ndarray, run: _Run, r_bar:
     """``(r_bar_active, t_bar)`` at the run's ``n_min``: the failure rate seen by an active
     record, and the table's failure probability (None for a constant ``pi`` without ``N``)."""
     t_bar: float | None = None
+    if run.p is None:  # k above the table: one cell of every record, each active one fails
+        none_active = not isinstance(pis, np.ndarray) and pis == 0
+        return (0.0 if none_active else 1.0), run.q_bar
     if not isinstance(pis, np.ndarray):
         pic = float(pis)
         r_act = r_bar / pic if pic > 0 else 0.0
