@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import polars as pl
 
 from ldiv_polars.core.frequency import FrequencySet, count_name, weight_name
+from ldiv_polars.core.suppressed import MASK
 from ldiv_polars.core.validate import (
     NullPolicy,
     check_null_policy,
@@ -215,7 +216,7 @@ class OutputPlan:
     labels: Mapping[str, pl.Series]
     suppressed: pl.Series | None
     mode: Literal["mask", "drop"] = "mask"
-    mask: str = "*"
+    mask: str = MASK
     dtypes: Mapping[str, pl.DataType] | None = None
 
     def output_casts(self) -> dict[str, pl.DataType]:
