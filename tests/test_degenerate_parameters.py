@@ -238,7 +238,7 @@ def test_infinite_l_or_c_is_a_typed_error(factory):
 ])
 def test_infinite_l_or_c_is_refused_by_the_sql_macros(con, sql):
     con.register("t", pl.DataFrame({"q": [0, 0], "s": ["a", "b"]}).to_arrow())
-    with pytest.raises(duckdb.Error, match="must be in"):
+    with pytest.raises(duckdb.Error, match="must be in|must be a finite number"):
         con.sql(sql).fetchall()
 
 
