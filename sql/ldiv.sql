@@ -1165,7 +1165,9 @@ CREATE OR REPLACE MACRO ldiv_summary_packed(tbl, qi, s, l) AS TABLE
 -- the ancestors of the leaf from level 1 up to the root; all paths of the same length H).
 -- EMD (Li et al. 2007) = sum over inner nodes N at level j of (j / H) * min(pos_extra(N),
 -- neg_extra(N)), extra(child) = sum over the child's leaves of p - q. Every value of the
--- sensitive column must be a leaf (ldiv_polars.duckdb.register_hierarchy checks that).
+-- sensitive column must be a leaf (ldiv_polars.duckdb.register_hierarchy checks that). The sums
+-- run in a fixed order (ORDER BY): a parallel sum of doubles may change its last bit from one
+-- run to the next, and a class's EMD must be the same in every statement that asks for it.
 CREATE OR REPLACE MACRO ldiv__emd_hierarchical_x(x_rel, hier) AS TABLE
     WITH x AS (FROM query_table(x_rel)),
          h AS (SELECT CAST(leaf AS VARCHAR) AS leaf, CAST(path AS VARCHAR[]) AS path,
@@ -1176,17 +1178,19 @@ CREATE OR REPLACE MACRO ldiv__emd_hierarchical_x(x_rel, hier) AS TABLE
                       coalesce(x.n, 0) / c.size - d.tn / c.total AS e
                FROM c CROSS JOIN d
                LEFT JOIN x ON x.cid = c.cid AND CAST(x.sv AS VARCHAR) = d.leaf),
-         lv AS (SELECT g.cid, g.e, j, h.height,
+         lv AS (SELECT g.cid, g.leaf, g.e, j, h.height,
                        h.path[j] AS node,
                        CASE WHEN j = 1 THEN g.leaf ELSE h.path[j - 1] END AS child
                 FROM g JOIN h ON h.leaf = g.leaf,
                      range(1, h.height + 1) AS r(j)),
-         ch AS (SELECT cid, j, height, node, child, sum(e) AS extra
+         ch AS (SELECT cid, j, height, node, child, sum(e ORDER BY leaf) AS extra
                 FROM lv GROUP BY cid, j, height, node, child),
          nd AS (SELECT cid, j, height, node,
-                       sum(greatest(extra, 0.0)) AS pos, sum(greatest(-extra, 0.0)) AS neg
+                       sum(greatest(extra, 0.0) ORDER BY child) AS pos,
+                       sum(greatest(-extra, 0.0) ORDER BY child) AS neg
                 FROM ch GROUP BY cid, j, height, node)
-    SELECT c.cid, greatest(coalesce(sum(j / height * least(pos, neg)), 0.0), 0.0)
+    SELECT c.cid, greatest(coalesce(sum(j / height * least(pos, neg) ORDER BY j, node), 0.0),
+                           0.0)
                AS emd_hierarchical
     FROM c LEFT JOIN nd USING (cid)
     GROUP BY c.cid;
