@@ -373,7 +373,16 @@ def test_sql_check_of_several_models_is_each_models_check(con, case):
     models = [others[0], model, *others[1:]]
     df = frame(classes)
     together = ld.check(df, ["q"], "s", models, con=con)
-    assert together == [ld.check(df, ["q"], "s", [m], con=con)[0] for m in models]
+    alone = [ld.check(df, ["q"], "s", [m], con=con)[0] for m in models]
+    # the verdicts are exact and identical; a float statistic that DuckDB sums in parallel
+    # (the equal-distance EMD's sum over a class's values) may differ in its last bits from one
+    # statement to the next, so the achieved value is compared to 1e-12
+    for t, a in zip(together, alone):
+        assert {k: v for k, v in t.items() if k != "achieved"} == \
+            {k: v for k, v in a.items() if k != "achieved"}
+        assert (t["achieved"] is None) == (a["achieved"] is None)
+        if a["achieved"] is not None:
+            assert math.isclose(t["achieved"], a["achieved"], rel_tol=1e-12, abs_tol=1e-15)
 
 
 def test_sql_without_python_reports_undecided_classes():
