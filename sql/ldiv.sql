@@ -706,10 +706,15 @@ CREATE OR REPLACE MACRO ldiv_sample_uniques(tbl, qi, max_uniques := 0) AS TABLE
 
 -- A violation's parameter and measured value as text, the same on every engine (the models'
 -- reason(): ldiv_polars.models.base.reason_param / reason_number): a parameter without an
--- integral float's ".0"; a measured value with six decimals (half away from zero), or inf.
+-- integral float's ".0" below 1e15, an integer as it is, a larger float as Python's repr
+-- (DuckDB writes a double as repr does); a measured value with six decimals (half away from
+-- zero), or inf.
 CREATE OR REPLACE MACRO ldiv__reason_param(x) AS
-    CASE WHEN isinf(x::DOUBLE) THEN 'inf'
-         WHEN x::DOUBLE = floor(x::DOUBLE) THEN (x::DOUBLE)::BIGINT::VARCHAR
+    CASE WHEN typeof(x) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT',
+                            'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT') THEN x::VARCHAR
+         WHEN isinf(x::DOUBLE) THEN 'inf'
+         WHEN x::DOUBLE = floor(x::DOUBLE) AND abs(x::DOUBLE) < 1e15
+             THEN TRY_CAST(x::DOUBLE AS BIGINT)::VARCHAR
          ELSE (x::DOUBLE)::VARCHAR END;
 CREATE OR REPLACE MACRO ldiv__reason_number(x) AS
     CASE WHEN isinf(x::DOUBLE) THEN 'inf'

@@ -97,6 +97,10 @@ MACRO_GROUPS = [  # the models ldiv_violations judges, in its order, with its ar
       lp.TCloseness(0.15, distance="ordered"), lp.BetaLikeness(0.5, enhanced=True)],
      "entropy_l := 2, c := 1.5, recursive_l := 3, t := 0.15, distance := 'ordered', "
      "beta := 0.5, enhanced := true"),
+    # parameters past SQL's 64-bit integers (an integral c of 1e300 used to stop the macro
+    # with DuckDB's conversion error) and at the 1e15 switch to repr
+    ([lp.RecursiveCLDiversity(1e300, 2)], "c := 1e300, recursive_l := 2"),
+    ([lp.RecursiveCLDiversity(1e15, 2)], "c := 1e15, recursive_l := 2"),
 ]
 
 

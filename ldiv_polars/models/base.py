@@ -357,9 +357,14 @@ def reason_param(v: object) -> str:
     does: an integral float without its ``.0``); the SQL macros' ``ldiv__reason_param``
     writes the same.
 
-    >>> reason_param(2.0), reason_param(0.25), reason_param(5)
-    ('2', '0.25', '5')
+    An integral float of 1e15 or more is written as ``repr`` writes it (``1e+300``: its
+    integer would have hundreds of digits, and SQL's integers stop at 64 bits).
+
+    >>> reason_param(2.0), reason_param(0.25), reason_param(5), reason_param(1e300)
+    ('2', '0.25', '5', '1e+300')
     """
+    if isinstance(v, float) and v.is_integer() and abs(v) >= 1e15:
+        return repr(v)
     return _fmt(v)
 
 
